@@ -1,0 +1,105 @@
+import { Command, CommanderError, Option } from 'commander';
+import { createOutput, reportError } from './output.js';
+
+/** Options every command that opens the database takes. */
+export interface DbOptions {
+  db?: string;
+  dataDir?: string;
+  json?: boolean;
+}
+
+function dbOptions(cmd: Command): Command {
+  return cmd
+    .option('--db <url>', 'database: sqlite:PATH or postgres://… (env DRM_DB; default sqlite:<data-dir>/drm.db)')
+    .option('--data-dir <dir>', 'data directory (env DRM_DATA_DIR; default ./drm-data)')
+    .option('--json', 'print JSON for scripts');
+}
+
+/** Parses argv and runs one command; the real work is imported only for the command that runs. */
+export async function main(argv: string[]): Promise<number> {
+  const program = new Command('drm')
+    .description('Forensic DRM streaming: AES-128 HLS with per-viewer watermarks, leak tracing, billing')
+    .exitOverride()
+    .showHelpAfterError('(run drm --help for usage)');
+  let exitCode = 0;
+  const run = (load: () => Promise<(...args: never[]) => Promise<number>>) =>
+    async (...args: unknown[]) => {
+      const fn = await load();
+      exitCode = await (fn as (...a: unknown[]) => Promise<number>)(...args);
+    };
+
+  dbOptions(
+    program
+      .command('serve')
+      .description('serve the REST API (SQLite by default, or Postgres with --db postgres://…)')
+      .option('--port <port>', 'port to listen on (env DRM_PORT; default 8080; 0 picks a free one)')
+      .option('--host <host>', 'address to bind (env DRM_HOST; default 127.0.0.1)')
+      .addOption(new Option('--api-shape <shape>', 'response shape where the spec gives two (env DRM_API_SHAPE)').choices(['a', 'b']))
+      .option('--trust-proxy', 'take the client IP from X-Forwarded-For (env DRM_TRUST_PROXY)')
+      .option('--allow-private-webhooks', 'allow webhook URLs on loopback and private addresses (env DRM_ALLOW_PRIVATE_WEBHOOKS)')
+      .option('--public-url <url>', 'the URL clients use to reach the server (env DRM_PUBLIC_URL)')
+      .option('--log-level <level>', 'debug, info, warn, error or silent (env DRM_LOG_LEVEL; default info)')
+      .option('--no-webhook-worker', 'do not deliver webhooks from this process'),
+  ).action(run(async () => (await import('./serve.js')).serve));
+
+  dbOptions(program.command('migrate').description('apply pending database migrations and report the schema version')).action(
+    run(async () => (await import('./migrate.js')).migrateCommand),
+  );
+
+  const admin = program.command('admin').description('platform administration: admins, organizations, licenses, limits');
+  dbOptions(admin.command('grant <wallet>').description('make a wallet a platform admin (it signs in with SIWE)')).action(
+    run(async () => (await import('./admin.js')).grant),
+  );
+  dbOptions(admin.command('revoke <wallet>').description('take platform admin away from a wallet')).action(
+    run(async () => (await import('./admin.js')).revoke),
+  );
+  dbOptions(admin.command('admins').description('list admin wallets')).action(run(async () => (await import('./admin.js')).admins));
+  dbOptions(
+    admin
+      .command('orgs')
+      .description('list organizations with streams this month, balance, keys and licenses')
+      .option('--page <n>', 'page number', '1')
+      .option('--limit <n>', 'organizations per page (at most 500)', '100'),
+  ).action(run(async () => (await import('./admin.js')).orgs));
+  dbOptions(
+    admin
+      .command('license')
+      .description('license an organization to one content item or, with --content "*", to all of a type')
+      .requiredOption('--org <id>', 'organization id')
+      .requiredOption('--content <id|*>', 'content id, or * for all content of the type')
+      .addOption(new Option('--type <type>', 'content type').choices(['video', 'music']).makeOptionMandatory())
+      .option('--watermark', 'serve per-viewer watermarked variants')
+      .option('--price <apusd>', 'price per stream in APUSD', '0'),
+  ).action(run(async () => (await import('./admin.js')).license));
+  dbOptions(
+    admin
+      .command('rate-limit')
+      .description("set an organization's hourly request limit (or one key's) and monthly stream limit")
+      .requiredOption('--org <id>', 'organization id')
+      .option('--key <keyId>', 'set the limit of this API key instead of the organization')
+      .option('--per-hour <n>', 'requests per hour')
+      .option('--monthly-streams <n>', 'streams per month (organization only)'),
+  ).action(run(async () => (await import('./admin.js')).rateLimit));
+  dbOptions(
+    admin
+      .command('suspend')
+      .description('suspend an organization: its keys are refused until reactivated')
+      .requiredOption('--org <id>', 'organization id')
+      .requiredOption('--reason <text>', 'why (sent to the organization in organization.suspended)'),
+  ).action(run(async () => (await import('./admin.js')).suspend));
+  dbOptions(
+    admin.command('reactivate').description('reactivate a suspended organization').requiredOption('--org <id>', 'organization id'),
+  ).action(run(async () => (await import('./admin.js')).reactivate));
+
+  try {
+    await program.parseAsync(argv);
+    return exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version'
+        ? 0
+        : 2;
+    }
+    return reportError(createOutput(argv.includes('--json')), err);
+  }
+}

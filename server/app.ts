@@ -1,0 +1,29 @@
+import { Hono } from 'hono';
+import type { Context } from '../src/context.js';
+import { bodySizeLimit } from './body.js';
+import type { AppEnv } from './env.js';
+import { onError, onNotFound } from './errors.js';
+import { requestLog } from './middleware/request-log.js';
+import { adminRoutes } from './routes/admin.js';
+import { authRoutes } from './routes/auth.js';
+import { planRoutes } from './routes/billing-plans.js';
+import { catalogRoutes } from './routes/catalog.js';
+import { webhookRoutes } from './routes/webhook.js';
+
+/** The whole REST API of the spec as one hono app over a context; no sockets needed (app.request in tests). */
+export function createApp(ctx: Context) {
+  const app = new Hono<AppEnv>();
+  app.use('*', requestLog(ctx.log));
+  app.use('*', bodySizeLimit(ctx.config.maxJsonBytes));
+
+  app.get('/health', (c) => c.json({ ok: true }));
+  app.route('/api/v1/auth', authRoutes(ctx));
+  app.route('/api/v1/billing', planRoutes());
+  app.route('/api/v1/catalog', catalogRoutes(ctx));
+  app.route('/api/v1/webhook', webhookRoutes(ctx));
+  app.route('/api/v1/admin', adminRoutes(ctx));
+
+  app.notFound(onNotFound);
+  app.onError(onError(ctx.log));
+  return app;
+}

@@ -1,0 +1,43 @@
+import type { Context as HonoContext, MiddlewareHandler } from 'hono';
+import { badRequest, DrmError } from '../src/errors.js';
+
+const tooLarge = (max: number) =>
+  new DrmError('PAYLOAD_TOO_LARGE', `request body is larger than ${Math.round(max / 1024)} KiB`);
+
+/** Refuses a declared Content-Length over the limit before anything is read. */
+export function bodySizeLimit(max: number): MiddlewareHandler {
+  return async (c, next) => {
+    const declared = Number(c.req.header('content-length') ?? 0);
+    if (declared > max) throw tooLarge(max);
+    await next();
+  };
+}
+
+/**
+ * Reads a JSON body of at most `max` bytes (counted as it streams, for bodies without a length).
+ * An empty body reads as undefined; anything that is not JSON is a BAD_REQUEST.
+ */
+export async function readJson(c: HonoContext, max: number): Promise<unknown> {
+  const stream = c.req.raw.body;
+  if (!stream) return undefined;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel();
+      throw tooLarge(max);
+    }
+    chunks.push(value);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw badRequest('request body is not valid JSON');
+  }
+}

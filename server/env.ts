@@ -1,0 +1,11 @@
+import type { KeyAuth } from '../src/domain/auth.js';
+import type { RateState } from '../src/domain/rate-limits.js';
+
+/** What middleware hands to route handlers through hono's context. */
+export interface AppEnv {
+  Variables: {
+    auth: KeyAuth;
+    rate: RateState;
+    admin: { address: string };
+  };
+}

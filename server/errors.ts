@@ -1,0 +1,25 @@
+import type { Context as HonoContext } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { asDrmError, DrmError } from '../src/errors.js';
+import { errorFields, type Logger } from '../src/log.js';
+
+/** The spec's error body, {error, code, status}, with the error's own headers (Retry-After, rate limits). */
+export function errorResponse(c: HonoContext, err: DrmError): Response {
+  for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
+  return c.json({ error: err.message, code: err.code, status: err.status }, err.status as ContentfulStatusCode);
+}
+
+/** The single onError: known errors as they are, anything else as INTERNAL_ERROR with the detail only in the log. */
+export function onError(log: Logger) {
+  return (err: Error, c: HonoContext) => {
+    const e = asDrmError(err);
+    if (e.code === 'INTERNAL_ERROR') {
+      log.error('request failed', { method: c.req.method, path: c.req.path, ...errorFields(err) });
+    }
+    return errorResponse(c, e);
+  };
+}
+
+export function onNotFound(c: HonoContext): Response {
+  return errorResponse(c, new DrmError('NOT_FOUND', `no route for ${c.req.method} ${c.req.path}`));
+}

@@ -1,0 +1,62 @@
+import { Hono } from 'hono';
+import type { Context } from '../../src/context.js';
+import {
+  listOrganizations,
+  reactivateOrganization,
+  readRateLimitChange,
+  setRateLimit,
+  suspendOrganization,
+} from '../../src/domain/admin/organizations.js';
+import { issueNonce, verifySignIn } from '../../src/domain/admin/sign-in.js';
+import { grantLicense } from '../../src/domain/licenses.js';
+import { paging } from '../../src/domain/validate.js';
+import { adminOrganizationBody } from '../../src/present/organizations.js';
+import { readJson } from '../body.js';
+import type { AppEnv } from '../env.js';
+import { requireAdmin } from '../middleware/admin.js';
+import { expectedHost } from '../origin.js';
+
+export function adminRoutes(ctx: Context) {
+  const app = new Hono<AppEnv>();
+  const json = (c: Parameters<typeof readJson>[0]) => readJson(c, ctx.config.maxJsonBytes);
+
+  // Sign-in with Ethereum: open endpoints that yield the admin token.
+  app.get('/auth/nonce', async (c) => c.json(await issueNonce(ctx)));
+  app.post('/auth/verify', async (c) => c.json(await verifySignIn(ctx, await json(c), expectedHost(c, ctx))));
+
+  const admin = new Hono<AppEnv>();
+  admin.use('*', requireAdmin(ctx));
+
+  admin.get('/organizations', async (c) => {
+    const page = paging(c.req.query('page'), c.req.query('limit'), 500);
+    const rows = await listOrganizations(ctx, page);
+    return c.json({
+      organizations: rows.map((o) => adminOrganizationBody(o, ctx.config.apiShape)),
+      page: page.page,
+      limit: page.limit,
+    });
+  });
+
+  admin.post('/organizations/:id/license', async (c) => {
+    const license = await grantLicense(ctx, c.req.param('id'), await json(c));
+    return c.json({ success: true, licenseId: license.id });
+  });
+
+  admin.post('/organizations/:id/rate-limit', async (c) => {
+    await setRateLimit(ctx, c.req.param('id'), readRateLimitChange(await json(c)));
+    return c.json({ success: true });
+  });
+
+  admin.post('/organizations/:id/suspend', async (c) => {
+    await suspendOrganization(ctx, c.req.param('id'), await json(c));
+    return c.json({ success: true });
+  });
+
+  admin.post('/organizations/:id/reactivate', async (c) => {
+    await reactivateOrganization(ctx, c.req.param('id'));
+    return c.json({ success: true });
+  });
+
+  app.route('/', admin);
+  return app;
+}

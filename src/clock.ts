@@ -1,0 +1,23 @@
+/** Time comes from here so that tests can move it (rate windows, cooldowns, expiry). */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** A clock that tests set and advance by hand. */
+export class ManualClock implements Clock {
+  constructor(private t = Date.UTC(2026, 0, 5, 12, 0, 0)) {}
+  now(): number {
+    return this.t;
+  }
+  set(ms: number): void {
+    this.t = ms;
+  }
+  advance(ms: number): void {
+    this.t += ms;
+  }
+}
+
+export const iso = (ms: number) => new Date(ms).toISOString();
+export const HOUR_MS = 3_600_000;

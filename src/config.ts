@@ -1,0 +1,88 @@
+import path from 'node:path';
+import { DrmError } from './errors.js';
+import type { LogLevel } from './log.js';
+
+export type ApiShape = 'a' | 'b';
+
+/** Everything a deployment can set; read once at the edge (flags + environment), then passed down. */
+export interface Config {
+  port: number;
+  host: string;
+  /** `sqlite:PATH` or `postgres://…` */
+  db: string;
+  dataDir: string;
+  apiShape: ApiShape;
+  trustProxy: boolean;
+  allowPrivateWebhooks: boolean;
+  /** When set, SIWE messages must name this URL's host instead of the Host header. */
+  publicUrl?: string;
+  logLevel: LogLevel;
+  /** Wallets granted admin by the environment, in addition to `drm admin grant`. */
+  adminWallets: string[];
+  /** JSON request bodies above this size get 413 PAYLOAD_TOO_LARGE. */
+  maxJsonBytes: number;
+  /** Run the webhook delivery worker inside this process. */
+  webhookWorker: boolean;
+}
+
+/** Option values as they come from commander (strings) — every one also has an environment variable. */
+export interface ConfigInput {
+  port?: string | number;
+  host?: string;
+  db?: string;
+  dataDir?: string;
+  apiShape?: string;
+  trustProxy?: boolean;
+  allowPrivateWebhooks?: boolean;
+  publicUrl?: string;
+  logLevel?: string;
+  webhookWorker?: boolean;
+}
+
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'];
+
+function flag(v: boolean | undefined, env: string | undefined): boolean {
+  if (v !== undefined) return v;
+  return env === '1' || env === 'true' || env === 'yes';
+}
+
+export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  const dataDir = path.resolve(input.dataDir ?? env.DRM_DATA_DIR ?? './drm-data');
+  const db = input.db ?? env.DRM_DB ?? `sqlite:${path.join(dataDir, 'drm.db')}`;
+  if (!db.startsWith('sqlite:') && !/^postgres(ql)?:\/\//.test(db)) {
+    throw new DrmError('BAD_REQUEST', `--db must be sqlite:PATH or postgres://…, got "${db}"`);
+  }
+  const port = Number(input.port ?? env.DRM_PORT ?? 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new DrmError('BAD_REQUEST', `--port must be a port number, got "${input.port ?? env.DRM_PORT}"`);
+  }
+  const apiShape = (input.apiShape ?? env.DRM_API_SHAPE ?? 'b').toLowerCase();
+  if (apiShape !== 'a' && apiShape !== 'b') {
+    throw new DrmError('BAD_REQUEST', `--api-shape must be a or b, got "${apiShape}"`);
+  }
+  const logLevel = (input.logLevel ?? env.DRM_LOG_LEVEL ?? 'info').toLowerCase();
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new DrmError('BAD_REQUEST', `--log-level must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const publicUrl = input.publicUrl ?? env.DRM_PUBLIC_URL;
+  if (publicUrl !== undefined && !URL.canParse(publicUrl)) {
+    throw new DrmError('BAD_REQUEST', `--public-url must be a URL, got "${publicUrl}"`);
+  }
+  return {
+    port,
+    host: input.host ?? env.DRM_HOST ?? '127.0.0.1',
+    db,
+    dataDir,
+    apiShape,
+    trustProxy: flag(input.trustProxy, env.DRM_TRUST_PROXY),
+    allowPrivateWebhooks: flag(input.allowPrivateWebhooks, env.DRM_ALLOW_PRIVATE_WEBHOOKS),
+    publicUrl,
+    logLevel: logLevel as LogLevel,
+    adminWallets: (env.DRM_ADMIN_WALLETS ?? '')
+      .split(',')
+      .map((w) => w.trim().toLowerCase())
+      .filter(Boolean),
+    maxJsonBytes: 1024 * 1024,
+    webhookWorker: input.webhookWorker ?? env.DRM_WEBHOOK_WORKER !== '0',
+  };
+}

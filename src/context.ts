@@ -1,0 +1,52 @@
+import { type Clock, systemClock } from './clock.js';
+import type { Config } from './config.js';
+import { deriveKey, loadServerSecret } from './crypto/secret.js';
+import { WalletFactory } from './crypto/wallets.js';
+import { type Database, openDatabase } from './db/database.js';
+import type { Repos } from './db/repos/index.js';
+import { createLogger, type Logger } from './log.js';
+
+/** Everything a core service needs, built once per process and passed down; no module singletons. */
+export interface Context {
+  config: Config;
+  db: Database;
+  repos: Repos;
+  clock: Clock;
+  log: Logger;
+  keys: {
+    /** seals stored secrets (webhook secrets) */
+    seal: Buffer;
+    /** signs admin session tokens */
+    adminToken: Uint8Array;
+  };
+  wallets: WalletFactory;
+  /** Called after an event is committed to the outbox, so a running delivery worker looks at once. */
+  wakeWebhooks: () => void;
+  /** Outgoing HTTP, replaceable in tests. */
+  fetch: typeof fetch;
+}
+
+export interface ContextOverrides {
+  clock?: Clock;
+  log?: Logger;
+  fetch?: typeof fetch;
+  /** Skip migrations on open (`drm migrate` runs them itself and reports). */
+  migrate?: boolean;
+}
+
+export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<Context> {
+  const log = overrides.log ?? createLogger(config.logLevel);
+  const secret = loadServerSecret(config.dataDir);
+  const db = await openDatabase(config.db, { log, migrate: overrides.migrate });
+  return {
+    config,
+    db,
+    repos: db.repos,
+    clock: overrides.clock ?? systemClock,
+    log,
+    keys: { seal: deriveKey(secret, 'seal'), adminToken: new Uint8Array(deriveKey(secret, 'admin-token')) },
+    wallets: new WalletFactory(secret),
+    wakeWebhooks: () => {},
+    fetch: overrides.fetch ?? globalThis.fetch,
+  };
+}

@@ -1,0 +1,141 @@
+import type { Logger } from '../log.js';
+import { type Dialect, type Executor, executeNow, type Q, type Schema } from './executor.js';
+import { migrate } from './migrate.js';
+import { Mutex } from './mutex.js';
+import { makeRepos, type Repos } from './repos/index.js';
+import * as pgTables from './schema/pg.js';
+import * as sqliteTables from './schema/sqlite.js';
+
+export interface Database {
+  readonly dialect: Dialect;
+  readonly repos: Repos;
+  /**
+   * Runs fn with repositories bound to one transaction: all of it commits or none of it does.
+   * fn must only do database work (no network): on SQLite it holds the only connection.
+   */
+  transaction<T>(fn: (repos: Repos) => Promise<T>): Promise<T>;
+  migrate(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  log: Logger;
+  /** Apply pending migrations while opening (servers do; `drm migrate` does it explicitly). */
+  migrate?: boolean;
+}
+
+export async function openDatabase(url: string, options: OpenOptions): Promise<Database> {
+  const db = url.startsWith('sqlite:') ? await openSqlite(url.slice('sqlite:'.length)) : await openPostgres(url);
+  if (options.migrate !== false) {
+    const applied = await db.migrate();
+    if (applied > 0) options.log.info('database migrated', { dialect: db.dialect, applied });
+  }
+  return db;
+}
+
+async function openSqlite(file: string): Promise<Database> {
+  const [{ default: BetterSqlite }, { drizzle }, fs, path] = await Promise.all([
+    import('better-sqlite3'),
+    import('drizzle-orm/better-sqlite3'),
+    import('node:fs'),
+    import('node:path'),
+  ]);
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const sqlite = new BetterSqlite(file);
+  // Every pragma in one place: WAL lets readers run beside the writer (and beside `drm admin`
+  // in another process); busy_timeout makes a second process wait instead of failing.
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  const q = drizzle(sqlite) as unknown as Q;
+  const s = sqliteTables as unknown as Schema;
+  const mutex = new Mutex();
+
+  const outside: Executor = {
+    dialect: 'sqlite',
+    s,
+    async run(build) {
+      while (mutex.busy) await mutex.idle();
+      return executeNow(build(q));
+    },
+  };
+  const inside: Executor = { dialect: 'sqlite', s, run: (build) => executeNow(build(q)) };
+  const txRepos = makeRepos(inside);
+  txRepos.transaction = (fn) => fn(txRepos);
+  const repos = makeRepos(outside);
+
+  const db: Database = {
+    dialect: 'sqlite',
+    repos,
+    async transaction(fn) {
+      await mutex.acquire();
+      sqlite.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await fn(txRepos);
+        sqlite.exec('COMMIT');
+        return result;
+      } catch (err) {
+        if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
+        throw err;
+      } finally {
+        mutex.release();
+      }
+    },
+    migrate: () =>
+      migrate('sqlite', {
+        exec: async (sql) => void sqlite.exec(sql),
+        query: async (sql) => sqlite.prepare(sql).all() as Record<string, unknown>[],
+        lock: async () => void sqlite.exec('BEGIN IMMEDIATE'),
+        unlock: async (ok) => void sqlite.exec(ok ? 'COMMIT' : 'ROLLBACK'),
+      }),
+    async close() {
+      await mutex.acquire();
+      sqlite.close();
+    },
+  };
+  repos.transaction = db.transaction;
+  return db;
+}
+
+async function openPostgres(url: string): Promise<Database> {
+  const [{ default: pg }, { drizzle }] = await Promise.all([import('pg'), import('drizzle-orm/node-postgres')]);
+  // bigint columns hold epoch milliseconds and micro-APUSD, well inside 2^53.
+  pg.types.setTypeParser(20, (v) => Number(v));
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  pool.on('error', () => {
+    /* an idle client lost its connection; the pool replaces it */
+  });
+  await pool.query('select 1');
+  const q = drizzle(pool) as unknown as Q;
+  const s = pgTables;
+  const repos = makeRepos({ dialect: 'postgres', s, run: (build) => executeNow(build(q)) });
+
+  const db: Database = {
+    dialect: 'postgres',
+    repos,
+    transaction: (fn) =>
+      q.transaction(async (tx) => {
+        const txRepos = makeRepos({ dialect: 'postgres', s, run: (build) => executeNow(build(tx as unknown as Q)) });
+        txRepos.transaction = (inner) => inner(txRepos);
+        return fn(txRepos);
+      }),
+    async migrate() {
+      const client = await pool.connect();
+      try {
+        return await migrate('postgres', {
+          exec: async (sql) => void (await client.query(sql)),
+          query: async (sql) => (await client.query(sql)).rows,
+          // Several `drm serve` processes may start at once on one database.
+          lock: async () => void (await client.query('select pg_advisory_lock(724001)')),
+          unlock: async () => void (await client.query('select pg_advisory_unlock(724001)')),
+        });
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+  repos.transaction = db.transaction;
+  return db;
+}

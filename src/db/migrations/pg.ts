@@ -1,0 +1,133 @@
+import type { Migration } from './index.js';
+
+// Generated once from one table list so that both dialects match ../schema/pg.ts; later
+// migrations are appended by hand with the same version number in both files.
+export const pgMigrations: Migration[] = [
+  {
+    version: 1,
+    name: 'platform core',
+    sql: `
+create table organizations (
+  id text primary key,
+  name text not null,
+  email text,
+  wallet_address text not null,
+  wallet_index integer,
+  signing_public_key text,
+  signing_algorithm text not null,
+  webhook_url text,
+  webhook_secret_sealed text not null,
+  plan text not null,
+  is_active boolean not null,
+  suspended_reason text,
+  suspended_at bigint,
+  apusd_balance_micro bigint not null,
+  rate_limit_per_hour integer,
+  monthly_stream_limit integer,
+  last_rotation_at bigint,
+  created_at bigint not null
+);
+create table api_keys (
+  id text primary key,
+  organization_id text not null references organizations(id),
+  name text not null,
+  prefix text not null,
+  key_hash text not null,
+  scopes jsonb not null,
+  rate_limit_per_hour integer,
+  revoked_at bigint,
+  created_at bigint not null
+);
+create unique index api_keys_hash on api_keys (key_hash);
+create index api_keys_org on api_keys (organization_id);
+create table content (
+  id text primary key,
+  title text not null,
+  description text,
+  type text not null,
+  duration_ms bigint not null,
+  resolution text,
+  is_watermarked boolean not null,
+  segment_count integer not null,
+  storage_path text,
+  status text not null,
+  created_at bigint not null
+);
+create table licenses (
+  id text primary key,
+  organization_id text not null references organizations(id),
+  content_id text not null,
+  content_type text not null,
+  license_scope text not null,
+  watermarking_enabled boolean not null,
+  price_per_stream_micro bigint not null,
+  is_active boolean not null,
+  created_at bigint not null
+);
+create unique index licenses_target on licenses (organization_id, content_id, content_type);
+create table rate_counters (
+  bucket text not null,
+  window_start bigint not null,
+  count integer not null,
+  primary key (bucket, window_start)
+);
+create table admin_wallets (
+  address text primary key,
+  granted_at bigint not null
+);
+create table admin_nonces (
+  nonce text primary key,
+  expires_at bigint not null,
+  used_at bigint
+);
+create table webhook_deliveries (
+  id text primary key,
+  organization_id text not null references organizations(id),
+  event_type text not null,
+  body text not null,
+  status text not null,
+  attempts integer not null,
+  response_code integer,
+  last_error text,
+  next_attempt_at bigint,
+  lease_until bigint,
+  created_at bigint not null,
+  delivered_at bigint
+);
+create index webhook_due on webhook_deliveries (status, next_attempt_at);
+create index webhook_org on webhook_deliveries (organization_id, created_at);
+create table viewers (
+  id text primary key,
+  organization_id text not null references organizations(id),
+  external_viewer_id text not null,
+  binary_id text not null,
+  wallet_address text not null,
+  wallet_index integer,
+  has_own_wallet boolean not null,
+  email text,
+  total_streams integer not null,
+  is_blocked boolean not null,
+  blocked_reason text,
+  first_seen bigint not null,
+  last_seen bigint not null
+);
+create unique index viewers_binary on viewers (binary_id);
+create unique index viewers_external on viewers (organization_id, external_viewer_id);
+create table stream_sessions (
+  id text primary key,
+  organization_id text not null references organizations(id),
+  api_key_id text not null,
+  content_id text not null,
+  viewer_id text not null references viewers(id),
+  ip_address text,
+  user_agent text,
+  is_active boolean not null,
+  bytes_served bigint not null,
+  expires_at bigint not null,
+  created_at bigint not null
+);
+create index sessions_org_created on stream_sessions (organization_id, created_at);
+create index sessions_viewer on stream_sessions (viewer_id);
+`,
+  },
+];

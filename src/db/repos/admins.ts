@@ -1,0 +1,38 @@
+import { and, asc, eq, gt, isNull } from 'drizzle-orm';
+import type { Executor } from '../executor.js';
+
+export function adminsRepo(x: Executor) {
+  const w = x.s.adminWallets;
+  const n = x.s.adminNonces;
+  return {
+    /** Granting twice is not an error: the first grant time stays. */
+    grant: (address: string, at: number) =>
+      x.run((q) => q.insert(w).values({ address, grantedAt: at }).onConflictDoNothing()),
+
+    async revoke(address: string): Promise<boolean> {
+      const rows = await x.run((q) => q.delete(w).where(eq(w.address, address)).returning({ a: w.address }));
+      return rows.length > 0;
+    },
+
+    async isGranted(address: string): Promise<boolean> {
+      const rows = await x.run((q) => q.select({ a: w.address }).from(w).where(eq(w.address, address)).limit(1));
+      return rows.length > 0;
+    },
+
+    list: () => x.run((q) => q.select().from(w).orderBy(asc(w.grantedAt)).limit(1000)),
+
+    addNonce: (nonce: string, expiresAt: number) => x.run((q) => q.insert(n).values({ nonce, expiresAt })),
+
+    /** Marks a nonce used if it exists, is unused and unexpired; true only for the one caller that wins. */
+    async consumeNonce(nonce: string, now: number): Promise<boolean> {
+      const rows = await x.run((q) =>
+        q
+          .update(n)
+          .set({ usedAt: now })
+          .where(and(eq(n.nonce, nonce), isNull(n.usedAt), gt(n.expiresAt, now)))
+          .returning({ nonce: n.nonce }),
+      );
+      return rows.length > 0;
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import { and, count, eq, isNull } from 'drizzle-orm';
+import type { Executor } from '../executor.js';
+import type { OrganizationRow } from './organizations.js';
+
+export interface ApiKeyRow {
+  id: string;
+  organizationId: string;
+  name: string;
+  prefix: string;
+  keyHash: string;
+  scopes: string[];
+  rateLimitPerHour: number | null;
+  revokedAt: number | null;
+  createdAt: number;
+}
+
+export function apiKeysRepo(x: Executor) {
+  const t = x.s.apiKeys;
+  const o = x.s.organizations;
+  return {
+    insert: (row: ApiKeyRow) => x.run((q) => q.insert(t).values(row)),
+
+    /** The key behind a bearer token with its organization, in one query (the hot path of every request). */
+    async findByHash(keyHash: string): Promise<{ key: ApiKeyRow; org: OrganizationRow } | undefined> {
+      const rows = await x.run((q) =>
+        q.select({ key: t, org: o }).from(t).innerJoin(o, eq(o.id, t.organizationId)).where(eq(t.keyHash, keyHash)).limit(1),
+      );
+      return rows[0];
+    },
+
+    async find(id: string): Promise<ApiKeyRow | undefined> {
+      const rows = await x.run((q) => q.select().from(t).where(eq(t.id, id)).limit(1));
+      return rows[0];
+    },
+
+    /** Revokes a key unless it is already revoked; false means somebody else revoked it first. */
+    async revoke(id: string, at: number): Promise<boolean> {
+      const rows = await x.run((q) =>
+        q
+          .update(t)
+          .set({ revokedAt: at })
+          .where(and(eq(t.id, id), isNull(t.revokedAt)))
+          .returning({ id: t.id }),
+      );
+      return rows.length > 0;
+    },
+
+    async setRateLimit(id: string, perHour: number | null): Promise<void> {
+      await x.run((q) => q.update(t).set({ rateLimitPerHour: perHour }).where(eq(t.id, id)));
+    },
+
+    async countActive(organizationId: string): Promise<number> {
+      const rows = await x.run((q) =>
+        q
+          .select({ n: count() })
+          .from(t)
+          .where(and(eq(t.organizationId, organizationId), isNull(t.revokedAt))),
+      );
+      return Number(rows[0]?.n ?? 0);
+    },
+  };
+}

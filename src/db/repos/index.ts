@@ -1,0 +1,38 @@
+import type { Executor } from '../executor.js';
+import { adminsRepo } from './admins.js';
+import { apiKeysRepo } from './api-keys.js';
+import { contentRepo } from './content.js';
+import { licensesRepo } from './licenses.js';
+import { organizationsRepo } from './organizations.js';
+import { rateCountersRepo } from './rate-counters.js';
+import { webhookDeliveriesRepo } from './webhook-deliveries.js';
+
+function makeStores(x: Executor) {
+  return {
+    dialect: x.dialect,
+    organizations: organizationsRepo(x),
+    apiKeys: apiKeysRepo(x),
+    content: contentRepo(x),
+    licenses: licensesRepo(x),
+    rateCounters: rateCountersRepo(x),
+    admins: adminsRepo(x),
+    webhookDeliveries: webhookDeliveriesRepo(x),
+  };
+}
+
+export interface Repos extends ReturnType<typeof makeStores> {
+  /** Bound by the database: a new transaction outside one, the same transaction inside one. */
+  transaction<T>(fn: (repos: Repos) => Promise<T>): Promise<T>;
+}
+
+export function makeRepos(x: Executor): Repos {
+  return {
+    ...makeStores(x),
+    transaction: () => Promise.reject(new Error('transaction helper not bound')),
+  };
+}
+export type { ApiKeyRow } from './api-keys.js';
+export type { ContentRow } from './content.js';
+export type { LicenseRow } from './licenses.js';
+export type { OrganizationRow } from './organizations.js';
+export type { DeliveryOutcome, DeliveryRow, DeliveryStatus } from './webhook-deliveries.js';

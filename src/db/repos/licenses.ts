@@ -1,0 +1,68 @@
+import { and, count, eq, or } from 'drizzle-orm';
+import type { Executor } from '../executor.js';
+
+export interface LicenseRow {
+  id: string;
+  organizationId: string;
+  /** a content UUID, or '*' for all content of contentType */
+  contentId: string;
+  contentType: string;
+  licenseScope: string;
+  watermarkingEnabled: boolean;
+  pricePerStreamMicro: number;
+  isActive: boolean;
+  createdAt: number;
+}
+
+export function licensesRepo(x: Executor) {
+  const t = x.s.licenses;
+  return {
+    /** One license per (organization, content, type): granting again updates it and keeps its id. */
+    async upsert(row: LicenseRow): Promise<LicenseRow> {
+      const rows = await x.run((q) =>
+        q
+          .insert(t)
+          .values(row)
+          .onConflictDoUpdate({
+            target: [t.organizationId, t.contentId, t.contentType],
+            set: {
+              licenseScope: row.licenseScope,
+              watermarkingEnabled: row.watermarkingEnabled,
+              pricePerStreamMicro: row.pricePerStreamMicro,
+              isActive: true,
+            },
+          })
+          .returning(),
+      );
+      return rows[0] as LicenseRow;
+    },
+
+    /** The license that lets an organization use one content item: the specific one wins over the wildcard. */
+    async findFor(organizationId: string, contentId: string, contentType: string): Promise<LicenseRow | undefined> {
+      const rows = await x.run((q) =>
+        q
+          .select()
+          .from(t)
+          .where(
+            and(
+              eq(t.organizationId, organizationId),
+              eq(t.contentType, contentType),
+              eq(t.isActive, true),
+              or(eq(t.contentId, contentId), eq(t.contentId, '*')),
+            ),
+          ),
+      );
+      return rows.find((r) => r.contentId === contentId) ?? rows[0];
+    },
+
+    async countActive(organizationId: string): Promise<number> {
+      const rows = await x.run((q) =>
+        q
+          .select({ n: count() })
+          .from(t)
+          .where(and(eq(t.organizationId, organizationId), eq(t.isActive, true))),
+      );
+      return Number(rows[0]?.n ?? 0);
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import { count, eq, sql } from 'drizzle-orm';
+import type { Executor } from '../executor.js';
+
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  email: string | null;
+  walletAddress: string;
+  walletIndex: number | null;
+  signingPublicKey: string | null;
+  signingAlgorithm: string;
+  webhookUrl: string | null;
+  webhookSecretSealed: string;
+  plan: string;
+  isActive: boolean;
+  suspendedReason: string | null;
+  suspendedAt: number | null;
+  apusdBalanceMicro: number;
+  rateLimitPerHour: number | null;
+  monthlyStreamLimit: number | null;
+  lastRotationAt: number | null;
+  createdAt: number;
+}
+
+export type OrganizationPatch = Partial<Omit<OrganizationRow, 'id' | 'createdAt'>>;
+
+export function organizationsRepo(x: Executor) {
+  const t = x.s.organizations;
+  return {
+    insert: (row: OrganizationRow) => x.run((q) => q.insert(t).values(row)),
+
+    async find(id: string): Promise<OrganizationRow | undefined> {
+      const rows = await x.run((q) => q.select().from(t).where(eq(t.id, id)).limit(1));
+      return rows[0];
+    },
+
+    async update(id: string, patch: OrganizationPatch): Promise<boolean> {
+      const rows = await x.run((q) => q.update(t).set(patch).where(eq(t.id, id)).returning({ id: t.id }));
+      return rows.length > 0;
+    },
+
+    /** Wallet indexes for generated addresses are handed out in order, never reused. */
+    async nextWalletIndex(): Promise<number> {
+      const rows = await x.run((q) => q.select({ max: sql<number | null>`max(${t.walletIndex})` }).from(t));
+      return Number(rows[0]?.max ?? -1) + 1;
+    },
+
+    async count(): Promise<number> {
+      const rows = await x.run((q) => q.select({ n: count() }).from(t));
+      return Number(rows[0]?.n ?? 0);
+    },
+
+    /** The admin overview: one page of organizations with their counters, oldest first. */
+    async listWithStats(opts: { monthStart: number; limit: number; offset: number }) {
+      const { apiKeys, licenses, streamSessions } = x.s;
+      const keys = sql<number>`(select count(*) from ${apiKeys} where ${apiKeys.organizationId} = ${t.id} and ${apiKeys.revokedAt} is null)`;
+      const lic = sql<number>`(select count(*) from ${licenses} where ${licenses.organizationId} = ${t.id} and ${eq(licenses.isActive, true)})`;
+      const streams = sql<number>`(select count(*) from ${streamSessions} where ${streamSessions.organizationId} = ${t.id} and ${streamSessions.createdAt} >= ${opts.monthStart})`;
+      const rows = await x.run((q) =>
+        q
+          .select({ org: t, totalApiKeys: keys, activeLicenses: lic, streamsThisMonth: streams })
+          .from(t)
+          .orderBy(t.createdAt, t.id)
+          .limit(opts.limit)
+          .offset(opts.offset),
+      );
+      return rows.map((r) => ({
+        ...r.org,
+        totalApiKeys: Number(r.totalApiKeys),
+        activeLicenses: Number(r.activeLicenses),
+        streamsThisMonth: Number(r.streamsThisMonth),
+      }));
+    },
+  };
+}

@@ -1,0 +1,89 @@
+import { and, desc, eq, inArray, isNull, lte, or } from 'drizzle-orm';
+import type { Executor } from '../executor.js';
+
+export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed' | 'skipped';
+
+export interface DeliveryRow {
+  id: string;
+  organizationId: string;
+  eventType: string;
+  /** The exact envelope bytes that are signed and sent, kept so that every retry sends the same. */
+  body: string;
+  status: DeliveryStatus;
+  attempts: number;
+  responseCode: number | null;
+  lastError: string | null;
+  nextAttemptAt: number | null;
+  leaseUntil: number | null;
+  createdAt: number;
+  deliveredAt: number | null;
+}
+
+export type DeliveryOutcome = Pick<
+  DeliveryRow,
+  'status' | 'attempts' | 'responseCode' | 'lastError' | 'nextAttemptAt' | 'deliveredAt'
+>;
+
+export function webhookDeliveriesRepo(x: Executor) {
+  const t = x.s.webhookDeliveries;
+  return {
+    insert: (row: DeliveryRow) => x.run((q) => q.insert(t).values(row)),
+
+    async find(id: string): Promise<DeliveryRow | undefined> {
+      const rows = await x.run((q) => q.select().from(t).where(eq(t.id, id)).limit(1));
+      return rows[0] as DeliveryRow | undefined;
+    },
+
+    /**
+     * Leases up to `limit` due deliveries to the caller. The lease is taken in one UPDATE whose
+     * WHERE is re-checked per row, so two workers (two processes on one Postgres) never both win.
+     */
+    async claimDue(now: number, leaseUntil: number, limit: number): Promise<DeliveryRow[]> {
+      const due = and(
+        inArray(t.status, ['pending', 'retrying']),
+        lte(t.nextAttemptAt, now),
+        or(isNull(t.leaseUntil), lte(t.leaseUntil, now)),
+      );
+      const ids = await x.run((q) => q.select({ id: t.id }).from(t).where(due).orderBy(t.nextAttemptAt).limit(limit));
+      if (ids.length === 0) return [];
+      const rows = await x.run((q) =>
+        q
+          .update(t)
+          .set({ leaseUntil })
+          .where(
+            and(
+              inArray(
+                t.id,
+                ids.map((r) => r.id),
+              ),
+              due,
+            ),
+          )
+          .returning(),
+      );
+      return rows as DeliveryRow[];
+    },
+
+    async record(id: string, outcome: DeliveryOutcome): Promise<void> {
+      await x.run((q) =>
+        q
+          .update(t)
+          .set({ ...outcome, leaseUntil: null })
+          .where(eq(t.id, id)),
+      );
+    },
+
+    async listForOrg(organizationId: string, limit: number, offset = 0): Promise<DeliveryRow[]> {
+      const rows = await x.run((q) =>
+        q
+          .select()
+          .from(t)
+          .where(eq(t.organizationId, organizationId))
+          .orderBy(desc(t.createdAt), desc(t.id))
+          .limit(limit)
+          .offset(offset),
+      );
+      return rows as DeliveryRow[];
+    },
+  };
+}

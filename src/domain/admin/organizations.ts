@@ -1,0 +1,96 @@
+import type { Context } from '../../context.js';
+import { isEvmAddress } from '../../crypto/wallets.js';
+import type { OrganizationRow } from '../../db/repos/index.js';
+import { badRequest, DrmError, notFound } from '../../errors.js';
+import { recordEvent } from '../events.js';
+import { asObject, isUuid, optionalNumber, optionalString, requiredString } from '../validate.js';
+
+const MAX_PER_HOUR = 10_000_000;
+
+export function monthStart(now: number): number {
+  const d = new Date(now);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
+/** The admin overview of organizations, with this month's streams, balance, keys and licenses. */
+export function listOrganizations(ctx: Context, page: { limit: number; offset: number }) {
+  return ctx.repos.organizations.listWithStats({ monthStart: monthStart(ctx.clock.now()), ...page });
+}
+
+async function findOrganization(ctx: Context, id: string): Promise<OrganizationRow> {
+  const org = isUuid(id) ? await ctx.repos.organizations.find(id) : undefined;
+  if (!org) throw notFound('organization');
+  return org;
+}
+
+export interface RateLimitChange {
+  rateLimitPerHour?: number;
+  monthlyStreamLimit?: number;
+  keyId?: string;
+}
+
+export function readRateLimitChange(body: unknown): RateLimitChange {
+  const f = asObject(body);
+  const change: RateLimitChange = {
+    rateLimitPerHour: optionalNumber(f, 'rateLimitPerHour', { integer: true, min: 1, max: MAX_PER_HOUR }),
+    monthlyStreamLimit: optionalNumber(f, 'monthlyStreamLimit', { integer: true, min: 0, max: 1_000_000_000 }),
+    keyId: optionalString(f, 'keyId', { max: 64 }),
+  };
+  if (change.rateLimitPerHour === undefined && change.monthlyStreamLimit === undefined) {
+    throw badRequest('give rateLimitPerHour, monthlyStreamLimit or both');
+  }
+  if (change.keyId !== undefined && change.monthlyStreamLimit !== undefined) {
+    throw badRequest('monthlyStreamLimit is set for the organization, not for one key');
+  }
+  if (change.keyId !== undefined && change.rateLimitPerHour === undefined) {
+    throw badRequest('a per-key limit needs rateLimitPerHour');
+  }
+  return change;
+}
+
+/** Sets the organization's hourly and monthly limits, or with keyId one key's own hourly limit. */
+export async function setRateLimit(ctx: Context, organizationId: string, change: RateLimitChange): Promise<void> {
+  await ctx.db.transaction(async (repos) => {
+    const org = isUuid(organizationId) ? await repos.organizations.find(organizationId) : undefined;
+    if (!org) throw notFound('organization');
+    if (change.keyId !== undefined) {
+      const key = isUuid(change.keyId) ? await repos.apiKeys.find(change.keyId) : undefined;
+      if (!key || key.organizationId !== org.id) throw notFound('API key');
+      await repos.apiKeys.setRateLimit(key.id, change.rateLimitPerHour ?? null);
+      return;
+    }
+    await repos.organizations.update(org.id, {
+      ...(change.rateLimitPerHour !== undefined && { rateLimitPerHour: change.rateLimitPerHour }),
+      ...(change.monthlyStreamLimit !== undefined && { monthlyStreamLimit: change.monthlyStreamLimit }),
+    });
+  });
+}
+
+/** Suspends an organization: every call with its keys is refused, and it hears organization.suspended. */
+export async function suspendOrganization(ctx: Context, organizationId: string, body: unknown): Promise<void> {
+  const reason = requiredString(asObject(body), 'reason', { max: 500 });
+  await findOrganization(ctx, organizationId);
+  await ctx.db.transaction(async (repos) => {
+    const org = (await repos.organizations.find(organizationId)) as OrganizationRow;
+    if (!org.isActive) throw new DrmError('CONFLICT', 'organization is already suspended');
+    await repos.organizations.update(org.id, { isActive: false, suspendedReason: reason, suspendedAt: ctx.clock.now() });
+    await recordEvent(ctx, repos, org.id, 'organization.suspended', { organizationId: org.id, reason });
+  });
+  ctx.wakeWebhooks();
+}
+
+export async function reactivateOrganization(ctx: Context, organizationId: string): Promise<void> {
+  await findOrganization(ctx, organizationId);
+  await ctx.db.transaction(async (repos) => {
+    const org = (await repos.organizations.find(organizationId)) as OrganizationRow;
+    if (org.isActive) throw new DrmError('CONFLICT', 'organization is not suspended');
+    await repos.organizations.update(org.id, { isActive: true, suspendedReason: null, suspendedAt: null });
+  });
+}
+
+export async function grantAdmin(ctx: Context, address: string): Promise<string> {
+  if (!isEvmAddress(address)) throw badRequest(`${address} is not an EVM address`);
+  const a = address.toLowerCase();
+  await ctx.repos.admins.grant(a, ctx.clock.now());
+  return a;
+}

@@ -1,0 +1,19 @@
+import type { Context } from '../context.js';
+import type { ContentRow } from '../db/repos/index.js';
+import { DrmError, notFound } from '../errors.js';
+import type { KeyAuth } from './auth.js';
+import { isUuid } from './validate.js';
+
+/** GET /catalog: one page of ready content the organization holds a license for. */
+export function listCatalog(ctx: Context, auth: KeyAuth, page: { limit: number; offset: number }): Promise<ContentRow[]> {
+  return ctx.repos.content.listLicensed(auth.org.id, page);
+}
+
+/** One content item, if it exists and the organization is licensed to it. */
+export async function getLicensedContent(ctx: Context, auth: KeyAuth, contentId: string): Promise<ContentRow> {
+  const item = isUuid(contentId) ? await ctx.repos.content.find(contentId) : undefined;
+  if (!item || item.status !== 'ready') throw notFound('content');
+  const license = await ctx.repos.licenses.findFor(auth.org.id, item.id, item.type);
+  if (!license) throw new DrmError('LICENSE_REQUIRED', 'the organization has no active license for this content');
+  return item;
+}

@@ -1,0 +1,40 @@
+import type { Context } from '../context.js';
+import { iso } from '../clock.js';
+import { newId } from '../crypto/tokens.js';
+import type { Repos } from '../db/repos/index.js';
+
+export type EventType = 'viewer.created' | 'viewer.stream' | 'viewer.blocked' | 'organization.suspended' | 'webhook.test';
+
+/**
+ * Writes an event to the outbox through the given repositories: called inside the transaction
+ * of the change that caused it, the event exists exactly when the change does. The delivery
+ * worker sends it later (ctx.wakeWebhooks after commit makes that prompt).
+ */
+export async function recordEvent(
+  ctx: Context,
+  repos: Repos,
+  organizationId: string,
+  type: EventType,
+  data: Record<string, unknown>,
+  options: { queue?: boolean } = {},
+): Promise<string> {
+  const id = newId();
+  const now = ctx.clock.now();
+  const body = JSON.stringify({ id, type, createdAt: iso(now), organizationId, data });
+  await repos.webhookDeliveries.insert({
+    id,
+    organizationId,
+    eventType: type,
+    body,
+    status: 'pending',
+    attempts: 0,
+    responseCode: null,
+    lastError: null,
+    // Not queued (a test send made by the request itself): the worker never picks it up.
+    nextAttemptAt: options.queue === false ? null : now,
+    leaseUntil: null,
+    createdAt: now,
+    deliveredAt: null,
+  });
+  return id;
+}

@@ -1,0 +1,29 @@
+import type { ContentRow } from '../db/repos/index.js';
+
+const seconds = (ms: number) => Math.round(ms / 100) / 10;
+
+/** Catalog summary: the listing fields of section 4.3 (resolution and previewUrl for videos only). */
+export function contentSummary(c: ContentRow, base: string) {
+  const video = c.type === 'video';
+  return {
+    id: c.id,
+    title: c.title,
+    type: c.type,
+    duration: seconds(c.duration),
+    ...(video && { resolution: c.resolution }),
+    thumbnail: `${base}/api/v1/catalog/${c.id}/thumbnail.jpg`,
+    ...(video && { previewUrl: `${base}/api/v1/catalog/${c.id}/preview.mp4` }),
+  };
+}
+
+/** Catalog detail: both shapes' fields (description and isWatermarked from A, hlsPlaylist from B). */
+export function contentDetail(c: ContentRow, base: string) {
+  return {
+    ...contentSummary(c, base),
+    description: c.description ?? '',
+    isWatermarked: c.isWatermarked,
+    segmentCount: c.segmentCount,
+    // A playlist is served per stream session: POST /api/v1/stream/{id} returns the URL with ?session=.
+    hlsPlaylist: `${base}/api/v1/stream/${c.id}/playlist`,
+  };
+}

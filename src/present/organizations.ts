@@ -1,0 +1,87 @@
+import type { ApiShape } from '../config.js';
+import { iso } from '../clock.js';
+import type { OrganizationRow } from '../db/repos/index.js';
+import type { KeyAuth } from '../domain/auth.js';
+import { fromMicro } from '../domain/money.js';
+import type { Registration } from '../domain/organizations.js';
+import { planFor } from '../domain/plans.js';
+import { hourlyLimitOf, monthlyStreamLimitOf, type RateState } from '../domain/rate-limits.js';
+
+// Responses carry the union of Shapes A and B where their fields do not collide (DESIGN.md).
+
+/** Shape A amounts are whole APUSD, Shape B decimals. */
+export const amount = (micro: number, shape: ApiShape): number =>
+  shape === 'a' ? Math.floor(fromMicro(micro)) : Math.round(fromMicro(micro) * 100) / 100;
+
+export function registrationBody(r: Registration) {
+  return {
+    organizationId: r.organization.id,
+    apiKey: r.apiKey,
+    walletAddress: r.organization.walletAddress,
+    webhookSecret: r.webhookSecret,
+    scopes: r.scopes,
+    message: 'Organization registered. Store the API key and webhook secret now: they are not shown again.',
+  };
+}
+
+export function verifyBody(auth: KeyAuth, rate: RateState, shape: ApiShape) {
+  const { org } = auth;
+  const plan = planFor(org.plan);
+  return {
+    organization: {
+      id: org.id,
+      name: org.name,
+      email: org.email,
+      walletAddress: org.walletAddress,
+      plan: org.plan,
+      apusdBalance: amount(org.apusdBalanceMicro, shape),
+      isActive: org.isActive,
+    },
+    plan: {
+      name: plan.name,
+      basePriceApusd: plan.basePriceApusd,
+      pricePerStream: plan.pricePerStream,
+      watermarkingIncluded: plan.watermarkingIncluded,
+    },
+    scopes: auth.key.scopes,
+    apiKey: { id: auth.key.id, prefix: auth.key.prefix, name: auth.key.name },
+    rateLimits: {
+      perHour: hourlyLimitOf(auth),
+      remaining: rate.remaining,
+      monthlyStreamLimit: monthlyStreamLimitOf(auth),
+    },
+  };
+}
+
+export function rotationBody(apiKey: string) {
+  return {
+    apiKey,
+    oldKeyRevoked: true,
+    message: 'API key rotated. The previous key no longer works; store this one now.',
+  };
+}
+
+export interface OrganizationStats {
+  streamsThisMonth: number;
+  totalApiKeys: number;
+  activeLicenses: number;
+}
+
+export function adminOrganizationBody(o: OrganizationRow & OrganizationStats, shape: ApiShape) {
+  return {
+    id: o.id,
+    name: o.name,
+    email: o.email,
+    walletAddress: o.walletAddress,
+    plan: o.plan,
+    isActive: o.isActive,
+    suspendedReason: o.suspendedReason,
+    streamsThisMonth: o.streamsThisMonth,
+    apusdBalance: amount(o.apusdBalanceMicro, shape),
+    totalApiKeys: o.totalApiKeys,
+    activeLicenses: o.activeLicenses,
+    rateLimitPerHour: o.rateLimitPerHour,
+    monthlyStreamLimit: o.monthlyStreamLimit,
+    createdAt: iso(o.createdAt),
+  };
+}
