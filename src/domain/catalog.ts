@@ -12,7 +12,7 @@ export function listCatalog(ctx: Context, auth: KeyAuth, page: { limit: number; 
 /** One content item, if it exists and the organization is licensed to it. */
 export async function getLicensedContent(ctx: Context, auth: KeyAuth, contentId: string): Promise<ContentRow> {
   const item = isUuid(contentId) ? await ctx.repos.content.find(contentId) : undefined;
-  if (!item || item.status !== 'ready') throw notFound('content');
+  if (item?.status !== 'ready') throw notFound('content');
   const license = await ctx.repos.licenses.findFor(auth.org.id, item.id, item.type);
   if (!license) throw new DrmError('LICENSE_REQUIRED', 'the organization has no active license for this content');
   return item;

@@ -52,10 +52,11 @@ export function organizationsRepo(x: Executor) {
 
     /** The admin overview: one page of organizations with their counters, oldest first. */
     async listWithStats(opts: { monthStart: number; limit: number; offset: number }) {
-      const { apiKeys, licenses, streamSessions } = x.s;
-      const keys = sql<number>`(select count(*) from ${apiKeys} where ${apiKeys.organizationId} = ${t.id} and ${apiKeys.revokedAt} is null)`;
-      const lic = sql<number>`(select count(*) from ${licenses} where ${licenses.organizationId} = ${t.id} and ${eq(licenses.isActive, true)})`;
-      const streams = sql<number>`(select count(*) from ${streamSessions} where ${streamSessions.organizationId} = ${t.id} and ${streamSessions.createdAt} >= ${opts.monthStart})`;
+      // Correlated subqueries in plain SQL with aliases: drizzle leaves columns unqualified inside
+      // sql``, which would compare a table with itself. `and l.is_active` reads the same in both dialects.
+      const keys = sql<number>`(select count(*) from api_keys k where k.organization_id = organizations.id and k.revoked_at is null)`;
+      const lic = sql<number>`(select count(*) from licenses l where l.organization_id = organizations.id and l.is_active)`;
+      const streams = sql<number>`(select count(*) from stream_sessions s where s.organization_id = organizations.id and s.created_at >= ${opts.monthStart})`;
       const rows = await x.run((q) =>
         q
           .select({ org: t, totalApiKeys: keys, activeLicenses: lic, streamsThisMonth: streams })

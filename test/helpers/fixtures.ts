@@ -1,0 +1,43 @@
+import { newId } from '../../src/crypto/tokens.js';
+import type { ContentRow } from '../../src/db/repos/index.js';
+import type { TestApp } from './context.js';
+
+/** Registers an organization through the API and returns what registration answered. */
+export async function registerOrg(t: TestApp, body: Record<string, unknown> = {}) {
+  const res = await t.request('POST', '/api/v1/auth/register', {
+    body: { name: 'Acme Films', email: 'ops@acme.test', ...body },
+  });
+  if (res.status !== 201) throw new Error(`register failed: ${res.status} ${await res.text()}`);
+  return (await res.json()) as {
+    organizationId: string;
+    apiKey: string;
+    walletAddress: string;
+    webhookSecret: string;
+    scopes: string[];
+  };
+}
+
+/** Content rows stand in for ingest until it exists (issue 4): the catalog reads the same table. */
+export async function addContent(t: TestApp, fields: Partial<ContentRow> = {}): Promise<ContentRow> {
+  const row: ContentRow = {
+    id: newId(),
+    title: 'Big Buck Bunny',
+    description: 'An open movie',
+    type: 'video',
+    duration: 60_000,
+    resolution: '1080p',
+    isWatermarked: true,
+    segmentCount: 6,
+    storagePath: null,
+    status: 'ready',
+    createdAt: t.clock.now(),
+    ...fields,
+  };
+  await t.ctx.repos.content.insert(row);
+  return row;
+}
+
+export async function license(t: TestApp, organizationId: string, contentId: string, contentType = 'video') {
+  const { grantLicense } = await import('../../src/domain/licenses.js');
+  return grantLicense(t.ctx, organizationId, { contentId, contentType });
+}
