@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../src/crypto/tokens.js';
+import type { OrganizationRow } from '../../src/db/repos/index.js';
+import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
+
+// One repository contract, run against both dialects: what the services rely on.
+
+function orgRow(t: TestApp, fields: Partial<OrganizationRow> = {}): OrganizationRow {
+  return {
+    id: newId(),
+    name: 'Contract Org',
+    email: null,
+    walletAddress: '0x2222222222222222222222222222222222222222',
+    walletIndex: null,
+    signingPublicKey: null,
+    signingAlgorithm: 'RS256',
+    webhookUrl: null,
+    webhookSecretSealed: 'sealed',
+    plan: 'paid',
+    isActive: true,
+    suspendedReason: null,
+    suspendedAt: null,
+    apusdBalanceMicro: 123_456_789,
+    rateLimitPerHour: null,
+    monthlyStreamLimit: null,
+    lastRotationAt: null,
+    createdAt: t.clock.now(),
+    ...fields,
+  };
+}
+
+const deferred = () => {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+};
+
+describe.each(DIALECTS)('repository contract on %s', (dialect) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await makeTestApp(dialect);
+  });
+  afterAll(() => t.close());
+
+  it('applies migrations once: a second run finds nothing to do', async () => {
+    expect(await t.ctx.db.migrate()).toBe(0);
+  });
+
+  it('reads back booleans, JSON, large integers and nulls as written', async () => {
+    const row = orgRow(t, { isActive: false, apusdBalanceMicro: 9_007_199_254_740, walletIndex: 7 });
+    await t.ctx.repos.organizations.insert(row);
+    expect(await t.ctx.repos.organizations.find(row.id)).toEqual(row);
+    await t.ctx.repos.apiKeys.insert({
+      id: newId(),
+      organizationId: row.id,
+      name: 'k',
+      prefix: 'drm_live_abc',
+      keyHash: `h-${row.id}`,
+      scopes: ['catalog', 'forensics'],
+      rateLimitPerHour: null,
+      revokedAt: null,
+      createdAt: 1,
+    });
+    const found = await t.ctx.repos.apiKeys.findByHash(`h-${row.id}`);
+    expect(found?.key.scopes).toEqual(['catalog', 'forensics']);
+    expect(found?.org).toEqual(row);
+  });
+
+  it('a transaction that throws leaves nothing behind', async () => {
+    const row = orgRow(t);
+    await expect(
+      t.ctx.db.transaction(async (repos) => {
+        await repos.organizations.insert(row);
+        expect(await repos.organizations.find(row.id)).toBeDefined();
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    expect(await t.ctx.repos.organizations.find(row.id)).toBeUndefined();
+  });
+
+  it('a transaction inside a transaction joins it', async () => {
+    const a = orgRow(t);
+    const b = orgRow(t);
+    await expect(
+      t.ctx.db.transaction(async (repos) => {
+        await repos.organizations.insert(a);
+        await repos.transaction(async (inner) => inner.organizations.insert(b));
+        throw new Error('roll back both');
+      }),
+    ).rejects.toThrow();
+    expect(await t.ctx.repos.organizations.find(a.id)).toBeUndefined();
+    expect(await t.ctx.repos.organizations.find(b.id)).toBeUndefined();
+  });
+
+  it('a write made outside a transaction while one is open is not rolled back with it', async () => {
+    const inside = orgRow(t);
+    const outside = orgRow(t);
+    const opened = deferred();
+    const release = deferred();
+    const tx = t.ctx.db.transaction(async (repos) => {
+      await repos.organizations.insert(inside);
+      opened.resolve();
+      await release.promise;
+      throw new Error('abort');
+    });
+    await opened.promise;
+    const outsideWrite = t.ctx.repos.organizations.insert(outside);
+    release.resolve();
+    await expect(tx).rejects.toThrow('abort');
+    await outsideWrite;
+    expect(await t.ctx.repos.organizations.find(inside.id)).toBeUndefined();
+    expect(await t.ctx.repos.organizations.find(outside.id)).toBeDefined();
+  });
+
+  it('concurrent transactions both commit', async () => {
+    const rows = [orgRow(t), orgRow(t), orgRow(t)];
+    await Promise.all(
+      rows.map((r) =>
+        t.ctx.db.transaction(async (repos) => {
+          await repos.organizations.insert(r);
+          await repos.organizations.update(r.id, { name: `renamed ${r.id}` });
+        }),
+      ),
+    );
+    for (const r of rows) expect((await t.ctx.repos.organizations.find(r.id))?.name).toBe(`renamed ${r.id}`);
+  });
+
+  it('counts rate-limit hits atomically under concurrency', async () => {
+    const window = 3_600_000 * 1000;
+    const results = await Promise.all(Array.from({ length: 40 }, () => t.ctx.repos.rateCounters.hit(['org:x', 'key:y'], window)));
+    const orgCounts = results.map((m) => m.get('org:x')).sort((p, q) => (p as number) - (q as number));
+    expect(orgCounts).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    expect(results.every((m) => m.get('org:x') === m.get('key:y'))).toBe(true);
+    await t.ctx.repos.rateCounters.prune(window + 1);
+    expect((await t.ctx.repos.rateCounters.hit(['org:x'], window)).get('org:x')).toBe(1);
+  });
+
+  it('a nonce is consumed by exactly one of many concurrent callers, and never after it expires', async () => {
+    await t.ctx.repos.admins.addNonce('n-once', 2_000);
+    const wins = await Promise.all(Array.from({ length: 10 }, () => t.ctx.repos.admins.consumeNonce('n-once', 1_000)));
+    expect(wins.filter(Boolean)).toHaveLength(1);
+    await t.ctx.repos.admins.addNonce('n-old', 2_000);
+    expect(await t.ctx.repos.admins.consumeNonce('n-old', 2_000)).toBe(false);
+  });
+
+  it('granting a license twice updates it and keeps its id', async () => {
+    const org = orgRow(t);
+    await t.ctx.repos.organizations.insert(org);
+    const base = {
+      organizationId: org.id,
+      contentId: '*',
+      contentType: 'music',
+      licenseScope: 'all',
+      watermarkingEnabled: false,
+      pricePerStreamMicro: 1,
+      isActive: true,
+      createdAt: 1,
+    };
+    const first = await t.ctx.repos.licenses.upsert({ ...base, id: newId() });
+    const second = await t.ctx.repos.licenses.upsert({ ...base, id: newId(), pricePerStreamMicro: 5, watermarkingEnabled: true });
+    expect(second.id).toBe(first.id);
+    expect(second).toMatchObject({ pricePerStreamMicro: 5, watermarkingEnabled: true });
+    expect(await t.ctx.repos.licenses.countActive(org.id)).toBe(1);
+  });
+});
