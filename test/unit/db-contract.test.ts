@@ -145,6 +145,14 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
     expect(await t.ctx.repos.admins.consumeNonce('n-old', 2_000)).toBe(false);
   });
 
+  it('housekeeping deletes expired nonces and keeps live ones', async () => {
+    await t.ctx.repos.admins.addNonce('n-live', 10_000);
+    await t.ctx.repos.admins.addNonce('n-dead', 5_000);
+    await t.ctx.repos.admins.pruneNonces(6_000);
+    expect(await t.ctx.repos.admins.consumeNonce('n-dead', 1_000)).toBe(false);
+    expect(await t.ctx.repos.admins.consumeNonce('n-live', 6_000)).toBe(true);
+  });
+
   it('granting a license twice updates it and keeps its id', async () => {
     const org = orgRow(t);
     await t.ctx.repos.organizations.insert(org);

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, lte } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
 
 export function adminsRepo(x: Executor) {
@@ -22,6 +22,9 @@ export function adminsRepo(x: Executor) {
     list: () => x.run((q) => q.select().from(w).orderBy(asc(w.grantedAt)).limit(1000)),
 
     addNonce: (nonce: string, expiresAt: number) => x.run((q) => q.insert(n).values({ nonce, expiresAt })),
+
+    /** The nonce endpoint is open, so expired nonces are deleted by the server's housekeeping. */
+    pruneNonces: (now: number) => x.run((q) => q.delete(n).where(lte(n.expiresAt, now))),
 
     /** Marks a nonce used if it exists, is unused and unexpired; true only for the one caller that wins. */
     async consumeNonce(nonce: string, now: number): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { and, lt, sql } from 'drizzle-orm';
+import { lt, sql } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
 
 export function rateCountersRepo(x: Executor) {
@@ -21,7 +21,7 @@ export function rateCountersRepo(x: Executor) {
 
     /** Forgets windows that ended; called now and then by the server, not on the request path. */
     async prune(before: number): Promise<void> {
-      await x.run((q) => q.delete(t).where(and(lt(t.windowStart, before))));
+      await x.run((q) => q.delete(t).where(lt(t.windowStart, before)));
     },
   };
 }
