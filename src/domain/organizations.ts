@@ -52,8 +52,10 @@ export async function registerOrganization(ctx: Context, body: unknown, defaultP
   const signingAlgorithm = oneOf(optionalString(f, 'signingAlgorithm'), 'signingAlgorithm', ['RS256', 'ES256']) ?? 'RS256';
   const signingPublicKey = optionalString(f, 'signingPublicKey', { max: 20_000 });
   if (signingPublicKey !== undefined) await parseSigningKey(signingPublicKey, signingAlgorithm);
-  const webhookUrl = optionalString(f, 'webhookUrl', { max: 2000 });
-  if (webhookUrl !== undefined) await checkWebhookUrl(webhookUrl, ctx.config.allowPrivateWebhooks);
+  const rawWebhookUrl = optionalString(f, 'webhookUrl', { max: 2000 });
+  // Stored normalised, as PUT /webhook stores it, so both paths keep the same form.
+  const webhookUrl =
+    rawWebhookUrl === undefined ? undefined : (await checkWebhookUrl(rawWebhookUrl, ctx.config.allowPrivateWebhooks)).toString();
   const plan = oneOf(optionalString(f, 'plan'), 'plan', PLAN_CODES) ?? defaultPlan;
   if (!SELF_SERVICE_PLANS.includes(plan)) {
     throw badRequest(`plan ${plan} is assigned by a platform admin; register with paid or professional`);

@@ -21,8 +21,10 @@ for (const [net, bits] of [
   blocked.addSubnet(net, bits, 'ipv4');
 }
 for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
+  // ::/96 holds :: and ::1 and the deprecated IPv4-compatible addresses (::127.0.0.1 is written
+  // ::7f00:1 by the URL parser, so the mapped-address rule below does not see it); none is a
+  // legitimate public target.
+  ['::', 96],
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
@@ -57,7 +59,9 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest('webhookUrl must be an http or https URL');
   if (url.username || url.password) throw badRequest('webhookUrl must not carry credentials');
   if (allowPrivate) return url;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // A fully qualified name may end in dots ("localhost." is localhost to the resolver), so the
+  // name rules look at it without them.
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
   if (isIP(host) ? isPrivateAddress(host) : LOCAL_NAMES.test(host) || (await resolvesPrivate(host))) {
     throw badRequest(
       'webhookUrl points to a loopback or private address; the server refuses those unless started with --allow-private-webhooks',

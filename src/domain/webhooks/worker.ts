@@ -69,7 +69,10 @@ export class WebhookWorker {
     })();
     await this.running;
     this.running = undefined;
-    if (!this.stopped) this.schedule(this.pollMs);
+    // A wake that came after the pass last looked at `again` (between its final check and here)
+    // set `again` while `running` was still set: honour it now instead of leaving the event to
+    // wait a whole poll interval.
+    if (!this.stopped) this.schedule(this.again ? 0 : this.pollMs);
   }
 
   /** One pass: lease due deliveries, attempt them side by side, record each outcome. Returns how many. */
