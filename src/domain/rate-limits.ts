@@ -29,28 +29,27 @@ export function rateHeaders(s: RateState): Record<string, string> {
  * Counts one keyed request in the fixed clock-hour window of its organization and, where the
  * key has its own limit, of its key. The state reported is the tighter of the two. Over the
  * limit gives RATE_LIMIT_EXCEEDED with the headers and Retry-After.
+ *
+ * The key's own window is counted first, and a request it refuses is not counted against the
+ * organization: a key held back by its own limit must not use up the budget of the other keys.
  */
 export async function countRequest(ctx: Context, auth: KeyAuth): Promise<RateState> {
   const now = ctx.clock.now();
   const windowStart = Math.floor(now / HOUR_MS) * HOUR_MS;
   const reset = (windowStart + HOUR_MS) / 1000;
-  const limits = new Map<string, number>([[`org:${auth.org.id}`, hourlyLimitOf(auth)]]);
-  if (auth.key.rateLimitPerHour !== null) limits.set(`key:${auth.key.id}`, auth.key.rateLimitPerHour);
-  const counts = await ctx.repos.rateCounters.hit([...limits.keys()], windowStart);
-
-  let tightest: RateState | undefined;
-  let exceeded = false;
-  for (const [bucket, limit] of limits) {
-    const used = counts.get(bucket) ?? 1;
+  const count = async (bucket: string, limit: number): Promise<RateState> => {
+    const used = (await ctx.repos.rateCounters.hit([bucket], windowStart)).get(bucket) ?? 1;
     const state = { limit, remaining: Math.max(0, limit - used), reset };
-    if (used > limit) exceeded = true;
-    if (!tightest || state.remaining < tightest.remaining) tightest = state;
-  }
-  const state = tightest as RateState;
-  if (exceeded) {
-    throw new DrmError('RATE_LIMIT_EXCEEDED', `rate limit of ${state.limit} requests per hour exceeded`, {
-      headers: { ...rateHeaders(state), 'Retry-After': String(Math.max(1, Math.ceil(reset - now / 1000))) },
-    });
-  }
-  return state;
+    if (used > limit) {
+      throw new DrmError('RATE_LIMIT_EXCEEDED', `rate limit of ${limit} requests per hour exceeded`, {
+        headers: { ...rateHeaders(state), 'Retry-After': String(Math.max(1, Math.ceil(reset - now / 1000))) },
+      });
+    }
+    return state;
+  };
+
+  const keyLimit = auth.key.rateLimitPerHour;
+  const keyState = keyLimit === null ? undefined : await count(`key:${auth.key.id}`, keyLimit);
+  const orgState = await count(`org:${auth.org.id}`, hourlyLimitOf(auth));
+  return keyState && keyState.remaining < orgState.remaining ? keyState : orgState;
 }
