@@ -1,5 +1,13 @@
 import { iso } from '../src/clock.js';
-import { grantAdmin, listOrganizations, reactivateOrganization, readRateLimitChange, setRateLimit, suspendOrganization } from '../src/domain/admin/organizations.js';
+import {
+  grantAdmin,
+  listOrganizations,
+  reactivateOrganization,
+  readRateLimitChange,
+  revokeAdmin,
+  setRateLimit,
+  suspendOrganization,
+} from '../src/domain/admin/organizations.js';
 import { grantLicense } from '../src/domain/licenses.js';
 import { paging } from '../src/domain/validate.js';
 import { badRequest } from '../src/errors.js';
@@ -27,10 +35,11 @@ export const grant = (wallet: string, opts: DbOptions) =>
 
 export const revoke = (wallet: string, opts: DbOptions) =>
   withContext(opts, async (ctx, out) => {
-    const removed = await ctx.repos.admins.revoke(wallet.toLowerCase());
-    if (out.json) printJson(out, { success: removed, address: wallet.toLowerCase() });
-    else out.write(removed ? `${wallet} is no longer an admin` : `${wallet} was not an admin`);
-    return removed ? 0 : 1;
+    // Not an admin (or not an address) is an error: one line on stderr and a non-zero exit.
+    const address = await revokeAdmin(ctx, wallet);
+    if (out.json) printJson(out, { success: true, address });
+    else out.write(`${address} is no longer a platform admin`);
+    return 0;
   });
 
 export const admins = (opts: DbOptions) =>

@@ -15,12 +15,19 @@ function dbOptions(cmd: Command): Command {
     .option('--json', 'print JSON for scripts');
 }
 
+/** commander's "error: …" (and a "(Did you mean …?)" line) as the CLI's single `drm: …` line. */
+function usageLine(str: string): string {
+  const text = str.replace(/^error:\s*/, '').replace(/\s*\n\s*/g, ' ').trim();
+  return `drm: ${text} (see drm --help)\n`;
+}
+
 /** Parses argv and runs one command; the real work is imported only for the command that runs. */
 export async function main(argv: string[]): Promise<number> {
   const program = new Command('drm')
     .description('Forensic DRM streaming: AES-128 HLS with per-viewer watermarks, leak tracing, billing')
     .exitOverride()
-    .showHelpAfterError('(run drm --help for usage)');
+    // Usage errors as one line on stderr, like every other CLI error (commander would add a hint line).
+    .configureOutput({ outputError: (str, write) => write(usageLine(str)) });
   let exitCode = 0;
   const run = (load: () => Promise<(...args: never[]) => Promise<number>>) =>
     async (...args: unknown[]) => {
@@ -96,8 +103,9 @@ export async function main(argv: string[]): Promise<number> {
     return exitCode;
   } catch (err) {
     if (err instanceof CommanderError) {
+      // --help and --version exit 0; help shown because a subcommand is missing exits 1; usage errors 2.
       return err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version'
-        ? 0
+        ? err.exitCode
         : 2;
     }
     return reportError(createOutput(argv.includes('--json')), err);

@@ -1,28 +1,39 @@
-import { HDKey, hdKeyToAccount } from 'viem/accounts';
-import { isAddress } from 'viem';
 import { deriveKey } from './secret.js';
+
+export type Address = `0x${string}`;
+export type DeriveAddress = (accountIndex: number, addressIndex: number) => Address;
 
 /**
  * Wallets the service makes (an organization's deposit address, a viewer's wallet) are derived
  * from one master seed kept with the server secret, by index on a BIP-44 path; so no per-wallet
  * private key is ever stored, and the same index always gives the same address.
+ * viem's HD code is loaded on first use: most commands never derive a wallet, and it is the
+ * heaviest import of a CLI start.
  */
 export class WalletFactory {
-  private readonly root: HDKey;
+  private loading: Promise<DeriveAddress> | undefined;
 
-  constructor(serverSecret: Buffer) {
-    this.root = HDKey.fromMasterSeed(deriveKey(serverSecret, 'wallet-seed'));
+  constructor(private readonly serverSecret: Buffer) {}
+
+  /** A synchronous deriver, for use inside a transaction once loaded. */
+  deriver(): Promise<DeriveAddress> {
+    this.loading ??= import('viem/accounts').then(({ HDKey, hdKeyToAccount }) => {
+      const root = HDKey.fromMasterSeed(deriveKey(this.serverSecret, 'wallet-seed'));
+      return (accountIndex, addressIndex) => hdKeyToAccount(root, { accountIndex, addressIndex }).address;
+    });
+    return this.loading;
   }
 
   /** accountIndex separates kinds of wallets (0 organizations, 1 viewers) so their indexes never meet. */
-  address(accountIndex: number, addressIndex: number): `0x${string}` {
-    return hdKeyToAccount(this.root, { accountIndex, addressIndex }).address;
+  async address(accountIndex: number, addressIndex: number): Promise<Address> {
+    return (await this.deriver())(accountIndex, addressIndex);
   }
 }
 
 export const ORGANIZATION_WALLETS = 0;
 export const VIEWER_WALLETS = 1;
 
+/** 0x and 40 hex digits; mixed case is accepted as given (an EIP-55 checksum is not required). */
 export function isEvmAddress(value: string): boolean {
-  return isAddress(value, { strict: false });
+  return /^0x[0-9a-fA-F]{40}$/.test(value);
 }

@@ -42,11 +42,12 @@ async function openSqlite(file: string): Promise<Database> {
   ]);
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const sqlite = new BetterSqlite(file);
-  // Every pragma in one place: WAL lets readers run beside the writer (and beside `drm admin`
-  // in another process); busy_timeout makes a second process wait instead of failing.
+  // Every pragma in one place. busy_timeout comes first so that a second process opening the
+  // same new file waits instead of failing; WAL lets readers run beside the writer (and beside
+  // `drm admin` in another process).
+  sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
-  sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const q = drizzle(sqlite) as unknown as Q;
   const s = sqliteTables as unknown as Schema;

@@ -65,13 +65,14 @@ export async function registerOrganization(ctx: Context, body: unknown, defaultP
   const apiKey = generateApiKey();
   const webhookSecret = generateWebhookSecret();
   const now = ctx.clock.now();
+  const deriveAddress = await ctx.wallets.deriver();
   return ctx.db.transaction(async (repos) => {
     const walletIndex = walletAddress ? null : await repos.organizations.nextWalletIndex();
     const organization: OrganizationRow = {
       id: newId(),
       name: name.trim(),
       email: email ?? null,
-      walletAddress: walletAddress ?? ctx.wallets.address(ORGANIZATION_WALLETS, walletIndex as number),
+      walletAddress: walletAddress ?? deriveAddress(ORGANIZATION_WALLETS, walletIndex as number),
       walletIndex,
       signingPublicKey: signingPublicKey ?? null,
       signingAlgorithm,

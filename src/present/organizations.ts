@@ -5,7 +5,7 @@ import type { KeyAuth } from '../domain/auth.js';
 import { fromMicro } from '../domain/money.js';
 import type { Registration } from '../domain/organizations.js';
 import { planFor } from '../domain/plans.js';
-import { hourlyLimitOf, monthlyStreamLimitOf, type RateState } from '../domain/rate-limits.js';
+import { monthlyStreamLimitOf, type RateState } from '../domain/rate-limits.js';
 
 // Responses carry the union of Shapes A and B where their fields do not collide (DESIGN.md).
 
@@ -46,7 +46,8 @@ export function verifyBody(auth: KeyAuth, rate: RateState, shape: ApiShape) {
     scopes: auth.key.scopes,
     apiKey: { id: auth.key.id, prefix: auth.key.prefix, name: auth.key.name },
     rateLimits: {
-      perHour: hourlyLimitOf(auth),
+      // The limit that binds this key (its own when tighter), as in the X-RateLimit headers.
+      perHour: rate.limit,
       remaining: rate.remaining,
       monthlyStreamLimit: monthlyStreamLimitOf(auth),
     },

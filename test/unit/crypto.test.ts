@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { deriveKey } from '../../src/crypto/secret.js';
 import { seal, unseal } from '../../src/crypto/sealed.js';
 import { generateApiKey, hashApiKey, looksLikeApiKey, randomBase62, safeEqual } from '../../src/crypto/tokens.js';
-import { WalletFactory } from '../../src/crypto/wallets.js';
+import { isEvmAddress, WalletFactory } from '../../src/crypto/wallets.js';
 import { isPrivateAddress } from '../../src/domain/webhooks/url-policy.js';
 
 describe('secrets and identifiers', () => {
@@ -42,13 +42,25 @@ describe('secrets and identifiers', () => {
     expect(() => unseal(key, raw.toString('base64'))).toThrow();
   });
 
-  it('generated wallets are derived by index: stable, distinct, and separate per kind', () => {
+  it('generated wallets are derived by index: stable, distinct, and separate per kind', async () => {
     const a = new WalletFactory(Buffer.from('x'.repeat(32)));
     const b = new WalletFactory(Buffer.from('x'.repeat(32)));
-    expect(a.address(0, 5)).toBe(b.address(0, 5));
-    expect(a.address(0, 5)).not.toBe(a.address(0, 6));
-    expect(a.address(0, 5)).not.toBe(a.address(1, 5));
-    expect(new WalletFactory(Buffer.from('y'.repeat(32))).address(0, 5)).not.toBe(a.address(0, 5));
+    const a05 = await a.address(0, 5);
+    expect(a05).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    expect(await b.address(0, 5)).toBe(a05);
+    expect(await a.address(0, 6)).not.toBe(a05);
+    expect(await a.address(1, 5)).not.toBe(a05);
+    expect(await new WalletFactory(Buffer.from('y'.repeat(32))).address(0, 5)).not.toBe(a05);
+  });
+
+  it.each([
+    ['0x52908400098527886E0F7030069857D2E4169EE7', true],
+    ['0xde709f2102306220921060314715629080e2fb77', true],
+    ['0x52908400098527886E0F7030069857D2E4169EE', false],
+    ['52908400098527886E0F7030069857D2E4169EE7', false],
+    ['0xZZ908400098527886E0F7030069857D2E4169EE7', false],
+  ])('%s is an EVM address: %s', (value, expected) => {
+    expect(isEvmAddress(value)).toBe(expected);
   });
 
   it.each([

@@ -94,3 +94,21 @@ export async function grantAdmin(ctx: Context, address: string): Promise<string>
   await ctx.repos.admins.grant(a, ctx.clock.now());
   return a;
 }
+
+/**
+ * Takes platform admin away from a granted wallet; its tokens stop working at once. A wallet that
+ * was never granted is NOT_FOUND (one named in DRM_ADMIN_WALLETS is removed there, not here).
+ */
+export async function revokeAdmin(ctx: Context, address: string): Promise<string> {
+  if (!isEvmAddress(address)) throw badRequest(`${address} is not an EVM address`);
+  const a = address.toLowerCase();
+  if (!(await ctx.repos.admins.revoke(a))) {
+    throw new DrmError(
+      'NOT_FOUND',
+      ctx.config.adminWallets.includes(a)
+        ? `${a} is an admin through DRM_ADMIN_WALLETS; remove it there`
+        : `${a} is not a platform admin`,
+    );
+  }
+  return a;
+}

@@ -47,6 +47,10 @@ export async function verifySignIn(
   }
   if (fields.domain !== expectedHost) throw signInFailed(`message is for ${fields.domain}, not ${expectedHost}`);
   const now = ctx.clock.now();
+  // viem turns an unparseable time into an Invalid Date, which no comparison would catch.
+  for (const [name, date] of [['Expiration Time', fields.expirationTime], ['Not Before', fields.notBefore], ['Issued At', fields.issuedAt]] as const) {
+    if (date !== undefined && !Number.isFinite(date.getTime())) throw badRequest(`message has an invalid ${name}`);
+  }
   if (fields.expirationTime && fields.expirationTime.getTime() <= now) throw signInFailed('message has expired');
   if (fields.notBefore && fields.notBefore.getTime() > now) throw signInFailed('message is not valid yet');
 
