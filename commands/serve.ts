@@ -1,33 +1,40 @@
 import { type ConfigInput, resolveConfig } from '../src/config.js';
-import { createContext } from '../src/context.js';
+import { type Context, createContext } from '../src/context.js';
 import { errorFields } from '../src/log.js';
 import { startServer } from '../server/listen.js';
 import type { DbOptions } from './main.js';
-import { createOutput, printJson, reportError } from './output.js';
+import { createOutput, reportError } from './output.js';
 
 /** drm serve: runs until SIGTERM or SIGINT, then drains requests in flight and closes the database. */
 export async function serve(opts: DbOptions & ConfigInput): Promise<number> {
   const out = createOutput(Boolean(opts.json));
+  let ctx: Context | undefined;
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
-    const ctx = await createContext(resolveConfig(opts));
+    ctx = await createContext(resolveConfig(opts));
     server = await startServer(ctx);
-    const dialect = ctx.db.dialect === 'sqlite' ? ctx.config.db : 'postgres';
-    if (out.json) printJson(out, { url: server.url, port: server.port, db: ctx.db.dialect, apiShape: ctx.config.apiShape });
-    else out.write(`drm serve listening on ${server.url} (database ${dialect}, api shape ${ctx.config.apiShape})`);
-    await new Promise<void>((resolve) => {
-      const stop = (signal: string) => {
-        ctx.log.info('shutting down', { signal });
-        server.close().then(resolve, (err) => {
-          ctx.log.error('shutdown failed', errorFields(err));
-          resolve();
-        });
-      };
-      process.once('SIGTERM', () => stop('SIGTERM'));
-      process.once('SIGINT', () => stop('SIGINT'));
-    });
-    return 0;
   } catch (err) {
+    // Nothing listens: close what was opened (a Postgres pool would keep the process alive).
+    await ctx?.db.close().catch(() => {});
     return reportError(out, err);
   }
+  const { log, config, db } = ctx;
+  const dialect = db.dialect === 'sqlite' ? config.db : 'postgres';
+  // One line, so that a supervisor or a test can read the address as soon as it is there.
+  if (out.json) out.write(JSON.stringify({ url: server.url, port: server.port, db: db.dialect, apiShape: config.apiShape }));
+  else out.write(`drm serve listening on ${server.url} (database ${dialect}, api shape ${config.apiShape})`);
+  return new Promise<number>((resolve) => {
+    const stop = (signal: string) => {
+      log.info('shutting down', { signal });
+      server.close().then(
+        () => resolve(0),
+        (err) => {
+          log.error('shutdown failed', errorFields(err));
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
 }

@@ -1,8 +1,10 @@
 import { type ServerType, serve } from '@hono/node-server';
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Context } from '../src/context.js';
 import { HOUR_MS } from '../src/clock.js';
 import { WebhookWorker } from '../src/domain/webhooks/worker.js';
+import { DrmError } from '../src/errors.js';
 import { errorFields } from '../src/log.js';
 import { createApp } from './app.js';
 
@@ -13,13 +15,19 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+export interface StartOptions {
+  /** How long requests in flight may take to finish after close() before their connections are cut. */
+  drainMs?: number;
+}
+
 /** Starts the HTTP server, the webhook worker and the hourly housekeeping for one context. */
-export async function startServer(ctx: Context): Promise<RunningServer> {
+export async function startServer(ctx: Context, options: StartOptions = {}): Promise<RunningServer> {
   const app = createApp(ctx);
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: ctx.config.port, hostname: ctx.config.host }, () => resolve(s));
-    s.once('error', reject);
+    s.once('error', (err) => reject(listenError(err, ctx.config.host, ctx.config.port)));
   });
+  const drain = trackResponses(server);
   const worker = new WebhookWorker(ctx);
   if (ctx.config.webhookWorker) worker.start();
   const housekeeping = setInterval(() => {
@@ -38,11 +46,62 @@ export async function startServer(ctx: Context): Promise<RunningServer> {
     close() {
       closing ??= (async () => {
         clearInterval(housekeeping);
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await drain(options.drainMs ?? 30_000, () => ctx.log.warn('requests still in flight after the drain time; closing their connections'));
         await worker.stop();
         await ctx.db.close();
       })();
       return closing;
     },
   };
+}
+
+/**
+ * Graceful close for a node http server. server.close() alone stops listening and drops idle
+ * keep-alive connections once, but a connection whose request is in flight stays open after its
+ * response until the keep-alive timeout, and may even carry further requests. So responses
+ * written while draining say `Connection: close`, connections that fall idle are dropped as they
+ * do, and whatever is still open after drainMs is cut.
+ */
+function trackResponses(server: ServerType): (drainMs: number, onTimeout: () => void) => Promise<void> {
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
+  server.prependListener('request', (_req: unknown, res: ServerResponse) => {
+    if (draining) res.shouldKeepAlive = false;
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
+  });
+  return (drainMs, onTimeout) => {
+    draining = true;
+    for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+    const http = server as ServerType & { closeIdleConnections?: () => void; closeAllConnections?: () => void };
+    return new Promise<void>((resolve) => {
+      const idle = setInterval(() => http.closeIdleConnections?.(), 100);
+      const cut = setTimeout(() => {
+        onTimeout();
+        http.closeAllConnections?.();
+      }, drainMs);
+      server.close(() => {
+        clearInterval(idle);
+        clearTimeout(cut);
+        resolve();
+      });
+    });
+  };
+}
+
+/** A failed listen as one sentence an operator can act on (the port taken, the address not ours). */
+function listenError(err: Error & { code?: string }, host: string, port: number): Error {
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (err.code === 'EADDRINUSE') {
+    return new DrmError('CONFLICT', `cannot listen on ${where}: the address is already in use (another drm serve?); pick another --port`, {
+      cause: err,
+    });
+  }
+  if (err.code === 'EADDRNOTAVAIL') {
+    return new DrmError('BAD_REQUEST', `cannot listen on ${where}: --host is not an address of this machine`, { cause: err });
+  }
+  if (err.code === 'EACCES') {
+    return new DrmError('CONFLICT', `cannot listen on ${where}: permission denied (ports below 1024 need privileges)`, { cause: err });
+  }
+  return err;
 }

@@ -10,13 +10,15 @@ export interface MigrationTarget {
 /** Applies the migrations not yet recorded in drm_migrations; returns how many it applied. */
 export async function migrate(dialect: 'sqlite' | 'postgres', target: MigrationTarget): Promise<number> {
   const big = dialect === 'sqlite' ? 'integer' : 'bigint';
-  await target.exec(
-    `create table if not exists drm_migrations (version integer primary key, name text not null, applied_at ${big} not null)`,
-  );
+  // The lock comes first: two processes creating drm_migrations at once on an empty Postgres
+  // database collide in the catalog (pg_type's unique index) even with `if not exists`.
   await target.lock();
   let ok = false;
   let applied = 0;
   try {
+    await target.exec(
+      `create table if not exists drm_migrations (version integer primary key, name text not null, applied_at ${big} not null)`,
+    );
     const done = new Set((await target.query('select version from drm_migrations')).map((r) => Number(r.version)));
     const pending: Migration[] = migrationsFor(dialect).filter((m) => !done.has(m.version));
     for (const m of pending) {

@@ -1,7 +1,12 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { latestMigration } from '../../src/db/migrate.js';
+import { runDrm } from '../helpers/serve-process.js';
 import { newId } from '../../src/crypto/tokens.js';
 import type { OrganizationRow } from '../../src/db/repos/index.js';
-import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
+import { DIALECTS, freshDatabaseUrl, makeTestApp, type TestApp } from '../helpers/context.js';
 
 // One repository contract, run against both dialects: what the services rely on.
 
@@ -36,6 +41,23 @@ const deferred = () => {
   });
   return { promise, resolve };
 };
+
+describe.each(DIALECTS)('migrations on %s', (dialect) => {
+  it('several processes migrating one empty database at once all succeed, and it is migrated once', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-migrate-'));
+    const url = await freshDatabaseUrl(dialect, dir);
+    try {
+      const runs = await Promise.all(
+        Array.from({ length: 4 }, () => runDrm(['migrate', '--db', url, '--data-dir', dir, '--json'])),
+      );
+      for (const r of runs) expect(r.code, r.stderr).toBe(0);
+      const applied = runs.map((r) => JSON.parse(r.stdout).applied as number).sort();
+      expect(applied).toEqual([0, 0, 0, latestMigration(dialect === 'sqlite' ? 'sqlite' : 'postgres')]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
 
 describe.each(DIALECTS)('repository contract on %s', (dialect) => {
   let t: TestApp;

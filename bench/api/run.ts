@@ -1,0 +1,319 @@
+// API throughput benchmark: `npm run bench:api -- [--runs 3] [--duration 5] [--connections 50] [--json]`.
+//
+// Loads GET /api/v1/auth/verify and GET /api/v1/catalog of a real `drm serve` (SQLite, then
+// Postgres on a private cluster) with autocannon and compares them with a ceiling: a bare hono
+// app on @hono/node-server answering a constant JSON, run right before each timed run so that a
+// ratio compares two runs under the same load from elsewhere. Every server is a child process, so
+// the load generator and the server never share an event loop. Prints numbers; it is not a test
+// and does not fail on a missed target. `--cpu-prof DIR` writes a CPU profile of each drm serve.
+import autocannon from 'autocannon';
+import Table from 'cli-table3';
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { resolveConfig } from '../../src/config.js';
+import { createContext } from '../../src/context.js';
+import { newId } from '../../src/crypto/tokens.js';
+import { type Cluster, startCluster } from '../../test/helpers/postgres-cluster.js';
+import { drm, killAll, ROOT, type ServeProcess, startServe } from '../../test/helpers/serve-process.js';
+
+interface Options {
+  runs: number;
+  duration: number;
+  warmup: number;
+  connections: number;
+  json: boolean;
+  targets: string[];
+  cpuProf?: string;
+}
+
+type Target = 'ceiling' | 'sqlite' | 'postgres';
+
+interface RunFigures {
+  rps: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+interface Row {
+  target: Target;
+  endpoint: string;
+  /** median over the runs */
+  rps: number;
+  /** median over the runs, milliseconds */
+  p99: number;
+  ratio: number;
+  goal?: number;
+  pass?: boolean;
+  non2xx: number;
+  errors: number;
+  runs: RunFigures[];
+}
+
+/** The issue's targets: keyed endpoints keep this share of the ceiling's requests per second. */
+const GOALS: Record<Exclude<Target, 'ceiling'>, number> = { sqlite: 0.4, postgres: 0.2 };
+const CONTENT_ROWS = 8;
+/** The highest hourly limit `drm admin rate-limit` accepts (src/domain/admin/organizations.ts): far above what a run sends. */
+const PER_HOUR = '10000000';
+
+function options(): Options {
+  const { values } = parseArgs({
+    options: {
+      runs: { type: 'string', default: '3' },
+      duration: { type: 'string', default: '5' },
+      warmup: { type: 'string', default: '2' },
+      connections: { type: 'string', default: '50' },
+      targets: { type: 'string', default: 'sqlite,postgres' },
+      'cpu-prof': { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(
+      'usage: npm run bench:api -- [--runs 3] [--duration 5 (s)] [--warmup 2 (s)] [--connections 50]\n' +
+        '                           [--targets sqlite,postgres] [--cpu-prof DIR] [--json]\n',
+    );
+    process.exit(0);
+  }
+  const positive = (name: string, v: string) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got "${v}"`);
+    return n;
+  };
+  const targets = values.targets.split(',').map((t) => t.trim());
+  for (const t of targets) if (t !== 'sqlite' && t !== 'postgres') throw new Error(`--targets takes sqlite and/or postgres, got "${t}"`);
+  return {
+    runs: Math.round(positive('runs', values.runs)),
+    duration: positive('duration', values.duration),
+    warmup: positive('warmup', values.warmup),
+    connections: Math.round(positive('connections', values.connections)),
+    json: values.json,
+    targets,
+    cpuProf: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : undefined,
+  };
+}
+
+const progress = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+};
+
+type Figures = Omit<Row, 'target' | 'endpoint' | 'ratio'>;
+
+async function once(opts: Options, url: string, headers: Record<string, string>, duration: number): Promise<RunFigures> {
+  const r = await autocannon({ url, headers, connections: opts.connections, pipelining: 1, timeout: 30, duration });
+  return { rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
+}
+
+function summary(runs: RunFigures[]): Figures {
+  return {
+    rps: median(runs.map((r) => r.rps)),
+    p99: median(runs.map((r) => r.p99)),
+    non2xx: runs.reduce((n, r) => n + r.non2xx, 0),
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    runs,
+  };
+}
+
+/**
+ * Warm-up, then `runs` timed runs of the endpoint, each right after a run of the ceiling: the
+ * ratio is the median of the pairs' ratios, so that load from elsewhere on the machine, which
+ * drifts over a benchmark, weighs on both sides of each ratio alike.
+ */
+async function measure(
+  opts: Options,
+  ceiling: { url: string; runs: RunFigures[] },
+  url: string,
+  headers: Record<string, string>,
+): Promise<Figures & { ratio: number }> {
+  await once(opts, url, headers, opts.warmup);
+  const runs: RunFigures[] = [];
+  const ratios: number[] = [];
+  for (let i = 0; i < opts.runs; i++) {
+    const top = await once(opts, ceiling.url, {}, opts.duration);
+    ceiling.runs.push(top);
+    const run = await once(opts, url, headers, opts.duration);
+    runs.push(run);
+    ratios.push(run.rps / top.rps);
+  }
+  return { ...summary(runs), ratio: median(ratios) };
+}
+
+/** The ceiling server in its own process; resolves once it printed its address. */
+function startCeiling(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/api/ceiling.ts')], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      const line = out.split('\n').find((l) => l.startsWith('{') && l.endsWith('}'));
+      if (line) resolve({ url: (JSON.parse(line) as { url: string }).url, child });
+    });
+    child.once('exit', (code) => reject(new Error(`the ceiling server exited (${code}) before listening`)));
+    child.once('error', reject);
+  });
+}
+
+/** An organization with a key, a limit that load cannot reach, a wildcard license and some content. */
+async function prepareDrm(server: ServeProcess, dataDir: string, db: string | undefined): Promise<string> {
+  const res = await fetch(`${server.url}/api/v1/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Bench Films', email: 'bench@example.test' }),
+  });
+  if (res.status !== 201) throw new Error(`register failed: ${res.status} ${await res.text()}`);
+  const { organizationId, apiKey } = (await res.json()) as { organizationId: string; apiKey: string };
+  const where = ['--data-dir', dataDir, ...(db ? ['--db', db] : [])];
+  await drm(['admin', 'rate-limit', '--org', organizationId, '--per-hour', PER_HOUR, ...where]);
+  await drm(['admin', 'license', '--org', organizationId, '--content', '*', '--type', 'video', ...where]);
+
+  // Content rows stand in for ingest: written through the core on the same database.
+  const ctx = await createContext(resolveConfig({ dataDir, db, logLevel: 'warn' }, {}));
+  try {
+    for (let i = 0; i < CONTENT_ROWS; i++) {
+      await ctx.repos.content.insert({
+        id: newId(),
+        title: `Bench title ${i + 1}`,
+        description: 'A film for the benchmark',
+        type: 'video',
+        duration: 60_000 + i * 1000,
+        resolution: '1080p',
+        isWatermarked: i % 2 === 0,
+        segmentCount: 6,
+        storagePath: null,
+        status: 'ready',
+        createdAt: Date.now(),
+      });
+    }
+  } finally {
+    await ctx.db.close();
+  }
+
+  const auth = { authorization: `Bearer ${apiKey}` };
+  const verify = await fetch(`${server.url}/api/v1/auth/verify`, { headers: auth });
+  if (verify.status !== 200 || verify.headers.get('x-ratelimit-limit') !== PER_HOUR) {
+    throw new Error(`verify is not ready for load: ${verify.status} limit ${verify.headers.get('x-ratelimit-limit')}`);
+  }
+  const catalog = (await (await fetch(`${server.url}/api/v1/catalog`, { headers: auth })).json()) as { content?: unknown[] };
+  if (catalog.content?.length !== CONTENT_ROWS) throw new Error(`catalog lists ${catalog.content?.length} items, expected ${CONTENT_ROWS}`);
+  return apiKey;
+}
+
+function printTable(rows: Row[], opts: Options): void {
+  const table = new Table({
+    head: ['target', 'endpoint', 'req/s', 'p99 ms', 'of ceiling', 'goal', 'result', 'non-2xx/errors'],
+    style: { head: [], border: [] },
+    colAligns: ['left', 'left', 'right', 'right', 'right', 'right', 'left', 'right'],
+  });
+  for (const r of rows) {
+    table.push([
+      r.target,
+      r.endpoint,
+      Math.round(r.rps).toLocaleString('en-US'),
+      r.p99.toFixed(1),
+      `${(r.ratio * 100).toFixed(1)}%`,
+      r.goal === undefined ? '' : `≥ ${r.goal * 100}%`,
+      r.pass === undefined ? '' : r.pass ? 'PASS' : 'FAIL',
+      `${r.non2xx}/${r.errors}`,
+    ]);
+  }
+  process.stdout.write(
+    `API benchmark: ${opts.connections} connections, ${opts.runs} run(s) of ${opts.duration} s after ${opts.warmup} s warm-up; ` +
+      `medians; "of ceiling" is the median ratio to a ceiling run taken just before each run; ` +
+      `${os.cpus().length} CPUs, Node ${process.version}\n${table.toString()}\n`,
+  );
+}
+
+async function main(): Promise<void> {
+  const opts = options();
+  const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-bench-'));
+  const children: ChildProcess[] = [];
+  const servers: ServeProcess[] = [];
+  let cluster: Cluster | undefined;
+  // Whatever happens (an error, Ctrl-C), no server and no Postgres cluster outlives the benchmark.
+  const emergency = () => {
+    killAll();
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    cluster?.stop();
+    cluster = undefined;
+    fs.rmSync(temp, { recursive: true, force: true });
+  };
+  process.once('exit', emergency);
+  process.once('SIGINT', () => {
+    emergency();
+    process.exit(130);
+  });
+  if (opts.cpuProf) fs.mkdirSync(opts.cpuProf, { recursive: true });
+
+  const rows: Row[] = [];
+  try {
+    progress('ceiling: bare hono on @hono/node-server');
+    const started = await startCeiling();
+    children.push(started.child);
+    const ceiling = { url: `${started.url}/`, runs: [] as RunFigures[] };
+    await once(opts, ceiling.url, {}, opts.warmup);
+    for (let i = 0; i < opts.runs; i++) ceiling.runs.push(await once(opts, ceiling.url, {}, opts.duration));
+    progress(`ceiling: ${Math.round(median(ceiling.runs.map((r) => r.rps)))} req/s`);
+
+    for (const target of opts.targets as Array<'sqlite' | 'postgres'>) {
+      const dataDir = path.join(temp, target);
+      let db: string | undefined;
+      if (target === 'postgres') {
+        progress('postgres: starting a private cluster');
+        cluster = await startCluster();
+        const pg = (await import('pg')).default;
+        const client = new pg.Client({ connectionString: cluster.url });
+        await client.connect();
+        await client.query('create database drm_bench');
+        await client.end();
+        db = cluster.url.replace(/\/postgres$/, '/drm_bench');
+      }
+      progress(`${target}: starting drm serve`);
+      const server = await startServe({
+        dataDir,
+        db,
+        logLevel: 'warn',
+        nodeArgs: opts.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProf, '--cpu-prof-name', `drm-serve-${target}.cpuprofile`] : [],
+      });
+      servers.push(server);
+      const apiKey = await prepareDrm(server, dataDir, db);
+      for (const endpoint of ['/api/v1/auth/verify', '/api/v1/catalog']) {
+        progress(`${target}: GET ${endpoint}`);
+        const m = await measure(opts, ceiling, `${server.url}${endpoint}`, { authorization: `Bearer ${apiKey}` });
+        const goal = GOALS[target];
+        rows.push({ target, endpoint: `GET ${endpoint}`, goal, pass: m.ratio >= goal, ...m });
+        progress(`${target}: GET ${endpoint}: ${Math.round(m.rps)} req/s (${(m.ratio * 100).toFixed(1)}% of ceiling)`);
+      }
+      const exit = await server.stop();
+      if (exit.code !== 0) progress(`${target}: drm serve exited ${exit.code ?? exit.signal}:\n${server.stderr()}`);
+      if (cluster) {
+        cluster.stop();
+        cluster = undefined;
+      }
+    }
+    // The ceiling's row: every run of it, the first ones and those paired with the endpoints.
+    rows.unshift({ target: 'ceiling', endpoint: 'GET / (constant JSON)', ratio: 1, ...summary(ceiling.runs) });
+  } finally {
+    for (const c of children) c.kill('SIGTERM');
+    await Promise.all(servers.map((s) => s.stop('SIGTERM', 10_000)));
+    emergency();
+  }
+
+  if (opts.json) {
+    process.stdout.write(
+      `${JSON.stringify({ connections: opts.connections, runs: opts.runs, duration: opts.duration, warmup: opts.warmup, cpus: os.cpus().length, node: process.version, results: rows }, null, 2)}\n`,
+    );
+  } else printTable(rows, opts);
+  if (opts.cpuProf) progress(`CPU profiles of drm serve in ${opts.cpuProf}`);
+}
+
+await main();
