@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import { type Dialect, type Executor, executeNow, type Q, type Schema } from './executor.js';
+import { type Dialect, makeExecutor, type Q, type Schema } from './executor.js';
 import { migrate } from './migrate.js';
 import { Mutex } from './mutex.js';
 import { makeRepos, type Repos } from './repos/index.js';
@@ -53,18 +53,12 @@ async function openSqlite(file: string): Promise<Database> {
   const s = sqliteTables as unknown as Schema;
   const mutex = new Mutex();
 
-  const outside: Executor = {
-    dialect: 'sqlite',
-    s,
-    async run(build) {
-      while (mutex.busy) await mutex.idle();
-      return executeNow(build(q));
-    },
+  const waitForTransactions = async () => {
+    while (mutex.busy) await mutex.idle();
   };
-  const inside: Executor = { dialect: 'sqlite', s, run: (build) => executeNow(build(q)) };
-  const txRepos = makeRepos(inside);
+  const txRepos = makeRepos(makeExecutor('sqlite', s, q));
   txRepos.transaction = (fn) => fn(txRepos);
-  const repos = makeRepos(outside);
+  const repos = makeRepos(makeExecutor('sqlite', s, q, waitForTransactions));
 
   const db: Database = {
     dialect: 'sqlite',
@@ -110,14 +104,14 @@ async function openPostgres(url: string): Promise<Database> {
   await pool.query('select 1');
   const q = drizzle(pool) as unknown as Q;
   const s = pgTables;
-  const repos = makeRepos({ dialect: 'postgres', s, run: (build) => executeNow(build(q)) });
+  const repos = makeRepos(makeExecutor('postgres', s, q));
 
   const db: Database = {
     dialect: 'postgres',
     repos,
     transaction: (fn) =>
       q.transaction(async (tx) => {
-        const txRepos = makeRepos({ dialect: 'postgres', s, run: (build) => executeNow(build(tx as unknown as Q)) });
+        const txRepos = makeRepos(makeExecutor('postgres', s, tx as unknown as Q));
         txRepos.transaction = (inner) => inner(txRepos);
         return fn(txRepos);
       }),

@@ -38,7 +38,7 @@ export async function countRequest(ctx: Context, auth: KeyAuth): Promise<RateSta
   const windowStart = Math.floor(now / HOUR_MS) * HOUR_MS;
   const reset = (windowStart + HOUR_MS) / 1000;
   const count = async (bucket: string, limit: number): Promise<RateState> => {
-    const used = (await ctx.repos.rateCounters.hit([bucket], windowStart)).get(bucket) ?? 1;
+    const used = await ctx.repos.rateCounters.hit(bucket, windowStart);
     const state = { limit, remaining: Math.max(0, limit - used), reset };
     if (used > limit) {
       throw new DrmError('RATE_LIMIT_EXCEEDED', `rate limit of ${limit} requests per hour exceeded`, {

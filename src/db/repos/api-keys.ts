@@ -1,4 +1,4 @@
-import { and, count, eq, isNull } from 'drizzle-orm';
+import { and, count, eq, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
 import type { OrganizationRow } from './organizations.js';
 
@@ -17,15 +17,20 @@ export interface ApiKeyRow {
 export function apiKeysRepo(x: Executor) {
   const t = x.s.apiKeys;
   const o = x.s.organizations;
+  const byHash = x.prepared('drm_api_key_by_hash', (q) =>
+    q
+      .select({ key: t, org: o })
+      .from(t)
+      .innerJoin(o, eq(o.id, t.organizationId))
+      // key_hash is unique, so no LIMIT: a bound LIMIT ? makes SQLite run this lookup ~8x slower.
+      .where(eq(t.keyHash, sql.placeholder('keyHash'))),
+  );
   return {
     insert: (row: ApiKeyRow) => x.run((q) => q.insert(t).values(row)),
 
     /** The key behind a bearer token with its organization, in one query (the hot path of every request). */
     async findByHash(keyHash: string): Promise<{ key: ApiKeyRow; org: OrganizationRow } | undefined> {
-      const rows = await x.run((q) =>
-        q.select({ key: t, org: o }).from(t).innerJoin(o, eq(o.id, t.organizationId)).where(eq(t.keyHash, keyHash)).limit(1),
-      );
-      return rows[0];
+      return (await byHash({ keyHash }))[0];
     },
 
     async find(id: string): Promise<ApiKeyRow | undefined> {

@@ -1,4 +1,4 @@
-import { and, count, eq, or } from 'drizzle-orm';
+import { and, count, eq, or, sql } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
 
 export interface LicenseRow {
@@ -16,6 +16,19 @@ export interface LicenseRow {
 
 export function licensesRepo(x: Executor) {
   const t = x.s.licenses;
+  const covering = x.prepared('drm_licenses_covering', (q) =>
+    q
+      .select()
+      .from(t)
+      .where(
+        and(
+          eq(t.organizationId, sql.placeholder('organizationId')),
+          eq(t.contentType, sql.placeholder('contentType')),
+          eq(t.isActive, true),
+          or(eq(t.contentId, sql.placeholder('contentId')), eq(t.contentId, '*')),
+        ),
+      ),
+  );
   return {
     /** One license per (organization, content, type): granting again updates it and keeps its id. */
     async upsert(row: LicenseRow): Promise<LicenseRow> {
@@ -39,19 +52,7 @@ export function licensesRepo(x: Executor) {
 
     /** The license that lets an organization use one content item: the specific one wins over the wildcard. */
     async findFor(organizationId: string, contentId: string, contentType: string): Promise<LicenseRow | undefined> {
-      const rows = await x.run((q) =>
-        q
-          .select()
-          .from(t)
-          .where(
-            and(
-              eq(t.organizationId, organizationId),
-              eq(t.contentType, contentType),
-              eq(t.isActive, true),
-              or(eq(t.contentId, contentId), eq(t.contentId, '*')),
-            ),
-          ),
-      );
+      const rows = await covering({ organizationId, contentId, contentType });
       return rows.find((r) => r.contentId === contentId) ?? rows[0];
     },
 
