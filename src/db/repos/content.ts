@@ -1,5 +1,5 @@
-import { and, eq, or, sql } from 'drizzle-orm';
-import type { Executor } from '../executor.js';
+import { and, eq, inArray, ne, or, type SQL, sql } from 'drizzle-orm';
+import { type Executor, literalInt } from '../executor.js';
 
 export interface ContentRow {
   id: string;
@@ -19,26 +19,43 @@ export interface ContentRow {
 export function contentRepo(x: Executor) {
   const t = x.s.content;
   const l = x.s.licenses;
+  const ORG = sql.placeholder('organizationId');
   // By primary key, so no LIMIT (a bound LIMIT ? is slow on SQLite).
   const byId = x.prepared('drm_content_by_id', (q) => q.select().from(t).where(eq(t.id, sql.placeholder('id'))));
-  const licensedPage = x.prepared('drm_content_licensed', (q) =>
-    q
-      .selectDistinct({ c: t })
-      .from(t)
-      .innerJoin(
-        l,
-        and(
-          eq(l.organizationId, sql.placeholder('organizationId')),
-          eq(l.isActive, true),
-          eq(l.contentType, t.type),
-          or(eq(l.contentId, t.id), eq(l.contentId, '*')),
-        ),
-      )
-      .where(eq(t.status, 'ready'))
-      .orderBy(t.createdAt, t.id)
-      .limit(sql.placeholder('limit'))
-      .offset(sql.placeholder('offset')),
-  );
+  // The organization's licenses are read once per query (non-correlated IN), and the content index
+  // on (status, created_at, id) lets a page stop at its last row however large the catalog is.
+  const licensed = (limit: number, offset: number) =>
+    x.prepared(`drm_content_licensed_${limit}_${offset}`, (q) => {
+      const active = (...more: SQL[]) => and(eq(l.organizationId, ORG), eq(l.isActive, true), ...more);
+      return q
+        .select()
+        .from(t)
+        .where(
+          and(
+            eq(t.status, 'ready'),
+            or(
+              inArray(t.type, q.select({ type: l.contentType }).from(l).where(active(eq(l.contentId, '*')))),
+              inArray(t.id, q.select({ id: l.contentId }).from(l).where(active(ne(l.contentId, '*')))),
+            ),
+          ),
+        )
+        .orderBy(t.createdAt, t.id)
+        .limit(literalInt(limit))
+        .offset(literalInt(offset));
+    });
+  // One prepared statement per page shape (limit, offset), the most recent 64 kept.
+  const pages = new Map<string, ReturnType<typeof licensed>>();
+  const page = (limit: number, offset: number) => {
+    const id = `${limit}_${offset}`;
+    let run = pages.get(id);
+    if (!run) {
+      if (pages.size >= 64) pages.delete(pages.keys().next().value as string);
+      run = licensed(limit, offset);
+      pages.set(id, run);
+    }
+    return run;
+  };
+
   return {
     insert: (row: ContentRow) => x.run((q) => q.insert(t).values(row)),
 
@@ -48,8 +65,7 @@ export function contentRepo(x: Executor) {
 
     /** Ready content covered by an active license of the organization: its own id or the type's wildcard. */
     async listLicensed(organizationId: string, opts: { limit: number; offset: number }): Promise<ContentRow[]> {
-      const rows = await licensedPage({ organizationId, ...opts });
-      return rows.map((r) => r.c);
+      return page(opts.limit, opts.offset)({ organizationId });
     },
   };
 }

@@ -40,19 +40,23 @@ export const apiKeys = pgTable(
   (t) => [uniqueIndex('api_keys_hash').on(t.keyHash), index('api_keys_org').on(t.organizationId)],
 );
 
-export const content = pgTable('content', {
-  id: text('id').primaryKey(),
-  title: text('title').notNull(),
-  description: text('description'),
-  type: text('type').notNull(),
-  duration: bigint('duration_ms', { mode: 'number' }).notNull(),
-  resolution: text('resolution'),
-  isWatermarked: boolean('is_watermarked').notNull(),
-  segmentCount: integer('segment_count').notNull(),
-  storagePath: text('storage_path'),
-  status: text('status').notNull(),
-  createdAt: bigint('created_at', { mode: 'number' }).notNull(),
-});
+export const content = pgTable(
+  'content',
+  {
+    id: text('id').primaryKey(),
+    title: text('title').notNull(),
+    description: text('description'),
+    type: text('type').notNull(),
+    duration: bigint('duration_ms', { mode: 'number' }).notNull(),
+    resolution: text('resolution'),
+    isWatermarked: boolean('is_watermarked').notNull(),
+    segmentCount: integer('segment_count').notNull(),
+    storagePath: text('storage_path'),
+    status: text('status').notNull(),
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [index('content_ready').on(t.status, t.createdAt, t.id)],
+);
 
 export const licenses = pgTable(
   'licenses',

@@ -40,19 +40,23 @@ export const apiKeys = sqliteTable(
   (t) => [uniqueIndex('api_keys_hash').on(t.keyHash), index('api_keys_org').on(t.organizationId)],
 );
 
-export const content = sqliteTable('content', {
-  id: text('id').primaryKey(),
-  title: text('title').notNull(),
-  description: text('description'),
-  type: text('type').notNull(),
-  duration: integer('duration_ms').notNull(),
-  resolution: text('resolution'),
-  isWatermarked: integer('is_watermarked', { mode: 'boolean' }).notNull(),
-  segmentCount: integer('segment_count').notNull(),
-  storagePath: text('storage_path'),
-  status: text('status').notNull(),
-  createdAt: integer('created_at').notNull(),
-});
+export const content = sqliteTable(
+  'content',
+  {
+    id: text('id').primaryKey(),
+    title: text('title').notNull(),
+    description: text('description'),
+    type: text('type').notNull(),
+    duration: integer('duration_ms').notNull(),
+    resolution: text('resolution'),
+    isWatermarked: integer('is_watermarked', { mode: 'boolean' }).notNull(),
+    segmentCount: integer('segment_count').notNull(),
+    storagePath: text('storage_path'),
+    status: text('status').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('content_ready').on(t.status, t.createdAt, t.id)],
+);
 
 export const licenses = sqliteTable(
   'licenses',
