@@ -9,6 +9,7 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string;
     timeout?: number;
+    requests?: Array<{ setupRequest?(req: { headers?: Record<string, string> }): unknown }>;
   }
   interface Histogram {
     average: number;

@@ -6,6 +6,9 @@
 // ratio compares two runs under the same load from elsewhere. Every server is a child process, so
 // the load generator and the server never share an event loop. Prints numbers; it is not a test
 // and does not fail on a missed target. `--cpu-prof DIR` writes a CPU profile of each drm serve.
+// `--keys N` spreads the load over N organizations' keys, request by request (default 1: one
+// valid key, as the issue states), which shows the server without concurrent requests of one
+// key sharing their lookups (src/db/per-turn.ts).
 import autocannon from 'autocannon';
 import Table from 'cli-table3';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -16,6 +19,8 @@ import { parseArgs } from 'node:util';
 import { resolveConfig } from '../../src/config.js';
 import { createContext } from '../../src/context.js';
 import { newId } from '../../src/crypto/tokens.js';
+import { setRateLimit } from '../../src/domain/admin/organizations.js';
+import { grantLicense } from '../../src/domain/licenses.js';
 import { type Cluster, startCluster } from '../../test/helpers/postgres-cluster.js';
 import { drm, killAll, ROOT, type ServeProcess, startServe } from '../../test/helpers/serve-process.js';
 
@@ -26,6 +31,7 @@ interface Options {
   connections: number;
   json: boolean;
   targets: string[];
+  keys: number;
   cpuProf?: string;
 }
 
@@ -67,6 +73,7 @@ function options(): Options {
       warmup: { type: 'string', default: '2' },
       connections: { type: 'string', default: '50' },
       targets: { type: 'string', default: 'sqlite,postgres' },
+      keys: { type: 'string', default: '1' },
       'cpu-prof': { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -75,7 +82,7 @@ function options(): Options {
   if (values.help) {
     process.stdout.write(
       'usage: npm run bench:api -- [--runs 3] [--duration 5 (s)] [--warmup 2 (s)] [--connections 50]\n' +
-        '                           [--targets sqlite,postgres] [--cpu-prof DIR] [--json]\n',
+        '                           [--targets sqlite,postgres] [--keys 1] [--cpu-prof DIR] [--json]\n',
     );
     process.exit(0);
   }
@@ -93,6 +100,7 @@ function options(): Options {
     connections: Math.round(positive('connections', values.connections)),
     json: values.json,
     targets,
+    keys: Math.round(positive('keys', values.keys)),
     cpuProf: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : undefined,
   };
 }
@@ -106,8 +114,20 @@ const median = (xs: number[]) => {
 
 type Figures = Omit<Row, 'target' | 'endpoint' | 'ratio'>;
 
-async function once(opts: Options, url: string, headers: Record<string, string>, duration: number): Promise<RunFigures> {
-  const r = await autocannon({ url, headers, connections: opts.connections, pipelining: 1, timeout: 30, duration });
+/** One autocannon run; with keys, each request carries the next key in turn. */
+async function once(opts: Options, url: string, keys: string[], duration: number): Promise<RunFigures> {
+  let next = 0;
+  const requests = keys.length
+    ? [
+        {
+          setupRequest(req: { headers?: Record<string, string> }) {
+            req.headers = { ...req.headers, authorization: `Bearer ${keys[next++ % keys.length]}` };
+            return req;
+          },
+        },
+      ]
+    : undefined;
+  const r = await autocannon({ url, requests, connections: opts.connections, pipelining: 1, timeout: 30, duration });
   return { rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
 }
 
@@ -130,15 +150,15 @@ async function measure(
   opts: Options,
   ceiling: { url: string; runs: RunFigures[] },
   url: string,
-  headers: Record<string, string>,
+  keys: string[],
 ): Promise<Figures & { ratio: number }> {
-  await once(opts, url, headers, opts.warmup);
+  await once(opts, url, keys, opts.warmup);
   const runs: RunFigures[] = [];
   const ratios: number[] = [];
   for (let i = 0; i < opts.runs; i++) {
-    const top = await once(opts, ceiling.url, {}, opts.duration);
+    const top = await once(opts, ceiling.url, [], opts.duration);
     ceiling.runs.push(top);
-    const run = await once(opts, url, headers, opts.duration);
+    const run = await once(opts, url, keys, opts.duration);
     runs.push(run);
     ratios.push(run.rps / top.rps);
   }
@@ -163,22 +183,31 @@ function startCeiling(): Promise<{ url: string; child: ChildProcess }> {
   });
 }
 
-/** An organization with a key, a limit that load cannot reach, a wildcard license and some content. */
-async function prepareDrm(server: ServeProcess, dataDir: string, db: string | undefined): Promise<string> {
-  const res = await fetch(`${server.url}/api/v1/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Bench Films', email: 'bench@example.test' }),
-  });
-  if (res.status !== 201) throw new Error(`register failed: ${res.status} ${await res.text()}`);
-  const { organizationId, apiKey } = (await res.json()) as { organizationId: string; apiKey: string };
+/** `keys` organizations, each with a key, a limit that load cannot reach and a wildcard license; some content. */
+async function prepareDrm(server: ServeProcess, dataDir: string, db: string | undefined, keys: number): Promise<string[]> {
+  const orgs: Array<{ organizationId: string; apiKey: string }> = [];
+  for (let i = 0; i < keys; i++) {
+    const res = await fetch(`${server.url}/api/v1/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `Bench Films ${i + 1}`, email: 'bench@example.test' }),
+    });
+    if (res.status !== 201) throw new Error(`register failed: ${res.status} ${await res.text()}`);
+    orgs.push((await res.json()) as { organizationId: string; apiKey: string });
+  }
   const where = ['--data-dir', dataDir, ...(db ? ['--db', db] : [])];
-  await drm(['admin', 'rate-limit', '--org', organizationId, '--per-hour', PER_HOUR, ...where]);
-  await drm(['admin', 'license', '--org', organizationId, '--content', '*', '--type', 'video', ...where]);
+  // The first organization is set up with the CLI, the rest through the same core calls.
+  const first = orgs[0] as { organizationId: string; apiKey: string };
+  await drm(['admin', 'rate-limit', '--org', first.organizationId, '--per-hour', PER_HOUR, ...where]);
+  await drm(['admin', 'license', '--org', first.organizationId, '--content', '*', '--type', 'video', ...where]);
 
   // Content rows stand in for ingest: written through the core on the same database.
   const ctx = await createContext(resolveConfig({ dataDir, db, logLevel: 'warn' }, {}));
   try {
+    for (const { organizationId } of orgs.slice(1)) {
+      await setRateLimit(ctx, organizationId, { rateLimitPerHour: Number(PER_HOUR) });
+      await grantLicense(ctx, organizationId, { contentId: '*', contentType: 'video' });
+    }
     for (let i = 0; i < CONTENT_ROWS; i++) {
       await ctx.repos.content.insert({
         id: newId(),
@@ -198,14 +227,16 @@ async function prepareDrm(server: ServeProcess, dataDir: string, db: string | un
     await ctx.db.close();
   }
 
-  const auth = { authorization: `Bearer ${apiKey}` };
-  const verify = await fetch(`${server.url}/api/v1/auth/verify`, { headers: auth });
-  if (verify.status !== 200 || verify.headers.get('x-ratelimit-limit') !== PER_HOUR) {
-    throw new Error(`verify is not ready for load: ${verify.status} limit ${verify.headers.get('x-ratelimit-limit')}`);
+  for (const { apiKey } of orgs) {
+    const auth = { authorization: `Bearer ${apiKey}` };
+    const verify = await fetch(`${server.url}/api/v1/auth/verify`, { headers: auth });
+    if (verify.status !== 200 || verify.headers.get('x-ratelimit-limit') !== PER_HOUR) {
+      throw new Error(`verify is not ready for load: ${verify.status} limit ${verify.headers.get('x-ratelimit-limit')}`);
+    }
+    const catalog = (await (await fetch(`${server.url}/api/v1/catalog`, { headers: auth })).json()) as { content?: unknown[] };
+    if (catalog.content?.length !== CONTENT_ROWS) throw new Error(`catalog lists ${catalog.content?.length} items, expected ${CONTENT_ROWS}`);
   }
-  const catalog = (await (await fetch(`${server.url}/api/v1/catalog`, { headers: auth })).json()) as { content?: unknown[] };
-  if (catalog.content?.length !== CONTENT_ROWS) throw new Error(`catalog lists ${catalog.content?.length} items, expected ${CONTENT_ROWS}`);
-  return apiKey;
+  return orgs.map((o) => o.apiKey);
 }
 
 function printTable(rows: Row[], opts: Options): void {
@@ -227,7 +258,7 @@ function printTable(rows: Row[], opts: Options): void {
     ]);
   }
   process.stdout.write(
-    `API benchmark: ${opts.connections} connections, ${opts.runs} run(s) of ${opts.duration} s after ${opts.warmup} s warm-up; ` +
+    `API benchmark: ${opts.connections} connections, ${opts.keys} key(s), ${opts.runs} run(s) of ${opts.duration} s after ${opts.warmup} s warm-up; ` +
       `medians; "of ceiling" is the median ratio to a ceiling run taken just before each run; ` +
       `${os.cpus().length} CPUs, Node ${process.version}\n${table.toString()}\n`,
   );
@@ -260,8 +291,8 @@ async function main(): Promise<void> {
     const started = await startCeiling();
     children.push(started.child);
     const ceiling = { url: `${started.url}/`, runs: [] as RunFigures[] };
-    await once(opts, ceiling.url, {}, opts.warmup);
-    for (let i = 0; i < opts.runs; i++) ceiling.runs.push(await once(opts, ceiling.url, {}, opts.duration));
+    await once(opts, ceiling.url, [], opts.warmup);
+    for (let i = 0; i < opts.runs; i++) ceiling.runs.push(await once(opts, ceiling.url, [], opts.duration));
     progress(`ceiling: ${Math.round(median(ceiling.runs.map((r) => r.rps)))} req/s`);
 
     for (const target of opts.targets as Array<'sqlite' | 'postgres'>) {
@@ -285,10 +316,10 @@ async function main(): Promise<void> {
         nodeArgs: opts.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProf, '--cpu-prof-name', `drm-serve-${target}.cpuprofile`] : [],
       });
       servers.push(server);
-      const apiKey = await prepareDrm(server, dataDir, db);
+      const apiKeys = await prepareDrm(server, dataDir, db, opts.keys);
       for (const endpoint of ['/api/v1/auth/verify', '/api/v1/catalog']) {
         progress(`${target}: GET ${endpoint}`);
-        const m = await measure(opts, ceiling, `${server.url}${endpoint}`, { authorization: `Bearer ${apiKey}` });
+        const m = await measure(opts, ceiling, `${server.url}${endpoint}`, apiKeys);
         const goal = GOALS[target];
         rows.push({ target, endpoint: `GET ${endpoint}`, goal, pass: m.ratio >= goal, ...m });
         progress(`${target}: GET ${endpoint}: ${Math.round(m.rps)} req/s (${(m.ratio * 100).toFixed(1)}% of ceiling)`);
@@ -310,7 +341,7 @@ async function main(): Promise<void> {
 
   if (opts.json) {
     process.stdout.write(
-      `${JSON.stringify({ connections: opts.connections, runs: opts.runs, duration: opts.duration, warmup: opts.warmup, cpus: os.cpus().length, node: process.version, results: rows }, null, 2)}\n`,
+      `${JSON.stringify({ connections: opts.connections, keys: opts.keys, runs: opts.runs, duration: opts.duration, warmup: opts.warmup, cpus: os.cpus().length, node: process.version, results: rows }, null, 2)}\n`,
     );
   } else printTable(rows, opts);
   if (opts.cpuProf) progress(`CPU profiles of drm serve in ${opts.cpuProf}`);

@@ -1,5 +1,6 @@
 import { and, count, eq, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
+import { batchPerTurn } from '../per-turn.js';
 import type { OrganizationRow } from './organizations.js';
 
 export interface ApiKeyRow {
@@ -25,12 +26,20 @@ export function apiKeysRepo(x: Executor) {
       // key_hash is unique, so no LIMIT: a bound LIMIT ? makes SQLite run this lookup ~8x slower.
       .where(eq(t.keyHash, sql.placeholder('keyHash'))),
   );
+  // Concurrent requests with one key (the usual load of a busy organization) share one lookup.
+  const findShared = batchPerTurn(
+    (keyHash: string) => keyHash,
+    async (keyHash) => {
+      const found = (await byHash({ keyHash }))[0];
+      return () => found;
+    },
+  );
   return {
     insert: (row: ApiKeyRow) => x.run((q) => q.insert(t).values(row)),
 
     /** The key behind a bearer token with its organization, in one query (the hot path of every request). */
-    async findByHash(keyHash: string): Promise<{ key: ApiKeyRow; org: OrganizationRow } | undefined> {
-      return (await byHash({ keyHash }))[0];
+    findByHash(keyHash: string): Promise<{ key: ApiKeyRow; org: OrganizationRow } | undefined> {
+      return findShared(keyHash);
     },
 
     async find(id: string): Promise<ApiKeyRow | undefined> {

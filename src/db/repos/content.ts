@@ -1,5 +1,6 @@
 import { and, eq, inArray, ne, or, type SQL, sql } from 'drizzle-orm';
 import { type Executor, literalInt } from '../executor.js';
+import { batchPerTurn } from '../per-turn.js';
 
 export interface ContentRow {
   id: string;
@@ -56,6 +57,15 @@ export function contentRepo(x: Executor) {
     return run;
   };
 
+  // One organization's concurrent catalog requests for the same page share one query.
+  const listShared = batchPerTurn(
+    (p: { organizationId: string; limit: number; offset: number }) => `${p.organizationId}|${p.limit}|${p.offset}`,
+    async ({ organizationId, limit, offset }) => {
+      const rows: ContentRow[] = await page(limit, offset)({ organizationId });
+      return () => rows;
+    },
+  );
+
   return {
     insert: (row: ContentRow) => x.run((q) => q.insert(t).values(row)),
 
@@ -64,8 +74,8 @@ export function contentRepo(x: Executor) {
     },
 
     /** Ready content covered by an active license of the organization: its own id or the type's wildcard. */
-    async listLicensed(organizationId: string, opts: { limit: number; offset: number }): Promise<ContentRow[]> {
-      return page(opts.limit, opts.offset)({ organizationId });
+    listLicensed(organizationId: string, opts: { limit: number; offset: number }): Promise<ContentRow[]> {
+      return listShared({ organizationId, ...opts });
     },
   };
 }
