@@ -20,7 +20,11 @@ export function batchPerTurn<A, R>(
     waiting = new Map();
     for (const { arg, callers } of batch.values()) {
       run(arg, callers.length).then(
-        (resultFor) => callers.forEach((c, i) => c.resolve(resultFor(i))),
+        (resultFor) => {
+          callers.forEach((c, i) => {
+            c.resolve(resultFor(i));
+          });
+        },
         (err) => {
           for (const c of callers) c.reject(err);
         },
