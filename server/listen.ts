@@ -30,9 +30,11 @@ export async function startServer(ctx: Context, options: StartOptions = {}): Pro
   const drain = trackResponses(server);
   const worker = new WebhookWorker(ctx);
   if (ctx.config.webhookWorker) worker.start();
+  // Old rate windows and expired sign-in nonces are deleted hourly, off the request path.
   const housekeeping = setInterval(() => {
-    ctx.repos.rateCounters.prune(ctx.clock.now() - 2 * HOUR_MS).catch((err) => {
-      ctx.log.warn('pruning rate counters failed', errorFields(err));
+    const now = ctx.clock.now();
+    Promise.all([ctx.repos.rateCounters.prune(now - 2 * HOUR_MS), ctx.repos.admins.pruneNonces(now)]).catch((err) => {
+      ctx.log.warn('housekeeping failed', errorFields(err));
     });
   }, HOUR_MS);
   housekeeping.unref();
