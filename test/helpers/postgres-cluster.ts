@@ -25,11 +25,16 @@ export async function freePort(): Promise<number> {
   });
 }
 
+function findFile(name: string, dirs: Array<string | undefined>): string | undefined {
+  for (const dir of dirs) if (dir && fs.existsSync(path.join(dir, name))) return path.join(dir, name);
+  return undefined;
+}
+
+/** By absolute path, so that a CI environment with a short PATH still finds them. */
 function findBin(name: string): string {
-  for (const dir of [process.env.PG_BIN, '/usr/lib/postgresql/15/bin', '/usr/local/bin', '/usr/bin']) {
-    if (dir && fs.existsSync(path.join(dir, name))) return path.join(dir, name);
-  }
-  throw new Error(`${name} not found: install PostgreSQL 15 (apt-get install postgresql) or set PG_BIN`);
+  const found = findFile(name, [process.env.PG_BIN, '/usr/lib/postgresql/15/bin', '/usr/local/bin', '/usr/bin']);
+  if (!found) throw new Error(`${name} not found: install PostgreSQL 15 (apt-get install postgresql) or set PG_BIN`);
+  return found;
 }
 
 export async function startCluster(): Promise<Cluster> {
@@ -37,11 +42,14 @@ export async function startCluster(): Promise<Cluster> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-pg-'));
   fs.chmodSync(dir, 0o777);
   const data = path.join(dir, 'data');
+  const runuser = asRoot ? findFile('runuser', ['/usr/sbin', '/sbin', '/usr/bin', '/bin']) : undefined;
+  if (asRoot && !runuser) throw new Error('as root, the tests need runuser (util-linux) to run PostgreSQL as the postgres user');
   const run = (bin: string, args: string[]) => {
-    const cmd = asRoot ? 'runuser' : findBin(bin);
-    const argv = asRoot ? ['-u', 'postgres', '--', findBin(bin), ...args] : args;
+    const cmd = runuser ?? findBin(bin);
+    const argv = runuser ? ['-u', 'postgres', '--', findBin(bin), ...args] : args;
     const r = spawnSync(cmd, argv, { encoding: 'utf8', cwd: dir });
-    if (r.status !== 0) throw new Error(`${bin} failed: ${r.stderr || r.stdout}`);
+    if (r.error) throw new Error(`${bin} could not start: ${r.error.message}`);
+    if (r.status !== 0) throw new Error(`${bin} failed (${r.status ?? r.signal}): ${r.stderr || r.stdout}`);
   };
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
   const port = await freePort();
