@@ -7,6 +7,7 @@
  *
  * `run` gets the first caller's argument and the number of callers, and answers with a function
  * that gives caller i its result (the same for reads; a distinct count for the rate counter).
+ * The batch is sent from setImmediate: a test that fakes timers must leave setImmediate real.
  */
 export function batchPerTurn<A, R>(
   keyOf: (arg: A) => string,
