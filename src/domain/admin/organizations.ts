@@ -1,6 +1,6 @@
 import type { Context } from '../../context.js';
 import { isEvmAddress } from '../../crypto/wallets.js';
-import type { OrganizationRow } from '../../db/repos/index.js';
+import type { OrganizationRow, Repos } from '../../db/repos/index.js';
 import { badRequest, DrmError, notFound } from '../../errors.js';
 import { recordEvent } from '../events.js';
 import { asObject, isUuid, optionalNumber, optionalString, requiredString } from '../validate.js';
@@ -17,8 +17,9 @@ export function listOrganizations(ctx: Context, page: { limit: number; offset: n
   return ctx.repos.organizations.listWithStats({ monthStart: monthStart(ctx.clock.now()), ...page });
 }
 
-async function findOrganization(ctx: Context, id: string): Promise<OrganizationRow> {
-  const org = isUuid(id) ? await ctx.repos.organizations.find(id) : undefined;
+/** The organization, read through the repositories given (a transaction's, where it changes). */
+async function findOrganization(repos: Repos, id: string): Promise<OrganizationRow> {
+  const org = isUuid(id) ? await repos.organizations.find(id) : undefined;
   if (!org) throw notFound('organization');
   return org;
 }
@@ -51,8 +52,7 @@ export function readRateLimitChange(body: unknown): RateLimitChange {
 /** Sets the organization's hourly and monthly limits, or with keyId one key's own hourly limit. */
 export async function setRateLimit(ctx: Context, organizationId: string, change: RateLimitChange): Promise<void> {
   await ctx.db.transaction(async (repos) => {
-    const org = isUuid(organizationId) ? await repos.organizations.find(organizationId) : undefined;
-    if (!org) throw notFound('organization');
+    const org = await findOrganization(repos, organizationId);
     if (change.keyId !== undefined) {
       const key = isUuid(change.keyId) ? await repos.apiKeys.find(change.keyId) : undefined;
       if (!key || key.organizationId !== org.id) throw notFound('API key');
@@ -69,9 +69,8 @@ export async function setRateLimit(ctx: Context, organizationId: string, change:
 /** Suspends an organization: every call with its keys is refused, and it hears organization.suspended. */
 export async function suspendOrganization(ctx: Context, organizationId: string, body: unknown): Promise<void> {
   const reason = requiredString(asObject(body), 'reason', { max: 500 });
-  await findOrganization(ctx, organizationId);
   await ctx.db.transaction(async (repos) => {
-    const org = (await repos.organizations.find(organizationId)) as OrganizationRow;
+    const org = await findOrganization(repos, organizationId);
     if (!org.isActive) throw new DrmError('CONFLICT', 'organization is already suspended');
     await repos.organizations.update(org.id, { isActive: false, suspendedReason: reason, suspendedAt: ctx.clock.now() });
     await recordEvent(ctx, repos, org.id, 'organization.suspended', { organizationId: org.id, reason });
@@ -80,9 +79,8 @@ export async function suspendOrganization(ctx: Context, organizationId: string, 
 }
 
 export async function reactivateOrganization(ctx: Context, organizationId: string): Promise<void> {
-  await findOrganization(ctx, organizationId);
   await ctx.db.transaction(async (repos) => {
-    const org = (await repos.organizations.find(organizationId)) as OrganizationRow;
+    const org = await findOrganization(repos, organizationId);
     if (org.isActive) throw new DrmError('CONFLICT', 'organization is not suspended');
     await repos.organizations.update(org.id, { isActive: true, suspendedReason: null, suspendedAt: null });
   });
