@@ -1,0 +1,111 @@
+import { DrmError } from '../errors.js';
+import type { MediaBinaries } from './binaries.js';
+import { lastLine, startMedia } from './spawn.js';
+
+/** A time range of the input, in seconds; both optional. */
+export interface Range {
+  start?: number;
+  duration?: number;
+}
+
+const rangeArgs = (r: Range) => [
+  ...(r.start !== undefined ? ['-ss', String(r.start)] : []),
+  ...(r.duration !== undefined ? ['-t', String(r.duration)] : []),
+];
+
+/**
+ * Reads fixed-size records from a process's stdout and yields each as its own buffer. The
+ * consumer pulls, so ffmpeg is held back by the pipe (never more than a frame or two decoded
+ * ahead): a whole film never sits in memory.
+ */
+async function* records(
+  bin: string,
+  args: string[],
+  size: number,
+  what: string,
+  signal?: AbortSignal,
+): AsyncGenerator<Uint8Array> {
+  const p = startMedia(bin, args, signal);
+  let pending = new Uint8Array(size);
+  let filled = 0;
+  let finished = false;
+  try {
+    for await (const chunk of p.child.stdout as AsyncIterable<Buffer>) {
+      let offset = 0;
+      while (offset < chunk.length) {
+        const take = Math.min(size - filled, chunk.length - offset);
+        pending.set(chunk.subarray(offset, offset + take), filled);
+        filled += take;
+        offset += take;
+        if (filled === size) {
+          yield pending;
+          pending = new Uint8Array(size);
+          filled = 0;
+        }
+      }
+    }
+    const { code, signal: killed, stderr } = await p.done;
+    finished = true;
+    if (killed === null && code !== 0) throw new DrmError('BAD_REQUEST', `could not decode ${what}: ${lastLine(stderr)}`);
+    if (filled > 0) yield pending.subarray(0, filled);
+  } finally {
+    // The consumer stopped early (break, error): stop ffmpeg instead of leaving it blocked on the pipe.
+    if (!finished) {
+      p.child.kill('SIGKILL');
+      await p.done.catch(() => undefined);
+    }
+  }
+}
+
+export interface FrameOptions extends Range {
+  width: number;
+  height: number;
+  /** resample to this frame rate (frames dropped or repeated); the source rate when omitted */
+  fps?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * The luma (Y, 8-bit) of every video frame, scaled to width × height, one Uint8Array of
+ * width·height bytes per frame in display order. Luma is all the watermark reads and writes.
+ */
+export async function* lumaFrames(bins: MediaBinaries, file: string, o: FrameOptions): AsyncGenerator<Uint8Array> {
+  const filters = [`scale=${o.width}:${o.height}:flags=bicubic`, ...(o.fps ? [`fps=${o.fps}`] : []), 'format=gray'];
+  const args = ['-v', 'error', ...rangeArgs(o), '-i', file, '-map', '0:v:0', '-vf', filters.join(','), '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'];
+  for await (const frame of records(bins.ffmpeg, args, o.width * o.height, `the video of ${file}`, o.signal)) {
+    if (frame.length === o.width * o.height) yield frame;
+  }
+}
+
+export interface PcmOptions extends Range {
+  sampleRate: number;
+  /** samples per yielded block */
+  blockSize?: number;
+  signal?: AbortSignal;
+}
+
+/** The audio mixed down to mono float samples at sampleRate, in blocks. */
+export async function* monoPcm(bins: MediaBinaries, file: string, o: PcmOptions): AsyncGenerator<Float32Array> {
+  const block = o.blockSize ?? 65_536;
+  const args = ['-v', 'error', ...rangeArgs(o), '-i', file, '-map', '0:a:0', '-ac', '1', '-ar', String(o.sampleRate), '-f', 'f32le', 'pipe:1'];
+  for await (const bytes of records(bins.ffmpeg, args, block * 4, `the audio of ${file}`, o.signal)) {
+    yield new Float32Array(bytes.buffer, bytes.byteOffset, Math.floor(bytes.length / 4));
+  }
+}
+
+/** A whole (short) range of audio as one array: for a 10-s segment, not for a film. */
+export async function readMonoPcm(bins: MediaBinaries, file: string, o: PcmOptions): Promise<Float32Array> {
+  const blocks: Float32Array[] = [];
+  let length = 0;
+  for await (const b of monoPcm(bins, file, o)) {
+    blocks.push(b);
+    length += b.length;
+  }
+  const out = new Float32Array(length);
+  let at = 0;
+  for (const b of blocks) {
+    out.set(b, at);
+    at += b.length;
+  }
+  return out;
+}

@@ -1,0 +1,100 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DrmError } from '../../src/errors.js';
+import { mediaBinaries } from '../../src/media/binaries.js';
+import { lumaFrames, monoPcm, readMonoPcm } from '../../src/media/decode.js';
+import { probeMedia } from '../../src/media/probe.js';
+
+// Real ffmpeg on media made here from ffmpeg's own test sources (lavfi): no fixture files.
+const bins = mediaBinaries();
+let dir: string;
+const file = (name: string) => path.join(dir, name);
+
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-media-'));
+  const ff = (...args: string[]) => execFileSync(bins.ffmpeg, ['-v', 'error', '-y', ...args]);
+  ff('-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=3', '-f', 'lavfi', '-i', 'sine=frequency=1000:sample_rate=48000:duration=3',
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', file('clip.mp4'));
+  ff('-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100:duration=2', '-c:a', 'aac', '-b:a', '128k', file('tone.m4a'));
+  ff('-f', 'lavfi', '-i', 'color=c=white:size=64x48:rate=10:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', file('white.mp4'));
+  fs.writeFileSync(file('notes.txt'), 'not a film\n'.repeat(100));
+  fs.writeFileSync(file('noise.bin'), Buffer.from(Array.from({ length: 4000 }, (_, i) => (i * 7919) % 251)));
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+async function collect<T>(gen: AsyncGenerator<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of gen) out.push(x);
+  return out;
+}
+
+describe('probing media', () => {
+  it('reports a video file: duration, size, frame rate and its audio', async () => {
+    const info = await probeMedia(bins, file('clip.mp4'));
+    expect(info.duration).toBeCloseTo(3, 0);
+    expect(info.video).toMatchObject({ codec: 'h264', width: 320, height: 240, fps: 25 });
+    expect(info.audio).toMatchObject({ codec: 'aac', sampleRate: 48_000, channels: 1 });
+  });
+
+  it('reports a music file as audio only', async () => {
+    const info = await probeMedia(bins, file('tone.m4a'));
+    expect(info.video).toBeUndefined();
+    expect(info.audio).toMatchObject({ codec: 'aac', sampleRate: 44_100 });
+  });
+
+  it.each(['notes.txt', 'noise.bin', 'missing.mp4'])('refuses %s with a BAD_REQUEST naming it', async (name) => {
+    const err = await probeMedia(bins, file(name)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DrmError);
+    expect((err as DrmError).code).toBe('BAD_REQUEST');
+    expect((err as DrmError).message).toContain(`${name} is not a media file`);
+  });
+});
+
+describe('decoding through pipes', () => {
+  it('yields the luma of every frame at the size asked for', async () => {
+    const frames = await collect(lumaFrames(bins, file('clip.mp4'), { width: 160, height: 120 }));
+    expect(frames).toHaveLength(75);
+    for (const f of frames) expect(f.length).toBe(160 * 120);
+    // testsrc2 moves: consecutive frames differ.
+    expect(Buffer.compare(Buffer.from(frames[0] as Uint8Array), Buffer.from(frames[1] as Uint8Array))).not.toBe(0);
+  });
+
+  it('resamples the frame rate and reads a time range', async () => {
+    const frames = await collect(lumaFrames(bins, file('clip.mp4'), { width: 32, height: 24, fps: 10, start: 1, duration: 1 }));
+    expect(frames).toHaveLength(10);
+  });
+
+  it('gives white as the top of the video luma range', async () => {
+    const [frame] = await collect(lumaFrames(bins, file('white.mp4'), { width: 64, height: 48 }));
+    const mean = (frame as Uint8Array).reduce((s, v) => s + v, 0) / (frame as Uint8Array).length;
+    expect(mean).toBeGreaterThan(230);
+  });
+
+  it('stops ffmpeg when the reader stops early', async () => {
+    const started = Date.now();
+    for await (const _ of lumaFrames(bins, file('clip.mp4'), { width: 320, height: 240 })) break;
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('says clearly that a music file has no video to decode', async () => {
+    const err = await collect(lumaFrames(bins, file('tone.m4a'), { width: 32, height: 24 })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DrmError);
+    expect((err as DrmError).message).toMatch(/could not decode the video/);
+  });
+
+  it('yields mono float audio at the rate asked for, in blocks', async () => {
+    const blocks = await collect(monoPcm(bins, file('tone.m4a'), { sampleRate: 22_050, blockSize: 4096 }));
+    expect(blocks.slice(0, -1).every((b) => b.length === 4096)).toBe(true);
+    const samples = await readMonoPcm(bins, file('tone.m4a'), { sampleRate: 22_050 });
+    expect(samples.length).toBeGreaterThan(22_050 * 1.9);
+    expect(samples.length).toBeLessThan(22_050 * 2.1);
+    // A 440 Hz tone crosses zero about 880 times a second.
+    let crossings = 0;
+    for (let i = 1; i < samples.length; i++) if ((samples[i - 1] as number) < 0 !== (samples[i] as number) < 0) crossings++;
+    expect(crossings / (samples.length / 22_050)).toBeGreaterThan(860);
+    expect(crossings / (samples.length / 22_050)).toBeLessThan(900);
+  });
+});
