@@ -1,0 +1,61 @@
+/**
+ * The worker-thread side of the CPU pool (gpu/cpu-pool.ts): runs one transform per message with
+ * the reference code in gpu/dtcwt/cpu.ts and posts the result back, transferring every output
+ * buffer so that no coefficient array is copied on the way out. Loaded through worker-entry.mjs.
+ */
+import { parentPort } from 'node:worker_threads';
+import { addTransfer, type FilterNames, resolveFilters, type Transform } from './backend.js';
+import { forward2d, inverse2d } from './dtcwt/cpu.js';
+
+export type PoolRequest =
+  | { id: number; op: 'forward'; image: Float32Array; height: number; width: number; levels: number; filters?: FilterNames }
+  | { id: number; op: 'inverse'; transform: Transform; filters?: FilterNames };
+
+/** Errors travel as plain fields: structured clone keeps an Error's message but not reliably its name or stack. */
+export interface PoolError {
+  name: string;
+  message: string;
+  stack?: string;
+}
+
+export type PoolResponse =
+  | { id: number; ok: true; op: 'forward'; transform: Transform }
+  | { id: number; ok: true; op: 'inverse'; image: Float32Array }
+  | { id: number; ok: false; error: PoolError };
+
+/** Everything a worker posts: replies, and one `ready` once its modules have loaded. */
+export type PoolMessage = PoolResponse | { ready: true };
+
+function handle(req: PoolRequest): { response: PoolResponse; transfer: ArrayBuffer[] } {
+  const transfer: ArrayBuffer[] = [];
+  const filters = resolveFilters(req.filters);
+  if (req.op === 'forward') {
+    const transform = forward2d(req.image, req.height, req.width, req.levels, filters);
+    addTransfer(transfer, transform.lowpass.data);
+    for (const h of transform.highpasses) {
+      addTransfer(transfer, h.re);
+      addTransfer(transfer, h.im);
+    }
+    return { response: { id: req.id, ok: true, op: 'forward', transform }, transfer };
+  }
+  const image = inverse2d(req.transform, filters);
+  addTransfer(transfer, image);
+  return { response: { id: req.id, ok: true, op: 'inverse', image }, transfer };
+}
+
+const port = parentPort;
+if (!port) throw new Error('cpu-pool-worker must run in a worker thread');
+
+port.on('message', (req: PoolRequest) => {
+  let out: { response: PoolResponse; transfer: ArrayBuffer[] };
+  try {
+    out = handle(req);
+  } catch (e) {
+    // A bad job (wrong size, bad level count) fails only itself; the worker stays up for the next one.
+    const err = e instanceof Error ? e : new Error(String(e));
+    out = { response: { id: req.id, ok: false, error: { name: err.name, message: err.message, stack: err.stack } }, transfer: [] };
+  }
+  port.postMessage(out.response, out.transfer);
+});
+// Tells the pool this thread loaded: a worker that dies before saying so cannot start at all.
+port.postMessage({ ready: true } satisfies PoolMessage);

@@ -1,0 +1,209 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCpuDirectBackend, type DtcwtBackend, type Transform } from '../../gpu/backend.js';
+import { CpuPoolBackend } from '../../gpu/cpu-pool.js';
+import { forward2d, inverse2d } from '../../gpu/dtcwt/cpu.js';
+import { type BiortName, dtcwtFilters, type QshiftName } from '../../gpu/dtcwt/filters.js';
+import { createDtcwtBackend } from '../../gpu/index.js';
+
+// One suite for every backend present. `exact` backends run the reference float32 code (same
+// V8, same summation order) and must match it bit for bit; a tfjs backend will join with a tolerance.
+const BACKENDS: { name: string; exact: boolean; create: () => DtcwtBackend }[] = [
+  { name: 'cpu-direct', exact: true, create: () => createCpuDirectBackend() },
+  // 3 workers for 16 jobs: exercises both parallelism and the queue whatever the machine.
+  { name: 'cpu-pool', exact: true, create: () => new CpuPoolBackend({ workers: 3 }) },
+];
+
+const FIXTURES = new URL('../../fixtures/dtcwt/', import.meta.url);
+interface FixtureCase {
+  name: string;
+  biort: BiortName;
+  qshift: QshiftName;
+  levels: number;
+  height: number;
+  width: number;
+  files: Record<string, { file: string }>;
+}
+const cases = (JSON.parse(readFileSync(new URL('manifest.json', FIXTURES), 'utf8')) as { cases: FixtureCase[] }).cases;
+
+function load(c: FixtureCase, key: string): Float64Array {
+  const entry = c.files[key];
+  if (!entry) throw new Error(`fixture ${c.name} has no ${key}`);
+  const bytes = readFileSync(new URL(entry.file, FIXTURES));
+  const data = new Float64Array(bytes.byteLength / 8);
+  for (let i = 0; i < data.length; i++) data[i] = bytes.readDoubleLE(i * 8);
+  return data;
+}
+
+function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  expect(a.length).toBe(b.length);
+  let e = 0;
+  for (let i = 0; i < a.length; i++) e = Math.max(e, Math.abs((a[i] as number) - (b[i] as number)));
+  return e;
+}
+
+function maxAbs(a: ArrayLike<number>): number {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] as number));
+  return m;
+}
+
+/** Deterministic noise in [0, 255) (mulberry32), a different pattern per seed. */
+function noise(length: number, seed: number): Float32Array {
+  const out = new Float32Array(length);
+  let s = seed >>> 0;
+  for (let i = 0; i < length; i++) {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    out[i] = (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 255;
+  }
+  return out;
+}
+
+function expectSameTransform(actual: Transform, expected: Transform, exact: boolean): void {
+  expect([actual.height, actual.width, actual.lowpass.rows, actual.lowpass.cols]).toEqual([
+    expected.height,
+    expected.width,
+    expected.lowpass.rows,
+    expected.lowpass.cols,
+  ]);
+  const pairs: [Float32Array, Float32Array][] = [[actual.lowpass.data, expected.lowpass.data]];
+  expect(actual.highpasses).toHaveLength(expected.highpasses.length);
+  actual.highpasses.forEach((h, i) => {
+    const e = expected.highpasses[i] as Transform['highpasses'][number];
+    expect([h.rows, h.cols]).toEqual([e.rows, e.cols]);
+    pairs.push([h.re, e.re], [h.im, e.im]);
+  });
+  for (const [a, e] of pairs) {
+    expect(a).toBeInstanceOf(Float32Array);
+    if (exact) expect(Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(e.buffer, e.byteOffset, e.byteLength))).toBe(true);
+    else expect(maxAbsDiff(a, e)).toBeLessThan(1e-5 * maxAbs(e));
+  }
+}
+
+const H = 135; // a 1080p frame / 8: odd height and the 4-level padding paths
+const W = 240;
+
+describe.each(BACKENDS)('DTCWT backend $name', ({ exact, create }) => {
+  let backend: DtcwtBackend;
+  beforeAll(() => {
+    backend = create();
+  });
+  afterAll(() => backend.close());
+
+  it.each(cases)('forward matches python dtcwt on $name to 1e-4 relative (float32)', async (c) => {
+    const filters = { biort: c.biort, qshift: c.qshift };
+    const t = await backend.forward(Float32Array.from(load(c, 'input')), c.height, c.width, c.levels, filters);
+    expect(t.highpasses).toHaveLength(c.levels);
+    const lowpass = load(c, 'lowpass');
+    expect(maxAbsDiff(t.lowpass.data, lowpass)).toBeLessThan(1e-4 * maxAbs(lowpass));
+    t.highpasses.forEach((h, i) => {
+      for (const part of ['re', 'im'] as const) {
+        const ref = load(c, `highpass${i + 1}.${part}`);
+        expect(maxAbsDiff(h[part], ref)).toBeLessThan(1e-4 * maxAbs(ref));
+      }
+    });
+  });
+
+  it('inverse(forward(x)) gives back x to 1e-4 of its range', async () => {
+    const image = noise(H * W, 7);
+    const back = await backend.inverse(await backend.forward(image.slice(), H, W, 4, { biort: 'near_sym_b', qshift: 'qshift_b' }), {
+      biort: 'near_sym_b',
+      qshift: 'qshift_b',
+    });
+    expect(back).toBeInstanceOf(Float32Array);
+    expect(maxAbsDiff(back, image)).toBeLessThan(1e-4 * 255);
+  });
+
+  it('matches the direct float32 path of cpu.ts', async () => {
+    const image = noise(H * W, 11);
+    const expected = forward2d(image, H, W, 4);
+    const actual = await backend.forward(image.slice(), H, W, 4);
+    expectSameTransform(actual, expected, exact);
+    const back = await backend.inverse(actual);
+    const direct = inverse2d(expected);
+    if (exact) expect(Buffer.from(back.buffer, back.byteOffset, back.byteLength).equals(Buffer.from(direct.buffer))).toBe(true);
+    else expect(maxAbsDiff(back, direct)).toBeLessThan(1e-4 * 255);
+  });
+
+  it('runs 16 concurrent frames, each result belonging to its own frame', async () => {
+    const frames = Array.from({ length: 16 }, (_, i) => noise(H * W, 100 + i));
+    const transforms = await backend.forwardMany(
+      frames.map((f) => ({ image: f.slice(), height: H, width: W })),
+      4,
+    );
+    for (const [i, t] of transforms.entries()) expectSameTransform(t, forward2d(frames[i] as Float32Array, H, W, 4), exact);
+    // Independent single calls too, not only one batch call: each promise must get its own frame back.
+    const backs = await Promise.all(transforms.map((t) => backend.inverse(t)));
+    for (const [i, b] of backs.entries()) expect(maxAbsDiff(b, frames[i] as Float32Array)).toBeLessThan(1e-4 * 255);
+  });
+
+  it('rejects only the job that is wrong', async () => {
+    const good = noise(H * W, 3);
+    const results = await Promise.allSettled([
+      backend.forward(good.slice(), H, W, 3),
+      backend.forward(new Float32Array(10), 3, 4, 2),
+      backend.forward(good.slice(), H, W, 3, { biort: 'nope' as BiortName }),
+      backend.forward(good.slice(), H, W, 3),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    const [, sizeError, filterError] = results as PromiseRejectedResult[];
+    expect(sizeError?.reason).toBeInstanceOf(RangeError);
+    expect(String(sizeError?.reason)).toMatch(/image length does not match/);
+    expect(String(filterError?.reason)).toMatch(/unknown biort filter/);
+    // Still usable afterwards.
+    const t = await backend.forward(good.slice(), H, W, 3);
+    expectSameTransform(t, forward2d(good, H, W, 3, dtcwtFilters()), exact);
+  });
+
+  it('rejects calls after close()', async () => {
+    const other = create();
+    await other.close();
+    await other.close(); // idempotent
+    await expect(other.forward(noise(16, 1), 4, 4, 1)).rejects.toThrow(/closed/);
+  });
+});
+
+describe('CPU pool lifecycle', () => {
+  it('starts workers lazily and close() terminates them', async () => {
+    const pool = new CpuPoolBackend({ workers: 2 });
+    expect(pool.name).toBe('cpu (2 workers)');
+    expect(pool.workerCount).toBe(0);
+    await pool.forwardMany(
+      Array.from({ length: 4 }, (_, i) => ({ image: noise(64 * 64, i), height: 64, width: 64 })),
+      2,
+    );
+    expect(pool.workerCount).toBe(2);
+    // Attach the expectation before close() so the rejection is never unhandled.
+    const pending = expect(pool.forward(noise(H * W, 5), H, W, 4)).rejects.toThrow(/closed/);
+    await pool.close();
+    await pending;
+    expect(pool.workerCount).toBe(0);
+  });
+
+  it('createDtcwtBackend picks the pool and names it', async () => {
+    const backend = await createDtcwtBackend('auto', { workers: 1 });
+    expect(backend.name).toBe('cpu (1 worker)');
+    await backend.close();
+    expect(() => new CpuPoolBackend({ workers: 0 })).toThrow(RangeError);
+  });
+
+  it('lets a plain `node --import tsx` process exit after close()', () => {
+    const index = new URL('../../gpu/index.ts', import.meta.url).href;
+    const script = `
+      const { createDtcwtBackend } = await import(${JSON.stringify(index)});
+      const b = await createDtcwtBackend('cpu', { workers: 2 });
+      const t = await b.forward(new Float32Array(64 * 64).fill(1), 64, 64, 2);
+      const x = await b.inverse(t);
+      await b.close();
+      console.log(b.name, x.length);`;
+    const cwd = new URL('../../', import.meta.url);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd, encoding: 'utf8', timeout: 20_000 });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toBe('cpu (2 workers) 4096');
+  });
+});
