@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuDirectBackend, type DtcwtBackend, type Transform } from '../../gpu/backend.js';
 import { CpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { forward2d, inverse2d } from '../../gpu/dtcwt/cpu.js';
-import { type BiortName, dtcwtFilters, type QshiftName } from '../../gpu/dtcwt/filters.js';
+import { type BiortName, dtcwtFilters } from '../../gpu/dtcwt/filters.js';
 import { createDtcwtBackend } from '../../gpu/index.js';
 import { createTfjsBackend } from '../../gpu/tfjs/backend.js';
+import { dtcwtCases, type FixtureCase, loadArray, maxAbs, maxAbsDiff, noise as noise64 } from '../helpers/dtcwt-fixtures.js';
 
 // One suite for every backend present. `exact` backends run the reference float32 code (same
 // V8, same summation order) and must match it bit for bit; tfjs sums in float32 in its own order,
@@ -21,53 +21,9 @@ const BACKENDS: { name: string; exact: boolean; batch?: [number, number]; create
   { name: 'tfjs', exact: false, batch: [67, 120], create: () => createTfjsBackend() },
 ];
 
-const FIXTURES = new URL('../../fixtures/dtcwt/', import.meta.url);
-interface FixtureCase {
-  name: string;
-  biort: BiortName;
-  qshift: QshiftName;
-  levels: number;
-  height: number;
-  width: number;
-  files: Record<string, { file: string }>;
-}
-const cases = (JSON.parse(readFileSync(new URL('manifest.json', FIXTURES), 'utf8')) as { cases: FixtureCase[] }).cases;
-
-function load(c: FixtureCase, key: string): Float64Array {
-  const entry = c.files[key];
-  if (!entry) throw new Error(`fixture ${c.name} has no ${key}`);
-  const bytes = readFileSync(new URL(entry.file, FIXTURES));
-  const data = new Float64Array(bytes.byteLength / 8);
-  for (let i = 0; i < data.length; i++) data[i] = bytes.readDoubleLE(i * 8);
-  return data;
-}
-
-function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  expect(a.length).toBe(b.length);
-  let e = 0;
-  for (let i = 0; i < a.length; i++) e = Math.max(e, Math.abs((a[i] as number) - (b[i] as number)));
-  return e;
-}
-
-function maxAbs(a: ArrayLike<number>): number {
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] as number));
-  return m;
-}
-
-/** Deterministic noise in [0, 255) (mulberry32), a different pattern per seed. */
-function noise(length: number, seed: number): Float32Array {
-  const out = new Float32Array(length);
-  let s = seed >>> 0;
-  for (let i = 0; i < length; i++) {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    out[i] = (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 255;
-  }
-  return out;
-}
+const load = (c: FixtureCase, key: string) => loadArray(c, key).data;
+const cases = dtcwtCases;
+const noise = (length: number, seed: number) => Float32Array.from(noise64(length, seed));
 
 function expectSameTransform(actual: Transform, expected: Transform, exact: boolean): void {
   expect([actual.height, actual.width, actual.lowpass.rows, actual.lowpass.cols]).toEqual([

@@ -1,44 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { forward2d, inverse2d } from '../../gpu/dtcwt/cpu.js';
-import { type BiortName, dtcwtFilters, type QshiftName } from '../../gpu/dtcwt/filters.js';
-
-// Reference coefficients written by python3-dtcwt 0.12 Transform2d.forward (see the manifest).
-const FIXTURES = new URL('../../fixtures/dtcwt/', import.meta.url);
-
-interface FixtureFile {
-  file: string;
-  shape: number[];
-}
-
-interface FixtureCase {
-  name: string;
-  biort: BiortName;
-  qshift: QshiftName;
-  levels: number;
-  height: number;
-  width: number;
-  files: Record<string, FixtureFile>;
-  reconstructionMaxAbsError: number;
-}
-
-const manifest = JSON.parse(readFileSync(new URL('manifest.json', FIXTURES), 'utf8')) as { cases: FixtureCase[] };
-
-/** Raw little-endian float64, row-major; copied so the Float64Array is aligned. */
-function loadArray(c: FixtureCase, key: string): { data: Float64Array; shape: number[] } {
-  const entry = c.files[key];
-  if (!entry) throw new Error(`fixture ${c.name} has no ${key}`);
-  const bytes = readFileSync(new URL(entry.file, FIXTURES));
-  const data = new Float64Array(bytes.byteLength / 8);
-  for (let i = 0; i < data.length; i++) data[i] = bytes.readDoubleLE(i * 8);
-  return { data, shape: entry.shape };
-}
-
-function maxAbs(a: ArrayLike<number>): number {
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] as number));
-  return m;
-}
+import { dtcwtFilters } from '../../gpu/dtcwt/filters.js';
+import { dtcwtCases, loadArray, maxAbs, maxAbsDiff, noise } from '../helpers/dtcwt-fixtures.js';
 
 /** Max abs difference relative to the max abs of the reference array. */
 function relativeError(actual: ArrayLike<number>, expected: ArrayLike<number>): number {
@@ -58,29 +21,8 @@ function range(a: ArrayLike<number>): number {
   return hi - lo;
 }
 
-function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  expect(a.length).toBe(b.length);
-  let e = 0;
-  for (let i = 0; i < a.length; i++) e = Math.max(e, Math.abs((a[i] as number) - (b[i] as number)));
-  return e;
-}
-
-/** Deterministic uniform noise in [0, 255) (mulberry32) so failures reproduce. */
-function noise(length: number, seed: number): Float64Array {
-  const out = new Float64Array(length);
-  let s = seed >>> 0;
-  for (let i = 0; i < length; i++) {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    out[i] = (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 255;
-  }
-  return out;
-}
-
 describe('DTCWT CPU backend against python dtcwt 0.12', () => {
-  describe.each(manifest.cases)('$name ($biort, $qshift, $levels levels, $height x $width)', (c) => {
+  describe.each(dtcwtCases)('$name ($biort, $qshift, $levels levels, $height x $width)', (c) => {
     const filters = dtcwtFilters(c.biort, c.qshift);
     const input = loadArray(c, 'input').data;
     const transform = forward2d(input, c.height, c.width, c.levels, filters);
