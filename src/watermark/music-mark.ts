@@ -1,5 +1,6 @@
 import { istft, type Spectrogram, stft } from '../../gpu/stft/stft.js';
 import { segmentRandom } from './keyed-random.js';
+import { calibratedZ } from './score.js';
 
 /**
  * The music mark of one segment: STFT magnitudes in the band a lossy codec keeps are scaled by
@@ -81,7 +82,7 @@ export function musicDelta(
 
 /**
  * The non-blind score of a music segment, as for video: per tile, m += (|S| − |O|)·|O| over its
- * frames and bins; z = Σ p·m / √(Σ m²) is exactly calibrated under the null. The suspect must
+ * frames and bins; z is exactly calibrated under the null (./score.ts). The suspect must
  * already be aligned to the original (same rate, same start).
  */
 export function musicScore(
@@ -106,15 +107,6 @@ export function musicScore(
   }
   return {
     tiles,
-    z(pattern) {
-      if (pattern.length !== tiles.length) throw new Error('pattern length does not match the segment’s tiles');
-      let sum = 0;
-      let energy = 0;
-      for (let i = 0; i < tiles.length; i++) {
-        sum += (pattern[i] as number) * (tiles[i] as number);
-        energy += (tiles[i] as number) ** 2;
-      }
-      return energy === 0 ? 0 : sum / Math.sqrt(energy);
-    },
+    z: (pattern) => calibratedZ(pattern, tiles),
   };
 }

@@ -1,5 +1,6 @@
 import type { Transform } from '../../gpu/backend.js';
 import { segmentRandom } from './keyed-random.js';
+import { calibratedZ } from './score.js';
 import { markedCount, markedPlanes, type VideoMarkParams } from './video-mark.js';
 
 /**
@@ -7,12 +8,8 @@ import { markedCount, markedPlanes, type VideoMarkParams } from './video-mark.js
  * (o) and of the suspect (s) give m_k += (|s_k| − |o_k|)·|o_k|: how much each coefficient grew,
  * weighted by where the mark was strong. (The measurement spike found this magnitude statistic
  * as good as the coherent one or better, and it ignores small phase shifts.) Over the segment,
- * S = Σ p_k·m_k is positive for variant A, negative for B.
- *
- * Calibration: for a key independent of the suspect, the p_k are independent fair signs, so
- * S has mean 0 and variance exactly Σ m_k², whatever the content or the attack; hence
- * z = S / √(Σ m_k²) is a calibrated score with no estimation. Patterns of other keys are scored
- * too as a check (their |z| should look standard normal).
+ * S = Σ p_k·m_k is positive for variant A, negative for B, calibrated as ./score.ts says.
+ * Patterns of other keys can be scored too as a check (their |z| should look standard normal).
  */
 export class SegmentScore {
   private readonly m: Float64Array;
@@ -50,26 +47,11 @@ export class SegmentScore {
 
   /** z of a pattern: positive for A, negative for B, standard normal for a key that was not used. */
   z(pattern: Float32Array): number {
-    if (pattern.length !== this.count) throw new Error('pattern length does not match the segment');
-    let s = 0;
-    let e = 0;
-    for (let k = 0; k < this.count; k++) {
-      const v = this.m[k] as number;
-      s += (pattern[k] as number) * v;
-      e += v * v;
-    }
-    return e === 0 ? 0 : s / Math.sqrt(e);
+    return calibratedZ(pattern, this.m);
   }
 }
 
 /** Patterns of keys that were never used, for checking the calibration on real material. */
 export function nullPatterns(key: Buffer, contentId: string, segment: number, count: number, n = 32): Float32Array[] {
   return Array.from({ length: n }, (_, i) => segmentRandom(key, contentId, segment, `video-null-${i}`).signs(count));
-}
-
-/** DESIGN.md: variant A carries bit 0, B bit 1; a segment whose |z| is below the threshold stays undecided. */
-export function bitFromZ(z: number, threshold = 4): '0' | '1' | '?' {
-  if (z >= threshold) return '0';
-  if (z <= -threshold) return '1';
-  return '?';
 }

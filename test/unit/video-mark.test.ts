@@ -3,7 +3,8 @@ import { createCpuDirectBackend } from '../../gpu/backend.js';
 import { KeyedRandom, watermarkKey } from '../../src/watermark/keyed-random.js';
 import { downsampleHalf, halfSize, upsampleDouble } from '../../src/watermark/resample.js';
 import { analyse, applyDelta, DEFAULT_VIDEO_MARK, frameDelta, markedCount, segmentPattern } from '../../src/watermark/video-mark.js';
-import { bitFromZ, nullPatterns, SegmentScore } from '../../src/watermark/video-score.js';
+import { bitFromZ } from '../../src/watermark/score.js';
+import { nullPatterns, SegmentScore } from '../../src/watermark/video-score.js';
 
 const backend = createCpuDirectBackend();
 afterAll(() => backend.close());
