@@ -98,6 +98,27 @@ export async function main(argv: string[]): Promise<number> {
     admin.command('reactivate').description('reactivate a suspended organization').requiredOption('--org <id>', 'organization id'),
   ).action(run(async () => (await import('./admin.js')).reactivate));
 
+  const watermark = program.command('watermark').description('mark a file for a viewer id, or read the mark of a leak (no server needed)');
+  const watermarkOptions = (cmd: Command) =>
+    cmd
+      .option('--content-id <uuid>', 'content id the patterns are keyed with (default: the local id for your own material)')
+      .option('--data-dir <dir>', 'data directory holding the secret (env DRM_DATA_DIR; or set DRM_SECRET)')
+      .addOption(new Option('--backend <kind>', 'DTCWT backend for video').choices(['auto', 'cpu', 'tfjs']).default('auto'))
+      .option('--json', 'print JSON for scripts');
+  watermarkOptions(
+    watermark
+      .command('embed <input>')
+      .description('write the copy a viewer with these 40 bits receives: segment s from variant bits[s mod 40] (MP4 or M4A)')
+      .requiredOption('--bits <bits>', '40 characters of 0 and 1 (a viewer binaryId)')
+      .requiredOption('--out <file>', 'file to write'),
+  ).action(run(async () => (await import('./watermark.js')).embed));
+  watermarkOptions(
+    watermark
+      .command('detect <leak>')
+      .description("read the mark of a leak against its original: per segment z and bit, and the 40-bit read-out")
+      .requiredOption('--original <file>', 'the unmarked original the leak was made from'),
+  ).action(run(async () => (await import('./watermark.js')).detect));
+
   try {
     await program.parseAsync(argv);
     return exitCode;

@@ -62,7 +62,26 @@ export interface FrameOptions extends Range {
   height: number;
   /** resample to this frame rate (frames dropped or repeated); the source rate when omitted */
   fps?: number;
+  /**
+   * ffmpeg filters that bring the picture to width × height, instead of a plain scale: the
+   * detector's crop, scale and pad that put a leak back into the original's geometry.
+   */
+  geometry?: string[];
+  /** only these frame numbers (counted after the frame-rate change), for sampling a few pictures */
+  select?: readonly number[];
   signal?: AbortSignal;
+}
+
+function frameFilters(o: FrameOptions, format: string): string[] {
+  const select = o.select ? [`select=${o.select.map((n) => `eq(n\\,${n})`).join('+')}`] : [];
+  const chain = [...(o.geometry ?? [`scale=${o.width}:${o.height}:flags=bicubic`]), ...(o.fps ? [`fps=${o.fps}`] : []), ...select, `format=${format}`];
+  // Without passthrough, ffmpeg would repeat selected frames to fill the gaps between them.
+  return ['-vf', chain.join(','), ...(o.select ? ['-vsync', '0'] : [])];
+}
+
+/** Bytes of one yuv420p picture: full-size luma, then two chroma planes of half size rounded up. */
+export function yuv420Size(width: number, height: number): number {
+  return width * height + 2 * Math.ceil(width / 2) * Math.ceil(height / 2);
 }
 
 /**
@@ -70,10 +89,21 @@ export interface FrameOptions extends Range {
  * width·height bytes per frame in display order. Luma is all the watermark reads and writes.
  */
 export async function* lumaFrames(bins: MediaBinaries, file: string, o: FrameOptions): AsyncGenerator<Uint8Array> {
-  const filters = [`scale=${o.width}:${o.height}:flags=bicubic`, ...(o.fps ? [`fps=${o.fps}`] : []), 'format=gray'];
-  const args = ['-v', 'error', ...rangeArgs(o), '-i', file, '-map', '0:v:0', '-vf', filters.join(','), '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'];
+  const args = ['-v', 'error', ...rangeArgs(o), '-i', file, '-map', '0:v:0', ...frameFilters(o, 'gray'), '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'];
   for await (const frame of records(bins.ffmpeg, args, o.width * o.height, `the video of ${file}`, o.signal)) {
     if (frame.length === o.width * o.height) yield frame;
+  }
+}
+
+/**
+ * Whole yuv420p pictures (luma first, so the watermark can work on subarray(0, width·height) in
+ * place and the chroma passes through untouched), for re-encoding a marked copy.
+ */
+export async function* yuvFrames(bins: MediaBinaries, file: string, o: FrameOptions): AsyncGenerator<Uint8Array> {
+  const size = yuv420Size(o.width, o.height);
+  const args = ['-v', 'error', ...rangeArgs(o), '-i', file, '-map', '0:v:0', ...frameFilters(o, 'yuv420p'), '-f', 'rawvideo', '-pix_fmt', 'yuv420p', 'pipe:1'];
+  for await (const frame of records(bins.ffmpeg, args, size, `the video of ${file}`, o.signal)) {
+    if (frame.length === size) yield frame;
   }
 }
 

@@ -78,7 +78,7 @@ export async function frameDelta(
 }
 
 /** Writes a variant: the luma plus (A) or minus (B) δ, rounded and clipped to 8 bits. */
-export function applyDelta(luma: Uint8Array, delta: Float32Array, variant: Variant, out = new Uint8Array(luma.length)): Uint8Array {
+export function applyDelta(luma: Uint8Array, delta: Float32Array, variant: Variant, out: Uint8Array = new Uint8Array(luma.length)): Uint8Array {
   const sign = variant === 'A' ? 1 : -1;
   for (let i = 0; i < luma.length; i++) {
     const v = Math.round((luma[i] as number) + sign * (delta[i] as number));

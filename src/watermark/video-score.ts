@@ -36,10 +36,11 @@ export class SegmentScore {
     for (let l = 0; l < o.length; l++) {
       const ol = o[l] as Transform['highpasses'][number];
       const sl = s[l] as Transform['highpasses'][number];
+      const gain = subbandGains(ol, sl);
       for (let i = 0; i < ol.re.length; i++, k++) {
         const mo = Math.hypot(ol.re[i] as number, ol.im[i] as number);
         const ms = Math.hypot(sl.re[i] as number, sl.im[i] as number);
-        this.m[k] = (this.m[k] as number) + (ms - mo) * mo;
+        this.m[k] = (this.m[k] as number) + (ms - (gain[i % 6] as number) * mo) * mo;
       }
     }
     this.frameCount++;
@@ -49,6 +50,25 @@ export class SegmentScore {
   z(pattern: Float32Array): number {
     return calibratedZ(pattern, this.m);
   }
+}
+
+/**
+ * Per orientation of a level, the least-squares gain g with |s| ≈ g·|o|. A leak that was blurred,
+ * rescaled or had its contrast changed grows or shrinks whole subbands; scoring |s| − g·|o|
+ * keeps that content-wide change out of m, where it would only add noise. The mark's ±α·p
+ * averages out of g (p is balanced), so g does not take the mark away.
+ */
+function subbandGains(o: Transform['highpasses'][number], s: Transform['highpasses'][number]): Float64Array {
+  const so = new Float64Array(6);
+  const oo = new Float64Array(6);
+  for (let i = 0; i < o.re.length; i++) {
+    const mo = Math.hypot(o.re[i] as number, o.im[i] as number);
+    const ms = Math.hypot(s.re[i] as number, s.im[i] as number);
+    const b = i % 6;
+    so[b] = (so[b] as number) + ms * mo;
+    oo[b] = (oo[b] as number) + mo * mo;
+  }
+  return so.map((v, b) => ((oo[b] as number) > 0 ? v / (oo[b] as number) : 1));
 }
 
 /** Patterns of keys that were never used, for checking the calibration on real material. */

@@ -1,0 +1,87 @@
+export { type FedProcess, startFed } from '../media/encode.js';
+
+/**
+ * Plumbing for the music pipeline: a reader that hands out consecutive spans of a decoded stream while keeping
+ * no more of it than the span asked for.
+ */
+
+/**
+ * Consecutive spans of a stream of sample blocks. span(start, end) gives samples [start, end),
+ * zeros where the stream has none (before 0 or past its end); starts must not go backwards,
+ * and everything before the latest start is let go.
+ */
+export class SampleWindow {
+  private buffer: Float32Array = new Float32Array(0);
+  /** stream index of buffer[0] */
+  private offset = 0;
+  private ended = false;
+
+  constructor(private readonly blocks: AsyncIterator<Float32Array>) {}
+
+  async span(start: number, end: number): Promise<Float32Array> {
+    if (start < this.offset && this.offset > 0) throw new Error('SampleWindow spans must not go backwards');
+    await this.fill(end);
+    this.drop(Math.max(0, start));
+    const out = new Float32Array(Math.max(0, end - start));
+    const from = Math.max(start, this.offset);
+    const to = Math.min(end, this.offset + this.buffer.length);
+    if (to > from) out.set(this.buffer.subarray(from - this.offset, to - this.offset), from - start);
+    return out;
+  }
+
+  /** Stops the decoder behind the stream. */
+  async close(): Promise<void> {
+    await this.blocks.return?.();
+  }
+
+  private async fill(end: number): Promise<void> {
+    const pieces: Float32Array[] = [this.buffer];
+    let length = this.buffer.length;
+    while (!this.ended && this.offset + length < end) {
+      const next = await this.blocks.next();
+      if (next.done) this.ended = true;
+      else {
+        pieces.push(next.value);
+        length += next.value.length;
+      }
+    }
+    if (pieces.length > 1) this.buffer = concat(pieces, length);
+  }
+
+  private drop(before: number): void {
+    const n = Math.min(this.buffer.length, before - this.offset);
+    if (n <= 0) return;
+    this.buffer = this.buffer.slice(n);
+    this.offset += n;
+  }
+}
+
+function concat(pieces: Float32Array[], length: number): Float32Array {
+  const out = new Float32Array(length);
+  let at = 0;
+  for (const p of pieces) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** Interleaved frames (f32le from ffmpeg) into one array per channel. */
+export function deinterleave(samples: Float32Array, channels: number): Float32Array[] {
+  const frames = Math.floor(samples.length / channels);
+  return Array.from({ length: channels }, (_, c) => {
+    const plane = new Float32Array(frames);
+    for (let i = 0; i < frames; i++) plane[i] = samples[i * channels + c] as number;
+    return plane;
+  });
+}
+
+export function interleave(planes: readonly Float32Array[]): Float32Array {
+  const channels = planes.length;
+  const frames = planes[0]?.length ?? 0;
+  const out = new Float32Array(frames * channels);
+  planes.forEach((plane, c) => {
+    for (let i = 0; i < frames; i++) out[i * channels + c] = plane[i] as number;
+  });
+  return out;
+}

@@ -1,0 +1,67 @@
+import { DrmError } from '../errors.js';
+import type { Variant } from './video-mark.js';
+
+/** HLS segments are 10 s long (DESIGN.md, "HLS"); the watermark carries one bit per segment. */
+export const SEGMENT_SECONDS = 10;
+
+/** A viewer's permanent id has 40 bits; segment s carries bit s mod 40. */
+export const ID_BITS = 40;
+
+/** A binaryId or a --bits argument: exactly 40 characters of 0 and 1. */
+export function parseBits(bits: string): string {
+  if (!/^[01]{40}$/.test(bits)) {
+    throw new DrmError('BAD_REQUEST', `bits must be exactly ${ID_BITS} characters of 0 and 1 (got ${JSON.stringify(bits.slice(0, 60))})`);
+  }
+  return bits;
+}
+
+/** DESIGN.md, "Watermark rule": bit 0 → variant A, bit 1 → variant B. */
+export function variantFor(bits: string, segment: number): Variant {
+  return bits[segment % ID_BITS] === '1' ? 'B' : 'A';
+}
+
+/** The segment a time (seconds from the start of the original) falls in. */
+export function segmentAt(seconds: number): number {
+  return Math.floor(seconds / SEGMENT_SECONDS + 1e-9);
+}
+
+/** What the detector says about one segment of the original. */
+export interface SegmentReading {
+  /** segment index in the original */
+  index: number;
+  /** calibrated score: positive for variant A (bit 0), negative for B (bit 1); |z| < 4 undecided */
+  z: number;
+  bit: '0' | '1' | '?';
+  /** seconds of the leak that fell in this segment */
+  coverage: number;
+}
+
+export interface Detection {
+  segments: SegmentReading[];
+  /** the 40-bit read-out: bit (s mod 40) from the strongest segment s that carries it, '?' where none decided */
+  bits: string;
+  /** how the leak was aligned to the original */
+  alignment: Record<string, number | string | boolean>;
+}
+
+/**
+ * Folds per-segment readings into the 40-bit read-out. Several segments can carry the same bit
+ * (s and s + 40); their z add up with the sign each one votes for, calibrated by √n, so the bit
+ * comes from all the evidence and a disagreement leaves it undecided rather than picking one.
+ */
+export function readOut(segments: readonly SegmentReading[], threshold = 4): string {
+  const sum = new Float64Array(ID_BITS);
+  const n = new Uint32Array(ID_BITS);
+  for (const s of segments) {
+    const b = s.index % ID_BITS;
+    sum[b] = (sum[b] as number) + s.z;
+    n[b] = (n[b] as number) + 1;
+  }
+  let out = '';
+  for (let b = 0; b < ID_BITS; b++) {
+    const count = n[b] as number;
+    const z = count === 0 ? 0 : (sum[b] as number) / Math.sqrt(count);
+    out += z >= threshold ? '0' : z <= -threshold ? '1' : '?';
+  }
+  return out;
+}

@@ -1,0 +1,201 @@
+import type { Rect } from './video-geometry.js';
+
+/**
+ * Time alignment and tone of a leak against its original, on small grey thumbnails of every
+ * frame (both decoded at the original's frame rate, so a leak at another rate has its frames
+ * dropped or repeated by ffmpeg to match).
+ *
+ * A frame's signature is its central region (inside any letterbox, and mostly inside a crop) as a
+ * grid of block means, zero-mean and unit-norm. The leak's offset is the one whose signatures
+ * correlate best on average; then every leak frame picks the best original frame within a few
+ * frames of that offset, which absorbs dropped and repeated frames and a different frame rate.
+ */
+export const SIG_COLS = 8;
+export const SIG_ROWS = 6;
+
+/** The signature of a thumbnail's region (x, y, w, h in thumbnail pixels). */
+export function signature(data: Uint8Array, width: number, region: Rect): Float32Array {
+  const out = new Float32Array(SIG_COLS * SIG_ROWS);
+  for (let r = 0; r < SIG_ROWS; r++) {
+    const y0 = Math.floor(region.y + (r * region.h) / SIG_ROWS);
+    const y1 = Math.max(y0 + 1, Math.floor(region.y + ((r + 1) * region.h) / SIG_ROWS));
+    for (let c = 0; c < SIG_COLS; c++) {
+      const x0 = Math.floor(region.x + (c * region.w) / SIG_COLS);
+      const x1 = Math.max(x0 + 1, Math.floor(region.x + ((c + 1) * region.w) / SIG_COLS));
+      let sum = 0;
+      for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) sum += data[y * width + x] as number;
+      out[r * SIG_COLS + c] = sum / ((y1 - y0) * (x1 - x0));
+    }
+  }
+  let mean = 0;
+  for (const v of out) mean += v;
+  mean /= out.length;
+  let norm = 0;
+  for (let i = 0; i < out.length; i++) {
+    out[i] = (out[i] as number) - mean;
+    norm += (out[i] as number) ** 2;
+  }
+  // A flat frame (black, a fade) has no shape to match: it stays all zeros and scores 0 everywhere.
+  const k = norm > 1e-6 ? 1 / Math.sqrt(norm) : 0;
+  for (let i = 0; i < out.length; i++) out[i] = (out[i] as number) * k;
+  return out;
+}
+
+/** The middle half of a rectangle: what a letterbox or a small crop leaves in every copy. */
+export function centralRegion(r: Rect, share = 0.5): Rect {
+  return { x: r.x + (r.w * (1 - share)) / 2, y: r.y + (r.h * (1 - share)) / 2, w: r.w * share, h: r.h * share };
+}
+
+const dot = (a: Float32Array, b: Float32Array) => {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += (a[i] as number) * (b[i] as number);
+  return s;
+};
+
+export interface TimeAlignment {
+  /** original frame index for each leak frame (at the original's rate), -1 where none matches */
+  frameMap: Int32Array;
+  /** the leak's first frame is original frame `offset` (before per-frame refinement) */
+  offset: number;
+  /** mean signature correlation at the offset: near 1 for the same picture, near 0 for another film */
+  correlation: number;
+}
+
+export function alignTime(leak: readonly Float32Array[], original: readonly Float32Array[], slack = 3): TimeAlignment {
+  const nl = leak.length;
+  const no = original.length;
+  // Every offset that leaves at least a quarter of the leak (or 2 s at 25 fps) overlapping.
+  const minOverlap = Math.max(1, Math.min(50, Math.floor(nl / 4)));
+  const stride = Math.max(1, Math.floor(nl / 600));
+  let best = { offset: 0, correlation: -2 };
+  for (let d = -(nl - minOverlap); d <= no - minOverlap; d++) {
+    let sum = 0;
+    let n = 0;
+    for (let j = Math.max(0, -d); j < nl && j + d < no; j += stride) {
+      sum += dot(leak[j] as Float32Array, original[j + d] as Float32Array);
+      n++;
+    }
+    if (n > 0 && sum / n > best.correlation) best = { offset: d, correlation: sum / n };
+  }
+  const frameMap = new Int32Array(nl).fill(-1);
+  for (let j = 0; j < nl; j++) {
+    const predicted = j + best.offset;
+    let pick = -1;
+    let score = 0.5; // below this the frame is not the original's (a fade, an inserted card)
+    for (let i = Math.max(0, predicted - slack); i <= Math.min(no - 1, predicted + slack); i++) {
+      // Ties (a still picture) go to the predicted frame.
+      const s = dot(leak[j] as Float32Array, original[i] as Float32Array) - 1e-4 * Math.abs(i - predicted);
+      if (s > score) {
+        score = s;
+        pick = i;
+      }
+    }
+    frameMap[j] = pick;
+  }
+  return { frameMap, offset: best.offset, correlation: best.correlation };
+}
+
+/**
+ * Black bars of a leak: rows and columns whose brightest value over the sampled thumbnails stays
+ * near black. Returns the active area in thumbnail pixels.
+ */
+export function activeArea(frames: readonly Uint8Array[], width: number, height: number, black = 28): Rect {
+  const rowMax = new Uint8Array(height);
+  const colMax = new Uint8Array(width);
+  for (const f of frames) {
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        const v = f[y * width + x] as number;
+        if (v > (rowMax[y] as number)) rowMax[y] = v;
+        if (v > (colMax[x] as number)) colMax[x] = v;
+      }
+    }
+  }
+  let top = 0;
+  while (top < height / 3 && (rowMax[top] as number) < black) top++;
+  let bottom = height - 1;
+  while (bottom > (2 * height) / 3 && (rowMax[bottom] as number) < black) bottom--;
+  let left = 0;
+  while (left < width / 3 && (colMax[left] as number) < black) left++;
+  let right = width - 1;
+  while (right > (2 * width) / 3 && (colMax[right] as number) < black) right--;
+  return { x: left, y: top, w: right - left + 1, h: bottom - top + 1 };
+}
+
+/**
+ * A tone curve from leak values to original values (undoes gamma, levels and contrast changes):
+ * the mean original value for each leak value over matched pixels, filled where no pixel had
+ * that value, and made non-decreasing.
+ */
+export function toneCurve(pairs: ReadonlyArray<{ leak: ArrayLike<number>; original: ArrayLike<number> }>): Uint8Array {
+  const sum = new Float64Array(256);
+  const count = new Float64Array(256);
+  for (const { leak, original } of pairs) {
+    for (let i = 0; i < leak.length; i++) {
+      const l = Math.round(leak[i] as number);
+      sum[l] = (sum[l] as number) + (original[i] as number);
+      count[l] = (count[l] as number) + 1;
+    }
+  }
+  const curve = new Float64Array(256).fill(Number.NaN);
+  for (let v = 0; v < 256; v++) if ((count[v] as number) >= 8) curve[v] = (sum[v] as number) / (count[v] as number);
+  // Fill gaps by linear interpolation; the ends extend as identity offsets.
+  const known = [...curve.keys()].filter((v) => !Number.isNaN(curve[v]));
+  const lut = new Uint8Array(256);
+  if (known.length < 2) {
+    for (let v = 0; v < 256; v++) lut[v] = v;
+    return lut;
+  }
+  let k = 0;
+  let level = 0;
+  for (let v = 0; v < 256; v++) {
+    while (k < known.length - 1 && (known[k + 1] as number) <= v) k++;
+    const a = known[k] as number;
+    const b = known[Math.min(k + 1, known.length - 1)] as number;
+    let value: number;
+    if (v <= (known[0] as number)) value = (curve[known[0] as number] as number) + (v - (known[0] as number));
+    else if (v >= (known[known.length - 1] as number)) value = (curve[known[known.length - 1] as number] as number) + (v - (known[known.length - 1] as number));
+    else value = b === a ? (curve[a] as number) : (curve[a] as number) + (((curve[b] as number) - (curve[a] as number)) * (v - a)) / (b - a);
+    level = Math.max(level, value);
+    lut[v] = Math.max(0, Math.min(255, Math.round(level)));
+  }
+  return lut;
+}
+
+/**
+ * Sharpens a time alignment once the geometry is known, with a finer comparison (`score`: the
+ * correlation of leak frame j with original frame i seen through the found rectangle). A slow
+ * pan moves too little between frames for block signatures to tell neighbours apart; a few
+ * frames' error there costs the detector half its score. First the offset (around the coarse
+ * one, on up to 300 frames), then each frame within ±2 of it.
+ */
+export function refineTime(coarse: TimeAlignment, originalFrames: number, score: (j: number, i: number) => number, slack = 4): TimeAlignment {
+  const js = [...coarse.frameMap.keys()].filter((j) => (coarse.frameMap[j] as number) >= 0);
+  const sample = js.filter((_, k) => k % Math.max(1, Math.floor(js.length / 300)) === 0);
+  let best = { offset: coarse.offset, correlation: -2 };
+  for (let d = coarse.offset - slack; d <= coarse.offset + slack; d++) {
+    let sum = 0;
+    let n = 0;
+    for (const j of sample) {
+      if (j + d < 0 || j + d >= originalFrames) continue;
+      sum += score(j, j + d);
+      n++;
+    }
+    if (n > 0 && sum / n > best.correlation) best = { offset: d, correlation: sum / n };
+  }
+  const frameMap = new Int32Array(coarse.frameMap.length).fill(-1);
+  for (const j of js) {
+    const predicted = j + best.offset;
+    let pick = -1;
+    let top = -2;
+    for (let i = Math.max(0, predicted - 2); i <= Math.min(originalFrames - 1, predicted + 2); i++) {
+      const s = score(j, i) - 1e-4 * Math.abs(i - predicted);
+      if (s > top) {
+        top = s;
+        pick = i;
+      }
+    }
+    frameMap[j] = pick;
+  }
+  return { frameMap, offset: best.offset, correlation: best.correlation };
+}

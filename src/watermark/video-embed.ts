@@ -1,0 +1,113 @@
+import os from 'node:os';
+import type { DtcwtBackend } from '../../gpu/backend.js';
+import { DrmError } from '../errors.js';
+import type { MediaBinaries } from '../media/binaries.js';
+import { yuvFrames } from '../media/decode.js';
+import { startPipeEncoder } from '../media/encode.js';
+import { probeMedia } from '../media/probe.js';
+import { halfSize } from './resample.js';
+import { segmentAt, variantFor } from './segments.js';
+import { inOrder } from './in-order.js';
+import { analyse, applyDelta, DEFAULT_VIDEO_MARK, frameDelta, markedCount, segmentPattern, type VideoMarkParams } from './video-mark.js';
+
+export interface VideoEmbedOptions {
+  bins: MediaBinaries;
+  key: Buffer;
+  contentId: string;
+  input: string;
+  /** the .mp4 to write */
+  output: string;
+  /** 40 characters of 0 and 1: segment s carries variant A for '0', B for '1' at bits[s mod 40] */
+  bits: string;
+  backend: DtcwtBackend;
+  params?: VideoMarkParams;
+  /** x264 quality of the marked copy (default 18: visually lossless, so the mark is what differs) */
+  crf?: number;
+  preset?: string;
+  onProgress?: (doneFrames: number, totalFrames: number) => void;
+  signal?: AbortSignal;
+}
+
+export interface VideoEmbedResult {
+  frames: number;
+  segments: number;
+  width: number;
+  height: number;
+  fps: number;
+}
+
+/** Audio codecs an MP4 holds as they are; anything else is re-encoded to AAC. */
+const MP4_AUDIO = new Set(['aac', 'mp3', 'alac', 'ac3', 'eac3', 'opus']);
+
+/** How many coefficients a frame of this size marks: the length of every segment pattern. */
+export async function patternLength(backend: DtcwtBackend, width: number, height: number, params: VideoMarkParams): Promise<number> {
+  return markedCount(await analyse(backend, new Uint8Array(width * height), width, height, params), params);
+}
+
+/**
+ * Writes the copy a viewer with this binaryId receives: every frame of segment s marked with
+ * variant bits[s mod 40], as one continuous MP4 with the original's audio. Frames stream from
+ * one ffmpeg to another through the DTCWT backend; the chroma planes pass through untouched.
+ */
+export async function embedVideo(o: VideoEmbedOptions): Promise<VideoEmbedResult> {
+  const info = await probeMedia(o.bins, o.input);
+  if (!info.video) throw new DrmError('BAD_REQUEST', `${o.input} has no video stream to mark`);
+  const { width, height, fps } = info.video;
+  if (width < 64 || height < 64) throw new DrmError('BAD_REQUEST', `${o.input} is ${width}x${height}: too small to carry a watermark (at least 64x64)`);
+  if (!(fps > 0)) throw new DrmError('BAD_REQUEST', `${o.input} has no usable frame rate`);
+  const params = o.params ?? DEFAULT_VIDEO_MARK;
+  const half = halfSize(width, height);
+  if (Math.min(half.width, half.height) < 2 ** params.levels) throw new DrmError('BAD_REQUEST', `${o.input} is too small for ${params.levels} DTCWT levels`);
+  const count = await patternLength(o.backend, width, height, params);
+  const totalFrames = Math.max(1, Math.round(info.duration * fps));
+
+  const audio = info.audio ? ['-map', '1:a:0', '-c:a', MP4_AUDIO.has(info.audio.codec) ? 'copy' : 'aac', ...(MP4_AUDIO.has(info.audio.codec) ? [] : ['-b:a', '192k'])] : [];
+  const encoder = startPipeEncoder(
+    o.bins.ffmpeg,
+    [
+      '-v', 'error', '-y',
+      '-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-s', `${width}x${height}`, '-r', String(fps), '-i', 'pipe:0',
+      ...(info.audio ? ['-i', o.input] : []),
+      '-map', '0:v:0', ...audio,
+      '-c:v', 'libx264', '-crf', String(o.crf ?? 18), '-preset', o.preset ?? 'fast', '-pix_fmt', 'yuv420p',
+      '-movflags', '+faststart', '-f', 'mp4',
+    ],
+    o.output,
+    `the marked copy of ${o.input}`,
+  );
+
+  const patterns = new Map<number, Float32Array>();
+  const patternOf = (segment: number) => {
+    let p = patterns.get(segment);
+    if (!p) {
+      patterns.clear(); // frames arrive in order: only the current segment's pattern is needed
+      p = segmentPattern(o.key, o.contentId, segment, count);
+      patterns.set(segment, p);
+    }
+    return p;
+  };
+  const mark = async (frame: Uint8Array<ArrayBufferLike>, index: number) => {
+    const segment = segmentAt(index / fps);
+    const luma = frame.subarray(0, width * height);
+    const delta = await frameDelta(o.backend, luma, width, height, patternOf(segment), params);
+    applyDelta(luma, delta, variantFor(o.bits, segment), luma);
+    return frame;
+  };
+
+  let frames = 0;
+  try {
+    const window = Math.max(2, os.availableParallelism() * 2);
+    for await (const frame of inOrder(yuvFrames(o.bins, o.input, { width, height, fps, signal: o.signal }), mark, window)) {
+      await encoder.write(frame);
+      frames++;
+      o.onProgress?.(frames, Math.max(totalFrames, frames));
+    }
+    o.signal?.throwIfAborted();
+    if (frames === 0) throw new DrmError('BAD_REQUEST', `${o.input} has no video frames`);
+    await encoder.finish();
+  } catch (err) {
+    await encoder.abort();
+    throw err;
+  }
+  return { frames, segments: segmentAt((frames - 1) / fps) + 1, width, height, fps };
+}

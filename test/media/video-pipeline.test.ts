@@ -1,0 +1,122 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
+import { DrmError } from '../../src/errors.js';
+import { mediaBinaries } from '../../src/media/binaries.js';
+import { probeMedia } from '../../src/media/probe.js';
+import { watermarkKey } from '../../src/watermark/keyed-random.js';
+import type { Detection } from '../../src/watermark/segments.js';
+import { detectVideo } from '../../src/watermark/video-detect.js';
+import { embedVideo } from '../../src/watermark/video-embed.js';
+
+// Real ffmpeg and x264 end to end on a slow pan across a still of the Mandelbrot set (detail at
+// every scale, always moving, like the corpus's photographs in motion), made here with lavfi: no
+// fixture files. (A zoom would not do: a crop of a zoom looks like a later frame.) Small frames keep the suite quick; the mark's
+// strength on real 720p/1080p material is what bench/robustness measures.
+const bins = mediaBinaries();
+const key = watermarkKey(Buffer.alloc(32, 9));
+const contentId = '8d3c1f2a-6b7e-4a9d-8c5f-1e2d3c4b5a69';
+const bits = '1011001110001011110000101101001110100101';
+const backend = createCpuPoolBackend();
+let dir: string;
+const file = (name: string) => path.join(dir, name);
+const ff = (...args: string[]) => execFileSync(bins.ffmpeg, ['-v', 'error', '-y', ...args]);
+const x264 = (crf: number) => ['-c:v', 'libx264', '-crf', String(crf), '-preset', 'veryfast', '-pix_fmt', 'yuv420p'];
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-video-'));
+  ff('-f', 'lavfi', '-i', 'mandelbrot=size=1280x720:start_scale=1.2:end_scale=1.2', '-frames:v', '1', file('still.png'));
+  ff('-loop', '1', '-framerate', '25', '-i', file('still.png'), '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
+    '-vf', "crop=640:360:x='20+t*14':y='30+t*6'", '-t', '22', ...x264(16), '-c:a', 'aac', '-shortest', file('film.mp4'));
+  ff('-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100:duration=2', '-c:a', 'aac', file('tone.m4a'));
+  fs.writeFileSync(file('notes.txt'), 'not a film\n'.repeat(100));
+  await embedVideo({ bins, key, contentId, input: file('film.mp4'), output: file('marked.mp4'), bits, backend });
+}, 120_000);
+afterAll(async () => {
+  await backend.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const detect = (leak: string, original = 'film.mp4') => detectVideo({ bins, key, contentId, leak: file(leak), original: file(original), backend });
+
+/** Every segment the leak holds reads the bit the viewer was given, with |z| ≥ minZ. */
+function expectBits(d: Detection, minZ: number) {
+  expect(d.segments.length).toBeGreaterThan(0);
+  for (const s of d.segments) {
+    expect({ index: s.index, bit: s.bit }).toEqual({ index: s.index, bit: bits[s.index % 40] });
+    expect(Math.abs(s.z)).toBeGreaterThanOrEqual(minZ);
+  }
+}
+
+describe('embedding the video mark', () => {
+  it('writes one continuous MP4 with every frame, the same size and the audio kept', async () => {
+    const [orig, marked] = await Promise.all([probeMedia(bins, file('film.mp4')), probeMedia(bins, file('marked.mp4'))]);
+    expect(marked.video).toMatchObject({ codec: 'h264', width: 640, height: 360, fps: 25, frames: orig.video?.frames });
+    expect(marked.audio?.codec).toBe('aac');
+    expect(marked.duration).toBeCloseTo(orig.duration, 0);
+  });
+
+  it('refuses a file without video, a non-media file and leaves no output', async () => {
+    for (const input of ['tone.m4a', 'notes.txt']) {
+      const err = await embedVideo({ bins, key, contentId, input: file(input), output: file('out.mp4'), bits, backend }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(DrmError);
+      expect((err as DrmError).code).toBe('BAD_REQUEST');
+      expect((err as DrmError).message).toMatch(/no video stream|not a media file/);
+      expect(fs.existsSync(file('out.mp4'))).toBe(false);
+    }
+  });
+
+  it('stops both ffmpegs and removes the partial output when aborted', async () => {
+    const controller = new AbortController();
+    const run = embedVideo({ bins, key, contentId, input: file('film.mp4'), output: file('aborted.mp4'), bits, backend, signal: controller.signal,
+      onProgress: (done) => done === 40 && controller.abort() });
+    await expect(run).rejects.toThrow();
+    expect(fs.existsSync(file('aborted.mp4'))).toBe(false);
+  });
+});
+
+describe('detecting the video mark with the original at hand', () => {
+  it('reads every segment of the marked copy', async () => {
+    const d = await detect('marked.mp4');
+    expect(d.segments.map((s) => s.index)).toEqual([0, 1, 2]);
+    expectBits(d, 5);
+    expect(d.bits.slice(0, 3)).toBe(bits.slice(0, 3));
+    expect(d.bits.slice(3)).toBe('?'.repeat(37));
+  });
+
+  it('reads it after x264 CRF 28 of a copy that starts 4.3 s in, and finds that offset', async () => {
+    ff('-ss', '4.3', '-i', file('marked.mp4'), ...x264(28), '-an', file('trim-crf28.mp4'));
+    const d = await detect('trim-crf28.mp4');
+    expect(d.alignment.offsetSeconds).toBeCloseTo(4.3, 1);
+    expectBits(d, 4);
+  });
+
+  it('reads it after a 5% crop scaled back to full size', async () => {
+    ff('-i', file('marked.mp4'), '-vf', 'crop=608:342,scale=640:360', ...x264(20), '-an', file('crop.mp4'));
+    const d = await detect('crop.mp4');
+    expect(d.alignment.rect).not.toBe('640x360+0+0');
+    expectBits(d, 4);
+  });
+
+  it('reads it after a change to 30 frames per second', async () => {
+    ff('-i', file('marked.mp4'), '-vf', 'fps=30', ...x264(20), '-an', file('fps30.mp4'));
+    expectBits(await detect('fps30.mp4'), 4);
+  });
+
+  it('finds no mark in the unmarked original: every segment undecided', async () => {
+    const d = await detect('film.mp4');
+    for (const s of d.segments) expect(Math.abs(s.z)).toBeLessThan(4);
+    expect(d.bits).toBe('?'.repeat(40));
+  });
+
+  it('refuses a leak without video and a leak that is not media', async () => {
+    for (const leak of ['tone.m4a', 'notes.txt']) {
+      const err = await detect(leak).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(DrmError);
+      expect((err as DrmError).code).toBe('BAD_REQUEST');
+    }
+  });
+});
