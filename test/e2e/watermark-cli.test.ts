@@ -35,7 +35,7 @@ function expectOneLineError(r: CliResult, code: number, pattern: RegExp) {
   expect(r.stderr).toMatch(pattern);
 }
 
-describe('drm watermark embed', () => {
+describe('drm watermark embed', { timeout: 120_000 }, () => {
   it('writes the marked copy and says what it wrote (--json for scripts)', async () => {
     const r = await drm('embed', file('clip.mp4'), '--bits', bits, '--out', file('marked.mp4'), '--backend', 'cpu', '--json');
     expect(r.code).toBe(0);
@@ -61,7 +61,7 @@ describe('drm watermark embed', () => {
   });
 });
 
-describe('drm watermark detect', () => {
+describe('drm watermark detect', { timeout: 120_000 }, () => {
   it('prints per segment index, z and bit, and the 40-bit read-out as JSON', async () => {
     const r = await drm('detect', file('marked.mp4'), '--original', file('clip.mp4'), '--json');
     expect(r.code).toBe(0);

@@ -78,7 +78,7 @@ async function failure(p: Promise<unknown>): Promise<DrmError> {
   return err as DrmError;
 }
 
-describe('music A/B pipeline', () => {
+describe('music A/B pipeline', { timeout: 120_000 }, () => {
   it('embeds one variant per 10-s segment into an AAC .m4a of the same length, at least 30 dB below the music', async () => {
     expect(embedded.segments).toBe(4);
     expect(embedded.sampleRate).toBe(44_100);

@@ -51,7 +51,7 @@ function expectBits(d: Detection, minZ: number) {
   }
 }
 
-describe('embedding the video mark', () => {
+describe('embedding the video mark', { timeout: 120_000 }, () => {
   it('writes one continuous MP4 with every frame, the same size and the audio kept', async () => {
     const [orig, marked] = await Promise.all([probeMedia(bins, file('film.mp4')), probeMedia(bins, file('marked.mp4'))]);
     expect(marked.video).toMatchObject({ codec: 'h264', width: 640, height: 360, fps: 25, frames: orig.video?.frames });
@@ -78,7 +78,7 @@ describe('embedding the video mark', () => {
   });
 });
 
-describe('detecting the video mark with the original at hand', () => {
+describe('detecting the video mark with the original at hand', { timeout: 120_000 }, () => {
   it('reads every segment of the marked copy', async () => {
     const d = await detect('marked.mp4');
     expect(d.segments.map((s) => s.index)).toEqual([0, 1, 2]);

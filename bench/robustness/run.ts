@@ -1,0 +1,145 @@
+// Robustness of the watermark: `npm run bench:robustness -- [--corpus DIR] [--clips a.mp4,b.wav] [--attacks crf28,trim] [--json]`.
+//
+// For a random 40-bit viewer id and a random secret: marks each corpus clip (make the corpus with
+// ../shared/media/make-corpus.sh DIR), attacks the marked copy with ffmpeg, detects with the
+// original at hand, and prints per attack the share of segments that read the viewer's bit, the
+// smallest |z| among them, and the largest |z| on unmarked controls (the original itself, and
+// another clip). Prints numbers; it is not a test.
+import Table from 'cli-table3';
+import { execFileSync } from 'node:child_process';
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
+import { DrmError } from '../../src/errors.js';
+import { mediaBinaries } from '../../src/media/binaries.js';
+import { probeMedia } from '../../src/media/probe.js';
+import { watermarkKey } from '../../src/watermark/keyed-random.js';
+import { detectMusic, embedMusic } from '../../src/watermark/music-pipeline.js';
+import type { Detection } from '../../src/watermark/segments.js';
+import { detectVideo } from '../../src/watermark/video-detect.js';
+import { embedVideo } from '../../src/watermark/video-embed.js';
+
+const { values } = parseArgs({
+  options: {
+    corpus: { type: 'string', default: '/tmp/corpus' },
+    clips: { type: 'string', default: 'photo-720p-30s.mp4,photo-1080p-60s.mp4,music-60s.wav' },
+    attacks: { type: 'string' },
+    'frames-per-segment': { type: 'string', default: '30' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const bins = mediaBinaries();
+const key = watermarkKey(randomBytes(32));
+const contentId = randomUUID();
+const bits = Array.from({ length: 40 }, () => String(randomInt(2))).join('');
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-robustness-'));
+const backend = createCpuPoolBackend();
+const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
+const ff = (...args: string[]) => execFileSync(bins.ffmpeg, ['-v', 'error', '-y', ...args]);
+const x264 = (crf: number) => ['-c:v', 'libx264', '-crf', String(crf), '-preset', 'fast', '-pix_fmt', 'yuv420p', '-an'];
+const trimAt = Math.round((0.5 + Math.random() * 9) * 100) / 100;
+
+interface Attack {
+  name: string;
+  args: (w: number, h: number) => string[];
+  /** input options (before -i) */
+  pre?: string[];
+  ext: string;
+}
+const VIDEO_ATTACKS: Attack[] = [
+  { name: 'x264 CRF 23', args: () => x264(23), ext: 'mp4' },
+  { name: 'x264 CRF 28', args: () => x264(28), ext: 'mp4' },
+  { name: 'x264 CRF 35', args: () => x264(35), ext: 'mp4' },
+  { name: '0.5x downscale + CRF 28', args: () => ['-vf', 'scale=trunc(iw/4)*2:trunc(ih/4)*2', ...x264(28)], ext: 'mp4' },
+  { name: 'to 480p (CRF 23)', args: () => ['-vf', 'scale=-2:480', ...x264(23)], ext: 'mp4' },
+  { name: '5% crop + rescale', args: (w, h) => ['-vf', `crop=trunc(iw*0.95/2)*2:trunc(ih*0.95/2)*2,scale=${w}:${h}`, ...x264(23)], ext: 'mp4' },
+  { name: `trim from ${trimAt} s`, pre: ['-ss', String(trimAt)], args: () => x264(23), ext: 'mp4' },
+  { name: '30 -> 25 fps', args: () => ['-vf', 'fps=25', ...x264(23)], ext: 'mp4' },
+  { name: 'gamma 1.2', args: () => ['-vf', 'eq=gamma=1.2', ...x264(23)], ext: 'mp4' },
+  { name: 'gaussian noise', args: () => ['-vf', 'noise=alls=12:allf=t', ...x264(23)], ext: 'mp4' },
+];
+const MUSIC_ATTACKS: Attack[] = [
+  { name: 'MP3 128 kb/s', args: () => ['-c:a', 'libmp3lame', '-b:a', '128k'], ext: 'mp3' },
+  { name: 'AAC 64 kb/s', args: () => ['-c:a', 'aac', '-b:a', '64k'], ext: 'm4a' },
+  { name: 'resample 22.05 kHz', args: () => ['-ar', '22050', '-c:a', 'aac', '-b:a', '192k'], ext: 'm4a' },
+  { name: 'mono downmix', args: () => ['-ac', '1', '-c:a', 'aac', '-b:a', '192k'], ext: 'm4a' },
+  { name: `trim from ${trimAt} s`, pre: ['-ss', String(trimAt)], args: () => ['-c:a', 'aac', '-b:a', '128k'], ext: 'm4a' },
+];
+const wanted = values.attacks?.split(',').map((s) => s.trim().toLowerCase());
+const selected = (list: Attack[]) => (wanted ? list.filter((a) => wanted.some((w) => a.name.toLowerCase().replace(/\s+/g, '').includes(w))) : list);
+
+interface Row {
+  clip: string;
+  attack: string;
+  right: number;
+  segments: number;
+  minZ: number | null;
+  seconds: number;
+}
+const rows: Row[] = [];
+const controls: Array<{ clip: string; control: string; maxZ: number | null; note: string }> = [];
+
+async function run(clip: string) {
+  const input = path.join(values.corpus, clip);
+  const info = await probeMedia(bins, input);
+  const video = Boolean(info.video);
+  const marked = path.join(work, `marked-${clip}${video ? '' : '.m4a'}`);
+  const t0 = performance.now();
+  log(`${clip}: marking for ${bits}`);
+  if (video) await embedVideo({ bins, key, contentId, input, output: marked, bits, backend, crf: 18 });
+  else await embedMusic({ bins, key, contentId, input, output: marked, bits });
+  log(`${clip}: marked in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  const detect = (leak: string): Promise<Detection> =>
+    video
+      ? detectVideo({ bins, key, contentId, leak, original: input, backend, framesPerSegment: Number(values['frames-per-segment']) })
+      : detectMusic({ bins, key, contentId, leak, original: input });
+  for (const attack of selected(video ? VIDEO_ATTACKS : MUSIC_ATTACKS)) {
+    const out = path.join(work, `attacked.${attack.ext}`);
+    ff(...(attack.pre ?? []), '-i', marked, ...attack.args(info.video?.width ?? 0, info.video?.height ?? 0), out);
+    const t = performance.now();
+    const d = await detect(out);
+    const right = d.segments.filter((s) => s.bit === bits[s.index % 40]);
+    const row = {
+      clip,
+      attack: attack.name,
+      right: right.length,
+      segments: d.segments.length,
+      minZ: right.length ? Math.min(...right.map((s) => Math.abs(s.z))) : null,
+      seconds: (performance.now() - t) / 1000,
+    };
+    rows.push(row);
+    log(`${clip} / ${attack.name}: ${row.right}/${row.segments} right, min |z| ${row.minZ?.toFixed(1)}; z ${d.segments.map((s) => s.z.toFixed(1)).join(' ')}`);
+  }
+  const others = fs.readdirSync(values.corpus).filter((f) => f !== clip && (video ? /\.mp4$/ : /\.(wav|m4a|mp4)$/).test(f) && !f.startsWith(path.parse(clip).name));
+  for (const [control, leak] of [['the original', input], ...others.slice(0, 1).map((f) => [`another clip (${f})`, path.join(values.corpus, f)])] as const) {
+    try {
+      const d = await detect(leak);
+      controls.push({ clip, control, maxZ: Math.max(0, ...d.segments.map((s) => Math.abs(s.z))), note: `${d.segments.length} segments, bits ${d.bits.replace(/\?/g, '').length} decided` });
+    } catch (err) {
+      if (!(err instanceof DrmError)) throw err;
+      controls.push({ clip, control, maxZ: null, note: `refused: ${err.message.slice(0, 70)}` });
+    }
+    log(`${clip} control ${control}: ${JSON.stringify(controls[controls.length - 1])}`);
+  }
+}
+
+try {
+  for (const clip of values.clips.split(',')) await run(clip.trim());
+} finally {
+  await backend.close();
+  fs.rmSync(work, { recursive: true, force: true });
+}
+
+if (values.json) {
+  process.stdout.write(`${JSON.stringify({ bits, rows, controls }, null, 2)}\n`);
+} else {
+  const t = new Table({ head: ['clip', 'attack', 'right bit', 'min |z| (right)', 'detect s'], style: { head: [], border: [] } });
+  for (const r of rows) t.push([r.clip, r.attack, `${r.right}/${r.segments} (${Math.round((100 * r.right) / Math.max(1, r.segments))}%)`, r.minZ?.toFixed(1) ?? '-', r.seconds.toFixed(0)]);
+  process.stdout.write(`viewer id ${bits}\n${t.toString()}\n`);
+  const c = new Table({ head: ['clip', 'unmarked control', 'max |z|', ''], style: { head: [], border: [] } });
+  for (const r of controls) c.push([r.clip, r.control, r.maxZ?.toFixed(1) ?? '-', r.note]);
+  process.stdout.write(`${c.toString()}\n`);
+}
