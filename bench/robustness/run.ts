@@ -114,7 +114,10 @@ async function run(clip: string) {
     log(`${clip} / ${attack.name}: ${row.right}/${row.segments} right, min |z| ${row.minZ?.toFixed(1)}; z ${d.segments.map((s) => s.z.toFixed(1)).join(' ')}`);
   }
   const others = fs.readdirSync(values.corpus).filter((f) => f !== clip && (video ? /\.mp4$/ : /\.(wav|m4a|mp4)$/).test(f) && !f.startsWith(path.parse(clip).name));
-  for (const [control, leak] of [['the original', input], ...others.slice(0, 1).map((f) => [`another clip (${f})`, path.join(values.corpus, f)])] as const) {
+  // The original as it is would score exactly 0 (nothing differs); re-encoded it is a real control.
+  const reencoded = path.join(work, `unmarked.${video ? 'mp4' : 'm4a'}`);
+  ff('-i', input, ...(video ? x264(23) : ['-vn', '-c:a', 'aac', '-b:a', '128k']), reencoded);
+  for (const [control, leak] of [[video ? 'the original, x264 CRF 23' : 'the original, AAC 128 kb/s', reencoded], ...others.slice(0, 1).map((f) => [`another clip (${f})`, path.join(values.corpus, f)])] as const) {
     try {
       const d = await detect(leak);
       controls.push({ clip, control, maxZ: Math.max(0, ...d.segments.map((s) => Math.abs(s.z))), note: `${d.segments.length} segments, bits ${d.bits.replace(/\?/g, '').length} decided` });
