@@ -122,7 +122,9 @@ export async function detectVideo(o: VideoDetectOptions): Promise<Detection> {
   const aligned = [...time.frameMap.keys()].filter((j) => (time.frameMap[j] as number) >= 0);
   for (const j of aligned) {
     const s = segmentAt((time.frameMap[j] as number) / fps);
-    bySegment.set(s, [...(bySegment.get(s) ?? []), j]);
+    const js = bySegment.get(s);
+    if (js) js.push(j);
+    else bySegment.set(s, [j]);
   }
   const chosen = new Set<number>();
   for (const js of bySegment.values()) {
