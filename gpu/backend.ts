@@ -9,6 +9,7 @@
  */
 import { type Dtcwt2d, forward2d, inverse2d } from './dtcwt/cpu.js';
 import { type BiortName, type DtcwtFilters, dtcwtFilters, type QshiftName } from './dtcwt/filters.js';
+import { type ModulateJob, type ModulateResult, modulateFrame } from './modulate.js';
 
 export type { Highpass, Plane } from './dtcwt/cpu.js';
 export type { BiortName, QshiftName } from './dtcwt/filters.js';
@@ -37,11 +38,17 @@ export interface Frame {
 export interface DtcwtBackend {
   /** What ran the transform, for logs and `drm ingest` output, e.g. "cpu (8 workers)". */
   readonly name: string;
-  forward(image: Float32Array, height: number, width: number, levels: number, filters?: FilterNames): Promise<Transform>;
+  /** firstHighpass: highpasses of finer levels are not needed and come back as zeros (default 1: all). */
+  forward(image: Float32Array, height: number, width: number, levels: number, filters?: FilterNames, firstHighpass?: number): Promise<Transform>;
   inverse(transform: Transform, filters?: FilterNames): Promise<Float32Array>;
   /** Many frames at once; results are in input order. A batching backend (tfjs) stacks them into one tensor. */
-  forwardMany(frames: readonly Frame[], levels: number, filters?: FilterNames): Promise<Transform[]>;
+  forwardMany(frames: readonly Frame[], levels: number, filters?: FilterNames, firstHighpass?: number): Promise<Transform[]>;
   inverseMany(transforms: readonly Transform[], filters?: FilterNames): Promise<Float32Array[]>;
+  /**
+   * The video mark's whole per-frame job (gpu/modulate.ts): reduce, transform, modulate, invert,
+   * write the variants. One call, so the pool runs it all in a worker. Takes `job.frame`.
+   */
+  modulate(job: ModulateJob): Promise<ModulateResult>;
   /** Releases threads / device memory; later calls reject. Idempotent. */
   close(): Promise<void>;
 }
@@ -106,10 +113,13 @@ export function createCpuDirectBackend(): DtcwtBackend {
   };
   const backend: DtcwtBackend = {
     name: 'cpu (direct)',
-    forward: (image, height, width, levels, filters) => run(() => forward2d(image, height, width, levels, resolveFilters(filters))),
+    forward: (image, height, width, levels, filters, firstHighpass) =>
+      run(() => forward2d(image, height, width, levels, resolveFilters(filters), firstHighpass)),
     inverse: (transform, filters) => run(() => inverse2d(transform, resolveFilters(filters))),
-    forwardMany: (frames, levels, filters) => Promise.all(frames.map((f) => backend.forward(f.image, f.height, f.width, levels, filters))),
+    forwardMany: (frames, levels, filters, firstHighpass) =>
+      Promise.all(frames.map((f) => backend.forward(f.image, f.height, f.width, levels, filters, firstHighpass))),
     inverseMany: (transforms, filters) => Promise.all(transforms.map((t) => backend.inverse(t, filters))),
+    modulate: (job) => modulateFrame(backend, job),
     close: async () => {
       closed = true;
     },

@@ -6,10 +6,12 @@
 import { parentPort } from 'node:worker_threads';
 import { addTransfer, type FilterNames, resolveFilters, type Transform } from './backend.js';
 import { forward2d, inverse2d } from './dtcwt/cpu.js';
+import { type ModulateJob, type ModulateResult, modulateFrame } from './modulate.js';
 
 export type PoolRequest =
-  | { id: number; op: 'forward'; image: Float32Array; height: number; width: number; levels: number; filters?: FilterNames }
-  | { id: number; op: 'inverse'; transform: Transform; filters?: FilterNames };
+  | { id: number; op: 'forward'; image: Float32Array; height: number; width: number; levels: number; filters?: FilterNames; firstHighpass?: number }
+  | { id: number; op: 'inverse'; transform: Transform; filters?: FilterNames }
+  | ({ id: number; op: 'modulate' } & ModulateJob);
 
 /** Errors travel as plain fields: structured clone keeps an Error's message but not reliably its name or stack. */
 export interface PoolError {
@@ -21,16 +23,30 @@ export interface PoolError {
 export type PoolResponse =
   | { id: number; ok: true; op: 'forward'; transform: Transform }
   | { id: number; ok: true; op: 'inverse'; image: Float32Array }
+  | ({ id: number; ok: true; op: 'modulate' } & ModulateResult)
   | { id: number; ok: false; error: PoolError };
 
 /** Everything a worker posts: replies, and one `ready` once its modules have loaded. */
 export type PoolMessage = PoolResponse | { ready: true };
 
-function handle(req: PoolRequest): { response: PoolResponse; transfer: ArrayBuffer[] } {
+/** The transforms, run here on this thread, for the modulate job. */
+const local = {
+  forward: async (image: Float32Array, height: number, width: number, levels: number, names?: FilterNames, firstHighpass?: number) =>
+    forward2d(image, height, width, levels, resolveFilters(names), firstHighpass),
+  inverse: async (t: Transform, names?: FilterNames) => inverse2d(t, resolveFilters(names)),
+};
+
+async function handle(req: PoolRequest): Promise<{ response: PoolResponse; transfer: ArrayBuffer[] }> {
   const transfer: ArrayBuffer[] = [];
+  if (req.op === 'modulate') {
+    const { id, op, ...job } = req;
+    const result = await modulateFrame(local, job);
+    for (const frame of [result.plus, result.minus]) if (frame && frame.buffer instanceof ArrayBuffer && !transfer.includes(frame.buffer)) transfer.push(frame.buffer);
+    return { response: { id, ok: true, op, ...result }, transfer };
+  }
   const filters = resolveFilters(req.filters);
   if (req.op === 'forward') {
-    const transform = forward2d(req.image, req.height, req.width, req.levels, filters);
+    const transform = forward2d(req.image, req.height, req.width, req.levels, filters, req.firstHighpass);
     addTransfer(transfer, transform.lowpass.data);
     for (const h of transform.highpasses) {
       addTransfer(transfer, h.re);
@@ -46,10 +62,10 @@ function handle(req: PoolRequest): { response: PoolResponse; transfer: ArrayBuff
 const port = parentPort;
 if (!port) throw new Error('cpu-pool-worker must run in a worker thread');
 
-port.on('message', (req: PoolRequest) => {
+port.on('message', async (req: PoolRequest) => {
   let out: { response: PoolResponse; transfer: ArrayBuffer[] };
   try {
-    out = handle(req);
+    out = await handle(req);
   } catch (e) {
     // A bad job (wrong size, bad level count) fails only itself; the worker stays up for the next one.
     const err = e instanceof Error ? e : new Error(String(e));

@@ -18,6 +18,7 @@ import {
   type Transform,
   transferableTransform,
 } from './backend.js';
+import type { ModulateJob, ModulateResult } from './modulate.js';
 import type { PoolError, PoolMessage, PoolRequest, PoolResponse } from './cpu-pool-worker.js';
 
 export interface CpuPoolOptions {
@@ -85,11 +86,11 @@ export class CpuPoolBackend implements DtcwtBackend {
     return this.slots.length;
   }
 
-  async forward(image: Float32Array, height: number, width: number, levels: number, filters?: FilterNames): Promise<Transform> {
+  async forward(image: Float32Array, height: number, width: number, levels: number, filters?: FilterNames, firstHighpass?: number): Promise<Transform> {
     const owned = ownedArray(image);
     const transfer: ArrayBuffer[] = [];
     addTransfer(transfer, owned);
-    const r = await this.submit({ op: 'forward', image: owned, height, width, levels, filters }, transfer);
+    const r = await this.submit({ op: 'forward', image: owned, height, width, levels, filters, firstHighpass }, transfer);
     if (!r.ok || r.op !== 'forward') throw new Error('cpu pool: unexpected reply to forward');
     return r.transform;
   }
@@ -101,8 +102,18 @@ export class CpuPoolBackend implements DtcwtBackend {
     return r.image;
   }
 
-  forwardMany(frames: readonly Frame[], levels: number, filters?: FilterNames): Promise<Transform[]> {
-    return Promise.all(frames.map((f) => this.forward(f.image, f.height, f.width, levels, filters)));
+  async modulate(job: ModulateJob): Promise<ModulateResult> {
+    // The frame is transferred there and back; the gains are shared memory when the caller made
+    // them so (one segment's gains serve hundreds of frames), else copied (they are small).
+    const frame = job.frame.byteOffset === 0 && job.frame.byteLength === job.frame.buffer.byteLength ? job.frame : job.frame.slice();
+    const transfer = frame.buffer instanceof ArrayBuffer ? [frame.buffer] : [];
+    const r = await this.submit({ op: 'modulate', ...job, frame }, transfer);
+    if (!r.ok || r.op !== 'modulate') throw new Error('cpu pool: unexpected reply to modulate');
+    return { ...(r.plus ? { plus: r.plus } : {}), ...(r.minus ? { minus: r.minus } : {}) };
+  }
+
+  forwardMany(frames: readonly Frame[], levels: number, filters?: FilterNames, firstHighpass?: number): Promise<Transform[]> {
+    return Promise.all(frames.map((f) => this.forward(f.image, f.height, f.width, levels, filters, firstHighpass)));
   }
 
   inverseMany(transforms: readonly Transform[], filters?: FilterNames): Promise<Float32Array[]> {

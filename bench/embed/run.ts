@@ -1,33 +1,42 @@
-// Embedding speed: `node --import tsx bench/embed/run.ts [--input FILE] [--frames 60] [--backends cpu,pool,tfjs] [--json]`.
+// Embedding speed: `npm run bench:embed -- [--input FILE] [--frames 150] [--runs 3] [--backends cpu,pool,tfjs] [--full] [--json]`.
 //
-// Decodes the clip's luma through ffmpeg (src/media/decode.ts) and, per backend, computes the
-// mark of every frame and writes both variants A and B (src/watermark/video-mark.ts), without
-// encoding. Beside each figure: decoding alone, measured in the same run, so the embedding cost
-// reads apart from ffmpeg's. Frames are kept in flight in a small window so a pool can use every
-// core. Peak RSS is the process maximum so far. Prints numbers; it is not a test.
+// Decodes the clip (yuv420p, src/media/decode.ts) and, per backend, marks every frame and writes
+// both variants A and B (src/watermark/video-mark.ts), without encoding: what ingest does before
+// its two x264 encodes. Each figure is the median of --runs timed runs after a warm-up; beside it
+// decoding alone, measured in the same run, so the embedding cost reads apart from ffmpeg's.
+// Frames are kept in flight in a small window so a pool can use every core.
+//
+// --full also marks the whole clip into an MP4 through embedVideo (decode, mark, x264 CRF 18) and
+// reports its wall time and the peak resident memory of this process and of each ffmpeg child
+// (VmHWM, sampled from /proc): the memory a 60-s 1080p embed needs. Prints numbers; not a test.
 import Table from 'cli-table3';
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { DtcwtBackend } from '../../gpu/backend.js';
 import { createCpuDirectBackend } from '../../gpu/backend.js';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
-import { lumaFrames } from '../../src/media/decode.js';
+import { yuvFrames } from '../../src/media/decode.js';
 import { probeMedia } from '../../src/media/probe.js';
+import { embedVideo } from '../../src/watermark/video-embed.js';
 import { watermarkKey } from '../../src/watermark/keyed-random.js';
-import { halfSize } from '../../src/watermark/resample.js';
-import { applyDelta, DEFAULT_VIDEO_MARK, frameDelta, markedCount, segmentPattern } from '../../src/watermark/video-mark.js';
+import { DEFAULT_VIDEO_MARK, markFrame, patternLength, segmentGains, segmentPattern } from '../../src/watermark/video-mark.js';
 
 const { values } = parseArgs({
   options: {
     input: { type: 'string', default: '/tmp/corpus/photo-1080p-60s.mp4' },
-    frames: { type: 'string', default: '60' },
+    frames: { type: 'string', default: '150' },
+    runs: { type: 'string', default: '3' },
+    full: { type: 'boolean', default: false },
     backends: { type: 'string', default: 'cpu,pool' },
     window: { type: 'string', default: String(Math.max(2, os.availableParallelism() * 2)) },
     json: { type: 'boolean', default: false },
   },
 });
 const frames = Number(values.frames);
+const runs = Math.max(1, Number(values.runs));
 const windowSize = Number(values.window);
 const bins = mediaBinaries();
 const info = await probeMedia(bins, values.input);
@@ -46,22 +55,17 @@ async function makeBackend(name: string): Promise<DtcwtBackend> {
 async function decodeOnly(): Promise<number> {
   const t = performance.now();
   let n = 0;
-  for await (const _ of lumaFrames(bins, values.input, { width, height })) if (++n >= frames) break;
+  for await (const _ of yuvFrames(bins, values.input, { width, height })) if (++n >= frames) break;
   return n / ((performance.now() - t) / 1000);
 }
 
 async function embed(backend: DtcwtBackend): Promise<number> {
-  const h = halfSize(width, height);
-  const zero = await backend.forward(new Float32Array(h.width * h.height), h.height, h.width, DEFAULT_VIDEO_MARK.levels);
-  const pattern = segmentPattern(watermarkKey(Buffer.alloc(32, 1)), 'bench', 0, markedCount(zero, DEFAULT_VIDEO_MARK));
-  const inFlight = new Set<Promise<void>>();
+  const gains = segmentGains(segmentPattern(watermarkKey(Buffer.alloc(32, 1)), 'bench', 0, patternLength(width, height)));
+  const inFlight = new Set<Promise<unknown>>();
   const t = performance.now();
   let n = 0;
-  for await (const luma of lumaFrames(bins, values.input, { width, height })) {
-    const job = frameDelta(backend, luma, width, height, pattern).then((d) => {
-      applyDelta(luma, d, 'A');
-      applyDelta(luma, d, 'B');
-    });
+  for await (const frame of yuvFrames(bins, values.input, { width, height })) {
+    const job = markFrame(backend, frame, width, height, gains, 'both');
     inFlight.add(job);
     void job.finally(() => inFlight.delete(job));
     if (inFlight.size >= windowSize) await Promise.race(inFlight);
@@ -71,25 +75,85 @@ async function embed(backend: DtcwtBackend): Promise<number> {
   return n / ((performance.now() - t) / 1000);
 }
 
-const rows: Array<{ backend: string; fps: number; decodeFps: number; peakRssMiB: number }> = [];
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+/** Peak resident memory (VmHWM) of this process's children, sampled from /proc while `work` runs. */
+async function withChildPeaks<T>(work: Promise<T>): Promise<{ result: T; children: Map<number, { name: string; peakMiB: number }> }> {
+  const children = new Map<number, { name: string; peakMiB: number }>();
+  const sample = () => {
+    for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      try {
+        const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+        if (Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]) !== process.pid) continue;
+        const peakMiB = Math.round(Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) / 1024);
+        const name = /^Name:\s+(\S+)/m.exec(status)?.[1] ?? '?';
+        children.set(Number(pid), { name, peakMiB: Math.max(peakMiB, children.get(Number(pid))?.peakMiB ?? 0) });
+      } catch {
+        // the process ended between listing and reading
+      }
+    }
+  };
+  const timer = setInterval(sample, 100);
+  try {
+    return { result: await work, children };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+// First, so that this process's peak RSS is the embed's own and not the speed runs' below.
+let full: { seconds: number; frames: number; nodePeakMiB: number; children: Array<{ name: string; peakMiB: number }> } | undefined;
+if (values.full) {
+  const backend = createCpuPoolBackend();
+  const out = path.join(os.tmpdir(), `drm-bench-embed-${process.pid}.mp4`);
+  progress(`full embed of ${values.input} into ${out}`);
+  const before = peakRssMiB();
+  const t = performance.now();
+  try {
+    const { result, children } = await withChildPeaks(
+      embedVideo({ bins, key: watermarkKey(Buffer.alloc(32, 2)), contentId: 'bench', input: values.input, output: out, bits: '01'.repeat(20), backend }),
+    );
+    full = { seconds: (performance.now() - t) / 1000, frames: result.frames, nodePeakMiB: Math.max(before, peakRssMiB()), children: [...children.values()] };
+  } finally {
+    await backend.close();
+    fs.rmSync(out, { force: true });
+  }
+}
+
+const rows: Array<{ backend: string; fps: number; runs: number[]; decodeFps: number; peakRssMiB: number }> = [];
 for (const name of values.backends.split(',')) {
-  const decodeFps = await decodeOnly();
   const backend = await makeBackend(name.trim());
-  progress(`${backend.name}: ${frames} frames of ${width}x${height}`);
+  progress(`${backend.name}: ${runs} runs of ${frames} frames of ${width}x${height}`);
   try {
     await embed(backend); // warm-up: workers, JIT
-    rows.push({ backend: backend.name, fps: await embed(backend), decodeFps, peakRssMiB: peakRssMiB() });
+    const fps: number[] = [];
+    const decodeFps: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      decodeFps.push(await decodeOnly());
+      fps.push(await embed(backend));
+    }
+    rows.push({ backend: backend.name, fps: median(fps), runs: fps, decodeFps: median(decodeFps), peakRssMiB: peakRssMiB() });
   } finally {
     await backend.close();
   }
 }
 
 if (values.json) {
-  process.stdout.write(`${JSON.stringify({ input: values.input, width, height, frames, cpus: os.availableParallelism(), rows }, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ input: values.input, width, height, frames, runs, cpus: os.availableParallelism(), rows, full }, null, 2)}\n`);
 } else {
-  const table = new Table({ head: ['backend', 'embed A+B frames/s', 'decode alone frames/s', 'vs 30 fps', 'peak RSS MiB'], style: { head: [], border: [] } });
-  for (const r of rows) table.push([r.backend, r.fps.toFixed(2), r.decodeFps.toFixed(1), `${((r.fps / 30) * 100).toFixed(0)}%`, r.peakRssMiB]);
+  const table = new Table({
+    head: ['backend', 'embed A+B frames/s (median)', 'runs', 'decode alone frames/s', 'vs 30 fps', 'peak RSS MiB'],
+    style: { head: [], border: [] },
+  });
+  for (const r of rows) table.push([r.backend, r.fps.toFixed(2), r.runs.map((f) => f.toFixed(1)).join(' '), r.decodeFps.toFixed(1), `${((r.fps / 30) * 100).toFixed(0)}%`, r.peakRssMiB]);
   process.stdout.write(
-    `Embedding both variants of ${width}x${height} (${values.input}), ${frames} frames after a warm-up, mark ${JSON.stringify(DEFAULT_VIDEO_MARK)}, ${os.availableParallelism()} CPUs\n${table.toString()}\n`,
+    `Embedding both variants of ${width}x${height} (${values.input}), ${frames} frames per run after a warm-up, mark ${JSON.stringify(DEFAULT_VIDEO_MARK)}, ${os.availableParallelism()} CPUs\n${table.toString()}\n`,
   );
+  if (full) {
+    const total = full.nodePeakMiB + full.children.reduce((s, c) => s + c.peakMiB, 0);
+    process.stdout.write(
+      `Whole clip to MP4 (embedVideo, cpu pool, x264 CRF 18 fast): ${full.frames} frames in ${full.seconds.toFixed(1)} s = ${(full.frames / full.seconds).toFixed(1)} frames/s\n` +
+        `Peak RSS: node ${full.nodePeakMiB} MiB + ${full.children.map((c) => `${c.name} ${c.peakMiB} MiB`).join(' + ')} = ${total} MiB (each process's own peak, summed)\n`,
+    );
+  }
 }

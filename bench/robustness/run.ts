@@ -3,8 +3,10 @@
 // For a random 40-bit viewer id and a random secret: marks each corpus clip (make the corpus with
 // ../shared/media/make-corpus.sh DIR), attacks the marked copy with ffmpeg, detects with the
 // original at hand, and prints per attack the share of segments that read the viewer's bit, the
-// smallest |z| among them, and the largest |z| on unmarked controls (the original itself, and
-// another clip). Prints numbers; it is not a test.
+// smallest |z| among them, and the largest |z| on unmarked controls (the original re-encoded, and
+// another clip). For video it also prints how far the marked copy is from the unmarked encode made
+// with the same x264 settings (PSNR and SSIM of the luma, per variant, by ffmpeg's psnr and ssim
+// filters), beside that encode's own distance from the source. Prints numbers; it is not a test.
 import Table from 'cli-table3';
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
@@ -40,6 +42,8 @@ const backend = createCpuPoolBackend();
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
 const ff = (...args: string[]) => execFileSync(bins.ffmpeg, ['-v', 'error', '-y', ...args]);
 const x264 = (crf: number) => ['-c:v', 'libx264', '-crf', String(crf), '-preset', 'fast', '-pix_fmt', 'yuv420p', '-an'];
+/** The embedder's x264 quality (embedVideo's default, stated here so the unmarked encode matches it). */
+const EMBED_CRF = 18;
 const trimAt = Math.round((0.5 + Math.random() * 9) * 100) / 100;
 
 interface Attack {
@@ -80,6 +84,41 @@ interface Row {
   seconds: number;
 }
 const rows: Row[] = [];
+const quality: Array<{ clip: string; compared: string; frames: number; psnrY: number; ssimY: number }> = [];
+
+/** Per frame, the luma's mean squared error and SSIM of `a` against `b` (ffmpeg's psnr and ssim filters). */
+function lumaDistance(a: string, b: string): Array<{ mse: number; ssim: number }> {
+  const stats = path.join(work, 'stats.log');
+  const read = (filter: string, field: RegExp) => {
+    ff('-i', a, '-i', b, '-lavfi', `[0:v][1:v]${filter}=stats_file=${stats}`, '-f', 'null', '-');
+    return fs
+      .readFileSync(stats, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => Number(field.exec(line)?.[1]));
+  };
+  const mse = read('psnr', /mse_y:([\d.]+)/);
+  const ssim = read('ssim', /\bY:([\d.]+)/);
+  return mse.map((m, i) => ({ mse: m, ssim: ssim[i] as number }));
+}
+
+function summarise(clip: string, compared: string, frames: Array<{ mse: number; ssim: number }>) {
+  if (frames.length === 0) return;
+  const mse = frames.reduce((s, f) => s + f.mse, 0) / frames.length;
+  const row = { clip, compared, frames: frames.length, psnrY: 10 * Math.log10((255 * 255) / mse), ssimY: frames.reduce((s, f) => s + f.ssim, 0) / frames.length };
+  quality.push(row);
+  log(`${clip} ${compared}: PSNR-Y ${row.psnrY.toFixed(2)} dB, SSIM-Y ${row.ssimY.toFixed(4)} over ${row.frames} frames`);
+}
+
+/** The marked copy against the unmarked encode with the embedder's x264 settings, per variant. */
+function imperceptibility(clip: string, input: string, marked: string, fps: number) {
+  const unmarked = path.join(work, 'unmarked-crf18.mp4');
+  ff('-i', input, ...x264(EMBED_CRF), unmarked);
+  const perFrame = lumaDistance(marked, unmarked);
+  const variantOf = (frame: number) => (bits[Math.floor(frame / fps / 10) % 40] === '0' ? 'A' : 'B');
+  for (const v of ['A', 'B']) summarise(clip, `variant ${v} vs the unmarked encode`, perFrame.filter((_, i) => variantOf(i) === v));
+  summarise(clip, 'the unmarked encode vs the source (the encoder alone)', lumaDistance(unmarked, input));
+}
 const controls: Array<{ clip: string; control: string; maxZ: number | null; note: string }> = [];
 
 async function run(clip: string) {
@@ -89,9 +128,10 @@ async function run(clip: string) {
   const marked = path.join(work, `marked-${clip}${video ? '' : '.m4a'}`);
   const t0 = performance.now();
   log(`${clip}: marking for ${bits}`);
-  if (video) await embedVideo({ bins, key, contentId, input, output: marked, bits, backend, crf: 18 });
+  if (video) await embedVideo({ bins, key, contentId, input, output: marked, bits, backend, crf: EMBED_CRF });
   else await embedMusic({ bins, key, contentId, input, output: marked, bits });
   log(`${clip}: marked in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  if (info.video) imperceptibility(clip, input, marked, info.video.fps);
   const detect = (leak: string): Promise<Detection> =>
     video
       ? detectVideo({ bins, key, contentId, leak, original: input, backend, framesPerSegment: Number(values['frames-per-segment']) })
@@ -137,7 +177,7 @@ try {
 }
 
 if (values.json) {
-  process.stdout.write(`${JSON.stringify({ bits, rows, controls }, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ bits, rows, controls, quality }, null, 2)}\n`);
 } else {
   const t = new Table({ head: ['clip', 'attack', 'right bit', 'min |z| (right)', 'detect s'], style: { head: [], border: [] } });
   for (const r of rows) t.push([r.clip, r.attack, `${r.right}/${r.segments} (${Math.round((100 * r.right) / Math.max(1, r.segments))}%)`, r.minZ?.toFixed(1) ?? '-', r.seconds.toFixed(0)]);
@@ -145,4 +185,7 @@ if (values.json) {
   const c = new Table({ head: ['clip', 'unmarked control', 'max |z|', ''], style: { head: [], border: [] } });
   for (const r of controls) c.push([r.clip, r.control, r.maxZ?.toFixed(1) ?? '-', r.note]);
   process.stdout.write(`${c.toString()}\n`);
+  const q = new Table({ head: ['clip', 'luma compared', 'frames', 'PSNR-Y dB', 'SSIM-Y'], style: { head: [], border: [] } });
+  for (const r of quality) q.push([r.clip, r.compared, r.frames, r.psnrY.toFixed(2), r.ssimY.toFixed(4)]);
+  if (quality.length) process.stdout.write(`${q.toString()}\n`);
 }

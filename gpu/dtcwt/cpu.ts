@@ -48,6 +48,19 @@ function crop<T extends FloatArray>(x: Plane<T>, top: number, rows: number, left
   return y;
 }
 
+function isZero(a: FloatArray): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i] !== 0) return false;
+  return true;
+}
+
+function mapOrNull<T extends FloatArray>(x: Plane<T> | null, f: (x: Plane<T>) => Plane<T>): Plane<T> | null {
+  return x ? f(x) : null;
+}
+
+function sumOf<T extends FloatArray>(a: Plane<T> | null, b: Plane<T> | null): Plane<T> | null {
+  return a && b ? addPlanes(a, b) : (a ?? b);
+}
+
 function newHighpass<T extends FloatArray>(like: Plane<T>): Highpass<T> {
   const rows = like.rows >> 1;
   const cols = like.cols >> 1;
@@ -59,6 +72,9 @@ function newHighpass<T extends FloatArray>(like: Plane<T>): Highpass<T> {
  * Forward 2-D DTCWT of a row-major `height` x `width` image over `levels` levels. Level 1 uses the
  * biort filters without decimation of the lowpass; levels >= 2 use the q-shift filters.
  * Orientation pairs: horizontal (15, 165), vertical (75, 105), diagonal (45, 135).
+ *
+ * `firstHighpass`: highpasses of the levels before it are not computed and come back as zeros.
+ * The video mark uses only middle levels, and level 1's three highpasses are most of the work.
  */
 export function forward2d<T extends FloatArray>(
   image: T,
@@ -66,12 +82,14 @@ export function forward2d<T extends FloatArray>(
   width: number,
   levels: number,
   filters: DtcwtFilters = dtcwtFilters(),
+  firstHighpass = 1,
 ): Dtcwt2d<T> {
   if (!Number.isInteger(height) || !Number.isInteger(width) || height < 1 || width < 1) {
     throw new RangeError(`forward2d: invalid size ${height}x${width}`);
   }
   if (image.length !== height * width) throw new RangeError('forward2d: image length does not match its size');
   if (!Number.isInteger(levels) || levels < 0) throw new RangeError(`forward2d: invalid level count ${levels}`);
+  if (!Number.isInteger(firstHighpass) || firstHighpass < 1) throw new RangeError(`forward2d: invalid first highpass level ${firstHighpass}`);
   const { h0o, h1o } = filters.biort;
   const { h0a, h0b, h1a, h1b } = filters.qshift;
 
@@ -83,12 +101,14 @@ export function forward2d<T extends FloatArray>(
   const highpasses: Highpass<T>[] = [];
   // Level 1: odd filters on columns, then (after transposing) on rows.
   let lo = transpose(colfilter(x, h0o));
-  let hi = transpose(colfilter(x, h1o));
   let lolo = transpose(colfilter(lo, h0o));
   let hp = newHighpass(lolo);
-  q2c(transpose(colfilter(hi, h0o)), hp, 0, 5); // horizontal pair
-  q2c(transpose(colfilter(lo, h1o)), hp, 2, 3); // vertical pair
-  q2c(transpose(colfilter(hi, h1o)), hp, 1, 4); // diagonal pair
+  if (firstHighpass <= 1) {
+    const hi = transpose(colfilter(x, h1o));
+    q2c(transpose(colfilter(hi, h0o)), hp, 0, 5); // horizontal pair
+    q2c(transpose(colfilter(lo, h1o)), hp, 2, 3); // vertical pair
+    q2c(transpose(colfilter(hi, h1o)), hp, 1, 4); // diagonal pair
+  }
   highpasses.push(hp);
 
   for (let level = 2; level <= levels; level++) {
@@ -97,13 +117,16 @@ export function forward2d<T extends FloatArray>(
     const padCols = lolo.cols % 4 !== 0 ? 1 : 0;
     if (padRows || padCols) lolo = extendEdges(lolo, padRows, padRows, padCols, padCols);
 
-    lo = transpose(coldfilt(lolo, h0b, h0a));
-    hi = transpose(coldfilt(lolo, h1b, h1a));
+    const input = lolo;
+    lo = transpose(coldfilt(input, h0b, h0a));
     lolo = transpose(coldfilt(lo, h0b, h0a));
     hp = newHighpass(lolo);
-    q2c(transpose(coldfilt(hi, h0b, h0a)), hp, 0, 5);
-    q2c(transpose(coldfilt(lo, h1b, h1a)), hp, 2, 3);
-    q2c(transpose(coldfilt(hi, h1b, h1a)), hp, 1, 4);
+    if (level >= firstHighpass) {
+      const hi = transpose(coldfilt(input, h1b, h1a));
+      q2c(transpose(coldfilt(hi, h0b, h0a)), hp, 0, 5);
+      q2c(transpose(coldfilt(lo, h1b, h1a)), hp, 2, 3);
+      q2c(transpose(coldfilt(hi, h1b, h1a)), hp, 1, 4);
+    }
     highpasses.push(hp);
   }
   return { lowpass: lolo, highpasses, height, width };
@@ -118,38 +141,61 @@ export function inverse2d<T extends FloatArray>(transform: Dtcwt2d<T>, filters: 
   const { highpasses, height, width } = transform;
   const { g0o, g1o } = filters.biort;
   const { g0a, g0b, g1a, g1b } = filters.qshift;
-  let z = transform.lowpass;
+  const like = transform.lowpass;
+  // An all-zero plane is null: filtering it gives zeros, so skipping it is exact. The video mark
+  // inverts a transform with a zero lowpass and zero fine levels, where this saves most of the work.
+  let z: Plane<T> | null = isZero(like.data) ? null : like;
+  let zRows = like.rows;
+  let zCols = like.cols;
+
+  /** One synthesis step: columns, then rows, of y1 = lo(z) + hi(lh), y2 = lo(hl) + hi(hh). */
+  const synthesise = (hp: Highpass<T>, lo: (x: Plane<T>) => Plane<T>, hi: (x: Plane<T>) => Plane<T>) => {
+    const zeroHp = isZero(hp.re) && isZero(hp.im);
+    const quad = (o1: number, o2: number) => (zeroHp ? null : c2q(hp, o1, o2, like));
+    const y1 = sumOf(z && lo(z), mapOrNull(quad(0, 5), hi));
+    const y2 = sumOf(mapOrNull(quad(2, 3), lo), mapOrNull(quad(1, 4), hi));
+    const out = sumOf(
+      mapOrNull(y1, (y) => lo(transpose(y))),
+      mapOrNull(y2, (y) => hi(transpose(y))),
+    );
+    return out && transpose(out);
+  };
 
   for (let level = highpasses.length; level >= 2; level--) {
     const hp = highpasses[level - 1] as Highpass<T>;
-    const lh = c2q(hp, 0, 5, z);
-    const hl = c2q(hp, 2, 3, z);
-    const hh = c2q(hp, 1, 4, z);
-    // Even q-shift filters on columns, then on rows.
-    const y1 = addPlanes(colifilt(z, g0b, g0a), colifilt(lh, g1b, g1a));
-    const y2 = addPlanes(colifilt(hl, g0b, g0a), colifilt(hh, g1b, g1a));
-    z = transpose(addPlanes(colifilt(transpose(y1), g0b, g0a), colifilt(transpose(y2), g1b, g1a)));
+    if (hp.rows * 2 !== zRows || hp.cols * 2 !== zCols) throw new RangeError('inverse2d: highpass sizes are not consistent');
+    // Even q-shift filters on columns, then on rows; each step doubles both sizes.
+    z = synthesise(
+      hp,
+      (x) => colifilt(x, g0b, g0a),
+      (x) => colifilt(x, g1b, g1a),
+    );
+    zRows *= 2;
+    zCols *= 2;
 
     // Undo the forward pass's divisible-by-4 padding: the result must be twice the next level up.
     const next = highpasses[level - 2] as Highpass<T>;
     const rows = 2 * next.rows;
     const cols = 2 * next.cols;
-    const cropRows = z.rows !== rows ? 1 : 0;
-    const cropCols = z.cols !== cols ? 1 : 0;
-    if (cropRows || cropCols) z = crop(z, cropRows, z.rows - 2 * cropRows, cropCols, z.cols - 2 * cropCols);
-    if (z.rows !== rows || z.cols !== cols) throw new RangeError('inverse2d: highpass sizes are not consistent');
+    const cropRows = zRows !== rows ? 1 : 0;
+    const cropCols = zCols !== cols ? 1 : 0;
+    if (z && (cropRows || cropCols)) z = crop(z, cropRows, z.rows - 2 * cropRows, cropCols, z.cols - 2 * cropCols);
+    zRows -= 2 * cropRows;
+    zCols -= 2 * cropCols;
+    if (zRows !== rows || zCols !== cols) throw new RangeError('inverse2d: highpass sizes are not consistent');
   }
 
   const first = highpasses[0];
   if (first) {
-    const lh = c2q(first, 0, 5, z);
-    const hl = c2q(first, 2, 3, z);
-    const hh = c2q(first, 1, 4, z);
-    // Odd top-level filters on columns, then on rows.
-    const y1 = addPlanes(colfilter(z, g0o), colfilter(lh, g1o));
-    const y2 = addPlanes(colfilter(hl, g0o), colfilter(hh, g1o));
-    z = transpose(addPlanes(colfilter(transpose(y1), g0o), colfilter(transpose(y2), g1o)));
+    if (first.rows * 2 !== zRows || first.cols * 2 !== zCols) throw new RangeError('inverse2d: highpass sizes are not consistent');
+    // Odd top-level filters on columns, then on rows; the size stays.
+    z = synthesise(
+      first,
+      (x) => colfilter(x, g0o),
+      (x) => colfilter(x, g1o),
+    );
   }
+  if (!z) z = zerosLike(like, zRows, zCols);
   if (z.rows !== height || z.cols !== width) z = crop(z, 0, height, 0, width);
   return z.data;
 }

@@ -42,14 +42,38 @@ export function reflectIndex(i: number, n: number): number {
   return m >= n ? period - 1 - m : m;
 }
 
-/** y[yRow, :] += a * x[xRow, :] — the one place that touches typed arrays in the hot loops. */
-function addRow<T extends FloatArray>(y: Plane<T>, yRow: number, x: Plane<T>, xRow: number, a: number): void {
+/**
+ * y[yRow, :] = Σ_k coeffs[k] · x[rows[k], :] — the one place that touches typed arrays in the hot
+ * loops. Taps go four at a time, so the output row is written once per four taps rather than
+ * once per tap (the rows are short enough to stay in cache; the stores were the cost).
+ */
+function sumRows<T extends FloatArray>(y: Plane<T>, yRow: number, x: Plane<T>, rows: readonly number[], coeffs: readonly number[]): void {
   const n = x.cols;
   const yd = y.data;
   const xd = x.data;
   const yo = yRow * n;
-  const xo = xRow * n;
-  for (let j = 0; j < n; j++) yd[yo + j] = (yd[yo + j] as number) + a * (xd[xo + j] as number);
+  let k = 0;
+  for (; k + 4 <= rows.length; k += 4) {
+    const o0 = (rows[k] as number) * n;
+    const o1 = (rows[k + 1] as number) * n;
+    const o2 = (rows[k + 2] as number) * n;
+    const o3 = (rows[k + 3] as number) * n;
+    const a0 = coeffs[k] as number;
+    const a1 = coeffs[k + 1] as number;
+    const a2 = coeffs[k + 2] as number;
+    const a3 = coeffs[k + 3] as number;
+    const first = k === 0;
+    for (let j = 0; j < n; j++) {
+      const s = a0 * (xd[o0 + j] as number) + a1 * (xd[o1 + j] as number) + a2 * (xd[o2 + j] as number) + a3 * (xd[o3 + j] as number);
+      yd[yo + j] = first ? s : (yd[yo + j] as number) + s;
+    }
+  }
+  for (; k < rows.length; k++) {
+    const o = (rows[k] as number) * n;
+    const a = coeffs[k] as number;
+    const first = k === 0;
+    for (let j = 0; j < n; j++) yd[yo + j] = (first ? 0 : (yd[yo + j] as number)) + a * (xd[o + j] as number);
+  }
 }
 
 function tap(h: Filter, k: number): number {
@@ -73,8 +97,11 @@ export function colfilter<T extends FloatArray>(x: Plane<T>, h: Filter): Plane<T
   const outRows = r + 2 * m2 - m + 1;
   const y = zerosLike(x, outRows, x.cols);
   // 'valid' convolution of X[xe] with h: Y[i] = sum_k h[k] X[xe[i + m - 1 - k]], xe[j] = refl(j - m2).
+  const coeffs = Array.from(h);
+  const rows = new Array<number>(m);
   for (let i = 0; i < outRows; i++) {
-    for (let k = 0; k < m; k++) addRow(y, i, x, reflectIndex(i + m - 1 - k - m2, r), tap(h, k));
+    for (let k = 0; k < m; k++) rows[k] = reflectIndex(i + m - 1 - k - m2, r);
+    sumRows(y, i, x, rows, coeffs);
   }
   return y;
 }
@@ -94,16 +121,26 @@ export function coldfilt<T extends FloatArray>(x: Plane<T>, ha: Filter, hb: Filt
   const aFirst = dot(ha, hb) > 0;
   // python: xe[j] = refl(j - m), t = 5, 9, 13, ...; Y[s1] = X[xe[t-1]]*hao + X[xe[t-3]]*hae,
   // Y[s2] = X[xe[t]]*hbo + X[xe[t-2]]*hbe, each a 'valid' convolution over the gathered rows.
+  const aRows = new Array<number>(m);
+  const bRows = new Array<number>(m);
+  const aCoeffs = new Array<number>(m);
+  const bCoeffs = new Array<number>(m);
+  for (let k = 0; k < taps; k++) {
+    aCoeffs[2 * k] = tap(ha, 2 * k);
+    aCoeffs[2 * k + 1] = tap(ha, 2 * k + 1);
+    bCoeffs[2 * k] = tap(hb, 2 * k);
+    bCoeffs[2 * k + 1] = tap(hb, 2 * k + 1);
+  }
   for (let i = 0; i < r / 4; i++) {
-    const rowA = aFirst ? 2 * i : 2 * i + 1;
-    const rowB = aFirst ? 2 * i + 1 : 2 * i;
     for (let k = 0; k < taps; k++) {
       const t = 5 + 4 * (i + taps - 1 - k) - m;
-      addRow(y, rowA, x, reflectIndex(t - 1, r), tap(ha, 2 * k));
-      addRow(y, rowA, x, reflectIndex(t - 3, r), tap(ha, 2 * k + 1));
-      addRow(y, rowB, x, reflectIndex(t, r), tap(hb, 2 * k));
-      addRow(y, rowB, x, reflectIndex(t - 2, r), tap(hb, 2 * k + 1));
+      aRows[2 * k] = reflectIndex(t - 1, r);
+      aRows[2 * k + 1] = reflectIndex(t - 3, r);
+      bRows[2 * k] = reflectIndex(t, r);
+      bRows[2 * k + 1] = reflectIndex(t - 2, r);
     }
+    sumRows(y, aFirst ? 2 * i : 2 * i + 1, x, aRows, aCoeffs);
+    sumRows(y, aFirst ? 2 * i + 1 : 2 * i, x, bRows, bCoeffs);
   }
   return y;
 }
@@ -124,24 +161,28 @@ export function colifilt<T extends FloatArray>(x: Plane<T>, ha: Filter, hb: Filt
   // samples (2, 4, ...) when it is odd; ta/tb pick which tree reads which phase.
   const evenHalf = m2 % 2 === 0;
   const t0 = evenHalf ? 3 : 2;
+  // Output row o + q reads rows rows[q][k] with coefficients coeffs[q][k], k over the m2 taps.
+  const rows = [0, 1, 2, 3].map(() => new Array<number>(m2));
+  const coeffs = [0, 1, 2, 3].map(() => new Array<number>(m2));
+  const [first, second] = evenHalf ? [1, 0] : [0, 1];
+  for (let k = 0; k < m2; k++) {
+    (coeffs[0] as number[])[k] = tap(ha, 2 * k + first);
+    (coeffs[1] as number[])[k] = tap(hb, 2 * k + first);
+    (coeffs[2] as number[])[k] = tap(ha, 2 * k + second);
+    (coeffs[3] as number[])[k] = tap(hb, 2 * k + second);
+  }
+  const shift = evenHalf ? 2 : 0;
   for (let i = 0; i < r / 2; i++) {
     for (let k = 0; k < m2; k++) {
       const t = t0 + 2 * (i + m2 - 1 - k) - m2;
       const ta = aFirst ? t : t - 1;
       const tb = aFirst ? t - 1 : t;
-      const o = 4 * i;
-      if (evenHalf) {
-        addRow(y, o, x, reflectIndex(tb - 2, r), tap(ha, 2 * k + 1));
-        addRow(y, o + 1, x, reflectIndex(ta - 2, r), tap(hb, 2 * k + 1));
-        addRow(y, o + 2, x, reflectIndex(tb, r), tap(ha, 2 * k));
-        addRow(y, o + 3, x, reflectIndex(ta, r), tap(hb, 2 * k));
-      } else {
-        addRow(y, o, x, reflectIndex(tb, r), tap(ha, 2 * k));
-        addRow(y, o + 1, x, reflectIndex(ta, r), tap(hb, 2 * k));
-        addRow(y, o + 2, x, reflectIndex(tb, r), tap(ha, 2 * k + 1));
-        addRow(y, o + 3, x, reflectIndex(ta, r), tap(hb, 2 * k + 1));
-      }
+      (rows[0] as number[])[k] = reflectIndex(tb - shift, r);
+      (rows[1] as number[])[k] = reflectIndex(ta - shift, r);
+      (rows[2] as number[])[k] = reflectIndex(tb, r);
+      (rows[3] as number[])[k] = reflectIndex(ta, r);
     }
+    for (let q = 0; q < 4; q++) sumRows(y, 4 * i + q, x, rows[q] as number[], coeffs[q] as number[]);
   }
   return y;
 }

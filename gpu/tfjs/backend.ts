@@ -10,6 +10,7 @@ import type * as Tf from '@tensorflow/tfjs';
 import { type DtcwtBackend, type FilterNames, type Frame, resolveFilters, type Transform } from '../backend.js';
 import { ORIENTATIONS } from '../dtcwt/quads.js';
 import type { TfModule } from './column.js';
+import { type ModulateJob, type ModulateResult, modulateFrame } from '../modulate.js';
 import { forwardTensors, type HighpassTensors, inverseTensors } from './transform.js';
 
 const NODE_GPU = '@tensorflow/tfjs-node-gpu';
@@ -37,12 +38,13 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): number[][] {
 }
 
 /** The checks (and messages) of cpu.ts's forward2d, so backends fail alike. */
-function checkFrame({ image, height, width }: Frame, levels: number): void {
+function checkFrame({ image, height, width }: Frame, levels: number, firstHighpass: number): void {
   if (!Number.isInteger(height) || !Number.isInteger(width) || height < 1 || width < 1) {
     throw new RangeError(`forward2d: invalid size ${height}x${width}`);
   }
   if (image.length !== height * width) throw new RangeError('forward2d: image length does not match its size');
   if (!Number.isInteger(levels) || levels < 0) throw new RangeError(`forward2d: invalid level count ${levels}`);
+  if (!Number.isInteger(firstHighpass) || firstHighpass < 1) throw new RangeError(`forward2d: invalid first highpass level ${firstHighpass}`);
 }
 
 /**
@@ -91,18 +93,23 @@ export class TfjsBackend implements DtcwtBackend {
     readonly name: string,
   ) {}
 
-  forward(image: Float32Array, height: number, width: number, levels: number, filters?: FilterNames): Promise<Transform> {
-    return this.forwardMany([{ image, height, width }], levels, filters).then((t) => t[0] as Transform);
+  forward(image: Float32Array, height: number, width: number, levels: number, filters?: FilterNames, firstHighpass = 1): Promise<Transform> {
+    return this.forwardMany([{ image, height, width }], levels, filters, firstHighpass).then((t) => t[0] as Transform);
+  }
+
+  /** The transforms run as tensors; the resampling around them in JS on this thread. */
+  modulate(job: ModulateJob): Promise<ModulateResult> {
+    return modulateFrame(this, job);
   }
 
   inverse(transform: Transform, filters?: FilterNames): Promise<Float32Array> {
     return this.inverseMany([transform], filters).then((x) => x[0] as Float32Array);
   }
 
-  async forwardMany(frames: readonly Frame[], levels: number, filters?: FilterNames): Promise<Transform[]> {
+  async forwardMany(frames: readonly Frame[], levels: number, filters?: FilterNames, firstHighpass = 1): Promise<Transform[]> {
     this.checkOpen();
     const bank = resolveFilters(filters);
-    for (const f of frames) checkFrame(f, levels);
+    for (const f of frames) checkFrame(f, levels, firstHighpass);
     const out: Transform[] = new Array(frames.length);
     for (const group of groupBy(frames, (f) => `${f.height}x${f.width}`)) {
       const { height, width } = frames[group[0] as number] as Frame;
@@ -121,12 +128,17 @@ export class TfjsBackend implements DtcwtBackend {
         group.forEach((frame, i) => {
           out[frame] = {
             lowpass: { data: frameOf(low as Float32Array, group.length, i), rows: lowpass.shape[1], cols: lowpass.shape[2] },
-            highpasses: Array.from({ length: levels }, (_, level) => ({
-              re: frameOf(parts[2 * level] as Float32Array, group.length, i),
-              im: frameOf(parts[2 * level + 1] as Float32Array, group.length, i),
-              rows: (highpasses[2 * level] as Tf.Tensor4D).shape[1],
-              cols: (highpasses[2 * level] as Tf.Tensor4D).shape[2],
-            })),
+            // Skipped levels are computed anyway (on a GPU the whole graph is one pass) but come back
+            // as zeros, as the CPU backend returns them, so every backend answers alike.
+            highpasses: Array.from({ length: levels }, (_, level) => {
+              const re = frameOf(parts[2 * level] as Float32Array, group.length, i);
+              const im = frameOf(parts[2 * level + 1] as Float32Array, group.length, i);
+              if (level + 1 < firstHighpass) {
+                re.fill(0);
+                im.fill(0);
+              }
+              return { re, im, rows: (highpasses[2 * level] as Tf.Tensor4D).shape[1], cols: (highpasses[2 * level] as Tf.Tensor4D).shape[2] };
+            }),
             height,
             width,
           };

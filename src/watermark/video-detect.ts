@@ -8,9 +8,8 @@ import { bitFromZ } from './score.js';
 import { type Detection, readOut, type SegmentReading, segmentAt } from './segments.js';
 import { inOrder } from './in-order.js';
 import { activeArea, alignTime, centralRegion, refineTime, signature, toneCurve } from './video-align.js';
-import { patternLength } from './video-embed.js';
 import { findRect, type Picture, type Rect, rectScore, resizeArea, viewThrough } from './video-geometry.js';
-import { analyse, DEFAULT_VIDEO_MARK, segmentPattern, type VideoMarkParams } from './video-mark.js';
+import { analyse, DEFAULT_VIDEO_MARK, patternLength, segmentPattern, type VideoMarkParams } from './video-mark.js';
 import { SegmentScore } from './video-score.js';
 
 export interface VideoDetectOptions {
@@ -131,7 +130,7 @@ export async function detectVideo(o: VideoDetectOptions): Promise<Detection> {
     const n = Math.min(perSegment, js.length);
     for (let k = 0; k < n; k++) chosen.add(js[Math.floor(((k + 0.5) * js.length) / n)] as number);
   }
-  const count = await patternLength(o.backend, W, H, params);
+  const count = patternLength(W, H, params);
   const scores = new Map<number, SegmentScore>();
   const r = { x: Math.round(rect.x), y: Math.round(rect.y), w: Math.round(rect.w), h: Math.round(rect.h) };
   const inside = insetRect(r, 2, W, H);

@@ -5,10 +5,10 @@ import type { MediaBinaries } from '../media/binaries.js';
 import { yuvFrames } from '../media/decode.js';
 import { startPipeEncoder } from '../media/encode.js';
 import { probeMedia } from '../media/probe.js';
-import { halfSize } from './resample.js';
+import { reducedSize } from '../../gpu/resample.js';
 import { segmentAt, variantFor } from './segments.js';
 import { inOrder } from './in-order.js';
-import { analyse, applyDelta, DEFAULT_VIDEO_MARK, frameDelta, markedCount, segmentPattern, type VideoMarkParams } from './video-mark.js';
+import { DEFAULT_VIDEO_MARK, markFrame, patternLength, segmentGains, segmentPattern, type VideoMarkParams } from './video-mark.js';
 
 export interface VideoEmbedOptions {
   bins: MediaBinaries;
@@ -39,11 +39,6 @@ export interface VideoEmbedResult {
 /** Audio codecs an MP4 holds as they are; anything else is re-encoded to AAC. */
 const MP4_AUDIO = new Set(['aac', 'mp3', 'alac', 'ac3', 'eac3', 'opus']);
 
-/** How many coefficients a frame of this size marks: the length of every segment pattern. */
-export async function patternLength(backend: DtcwtBackend, width: number, height: number, params: VideoMarkParams): Promise<number> {
-  return markedCount(await analyse(backend, new Uint8Array(width * height), width, height, params), params);
-}
-
 /**
  * Writes the copy a viewer with this binaryId receives: every frame of segment s marked with
  * variant bits[s mod 40], as one continuous MP4 with the original's audio. Frames stream from
@@ -56,9 +51,9 @@ export async function embedVideo(o: VideoEmbedOptions): Promise<VideoEmbedResult
   if (width < 64 || height < 64) throw new DrmError('BAD_REQUEST', `${o.input} is ${width}x${height}: too small to carry a watermark (at least 64x64)`);
   if (!(fps > 0)) throw new DrmError('BAD_REQUEST', `${o.input} has no usable frame rate`);
   const params = o.params ?? DEFAULT_VIDEO_MARK;
-  const half = halfSize(width, height);
-  if (Math.min(half.width, half.height) < 2 ** params.levels) throw new DrmError('BAD_REQUEST', `${o.input} is too small for ${params.levels} DTCWT levels`);
-  const count = await patternLength(o.backend, width, height, params);
+  const reduced = reducedSize(width, height, params.scale);
+  if (Math.min(reduced.width, reduced.height) < 2 ** params.levels) throw new DrmError('BAD_REQUEST', `${o.input} is too small for ${params.levels} DTCWT levels`);
+  const count = patternLength(width, height, params);
   const totalFrames = Math.max(1, Math.round(info.duration * fps));
 
   const audio = info.audio ? ['-map', '1:a:0', '-c:a', MP4_AUDIO.has(info.audio.codec) ? 'copy' : 'aac', ...(MP4_AUDIO.has(info.audio.codec) ? [] : ['-b:a', '192k'])] : [];
@@ -76,22 +71,22 @@ export async function embedVideo(o: VideoEmbedOptions): Promise<VideoEmbedResult
     `the marked copy of ${o.input}`,
   );
 
-  const patterns = new Map<number, Float32Array>();
-  const patternOf = (segment: number) => {
-    let p = patterns.get(segment);
-    if (!p) {
-      patterns.clear(); // frames arrive in order: only the current segment's pattern is needed
-      p = segmentPattern(o.key, o.contentId, segment, count);
-      patterns.set(segment, p);
+  const gains = new Map<number, Float32Array>();
+  const gainsOf = (segment: number) => {
+    let g = gains.get(segment);
+    if (!g) {
+      // Frames arrive in order, a window at a time: the previous segment's gains may still be in use.
+      for (const s of gains.keys()) if (s < segment - 1) gains.delete(s);
+      g = segmentGains(segmentPattern(o.key, o.contentId, segment, count), params);
+      gains.set(segment, g);
     }
-    return p;
+    return g;
   };
   const mark = async (frame: Uint8Array<ArrayBufferLike>, index: number) => {
     const segment = segmentAt(index / fps);
-    const luma = frame.subarray(0, width * height);
-    const delta = await frameDelta(o.backend, luma, width, height, patternOf(segment), params);
-    applyDelta(luma, delta, variantFor(o.bits, segment), luma);
-    return frame;
+    const variant = variantFor(o.bits, segment);
+    const marked = await markFrame(o.backend, frame, width, height, gainsOf(segment), variant, params);
+    return marked[variant] as Uint8Array;
   };
 
   let frames = 0;

@@ -1,25 +1,30 @@
 import type { DtcwtBackend, Transform } from '../../gpu/backend.js';
-import { downsampleHalf, halfSize, upsampleDouble } from './resample.js';
+import { modulatedCount } from '../../gpu/modulate.js';
+import { downsample, reducedSize } from '../../gpu/resample.js';
 import { segmentRandom } from './keyed-random.js';
 
 /**
  * The video mark of one segment: a keyed ±1 pattern p over the DTCWT coefficients of chosen
- * levels of the half-resolution luma, applied as c' = c·(1 ± α·p), so that the change scales
- * with the local energy (texture masks it, flat areas get almost none). The transform is linear:
+ * levels of the reduced luma, applied as c' = c·(1 ± α·p), so that the change scales with the
+ * local energy (texture masks it, flat areas get almost none). The transform is linear:
  * inverting the change alone gives δ, and A = Y + δ, B = Y − δ come from one analysis.
  *
- * Defaults from the measurement spike (issue 3 note): levels 3–4 of the half-resolution frame
- * (≈ levels 4–5 of the frame) survived CRF 35, 0.5× downscale and 1080p→480p with |z| ≥ 15 at
- * α = 0.13, where levels 2–3 needed more energy for less.
+ * Defaults from the measurement spike (issue 3 note): the scales of 16–64 frame pixels (levels
+ * 4–5 of the frame) survived CRF 35, 0.5× downscale and 1080p→480p with |z| ≥ 15 at α = 0.13,
+ * where finer ones needed more energy for less. Those scales are levels 2–3 of the luma reduced
+ * 4×, which costs a sixteenth of a full-size transform (a quarter of the half-size one first
+ * used) and left the robustness table unchanged (README, "The watermark").
  */
 export interface VideoMarkParams {
+  /** the luma is box-reduced by this factor before the transform, δ enlarged by it after */
+  scale: number;
   levels: number;
-  /** 1-based levels of the half-resolution transform that carry the mark */
+  /** 1-based levels of the reduced transform that carry the mark */
   markLevels: readonly number[];
   alpha: number;
 }
 
-export const DEFAULT_VIDEO_MARK: VideoMarkParams = { levels: 4, markLevels: [3, 4], alpha: 0.13 };
+export const DEFAULT_VIDEO_MARK: VideoMarkParams = { scale: 4, levels: 3, markLevels: [2, 3], alpha: 0.13 };
 
 export type Variant = 'A' | 'B';
 
@@ -36,53 +41,57 @@ export function markedCount(t: Transform, params: VideoMarkParams): number {
   return markedPlanes(t, params).reduce((n, hp) => n + hp.re.length, 0);
 }
 
+/** How many coefficients a frame of this size marks: the length of every segment pattern. */
+export function patternLength(width: number, height: number, params: VideoMarkParams = DEFAULT_VIDEO_MARK): number {
+  return modulatedCount(width, height, params.scale, params.levels, params.markLevels);
+}
+
 /** The segment's pattern: one sign per marked coefficient, the same for every frame of the segment. */
 export function segmentPattern(key: Buffer, contentId: string, segment: number, count: number): Float32Array {
   return segmentRandom(key, contentId, segment, 'video-mark').signs(count);
 }
 
-/** The half-resolution transform of a luma frame (shared by embedding and detection). */
-export function analyse(backend: DtcwtBackend, luma: Uint8Array, width: number, height: number, params: VideoMarkParams) {
-  const h = halfSize(width, height);
-  return backend.forward(downsampleHalf(luma, width, height), h.height, h.width, params.levels);
+/**
+ * The gains α·p of a segment, made once and used for each of its frames. In shared memory where
+ * there is some: a worker pool then reads them in place instead of receiving a copy per frame.
+ */
+export function segmentGains(pattern: Float32Array, params: VideoMarkParams = DEFAULT_VIDEO_MARK): Float32Array {
+  const gains = typeof SharedArrayBuffer === 'undefined' ? new Float32Array(pattern.length) : new Float32Array(new SharedArrayBuffer(pattern.byteLength));
+  for (let i = 0; i < pattern.length; i++) gains[i] = params.alpha * (pattern[i] as number);
+  return gains;
 }
 
-/** δ at full size for variant A (B is −δ): the inverse of α·p·c on the marked levels, upsampled. */
-export async function frameDelta(
+/** The reduced transform of a luma frame (shared by embedding and detection). */
+export function analyse(backend: DtcwtBackend, luma: Uint8Array, width: number, height: number, params: VideoMarkParams) {
+  const r = reducedSize(width, height, params.scale);
+  // Only the marked levels' highpasses are read, so finer ones are not computed.
+  return backend.forward(downsample(luma, width, height, params.scale), r.height, r.width, params.levels, undefined, Math.min(...params.markLevels));
+}
+
+/**
+ * Marks one frame (yuv420p, or a bare luma plane: only the luma changes) with a segment's gains:
+ * `plus` is variant A (c·(1 + α·p)), `minus` variant B. Takes `frame` (a pool moves it to a
+ * worker); use the returned frames.
+ */
+export function markFrame(
   backend: DtcwtBackend,
-  luma: Uint8Array,
+  frame: Uint8Array,
   width: number,
   height: number,
-  pattern: Float32Array,
+  gains: Float32Array,
+  want: 'A' | 'B' | 'both',
   params: VideoMarkParams = DEFAULT_VIDEO_MARK,
-): Promise<Float32Array> {
-  const t = await analyse(backend, luma, width, height, params);
-  if (markedCount(t, params) !== pattern.length) throw new Error('pattern length does not match the marked coefficients');
-  t.lowpass.data.fill(0);
-  const marked = new Set(params.markLevels);
-  let k = 0;
-  t.highpasses.forEach((hp, i) => {
-    if (!marked.has(i + 1)) {
-      hp.re.fill(0);
-      hp.im.fill(0);
-    }
-  });
-  for (const hp of markedPlanes(t, params)) {
-    for (let i = 0; i < hp.re.length; i++, k++) {
-      const s = params.alpha * (pattern[k] as number);
-      hp.re[i] = (hp.re[i] as number) * s;
-      hp.im[i] = (hp.im[i] as number) * s;
-    }
-  }
-  return upsampleDouble(await backend.inverse(t), width, height);
-}
-
-/** Writes a variant: the luma plus (A) or minus (B) δ, rounded and clipped to 8 bits. */
-export function applyDelta(luma: Uint8Array, delta: Float32Array, variant: Variant, out: Uint8Array = new Uint8Array(luma.length)): Uint8Array {
-  const sign = variant === 'A' ? 1 : -1;
-  for (let i = 0; i < luma.length; i++) {
-    const v = Math.round((luma[i] as number) + sign * (delta[i] as number));
-    out[i] = v < 0 ? 0 : v > 255 ? 255 : v;
-  }
-  return out;
+): Promise<{ A?: Uint8Array; B?: Uint8Array }> {
+  return backend
+    .modulate({
+      frame,
+      width,
+      height,
+      scale: params.scale,
+      levels: params.levels,
+      modulated: params.markLevels,
+      gains,
+      want: want === 'A' ? 'plus' : want === 'B' ? 'minus' : 'both',
+    })
+    .then((r) => ({ ...(r.plus ? { A: r.plus } : {}), ...(r.minus ? { B: r.minus } : {}) }));
 }

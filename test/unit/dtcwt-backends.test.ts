@@ -5,6 +5,7 @@ import { CpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { forward2d, inverse2d } from '../../gpu/dtcwt/cpu.js';
 import { type BiortName, dtcwtFilters } from '../../gpu/dtcwt/filters.js';
 import { createDtcwtBackend } from '../../gpu/index.js';
+import { modulateFrame, modulatedCount } from '../../gpu/modulate.js';
 import { createTfjsBackend } from '../../gpu/tfjs/backend.js';
 import { dtcwtCases, type FixtureCase, loadArray, maxAbs, maxAbsDiff, noise as noise64 } from '../helpers/dtcwt-fixtures.js';
 
@@ -102,6 +103,53 @@ describe.each(BACKENDS)('DTCWT backend $name', ({ exact, batch = [H, W], create 
     // Independent single calls too, not only one batch call: each promise must get its own frame back.
     const backs = await Promise.all(transforms.map((t) => backend.inverse(t)));
     for (const [i, b] of backs.entries()) expect(maxAbsDiff(b, frames[i] as Float32Array)).toBeLessThan(1e-4 * 255);
+  });
+
+  it('leaves the highpasses before firstHighpass as zeros and computes the rest as usual', async () => {
+    const image = noise(H * W, 13);
+    const full = forward2d(image, H, W, 4);
+    const t = await backend.forward(image.slice(), H, W, 4, undefined, 3);
+    expect(t.highpasses.slice(0, 2).every((h) => h.re.every((v) => v === 0) && h.im.every((v) => v === 0))).toBe(true);
+    expectSameTransform({ ...t, highpasses: t.highpasses.slice(2) }, { ...full, highpasses: full.highpasses.slice(2) }, exact);
+  });
+
+  it('modulates a frame as the direct path does, and A and B straddle the input', async () => {
+    const [h, w] = batch;
+    const width = 4 * w;
+    const height = 4 * h;
+    // Texture at the modulated scales (wavelengths of 16–64 pixels), where the mark has energy to scale.
+    const grain = noise(width * height, 17);
+    const frame = Uint8Array.from(grain, (v, i) => {
+      const x = i % width;
+      const y = Math.floor(i / width);
+      return Math.max(0, Math.min(255, Math.round(128 + 50 * Math.sin(x / 5 + Math.cos(y / 11)) * Math.cos(y / 6) + (v - 127.5) / 12)));
+    });
+    const job = { width, height, scale: 4, levels: 3, modulated: [2, 3] as const };
+    const gains = Float32Array.from(noise(modulatedCount(width, height, 4, 3, [2, 3]), 19), (v) => (v > 127.5 ? 0.2 : -0.2));
+    const expected = await modulateFrame(createCpuDirectBackend(), { ...job, frame: frame.slice(), gains, want: 'both' });
+    const actual = await backend.modulate({ ...job, frame: frame.slice(), gains, want: 'both' });
+    const tolerance = exact ? 0 : 1; // tfjs's float32 sums may round a pixel the other way
+    expect(maxAbsDiff(Float32Array.from(actual.plus as Uint8Array), Float32Array.from(expected.plus as Uint8Array))).toBeLessThanOrEqual(tolerance);
+    expect(maxAbsDiff(Float32Array.from(actual.minus as Uint8Array), Float32Array.from(expected.minus as Uint8Array))).toBeLessThanOrEqual(tolerance);
+    let straddle = 0;
+    let changed = 0;
+    for (let i = 0; i < frame.length; i++) {
+      const d = ((actual.plus as Uint8Array)[i] as number) - (frame[i] as number);
+      if (d !== 0) changed++;
+      if (d !== 0 && Math.sign(d) === -Math.sign(((actual.minus as Uint8Array)[i] as number) - (frame[i] as number))) straddle++;
+    }
+    expect(changed).toBeGreaterThan(frame.length / 4);
+    expect(straddle / changed).toBeGreaterThan(0.9);
+  });
+
+  it('refuses a modulate job with the wrong number of gains or levels', async () => {
+    const frame = new Uint8Array(64 * 64);
+    await expect(backend.modulate({ frame, width: 64, height: 64, scale: 2, levels: 3, modulated: [2, 3], gains: new Float32Array(5), want: 'plus' })).rejects.toThrow(
+      /5 gains for \d+ coefficients/,
+    );
+    await expect(
+      backend.modulate({ frame: new Uint8Array(64 * 64), width: 64, height: 64, scale: 2, levels: 3, modulated: [4], gains: new Float32Array(5), want: 'plus' }),
+    ).rejects.toThrow(/level 4 is not one of the 3 levels/);
   });
 
   it('rejects only the job that is wrong', async () => {

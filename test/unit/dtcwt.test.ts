@@ -87,4 +87,19 @@ describe('DTCWT CPU backend on a 1080p slice', () => {
     // f32 storage between stages: a few ulps of 255 per stage.
     expect(maxAbsDiff(back, image32)).toBeLessThan(1e-4 * range(image32));
   });
+
+  it('inverts a transform with all-zero parts exactly as the sum of its parts (zero subbands are skipped)', () => {
+    const t = forward2d(image, height, width, 4);
+    const zeroed = (keep: (level: number) => boolean, lowpass: boolean) => ({
+      ...t,
+      lowpass: { ...t.lowpass, data: lowpass ? t.lowpass.data : new Float64Array(t.lowpass.data.length) },
+      highpasses: t.highpasses.map((h, i) => (keep(i + 1) ? h : { ...h, re: new Float64Array(h.re.length), im: new Float64Array(h.im.length) })),
+    });
+    const middle = inverse2d(zeroed((l) => l === 2 || l === 3, false));
+    const rest = inverse2d(zeroed((l) => l !== 2 && l !== 3, true));
+    const sum = middle.map((v, i) => v + (rest[i] as number));
+    expect(maxAbsDiff(sum, image)).toBeLessThan(1e-6 * range(image));
+    expect(maxAbs(middle)).toBeGreaterThan(0.01 * range(image));
+    expect(inverse2d(zeroed(() => false, false)).every((v) => v === 0)).toBe(true);
+  });
 });

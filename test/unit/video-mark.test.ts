@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCpuDirectBackend } from '../../gpu/backend.js';
 import { KeyedRandom, watermarkKey } from '../../src/watermark/keyed-random.js';
-import { downsampleHalf, halfSize, upsampleDouble } from '../../src/watermark/resample.js';
-import { analyse, applyDelta, DEFAULT_VIDEO_MARK, frameDelta, markedCount, segmentPattern } from '../../src/watermark/video-mark.js';
+import { downsample, reducedSize, upsample, writeVariants } from '../../gpu/resample.js';
+import { analyse, DEFAULT_VIDEO_MARK, markedCount, markFrame, patternLength, segmentGains, segmentPattern } from '../../src/watermark/video-mark.js';
 import { bitFromZ } from '../../src/watermark/score.js';
 import { nullPatterns, SegmentScore } from '../../src/watermark/video-score.js';
 
@@ -58,9 +58,9 @@ async function markedSegment(frames: Uint8Array[], pattern: Float32Array) {
   const a: Uint8Array[] = [];
   const b: Uint8Array[] = [];
   for (const y of frames) {
-    const d = await frameDelta(backend, y, W, H, pattern);
-    a.push(applyDelta(y, d, 'A'));
-    b.push(applyDelta(y, d, 'B'));
+    const { A, B } = await markFrame(backend, Uint8Array.from(y), W, H, segmentGains(pattern), 'both');
+    a.push(A as Uint8Array);
+    b.push(B as Uint8Array);
   }
   return { a, b };
 }
@@ -79,8 +79,7 @@ async function scoreOf(originals: Uint8Array[], suspects: Uint8Array[], count: n
 
 describe('video mark: variants A and B from one analysis, scored against the original', async () => {
   const frames = scene(12);
-  const h = halfSize(W, H);
-  const count = markedCount(await backend.forward(new Float32Array(h.width * h.height), h.height, h.width, 4), DEFAULT_VIDEO_MARK);
+  const count = patternLength(W, H);
   const pattern = segmentPattern(key, content, 3, count);
   const { a, b } = await markedSegment(frames, pattern);
 
@@ -105,9 +104,30 @@ describe('video mark: variants A and B from one analysis, scored against the ori
   });
 
   it('leaves a flat frame untouched: the change scales with the local texture', async () => {
-    const flat = new Uint8Array(W * H).fill(100);
-    const d = await frameDelta(backend, flat, W, H, pattern);
-    expect(Math.max(...d.map(Math.abs))).toBeLessThan(1e-3);
+    const { A, B } = await markFrame(backend, new Uint8Array(W * H).fill(100), W, H, segmentGains(pattern), 'both');
+    expect(A?.every((v) => v === 100)).toBe(true);
+    expect(B?.every((v) => v === 100)).toBe(true);
+  });
+
+  it('marks only the luma of a yuv420p frame and passes the chroma through', async () => {
+    const yuv = new Uint8Array((W * H * 3) / 2);
+    yuv.set(frames[0] as Uint8Array);
+    yuv.fill(77, W * H);
+    const { B } = await markFrame(backend, Uint8Array.from(yuv), W, H, segmentGains(pattern), 'B');
+    expect(B?.subarray(0, W * H)).toEqual(b[0]);
+    expect(B?.subarray(W * H).every((v) => v === 77)).toBe(true);
+  });
+
+  it('knows the pattern length without a transform, for frame sizes that do and do not divide', async () => {
+    for (const [w, h] of [
+      [W, H],
+      [1920, 1080],
+      [1280, 720],
+      [854, 480],
+      [718, 405],
+    ] as const) {
+      expect(patternLength(w, h)).toBe(markedCount(await analyse(backend, new Uint8Array(w * h), w, h, DEFAULT_VIDEO_MARK), DEFAULT_VIDEO_MARK));
+    }
   });
 
   it('reads A as bit 0 and B as bit 1 after a noisy re-quantisation', async () => {
@@ -129,25 +149,71 @@ describe('video mark: variants A and B from one analysis, scored against the ori
   });
 
   it('refuses a pattern or a transform of the wrong size', async () => {
-    await expect(frameDelta(backend, frames[0] as Uint8Array, W, H, new Float32Array(10))).rejects.toThrow(/pattern length/);
+    await expect(markFrame(backend, Uint8Array.from(frames[0] as Uint8Array), W, H, new Float32Array(10), 'A')).rejects.toThrow(/10 gains for \d+ coefficients/);
     const score = new SegmentScore(count, DEFAULT_VIDEO_MARK);
     expect(() => score.z(new Float32Array(3))).toThrow(/pattern length/);
   });
 });
 
-describe('half-resolution resampling', () => {
-  it('round-trips a smooth image closely, for even and odd sizes', () => {
-    for (const [w, h] of [
-      [64, 36],
-      [65, 37],
-    ] as const) {
-      const img = Uint8Array.from({ length: w * h }, (_, i) => 128 + Math.round(60 * Math.sin((i % w) / 9) * Math.cos(Math.floor(i / w) / 7)));
-      const half = downsampleHalf(img, w, h);
-      expect(half.length).toBe(halfSize(w, h).width * halfSize(w, h).height);
-      const back = upsampleDouble(half, w, h);
+describe('resampling for the mark', () => {
+  const sizes = [
+    [64, 36],
+    [65, 37],
+    [70, 41],
+  ] as const;
+  const smooth = (w: number, h: number) => Uint8Array.from({ length: w * h }, (_, i) => 128 + Math.round(60 * Math.sin((i % w) / 9) * Math.cos(Math.floor(i / w) / 7)));
+
+  it.each([2, 4])('round-trips a smooth image closely through a %i× reduction, for sizes that do and do not divide', (factor) => {
+    for (const [w, h] of sizes) {
+      const img = smooth(w, h);
+      const small = downsample(img, w, h, factor);
+      expect(small.length).toBe(reducedSize(w, h, factor).width * reducedSize(w, h, factor).height);
+      const back = upsample(small, w, h, factor);
       let worst = 0;
-      for (let y = 2; y < h - 2; y++) for (let x = 2; x < w - 2; x++) worst = Math.max(worst, Math.abs((back[y * w + x] as number) - (img[y * w + x] as number)));
-      expect(worst).toBeLessThan(6);
+      for (let y = factor; y < h - 2 * factor; y++) for (let x = factor; x < w - 2 * factor; x++) worst = Math.max(worst, Math.abs((back[y * w + x] as number) - (img[y * w + x] as number)));
+      expect(worst).toBeLessThan(3 * factor);
     }
+  });
+
+  it('averages whole boxes: a 4x4 checkerboard of 0 and 255 reduces to flat grey', () => {
+    const img = Uint8Array.from({ length: 16 * 8 }, (_, i) => ((i % 16) + Math.floor(i / 16)) % 2 === 0 ? 0 : 255);
+    expect([...downsample(img, 16, 8, 4)]).toEqual(new Array(8).fill(127.5));
+  });
+
+  it('gives the plain box average on the 4× fast path (whole words) and off it', () => {
+    const w = 24;
+    const h = 13;
+    const img = Uint8Array.from({ length: w * h + 1 }, (_, i) => (i * 97 + 13) % 256);
+    const naive = (src: Uint8Array, width: number) =>
+      Array.from({ length: 3 * Math.floor(width / 4) }, (_, k) => {
+        const i = Math.floor(k / Math.floor(width / 4));
+        const j = k % Math.floor(width / 4);
+        let sum = 0;
+        for (let y = 4 * i; y < 4 * i + 4; y++) for (let x = 4 * j; x < 4 * j + 4; x++) sum += src[y * width + x] as number;
+        return sum / 16;
+      });
+    expect([...downsample(img.subarray(0, w * h), w, h, 4)]).toEqual(naive(img, w)); // fast path
+    const shifted = img.subarray(1); // not word-aligned: the general path
+    expect([...downsample(shifted, w, h, 4)]).toEqual(naive(shifted, w));
+    expect([...downsample(img, w - 1, h, 4)]).toEqual(naive(img, w - 1));
+  });
+
+  it('writes A = Y + δ and B = Y − δ rounded and clipped, even into the luma itself', () => {
+    const w = 9;
+    const h = 6;
+    const luma = Uint8Array.from({ length: w * h }, (_, i) => (i * 37) % 256);
+    const delta = Float32Array.from({ length: reducedSize(w, h, 2).width * reducedSize(w, h, 2).height }, (_, i) => (i % 5) * 3.3 - 6);
+    const enlarged = upsample(delta, w, h, 2);
+    const a = new Uint8Array(w * h);
+    const b = new Uint8Array(w * h);
+    writeVariants(luma, delta, w, h, 2, { a, b });
+    const clip = (v: number) => Math.min(255, Math.max(0, Math.round(v)));
+    for (let i = 0; i < w * h; i++) {
+      expect(Math.abs((a[i] as number) - clip((luma[i] as number) + (enlarged[i] as number)))).toBeLessThanOrEqual(1);
+      expect(Math.abs((b[i] as number) - clip((luma[i] as number) - (enlarged[i] as number)))).toBeLessThanOrEqual(1);
+    }
+    const inPlace = Uint8Array.from(luma);
+    writeVariants(inPlace, delta, w, h, 2, { b: inPlace });
+    expect(inPlace).toEqual(b);
   });
 });

@@ -1,0 +1,99 @@
+/**
+ * The one per-frame kernel of video marking, as a single job so that a backend can run all of it
+ * where its transform runs (the CPU pool: in a worker, next to the transform, so that the main
+ * thread only moves frames between ffmpeg processes).
+ *
+ * The luma is box-reduced by `scale`, transformed, every coefficient of the modulated levels is
+ * multiplied by its gain and everything else (lowpass, other levels) dropped; the inverse of that
+ * is the change δ. Because the transform is linear, Y + δ is the frame whose modulated
+ * coefficients became c·(1 + gain), and Y − δ the one where they became c·(1 − gain): both
+ * variants come from one analysis. δ is enlarged while it is added (gpu/resample.ts).
+ */
+import type { DtcwtBackend, Transform } from './backend.js';
+import { downsample, reducedSize, writeVariants } from './resample.js';
+
+export interface ModulateJob {
+  /** A frame whose first width × height bytes are the luma (yuv420p, or a bare luma plane); the rest passes through. */
+  frame: Uint8Array;
+  width: number;
+  height: number;
+  /** the luma is box-reduced by this factor before the transform */
+  scale: number;
+  levels: number;
+  /** 1-based levels whose coefficients are modulated, in the order `gains` lists them */
+  modulated: readonly number[];
+  /** one gain per coefficient of the modulated levels: level, then position, then orientation */
+  gains: Float32Array;
+  /** which frames to return: the luma plus δ, minus δ, or both */
+  want: 'plus' | 'minus' | 'both';
+}
+
+/** `frame` itself (transferred back) carries the first wanted variant; `both` adds a copy for minus. */
+export interface ModulateResult {
+  plus?: Uint8Array;
+  minus?: Uint8Array;
+}
+
+/** How many gains a frame of this size takes: the coefficients of the modulated levels. */
+export function modulatedCount(width: number, height: number, scale: number, levels: number, modulated: readonly number[]): number {
+  let { width: cols, height: rows } = reducedSize(width, height, scale);
+  // Sizes as forward2d makes them: odd sizes are extended once, level 1 keeps the size, and every
+  // later level halves a size first extended to a multiple of 4.
+  rows += rows % 2;
+  cols += cols % 2;
+  let count = 0;
+  for (let level = 1; level <= levels; level++) {
+    if (level > 1) {
+      rows = (rows + (rows % 4 ? 2 : 0)) / 2;
+      cols = (cols + (cols % 4 ? 2 : 0)) / 2;
+    }
+    if (modulated.includes(level)) count += (rows / 2) * (cols / 2) * 6;
+  }
+  return count;
+}
+
+/** The change δ at the reduced size (the inverse of gain·c on the modulated levels). */
+export async function modulationDelta(backend: Pick<DtcwtBackend, 'forward' | 'inverse'>, job: Omit<ModulateJob, 'want'>): Promise<Float32Array> {
+  const { width, height, scale, levels, modulated, gains } = job;
+  if (job.frame.length < width * height) throw new RangeError('modulate: the frame is smaller than its luma plane');
+  for (const l of modulated) if (!Number.isInteger(l) || l < 1 || l > levels) throw new RangeError(`modulate: level ${l} is not one of the ${levels} levels`);
+  const r = reducedSize(width, height, scale);
+  const small = downsample(job.frame, width, height, scale);
+  const t: Transform = await backend.forward(small, r.height, r.width, levels, undefined, Math.min(...modulated));
+  t.lowpass.data.fill(0);
+  let k = 0;
+  t.highpasses.forEach((hp, i) => {
+    if (!modulated.includes(i + 1)) {
+      hp.re.fill(0);
+      hp.im.fill(0);
+    }
+  });
+  for (const l of modulated) {
+    const hp = t.highpasses[l - 1] as Transform['highpasses'][number];
+    if (k + hp.re.length > gains.length) break;
+    for (let i = 0; i < hp.re.length; i++, k++) {
+      const g = gains[k] as number;
+      hp.re[i] = (hp.re[i] as number) * g;
+      hp.im[i] = (hp.im[i] as number) * g;
+    }
+  }
+  if (k !== gains.length) throw new RangeError(`modulate: ${gains.length} gains for ${modulatedCount(width, height, scale, levels, modulated)} coefficients`);
+  return backend.inverse(t);
+}
+
+/** The whole job on the given transform: δ, then the wanted variants written into frames. */
+export async function modulateFrame(backend: Pick<DtcwtBackend, 'forward' | 'inverse'>, job: ModulateJob): Promise<ModulateResult> {
+  const delta = await modulationDelta(backend, job);
+  const { frame, width, height, scale } = job;
+  if (job.want === 'plus') {
+    writeVariants(frame, delta, width, height, scale, { a: frame });
+    return { plus: frame };
+  }
+  if (job.want === 'minus') {
+    writeVariants(frame, delta, width, height, scale, { b: frame });
+    return { minus: frame };
+  }
+  const minus = frame.slice(); // the chroma (and anything after the luma) comes along
+  writeVariants(frame, delta, width, height, scale, { a: frame, b: minus });
+  return { plus: frame, minus };
+}
