@@ -3,14 +3,14 @@ import path from 'node:path';
 import { frameCount } from '../../gpu/stft/stft.js';
 import { DrmError } from '../errors.js';
 import type { MediaBinaries } from '../media/binaries.js';
-import { monoPcm } from '../media/decode.js';
+import { fixedRecords, monoPcm } from '../media/decode.js';
 import { type MediaInfo, probeMedia } from '../media/probe.js';
 import { lastLine, type MediaProcess, startMedia } from '../media/spawn.js';
 import { type CoarseAlignment, coarseAlign, EnvelopeMeter, envelopeBlock, fineAlign, onsetFeature } from './audio-align.js';
 import { deinterleave, type FedProcess, interleave, SampleWindow, startFed } from './audio-pipe.js';
 import { DEFAULT_MUSIC_MARK, musicDelta, musicPattern, musicScore, tileLayout } from './music-mark.js';
 import { bitFromZ } from './score.js';
-import { type Detection, parseBits, readOut, SEGMENT_SECONDS, type SegmentReading, variantFor } from './segments.js';
+import { type Detection, type EmbedJob, parseBits, readOut, SEGMENT_SECONDS, type SegmentReading, variantFor } from './segments.js';
 
 /**
  * The music A/B pipeline: marking a whole audio file for one viewer's bits, and reading the bits
@@ -97,18 +97,9 @@ function addScaled(x: Float32Array, delta: Float32Array, sign: 1 | -1): Float32A
 // ---------------------------------------------------------------------------------------------
 // Embedding
 
-export interface MusicEmbedOptions {
-  bins: MediaBinaries;
-  key: Buffer;
-  contentId: string;
-  /** any audio file ffmpeg reads */
-  input: string;
-  /** .m4a written (AAC, 256 kb/s, original sample rate and channel count) */
-  output: string;
-  /** 40 chars of 0/1: segment s gets variant A if bits[s % 40] is '0', else B */
-  bits: string;
+/** `output` is an .m4a (AAC, 256 kb/s, the original sample rate and channel count). */
+export interface MusicEmbedOptions extends EmbedJob {
   onProgress?: (doneSeconds: number, totalSeconds: number) => void;
-  signal?: AbortSignal;
 }
 
 /** The audio stream of a file, or a BAD_REQUEST saying why there is none to work on. */
@@ -185,35 +176,19 @@ async function markStream(
   shape: StreamShape,
 ): Promise<{ segments: number; signal: number; mark: number }> {
   const segmentBytes = SEGMENT_SECONDS * shape.sampleRate * shape.channels * 4;
-  const pending = new Uint8Array(segmentBytes);
-  let filled = 0;
   let segment = 0;
   const totals = { signal: 0, mark: 0 };
-  const flush = async (bytes: Uint8Array) => {
+  for await (const bytes of fixedRecords(decoder.child.stdout as AsyncIterable<Buffer>, segmentBytes)) {
+    o.signal?.throwIfAborted();
     const whole = bytes.length - (bytes.length % (4 * shape.channels));
+    if (whole === 0) break;
     const samples = new Float32Array(bytes.buffer, bytes.byteOffset, whole / 4);
-    const out = markSegment(samples, shape, o, bits, segment, totals);
-    await writeSamples(encoder, out, o.output);
+    await writeSamples(encoder, markSegment(samples, shape, o, bits, segment, totals), o.output);
     segment++;
     const done = segment * SEGMENT_SECONDS;
     o.onProgress?.(Math.min(done, shape.totalSeconds || done), shape.totalSeconds || done);
-    o.signal?.throwIfAborted();
-  };
-  for await (const chunk of decoder.child.stdout as AsyncIterable<Buffer>) {
-    let at = 0;
-    while (at < chunk.length) {
-      const take = Math.min(segmentBytes - filled, chunk.length - at);
-      pending.set(chunk.subarray(at, at + take), filled);
-      filled += take;
-      at += take;
-      if (filled === segmentBytes) {
-        await flush(pending);
-        filled = 0;
-      }
-    }
   }
   o.signal?.throwIfAborted();
-  if (filled >= 4 * shape.channels) await flush(pending.subarray(0, filled));
   return { segments: segment, ...totals };
 }
 

@@ -1,3 +1,4 @@
+import type { MediaBinaries } from '../media/binaries.js';
 import { DrmError } from '../errors.js';
 import type { Variant } from './video-mark.js';
 
@@ -64,4 +65,18 @@ export function readOut(segments: readonly SegmentReading[], threshold = 4): str
     out += z >= threshold ? '0' : z <= -threshold ? '1' : '?';
   }
   return out;
+}
+
+/** What every embedder is told: the file, the viewer's bits, and the key that makes the patterns. */
+export interface EmbedJob {
+  bins: MediaBinaries;
+  key: Buffer;
+  contentId: string;
+  /** any file ffmpeg reads */
+  input: string;
+  /** the marked copy to write */
+  output: string;
+  /** 40 characters of 0 and 1: segment s carries variant A for '0', B for '1' at bits[s mod 40] */
+  bits: string;
+  signal?: AbortSignal;
 }

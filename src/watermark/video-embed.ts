@@ -1,31 +1,22 @@
 import os from 'node:os';
 import type { DtcwtBackend } from '../../gpu/backend.js';
 import { DrmError } from '../errors.js';
-import type { MediaBinaries } from '../media/binaries.js';
 import { yuvFrames } from '../media/decode.js';
 import { startPipeEncoder } from '../media/encode.js';
 import { probeMedia } from '../media/probe.js';
 import { reducedSize } from '../../gpu/resample.js';
-import { segmentAt, variantFor } from './segments.js';
+import { type EmbedJob, segmentAt, variantFor } from './segments.js';
 import { inOrder } from './in-order.js';
 import { DEFAULT_VIDEO_MARK, markFrame, patternLength, segmentGains, segmentPattern, type VideoMarkParams } from './video-mark.js';
 
-export interface VideoEmbedOptions {
-  bins: MediaBinaries;
-  key: Buffer;
-  contentId: string;
-  input: string;
-  /** the .mp4 to write */
-  output: string;
-  /** 40 characters of 0 and 1: segment s carries variant A for '0', B for '1' at bits[s mod 40] */
-  bits: string;
+/** `output` is an .mp4 (x264, the original's audio). */
+export interface VideoEmbedOptions extends EmbedJob {
   backend: DtcwtBackend;
   params?: VideoMarkParams;
   /** x264 quality of the marked copy (default 18: visually lossless, so the mark is what differs) */
   crf?: number;
   preset?: string;
   onProgress?: (doneFrames: number, totalFrames: number) => void;
-  signal?: AbortSignal;
 }
 
 export interface VideoEmbedResult {
