@@ -110,14 +110,30 @@ function summarise(clip: string, compared: string, frames: Array<{ mse: number; 
   log(`${clip} ${compared}: PSNR-Y ${row.psnrY.toFixed(2)} dB, SSIM-Y ${row.ssimY.toFixed(4)} over ${row.frames} frames`);
 }
 
-/** The marked copy against the unmarked encode with the embedder's x264 settings, per variant. */
-function imperceptibility(clip: string, input: string, marked: string, fps: number) {
+/**
+ * How visible the mark is, two ways. At the embedder's CRF 18, each variant against the unmarked
+ * encode with the same settings, beside the encoder's own distance from the source: any change to
+ * the input, however small, makes x264 decide differently, so this figure is the encoder's floor.
+ * Losslessly (x264 CRF 0, where the unmarked encode is the source itself), the mark alone: the
+ * first 20 s marked A then B.
+ */
+async function imperceptibility(clip: string, input: string, marked: string, bits: string, fps: number) {
+  const variantOf = (viewerBits: string) => (frame: number) => (viewerBits[Math.floor(frame / fps / 10) % 40] === '0' ? 'A' : 'B');
+  const byVariant = (what: string, perFrame: Array<{ mse: number; ssim: number }>, variant: (frame: number) => string) => {
+    for (const v of ['A', 'B']) summarise(clip, `${what.replace('%', v)}`, perFrame.filter((_, i) => variant(i) === v));
+  };
   const unmarked = path.join(work, 'unmarked-crf18.mp4');
   ff('-i', input, ...x264(EMBED_CRF), unmarked);
-  const perFrame = lumaDistance(marked, unmarked);
-  const variantOf = (frame: number) => (bits[Math.floor(frame / fps / 10) % 40] === '0' ? 'A' : 'B');
-  for (const v of ['A', 'B']) summarise(clip, `variant ${v} vs the unmarked encode`, perFrame.filter((_, i) => variantOf(i) === v));
-  summarise(clip, 'the unmarked encode vs the source (the encoder alone)', lumaDistance(unmarked, input));
+  byVariant(`CRF ${EMBED_CRF}: variant % vs the unmarked encode`, lumaDistance(marked, unmarked), variantOf(bits));
+  summarise(clip, `CRF ${EMBED_CRF}: the unmarked encode vs the source (the encoder alone)`, lumaDistance(unmarked, input));
+
+  // Lossless, so the excerpt is the source's frames (an MP4 keeps the frame rate exact, as MKV's 1-ms clock may not).
+  const excerpt = path.join(work, 'excerpt.mp4');
+  ff('-i', input, '-t', '20', '-map', '0:v:0', '-c:v', 'libx264', '-crf', '0', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', excerpt);
+  const lossless = path.join(work, 'marked-lossless.mp4');
+  const alternate = '01'.repeat(20);
+  await embedVideo({ bins, key, contentId, input: excerpt, output: lossless, bits: alternate, backend, crf: 0 });
+  byVariant('lossless: variant % vs the source (the mark alone)', lumaDistance(lossless, excerpt), variantOf(alternate));
 }
 const controls: Array<{ clip: string; control: string; maxZ: number | null; note: string }> = [];
 
@@ -131,7 +147,7 @@ async function run(clip: string) {
   if (video) await embedVideo({ bins, key, contentId, input, output: marked, bits, backend, crf: EMBED_CRF });
   else await embedMusic({ bins, key, contentId, input, output: marked, bits });
   log(`${clip}: marked in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
-  if (info.video) imperceptibility(clip, input, marked, info.video.fps);
+  if (info.video) await imperceptibility(clip, input, marked, bits, info.video.fps);
   const detect = (leak: string): Promise<Detection> =>
     video
       ? detectVideo({ bins, key, contentId, leak, original: input, backend, framesPerSegment: Number(values['frames-per-segment']) })
