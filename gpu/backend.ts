@@ -73,9 +73,9 @@ export function resolveFilters(names: FilterNames = {}): DtcwtFilters {
  * would clone or detach its entire underlying buffer (a Node Buffer pool slab, a larger frame
  * store), so views are copied first. Shared memory needs neither transfer nor copy.
  */
-export function ownedArray(a: Float32Array): Float32Array {
+export function ownedArray<T extends Float32Array | Uint8Array>(a: T): T {
   if (typeof SharedArrayBuffer !== 'undefined' && a.buffer instanceof SharedArrayBuffer) return a;
-  return a.byteOffset === 0 && a.byteLength === a.buffer.byteLength ? a : a.slice();
+  return a.byteOffset === 0 && a.byteLength === a.buffer.byteLength ? a : (a.slice() as T);
 }
 
 /** Adds an array's buffer to a transfer list once: listing a buffer twice is a DataCloneError. */

@@ -105,7 +105,7 @@ export class CpuPoolBackend implements DtcwtBackend {
   async modulate(job: ModulateJob): Promise<ModulateResult> {
     // The frame is transferred there and back; the gains are shared memory when the caller made
     // them so (one segment's gains serve hundreds of frames), else copied (they are small).
-    const frame = job.frame.byteOffset === 0 && job.frame.byteLength === job.frame.buffer.byteLength ? job.frame : job.frame.slice();
+    const frame = ownedArray(job.frame);
     const transfer = frame.buffer instanceof ArrayBuffer ? [frame.buffer] : [];
     const r = await this.submit({ op: 'modulate', ...job, frame }, transfer);
     if (!r.ok || r.op !== 'modulate') throw new Error('cpu pool: unexpected reply to modulate');

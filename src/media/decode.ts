@@ -140,16 +140,17 @@ export async function* monoPcm(bins: MediaBinaries, file: string, o: PcmOptions)
 /** A whole (short) range of audio as one array: for a 10-s segment, not for a film. */
 export async function readMonoPcm(bins: MediaBinaries, file: string, o: PcmOptions): Promise<Float32Array> {
   const blocks: Float32Array[] = [];
-  let length = 0;
-  for await (const b of monoPcm(bins, file, o)) {
-    blocks.push(b);
-    length += b.length;
-  }
+  for await (const b of monoPcm(bins, file, o)) blocks.push(b);
+  return concatSamples(blocks);
+}
+
+/** Pieces of samples joined into one array. */
+export function concatSamples(pieces: readonly Float32Array[], length = pieces.reduce((n, p) => n + p.length, 0)): Float32Array {
   const out = new Float32Array(length);
   let at = 0;
-  for (const b of blocks) {
-    out.set(b, at);
-    at += b.length;
+  for (const p of pieces) {
+    out.set(p, at);
+    at += p.length;
   }
   return out;
 }

@@ -1,3 +1,4 @@
+import { concatSamples } from '../media/decode.js';
 export { type FedProcess, startFed } from '../media/encode.js';
 
 /**
@@ -45,7 +46,7 @@ export class SampleWindow {
         length += next.value.length;
       }
     }
-    if (pieces.length > 1) this.buffer = concat(pieces, length);
+    if (pieces.length > 1) this.buffer = concatSamples(pieces, length);
   }
 
   private drop(before: number): void {
@@ -54,16 +55,6 @@ export class SampleWindow {
     this.buffer = this.buffer.slice(n);
     this.offset += n;
   }
-}
-
-function concat(pieces: Float32Array[], length: number): Float32Array {
-  const out = new Float32Array(length);
-  let at = 0;
-  for (const p of pieces) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /** Interleaved frames (f32le from ffmpeg) into one array per channel. */
