@@ -113,7 +113,8 @@ function summarise(clip: string, compared: string, frames: Array<{ mse: number; 
 /**
  * How visible the mark is, two ways. At the embedder's CRF 18, each variant against the unmarked
  * encode with the same settings, beside the encoder's own distance from the source: any change to
- * the input, however small, makes x264 decide differently, so this figure is the encoder's floor.
+ * the input, however small, makes x264 decide differently, so this figure is the encoder's floor
+ * (printed: a 2×2 dot in a corner scores the same).
  * Losslessly (x264 CRF 0, where the unmarked encode is the source itself), the mark alone: the
  * first 20 s marked A then B.
  */
@@ -126,6 +127,11 @@ async function imperceptibility(clip: string, input: string, marked: string, bit
   ff('-i', input, ...x264(EMBED_CRF), unmarked);
   byVariant(`CRF ${EMBED_CRF}: variant % vs the unmarked encode`, lumaDistance(marked, unmarked), variantOf(bits));
   summarise(clip, `CRF ${EMBED_CRF}: the unmarked encode vs the source (the encoder alone)`, lumaDistance(unmarked, input));
+  // The floor itself: four white pixels in a corner (about 68 dB from the source) move the encode
+  // as far from the unmarked encode as the mark does, because x264's decisions cascade.
+  const dotted = path.join(work, 'dotted-crf18.mp4');
+  ff('-i', input, '-vf', 'drawbox=x=0:y=0:w=2:h=2:color=white:t=fill', ...x264(EMBED_CRF), dotted);
+  summarise(clip, `CRF ${EMBED_CRF}: a 2x2 white dot in a corner vs the unmarked encode (the floor)`, lumaDistance(dotted, unmarked));
 
   // Lossless, so the excerpt is the source's frames (an MP4 keeps the frame rate exact, as MKV's 1-ms clock may not).
   const excerpt = path.join(work, 'excerpt.mp4');
