@@ -26,6 +26,11 @@ export interface ModulateJob {
   gains: Float32Array;
   /** which frames to return: the luma plus δ, minus δ, or both */
   want: 'plus' | 'minus' | 'both';
+  /**
+   * The largest root-mean-square change (grey levels) a frame may take: δ of a frame whose
+   * texture would let it grow beyond is scaled down to this (absent: no limit).
+   */
+  maxRms?: number;
 }
 
 /** `frame` itself (transferred back) carries the first wanted variant; `both` adds a copy for minus. */
@@ -78,7 +83,22 @@ export async function modulationDelta(backend: Pick<DtcwtBackend, 'forward' | 'i
     }
   }
   if (k !== gains.length) throw new RangeError(`modulate: ${gains.length} gains for ${modulatedCount(width, height, scale, levels, modulated)} coefficients`);
-  return backend.inverse(t);
+  const delta = await backend.inverse(t);
+  if (job.maxRms !== undefined) limitRms(delta, job.maxRms);
+  return delta;
+}
+
+/**
+ * Scales δ down to a root-mean-square of `max`. The enlarged δ (bilinear) is smoother than the
+ * reduced one, so its own RMS at full size stays at or below this.
+ */
+export function limitRms(delta: Float32Array, max: number): void {
+  let sum = 0;
+  for (let i = 0; i < delta.length; i++) sum += (delta[i] as number) ** 2;
+  const rms = Math.sqrt(sum / Math.max(1, delta.length));
+  if (!(rms > max)) return;
+  const f = max / rms;
+  for (let i = 0; i < delta.length; i++) delta[i] = (delta[i] as number) * f;
 }
 
 /** The whole job on the given transform: δ, then the wanted variants written into frames. */

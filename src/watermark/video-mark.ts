@@ -22,9 +22,18 @@ export interface VideoMarkParams {
   /** 1-based levels of the reduced transform that carry the mark */
   markLevels: readonly number[];
   alpha: number;
+  /**
+   * A frame's change is at most this far below peak white (PSNR of the mark alone, dB): where
+   * texture would let α·|c| grow past it, δ is scaled down, so every frame of every variant stays
+   * as close to its source (and, after x264, to the unmarked encode) as the issue's 45 dB asks.
+   */
+  minPsnrDb?: number;
 }
 
-export const DEFAULT_VIDEO_MARK: VideoMarkParams = { scale: 4, levels: 3, markLevels: [2, 3], alpha: 0.13 };
+export const DEFAULT_VIDEO_MARK: VideoMarkParams = { scale: 4, levels: 3, markLevels: [2, 3], alpha: 0.13, minPsnrDb: 52 };
+
+/** The RMS change in grey levels that a PSNR of `db` allows. */
+export const rmsForPsnr = (db: number) => 255 / 10 ** (db / 20);
 
 export type Variant = 'A' | 'B';
 
@@ -92,6 +101,7 @@ export function markFrame(
       modulated: params.markLevels,
       gains,
       want: want === 'A' ? 'plus' : want === 'B' ? 'minus' : 'both',
+      ...(params.minPsnrDb !== undefined && { maxRms: rmsForPsnr(params.minPsnrDb) }),
     })
     .then((r) => ({ ...(r.plus ? { A: r.plus } : {}), ...(r.minus ? { B: r.minus } : {}) }));
 }

@@ -109,6 +109,15 @@ describe('video mark: variants A and B from one analysis, scored against the ori
     expect(B?.every((v) => v === 100)).toBe(true);
   });
 
+  it('keeps a strongly textured frame within minPsnrDb of its source, however much α·|c| allows', async () => {
+    const busy = frames[0]?.map((v) => (v < 128 ? 20 : 235)) as Uint8Array; // hard-edged texture
+    const gains = segmentGains(pattern);
+    const unlimited = await markFrame(backend, Uint8Array.from(busy), W, H, gains, 'A', { ...DEFAULT_VIDEO_MARK, minPsnrDb: undefined });
+    const limited = await markFrame(backend, Uint8Array.from(busy), W, H, gains, 'A');
+    expect(psnr(unlimited.A as Uint8Array, busy)).toBeLessThan(DEFAULT_VIDEO_MARK.minPsnrDb as number);
+    expect(psnr(limited.A as Uint8Array, busy)).toBeGreaterThanOrEqual((DEFAULT_VIDEO_MARK.minPsnrDb as number) - 0.5); // 8-bit rounding
+  });
+
   it('marks only the luma of a yuv420p frame and passes the chroma through', async () => {
     const yuv = new Uint8Array((W * H * 3) / 2);
     yuv.set(frames[0] as Uint8Array);
