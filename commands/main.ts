@@ -49,6 +49,19 @@ export async function main(argv: string[]): Promise<number> {
       .option('--no-webhook-worker', 'do not deliver webhooks from this process'),
   ).action(run(async () => (await import('./serve.js')).serve));
 
+  dbOptions(
+    program
+      .command('ingest <file>')
+      .description('package a video or a track as AES-128 HLS (10-s segments) into the catalog; --watermark makes variants A and B')
+      .requiredOption('--title <title>', 'catalog title')
+      .addOption(new Option('--type <type>', 'what the file is').choices(['video', 'music']).makeOptionMandatory())
+      .option('--watermark', 'make variants A and B of every segment (DTCWT for video, STFT for music)')
+      .option('--description <text>', 'catalog description')
+      .option('--crf <n>', 'x264 quality of the segments (0-51, lower is better)', '18')
+      .option('--preset <name>', 'x264 preset', 'fast')
+      .addOption(new Option('--backend <kind>', 'DTCWT backend for watermarked video').choices(['auto', 'cpu', 'tfjs']).default('auto')),
+  ).action(run(async () => (await import('./ingest.js')).ingest));
+
   dbOptions(program.command('migrate').description('apply pending database migrations and report the schema version')).action(
     run(async () => (await import('./migrate.js')).migrateCommand),
   );

@@ -2,9 +2,12 @@ import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { deriveKey, loadServerSecret } from './crypto/secret.js';
 import { WalletFactory } from './crypto/wallets.js';
+import { watermarkKey } from './watermark/keyed-random.js';
 import { type Database, openDatabase } from './db/database.js';
 import type { Repos } from './db/repos/index.js';
 import { createLogger, type Logger } from './log.js';
+import { ContentStore } from './storage/content-store.js';
+import path from 'node:path';
 
 /** Everything a core service needs, built once per process and passed down; no module singletons. */
 export interface Context {
@@ -18,8 +21,12 @@ export interface Context {
     seal: Buffer;
     /** signs admin session tokens */
     adminToken: Uint8Array;
+    /** keys the watermark patterns (the same key `drm watermark` uses) */
+    watermark: Buffer;
   };
   wallets: WalletFactory;
+  /** packaged content: playlists, encrypted segments, thumbnails, previews */
+  storage: ContentStore;
   /** Called after an event is committed to the outbox, so a running delivery worker looks at once. */
   wakeWebhooks: () => void;
   /** Outgoing HTTP, replaceable in tests. */
@@ -44,8 +51,13 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     repos: db.repos,
     clock: overrides.clock ?? systemClock,
     log,
-    keys: { seal: deriveKey(secret, 'seal'), adminToken: new Uint8Array(deriveKey(secret, 'admin-token')) },
+    keys: {
+      seal: deriveKey(secret, 'seal'),
+      adminToken: new Uint8Array(deriveKey(secret, 'admin-token')),
+      watermark: watermarkKey(secret),
+    },
     wallets: new WalletFactory(secret),
+    storage: new ContentStore(path.join(config.dataDir, 'content')),
     wakeWebhooks: () => {},
     fetch: overrides.fetch ?? globalThis.fetch,
   };

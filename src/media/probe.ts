@@ -40,8 +40,11 @@ export async function probeMedia(bins: MediaBinaries, file: string): Promise<Med
   p.child.stdout.setEncoding('utf8').on('data', (d: string) => {
     out += d;
   });
-  const { code, stderr } = await p.done;
+  const { code, signal, stderr } = await p.done;
   const name = path.basename(file);
+  // The shipped ffprobe (a 2023 static build) dies of SIGSEGV in its MPEG-TS demuxer, on any .ts:
+  // ffmpeg's own report of the input says the same things.
+  if (signal === 'SIGSEGV') return probeWithFfmpeg(bins, file);
   if (code !== 0) throw new DrmError('BAD_REQUEST', `${name} is not a media file ffmpeg can read (${lastLine(stderr)})`);
   const parsed = JSON.parse(out) as { format?: { format_name?: string; duration?: string }; streams?: ProbeStream[] };
   const streams = parsed.streams ?? [];
@@ -66,4 +69,49 @@ export async function probeMedia(bins: MediaBinaries, file: string): Promise<Med
     }),
     ...(a && { audio: { codec: a.codec_name ?? 'unknown', sampleRate: Number(a.sample_rate ?? 0), channels: a.channels ?? 0 } }),
   };
+}
+
+const CHANNEL_LAYOUTS: Record<string, number> = { mono: 1, stereo: 2, '2.1': 3, quad: 4, '4.0': 4, '5.0': 5, '5.1': 6, '6.1': 7, '7.1': 8 };
+
+/** What `ffmpeg -i` says of a file (its stderr report): the fields probeMedia returns. */
+export function parseFfmpegReport(report: string, name: string): MediaInfo {
+  const d = /Duration: (\d+):(\d+):([\d.]+)/.exec(report);
+  const duration = d ? Number(d[1]) * 3600 + Number(d[2]) * 60 + Number(d[3]) : 0;
+  const format = /Input #0, (.+?), from '/.exec(report)?.[1] ?? 'unknown';
+  const streams = report.split('\n').filter((l) => /^\s*Stream #\d+:\d+/.test(l));
+  const v = streams.find((l) => /: Video: /.test(l) && !l.includes('(attached pic)'));
+  const a = streams.find((l) => /: Audio: /.test(l));
+  if (!v && !a) throw new DrmError('BAD_REQUEST', `${name} is not a media file: it holds no audio or video stream`);
+  const video = v && {
+    codec: /: Video: (\w+)/.exec(v)?.[1] ?? 'unknown',
+    width: Number(/, (\d{2,5})x(\d{2,5})/.exec(v)?.[1] ?? 0),
+    height: Number(/, (\d{2,5})x(\d{2,5})/.exec(v)?.[2] ?? 0),
+    fps: Number(/, ([\d.]+) fps/.exec(v)?.[1] ?? /, ([\d.]+) tbr/.exec(v)?.[1] ?? 0),
+  };
+  const layout = a && /, \d+ Hz, ([^,]+)/.exec(a)?.[1]?.trim();
+  const channels = layout ? (CHANNEL_LAYOUTS[layout.replace(/\(.*\)$/, '')] ?? Number(/^(\d+) channels/.exec(layout)?.[1] ?? 0)) : 0;
+  const audio = a && { codec: /: Audio: (\w+)/.exec(a)?.[1] ?? 'unknown', sampleRate: Number(/, (\d+) Hz/.exec(a)?.[1] ?? 0), channels };
+  return { duration, formatName: format, ...(video && { video }), ...(audio && { audio }) };
+}
+
+async function probeWithFfmpeg(bins: MediaBinaries, file: string): Promise<MediaInfo> {
+  const { stderr } = await startMedia(bins.ffmpeg, ['-hide_banner', '-i', file]).done;
+  const name = path.basename(file);
+  if (!stderr.includes('Input #0')) throw new DrmError('BAD_REQUEST', `${name} is not a media file ffmpeg can read (${lastLine(stderr)})`);
+  return parseFfmpegReport(stderr, name);
+}
+
+/**
+ * The resolution label a catalog shows (720p, 1080p, 4K, 8K): the frame's height, or the height a
+ * 16:9 frame of its width would have, whichever is larger, so a letterboxed 1920×800 is 1080p.
+ */
+export function resolutionLabel(width: number, height: number): string {
+  const lines = Math.max(height, Math.round((width * 9) / 16));
+  if (lines >= 4320) return '8K';
+  if (lines >= 2160) return '4K';
+  if (lines >= 1440) return '1440p';
+  if (lines >= 1080) return '1080p';
+  if (lines >= 720) return '720p';
+  if (lines >= 480) return '480p';
+  return `${height}p`;
 }

@@ -103,7 +103,7 @@ export interface MusicEmbedOptions extends EmbedJob {
 }
 
 /** The audio stream of a file, or a BAD_REQUEST saying why there is none to work on. */
-async function audioOf(bins: MediaBinaries, file: string, role: string): Promise<{ info: MediaInfo; sampleRate: number; channels: number }> {
+export async function audioOf(bins: MediaBinaries, file: string, role: string): Promise<{ info: MediaInfo; sampleRate: number; channels: number }> {
   const info = await probeMedia(bins, file);
   const name = path.basename(file);
   if (!info.audio) throw new DrmError('BAD_REQUEST', `${role} ${name} has no audio stream`);
@@ -146,12 +146,12 @@ export async function embedMusic(o: MusicEmbedOptions): Promise<{ segments: numb
   }
 }
 
-async function stop(...processes: (MediaProcess | FedProcess)[]): Promise<void> {
+export async function stop(...processes: (MediaProcess | FedProcess)[]): Promise<void> {
   for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
   await Promise.all(processes.map((p) => p.done.catch(() => undefined)));
 }
 
-async function finishDecoder(decoder: MediaProcess, file: string, signal?: AbortSignal): Promise<void> {
+export async function finishDecoder(decoder: MediaProcess, file: string, signal?: AbortSignal): Promise<void> {
   const { code, stderr } = await decoder.done;
   signal?.throwIfAborted();
   if (code !== 0) throw new DrmError('BAD_REQUEST', `could not decode the audio of ${path.basename(file)}: ${lastLine(stderr)}`);

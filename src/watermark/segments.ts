@@ -1,9 +1,10 @@
 import type { MediaBinaries } from '../media/binaries.js';
 import { DrmError } from '../errors.js';
+import { HLS_SEGMENT_SECONDS } from '../media/hls.js';
 import type { Variant } from './video-mark.js';
 
-/** HLS segments are 10 s long (DESIGN.md, "HLS"); the watermark carries one bit per segment. */
-export const SEGMENT_SECONDS = 10;
+/** The watermark carries one bit per HLS segment (10 s, DESIGN.md "HLS"). */
+export const SEGMENT_SECONDS = HLS_SEGMENT_SECONDS;
 
 /** A viewer's permanent id has 40 bits; segment s carries bit s mod 40. */
 export const ID_BITS = 40;

@@ -1,9 +1,10 @@
 import os from 'node:os';
+import path from 'node:path';
 import type { DtcwtBackend } from '../../gpu/backend.js';
 import { DrmError } from '../errors.js';
 import { yuvFrames } from '../media/decode.js';
 import { startPipeEncoder } from '../media/encode.js';
-import { probeMedia } from '../media/probe.js';
+import { type MediaInfo, probeMedia } from '../media/probe.js';
 import { reducedSize } from '../../gpu/resample.js';
 import { type EmbedJob, segmentAt, variantFor } from './segments.js';
 import { inOrder } from './in-order.js';
@@ -30,23 +31,74 @@ export interface VideoEmbedResult {
 /** Audio codecs an MP4 holds as they are; anything else is re-encoded to AAC. */
 const MP4_AUDIO = new Set(['aac', 'mp3', 'alac', 'ac3', 'eac3', 'opus']);
 
+/** What marking a video needs: the key, the content, the file and the backend that runs the transform. */
+export interface VideoMarkingJob {
+  bins: EmbedJob['bins'];
+  key: Buffer;
+  contentId: string;
+  input: string;
+  backend: DtcwtBackend;
+  params?: VideoMarkParams;
+  signal?: AbortSignal;
+}
+
+/** A video checked for marking, and its frames marked on demand. */
+export interface VideoMarking {
+  info: MediaInfo;
+  width: number;
+  height: number;
+  fps: number;
+  /** the frame count the duration promises (the decoder may deliver a few more or fewer) */
+  expectedFrames: number;
+  /**
+   * Every frame (yuv420p) of the input in order, marked with the variant(s) that `want` asks for
+   * its segment. Frames of several segments are in flight at once, one window per core.
+   */
+  frames(want: (segment: number) => 'A' | 'B' | 'both'): AsyncGenerator<{ A?: Uint8Array; B?: Uint8Array }>;
+}
+
+/** Probes and checks the input (a video stream big enough to carry the mark) before any work. */
+export async function openVideoMarking(o: VideoMarkingJob): Promise<VideoMarking> {
+  const info = await probeMedia(o.bins, o.input);
+  if (!info.video) throw new DrmError('BAD_REQUEST', `${path.basename(o.input)} has no video stream to mark`);
+  const { width, height, fps } = info.video;
+  if (width < 64 || height < 64) throw new DrmError('BAD_REQUEST', `${path.basename(o.input)} is ${width}x${height}: too small to carry a watermark (at least 64x64)`);
+  if (!(fps > 0)) throw new DrmError('BAD_REQUEST', `${path.basename(o.input)} has no usable frame rate`);
+  const params = o.params ?? DEFAULT_VIDEO_MARK;
+  const reduced = reducedSize(width, height, params.scale);
+  if (Math.min(reduced.width, reduced.height) < 2 ** params.levels) throw new DrmError('BAD_REQUEST', `${path.basename(o.input)} is too small for ${params.levels} DTCWT levels`);
+  const count = patternLength(width, height, params);
+
+  async function* frames(want: (segment: number) => 'A' | 'B' | 'both') {
+    const gains = new Map<number, Float32Array>();
+    const gainsOf = (segment: number) => {
+      let g = gains.get(segment);
+      if (!g) {
+        // Frames arrive in order, a window at a time: the previous segment's gains may still be in use.
+        for (const s of gains.keys()) if (s < segment - 1) gains.delete(s);
+        g = segmentGains(segmentPattern(o.key, o.contentId, segment, count), params);
+        gains.set(segment, g);
+      }
+      return g;
+    };
+    const mark = (frame: Uint8Array<ArrayBufferLike>, index: number) => {
+      const segment = segmentAt(index / fps);
+      return markFrame(o.backend, frame, width, height, gainsOf(segment), want(segment), params);
+    };
+    const window = Math.max(2, os.availableParallelism() * 2);
+    yield* inOrder(yuvFrames(o.bins, o.input, { width, height, fps, signal: o.signal }), mark, window);
+  }
+  return { info, width, height, fps, expectedFrames: Math.max(1, Math.round(info.duration * fps)), frames };
+}
+
 /**
  * Writes the copy a viewer with this binaryId receives: every frame of segment s marked with
  * variant bits[s mod 40], as one continuous MP4 with the original's audio. Frames stream from
  * one ffmpeg to another through the DTCWT backend; the chroma planes pass through untouched.
  */
 export async function embedVideo(o: VideoEmbedOptions): Promise<VideoEmbedResult> {
-  const info = await probeMedia(o.bins, o.input);
-  if (!info.video) throw new DrmError('BAD_REQUEST', `${o.input} has no video stream to mark`);
-  const { width, height, fps } = info.video;
-  if (width < 64 || height < 64) throw new DrmError('BAD_REQUEST', `${o.input} is ${width}x${height}: too small to carry a watermark (at least 64x64)`);
-  if (!(fps > 0)) throw new DrmError('BAD_REQUEST', `${o.input} has no usable frame rate`);
-  const params = o.params ?? DEFAULT_VIDEO_MARK;
-  const reduced = reducedSize(width, height, params.scale);
-  if (Math.min(reduced.width, reduced.height) < 2 ** params.levels) throw new DrmError('BAD_REQUEST', `${o.input} is too small for ${params.levels} DTCWT levels`);
-  const count = patternLength(width, height, params);
-  const totalFrames = Math.max(1, Math.round(info.duration * fps));
-
+  const marking = await openVideoMarking(o);
+  const { info, width, height, fps } = marking;
   const audio = info.audio ? ['-map', '1:a:0', '-c:a', MP4_AUDIO.has(info.audio.codec) ? 'copy' : 'aac', ...(MP4_AUDIO.has(info.audio.codec) ? [] : ['-b:a', '192k'])] : [];
   const encoder = startPipeEncoder(
     o.bins.ffmpeg,
@@ -62,31 +114,12 @@ export async function embedVideo(o: VideoEmbedOptions): Promise<VideoEmbedResult
     `the marked copy of ${o.input}`,
   );
 
-  const gains = new Map<number, Float32Array>();
-  const gainsOf = (segment: number) => {
-    let g = gains.get(segment);
-    if (!g) {
-      // Frames arrive in order, a window at a time: the previous segment's gains may still be in use.
-      for (const s of gains.keys()) if (s < segment - 1) gains.delete(s);
-      g = segmentGains(segmentPattern(o.key, o.contentId, segment, count), params);
-      gains.set(segment, g);
-    }
-    return g;
-  };
-  const mark = async (frame: Uint8Array<ArrayBufferLike>, index: number) => {
-    const segment = segmentAt(index / fps);
-    const variant = variantFor(o.bits, segment);
-    const marked = await markFrame(o.backend, frame, width, height, gainsOf(segment), variant, params);
-    return marked[variant] as Uint8Array;
-  };
-
   let frames = 0;
   try {
-    const window = Math.max(2, os.availableParallelism() * 2);
-    for await (const frame of inOrder(yuvFrames(o.bins, o.input, { width, height, fps, signal: o.signal }), mark, window)) {
-      await encoder.write(frame);
+    for await (const marked of marking.frames((segment) => variantFor(o.bits, segment))) {
+      await encoder.write((marked.A ?? marked.B) as Uint8Array);
       frames++;
-      o.onProgress?.(frames, Math.max(totalFrames, frames));
+      o.onProgress?.(frames, Math.max(marking.expectedFrames, frames));
     }
     o.signal?.throwIfAborted();
     if (frames === 0) throw new DrmError('BAD_REQUEST', `${o.input} has no video frames`);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DrmError } from '../../src/errors.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { lumaFrames, monoPcm, readMonoPcm } from '../../src/media/decode.js';
-import { probeMedia } from '../../src/media/probe.js';
+import { parseFfmpegReport, probeMedia } from '../../src/media/probe.js';
 
 // Real ffmpeg on media made here from ffmpeg's own test sources (lavfi): no fixture files.
 const bins = mediaBinaries();
@@ -20,6 +20,7 @@ beforeAll(() => {
     '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', file('clip.mp4'));
   ff('-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100:duration=2', '-c:a', 'aac', '-b:a', '128k', file('tone.m4a'));
   ff('-f', 'lavfi', '-i', 'color=c=white:size=64x48:rate=10:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', file('white.mp4'));
+  ff('-i', file('clip.mp4'), '-c', 'copy', file('clip.ts'));
   fs.writeFileSync(file('notes.txt'), 'not a film\n'.repeat(100));
   fs.writeFileSync(file('noise.bin'), Buffer.from(Array.from({ length: 4000 }, (_, i) => (i * 7919) % 251)));
 });
@@ -37,6 +38,29 @@ describe('probing media', () => {
     expect(info.duration).toBeCloseTo(3, 0);
     expect(info.video).toMatchObject({ codec: 'h264', width: 320, height: 240, fps: 25 });
     expect(info.audio).toMatchObject({ codec: 'aac', sampleRate: 48_000, channels: 1 });
+  });
+
+  it('reports an MPEG-TS file (an HLS segment) the same way', async () => {
+    const info = await probeMedia(bins, file('clip.ts'));
+    expect(info.duration).toBeCloseTo(3, 0);
+    expect(info.video).toMatchObject({ codec: 'h264', width: 320, height: 240, fps: 25 });
+    expect(info.audio).toMatchObject({ codec: 'aac', sampleRate: 48_000, channels: 1 });
+  });
+
+  it('reads the fields of an ffmpeg input report (what probes .ts files)', () => {
+    const report = [
+      "Input #0, mpegts, from 'leak.ts':",
+      '  Duration: 00:01:05.02, start: 1.400000, bitrate: 2053 kb/s',
+      '    Stream #0:0[0x100]: Video: h264 (High) ([27][0][0][0] / 0x001B), yuv420p(progressive), 1920x1080 [SAR 1:1 DAR 16:9], 29.97 fps, 29.97 tbr, 90k tbn',
+      '    Stream #0:1[0x101](und): Audio: aac (LC) ([15][0][0][0] / 0x000F), 44100 Hz, 5.1(side), fltp, 317 kb/s',
+    ].join('\n');
+    expect(parseFfmpegReport(report, 'leak.ts')).toEqual({
+      duration: 65.02,
+      formatName: 'mpegts',
+      video: { codec: 'h264', width: 1920, height: 1080, fps: 29.97 },
+      audio: { codec: 'aac', sampleRate: 44_100, channels: 6 },
+    });
+    expect(() => parseFfmpegReport("Input #0, mpegts, from 'x.ts':\n  Duration: N/A", 'x.ts')).toThrow(/no audio or video stream/);
   });
 
   it('reports a music file as audio only', async () => {

@@ -135,4 +135,9 @@ create index sessions_viewer on stream_sessions (viewer_id);
     name: 'catalog page index',
     sql: `create index content_ready on content (status, created_at, id);`,
   },
+  {
+    version: 3,
+    name: 'content key (sealed AES-128 key of the HLS segments)',
+    sql: `alter table content add column content_key text;`,
+  },
 ];

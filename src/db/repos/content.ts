@@ -13,6 +13,8 @@ export interface ContentRow {
   isWatermarked: boolean;
   segmentCount: number;
   storagePath: string | null;
+  /** the AES-128 key of the segments, sealed with the server secret (null before packaging) */
+  contentKey?: string | null;
   status: string;
   createdAt: number;
 }

@@ -52,6 +52,7 @@ export const content = pgTable(
     isWatermarked: boolean('is_watermarked').notNull(),
     segmentCount: integer('segment_count').notNull(),
     storagePath: text('storage_path'),
+    contentKey: text('content_key'),
     status: text('status').notNull(),
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
   },

@@ -52,6 +52,7 @@ export const content = sqliteTable(
     isWatermarked: integer('is_watermarked', { mode: 'boolean' }).notNull(),
     segmentCount: integer('segment_count').notNull(),
     storagePath: text('storage_path'),
+    contentKey: text('content_key'),
     status: text('status').notNull(),
     createdAt: integer('created_at').notNull(),
   },

@@ -1,0 +1,65 @@
+import { createDtcwtBackend, type DtcwtBackend, type DtcwtBackendKind } from '../gpu/index.js';
+import { badRequest } from '../src/errors.js';
+import { type ContentType, ingestContent } from '../src/ingest/ingest.js';
+import type { DbOptions } from './main.js';
+import { printJson } from './output.js';
+import { createProgress } from './progress.js';
+import { withContext } from './with-context.js';
+
+interface IngestOptions extends DbOptions {
+  title: string;
+  type: ContentType;
+  watermark?: boolean;
+  description?: string;
+  crf?: string;
+  preset?: string;
+  backend?: DtcwtBackendKind;
+}
+
+/** `drm ingest <file>`: package a film or a track into the catalog, with a progress bar on a terminal. */
+export function ingest(file: string, opts: IngestOptions): Promise<number> {
+  return withContext(opts, async (ctx, out) => {
+    const crf = opts.crf === undefined ? undefined : Number(opts.crf);
+    if (crf !== undefined && !Number.isInteger(crf)) throw badRequest(`--crf must be a whole number, got ${JSON.stringify(opts.crf)}`);
+    const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    let backend: DtcwtBackend | undefined;
+    try {
+      const result = await ingestContent(
+        ctx,
+        { input: file, title: opts.title, type: opts.type, watermark: Boolean(opts.watermark), description: opts.description, crf, preset: opts.preset },
+        {
+          signal: controller.signal,
+          backend: async () => {
+            backend = await createDtcwtBackend(opts.backend ?? 'auto');
+            if (!out.json) out.error(`watermarking with DTCWT backend ${backend.name}`);
+            return backend;
+          },
+          onProgress: (stage, done, total) => progress.update(stage, Math.round(done), Math.round(total)),
+        },
+      );
+      progress.done();
+      if (out.json) printJson(out, result);
+      else {
+        const what = [result.type, result.resolution, result.isWatermarked ? 'watermarked (variants A and B)' : 'not watermarked'].filter(Boolean).join(', ');
+        out.write(`ingested "${result.title}" as ${result.contentId}: ${what}, ${result.duration} s in ${result.segmentCount} AES-128 segment(s), in ${result.seconds.toFixed(1)} s`);
+        out.write(`license it with: drm admin license --org <organizationId> --content ${result.contentId} --type ${result.type}${result.isWatermarked ? ' --watermark' : ''}`);
+      }
+      return 0;
+    } catch (err) {
+      progress.done();
+      if (controller.signal.aborted) {
+        out.error('drm: ingest cancelled; nothing was published and its files are removed');
+        return 130;
+      }
+      throw err;
+    } finally {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      await backend?.close();
+    }
+  });
+}

@@ -1,0 +1,162 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { DtcwtBackend } from '../../gpu/backend.js';
+import type { Context } from '../context.js';
+import { seal } from '../crypto/sealed.js';
+import { badRequest, DrmError } from '../errors.js';
+import { mediaBinaries } from '../media/binaries.js';
+import { type HlsSegment, playlistIn, readPlaylist, writeKeyInfo } from '../media/hls.js';
+import { type MediaInfo, probeMedia, resolutionLabel } from '../media/probe.js';
+import { packageMarkedMusic, packagePlainMusic } from './package-music.js';
+import { type PackageJob, packageMarkedVideo, packagePlainVideo } from './package-video.js';
+import { makePreview, makeThumbnail } from './previews.js';
+
+export type ContentType = 'video' | 'music';
+
+export interface IngestRequest {
+  input: string;
+  title: string;
+  type: ContentType;
+  watermark: boolean;
+  description?: string;
+  /** x264 quality of the segments (default 18) */
+  crf?: number;
+  preset?: string;
+}
+
+export interface IngestHooks {
+  /** the DTCWT backend for watermarked video (the caller owns and closes it) */
+  backend?: () => Promise<DtcwtBackend>;
+  signal?: AbortSignal;
+  onProgress?: (stage: string, done: number, total: number) => void;
+}
+
+export interface IngestResult {
+  contentId: string;
+  title: string;
+  type: ContentType;
+  /** seconds */
+  duration: number;
+  resolution: string | null;
+  isWatermarked: boolean;
+  segmentCount: number;
+  /** the DTCWT backend that marked the video */
+  backend: string | null;
+  seconds: number;
+}
+
+const MAX_TITLE = 200;
+const MAX_DESCRIPTION = 5000;
+
+function checkRequest(r: IngestRequest): void {
+  if (!fs.existsSync(r.input)) throw badRequest(`${r.input} does not exist`);
+  if (!fs.statSync(r.input).isFile()) throw badRequest(`${r.input} is not a file`);
+  if (!r.title.trim()) throw badRequest('--title must not be empty');
+  if (r.title.length > MAX_TITLE) throw badRequest(`--title is longer than ${MAX_TITLE} characters`);
+  if ((r.description?.length ?? 0) > MAX_DESCRIPTION) throw badRequest(`--description is longer than ${MAX_DESCRIPTION} characters`);
+  if (r.type !== 'video' && r.type !== 'music') throw badRequest(`--type must be video or music, got ${JSON.stringify(r.type)}`);
+  if (r.crf !== undefined && !(Number.isInteger(r.crf) && r.crf >= 0 && r.crf <= 51)) throw badRequest('--crf must be a whole number from 0 to 51');
+}
+
+function checkMedia(r: IngestRequest, info: MediaInfo): void {
+  const name = path.basename(r.input);
+  if (r.type === 'video' && !info.video) throw badRequest(`${name} has no video stream: ingest it with --type music, or pick a video file`);
+  if (r.type === 'music' && !info.audio) throw badRequest(`${name} has no audio stream to package as music`);
+  if (!(info.duration > 0)) throw badRequest(`${name} has no duration ffmpeg can read`);
+}
+
+/** Variants A and B must cut at the same instants, or a viewer's sequence would jump. */
+function segmentsOf(dir: string, watermarked: boolean): HlsSegment[] {
+  if (!watermarked) return readPlaylist(playlistIn(path.join(dir, 'plain')));
+  const a = readPlaylist(playlistIn(path.join(dir, 'a')));
+  const b = readPlaylist(playlistIn(path.join(dir, 'b')));
+  const same = a.length === b.length && a.every((s, i) => Math.abs(s.duration - (b[i] as HlsSegment).duration) < 1e-3);
+  if (!same) throw new DrmError('INTERNAL_ERROR', `variants A and B were cut differently (${a.length} and ${b.length} segments)`);
+  return a;
+}
+
+/**
+ * `drm ingest`: probes the input, packages it as AES-128 HLS (with variants A and B for
+ * --watermark), makes the thumbnail and preview, and publishes: the files move into place in one
+ * rename and the catalog row follows. Any failure, or the signal, removes everything it wrote.
+ */
+export async function ingestContent(ctx: Context, r: IngestRequest, hooks: IngestHooks = {}): Promise<IngestResult> {
+  const started = performance.now();
+  checkRequest(r);
+  const bins = mediaBinaries();
+  const info = await probeMedia(bins, r.input);
+  checkMedia(r, info);
+  await ctx.storage.sweep(async (id) => Boolean(await ctx.repos.content.find(id)));
+
+  const contentId = randomUUID();
+  const staging = ctx.storage.stage(contentId);
+  try {
+    const key = randomBytes(16);
+    const job: PackageJob = {
+      bins,
+      input: r.input,
+      info,
+      dir: staging.dir,
+      keyInfo: writeKeyInfo(staging.dir, key),
+      crf: r.crf ?? 18,
+      preset: r.preset ?? 'fast',
+      signal: hooks.signal,
+      onProgress: (d, n) => hooks.onProgress?.(r.watermark ? 'marking A and B' : 'packaging', d, n),
+    };
+    let backendName: string | null = null;
+    if (r.type === 'music') {
+      if (r.watermark) await packageMarkedMusic({ ...job, key: ctx.keys.watermark, contentId });
+      else await packagePlainMusic(job);
+    } else if (r.watermark) {
+      if (!hooks.backend) throw new DrmError('INTERNAL_ERROR', 'watermarking video needs a DTCWT backend');
+      const backend = await hooks.backend();
+      backendName = backend.name;
+      await packageMarkedVideo({ ...job, backend, key: ctx.keys.watermark, contentId });
+    } else {
+      await packagePlainVideo(job);
+    }
+    const segments = segmentsOf(staging.dir, r.watermark);
+    hooks.onProgress?.('thumbnail and preview', 0, 1);
+    await makeThumbnail(bins, r.input, info, staging.dir, hooks.signal);
+    await makePreview(bins, r.input, info, staging.dir, hooks.signal);
+    hooks.onProgress?.('thumbnail and preview', 1, 1);
+    for (const f of ['segment.key', 'segment.keyinfo']) fs.rmSync(path.join(staging.dir, f));
+    hooks.signal?.throwIfAborted();
+
+    const duration = segments.reduce((s, x) => s + x.duration, 0) || info.duration;
+    const resolution = info.video ? resolutionLabel(info.video.width, info.video.height) : null;
+    const storagePath = staging.publish();
+    await ctx.repos.content.insert({
+      id: contentId,
+      title: r.title.trim(),
+      description: r.description ?? null,
+      type: r.type,
+      duration: Math.round(duration * 1000),
+      resolution: r.type === 'video' ? resolution : null,
+      isWatermarked: r.watermark,
+      segmentCount: segments.length,
+      storagePath,
+      contentKey: seal(ctx.keys.seal, key.toString('base64')),
+      status: 'ready',
+      createdAt: ctx.clock.now(),
+    });
+    staging.committed();
+    ctx.log.info('content ingested', { contentId, type: r.type, watermarked: r.watermark, segments: segments.length });
+    return {
+      contentId,
+      title: r.title.trim(),
+      type: r.type,
+      duration: Math.round(duration * 10) / 10,
+      resolution: r.type === 'video' ? resolution : null,
+      isWatermarked: r.watermark,
+      segmentCount: segments.length,
+      backend: backendName,
+      seconds: (performance.now() - started) / 1000,
+    };
+  } catch (err) {
+    staging.discard();
+    hooks.signal?.throwIfAborted();
+    throw err;
+  }
+}
