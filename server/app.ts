@@ -8,6 +8,8 @@ import { adminRoutes } from './routes/admin.js';
 import { authRoutes } from './routes/auth.js';
 import { planRoutes } from './routes/billing-plans.js';
 import { catalogRoutes } from './routes/catalog.js';
+import { streamRoutes } from './routes/stream.js';
+import { viewerRoutes } from './routes/viewers.js';
 import { webhookRoutes } from './routes/webhook.js';
 
 /** The whole REST API of the spec as one hono app over a context; no sockets needed (app.request in tests). */
@@ -20,6 +22,8 @@ export function createApp(ctx: Context) {
   app.route('/api/v1/auth', authRoutes(ctx));
   app.route('/api/v1/billing', planRoutes());
   app.route('/api/v1/catalog', catalogRoutes(ctx));
+  app.route('/api/v1/stream', streamRoutes(ctx));
+  app.route('/api/v1/viewers', viewerRoutes(ctx));
   app.route('/api/v1/webhook', webhookRoutes(ctx));
   app.route('/api/v1/admin', adminRoutes(ctx));
 

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DrmError } from '../errors.js';
+import { type HlsSegment, playlistIn, readPlaylist } from '../media/hls.js';
 
 /**
  * Where packaged content lives: `<data-dir>/content/<id>/` with the playlist and segments of each
@@ -33,7 +34,22 @@ export interface Staging {
 }
 
 export class ContentStore {
+  /** Published items never change, so their segment lists are read once (the most recent 500 kept). */
+  private readonly playlists = new Map<string, HlsSegment[]>();
+
   constructor(readonly root: string) {}
+
+  /** The segments (durations and files) of a published item's variant, from the playlist ingest wrote. */
+  segments(storagePath: string, variant: VariantDir): HlsSegment[] {
+    const key = `${storagePath}/${variant}`;
+    let list = this.playlists.get(key);
+    if (!list) {
+      list = readPlaylist(playlistIn(path.join(this.dirOf(storagePath), variant)));
+      if (this.playlists.size >= 500) this.playlists.delete(this.playlists.keys().next().value as string);
+      this.playlists.set(key, list);
+    }
+    return list;
+  }
 
   /** The directory of a published item (storagePath is relative to the store's root). */
   dirOf(storagePath: string): string {

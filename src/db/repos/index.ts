@@ -5,6 +5,8 @@ import { contentRepo } from './content.js';
 import { licensesRepo } from './licenses.js';
 import { organizationsRepo } from './organizations.js';
 import { rateCountersRepo } from './rate-counters.js';
+import { sessionsRepo } from './sessions.js';
+import { viewersRepo } from './viewers.js';
 import { webhookDeliveriesRepo } from './webhook-deliveries.js';
 
 function makeStores(x: Executor) {
@@ -17,6 +19,8 @@ function makeStores(x: Executor) {
     rateCounters: rateCountersRepo(x),
     admins: adminsRepo(x),
     webhookDeliveries: webhookDeliveriesRepo(x),
+    viewers: viewersRepo(x),
+    sessions: sessionsRepo(x),
   };
 }
 
@@ -35,4 +39,6 @@ export type { ApiKeyRow } from './api-keys.js';
 export type { ContentRow } from './content.js';
 export type { LicenseRow } from './licenses.js';
 export type { OrganizationRow } from './organizations.js';
+export type { ServingSession, SessionRow } from './sessions.js';
+export type { ViewerRow } from './viewers.js';
 export type { DeliveryOutcome, DeliveryRow, DeliveryStatus } from './webhook-deliveries.js';

@@ -1,0 +1,84 @@
+import fs from 'node:fs';
+import { Readable } from 'node:stream';
+import { type Context as HonoContext, Hono } from 'hono';
+import type { Context } from '../../src/context.js';
+import {
+  contentKey,
+  createSession,
+  endSession,
+  ownSession,
+  segmentNumber,
+  servingSession,
+  variantOf,
+} from '../../src/domain/streaming.js';
+import { sessionPlaylist } from '../../src/media/hls.js';
+import { createdSessionBody, sessionBody } from '../../src/present/streaming.js';
+import { readJson } from '../body.js';
+import { clientInfo } from '../client.js';
+import type { AppEnv } from '../env.js';
+import { requireKey } from '../middleware/api-key.js';
+
+const PRIVATE = { 'Cache-Control': 'private, no-store' };
+
+/**
+ * Section 4.4. Sessions are made, read and ended with an API key (scope stream); the playlist,
+ * key and segments a player fetches are authorised by the session id alone (DESIGN.md).
+ */
+export function streamRoutes(ctx: Context) {
+  const app = new Hono<AppEnv>();
+  const keyed = requireKey(ctx, 'stream');
+
+  app.get('/:contentId/playlist', async (c) => {
+    const s = await servingSession(ctx, c.req.param('contentId'), c.req.query('session'));
+    const { content } = s;
+    const segments = ctx.storage.segments(content.storagePath, content.isWatermarked ? 'a' : 'plain');
+    const q = `?session=${s.serving.session.id}`;
+    const base = `/api/v1/stream/${content.id}`;
+    const text = sessionPlaylist(segments, { key: `${base}/key${q}`, segment: (n) => `${base}/segment/${n}${q}` });
+    return c.body(text, 200, { 'Content-Type': 'application/vnd.apple.mpegurl', ...PRIVATE });
+  });
+
+  app.get('/:contentId/key', async (c) => {
+    const s = await servingSession(ctx, c.req.param('contentId'), c.req.query('session'));
+    return c.body(new Uint8Array(contentKey(ctx, s.content)), 200, { 'Content-Type': 'application/octet-stream', ...PRIVATE });
+  });
+
+  app.get('/:contentId/segment/:seg', async (c) => {
+    const s = await servingSession(ctx, c.req.param('contentId'), c.req.query('session'));
+    const n = segmentNumber(c.req.param('seg'), s.content);
+    const file = ctx.storage.segmentFile(s.content.storagePath, variantOf(s, n), n);
+    const { size } = await fs.promises.stat(file);
+    const stream = fs.createReadStream(file);
+    // What was read is what went out (the socket's backpressure paces the reads); counted in one
+    // UPDATE when the file is done or the player hung up.
+    stream.once('close', () => {
+      ctx.repos.sessions.addBytes(s.serving.session.id, stream.bytesRead).catch((err) => ctx.log.warn('bytesServed not counted', { err: String(err) }));
+    });
+    return c.body(Readable.toWeb(stream) as ReadableStream, 200, {
+      'Content-Type': 'video/mp2t',
+      'Content-Length': String(size),
+      ...PRIVATE,
+    });
+  });
+
+  app.get('/sessions/:sessionId', keyed, async (c) => {
+    const session = await ownSession(ctx, c.get('auth'), c.req.param('sessionId'));
+    const viewer = await ctx.repos.viewers.find(session.viewerId);
+    return c.json(sessionBody(session, viewer?.binaryId ?? '', ctx.clock.now()));
+  });
+
+  const end = async (c: HonoContext<AppEnv>) => {
+    await endSession(ctx, c.get('auth'), c.req.param('sessionId') as string);
+    return c.json({ success: true });
+  };
+  app.delete('/sessions/:sessionId', keyed, end); // Shape A
+  app.delete('/:sessionId', keyed, end); // Shape B
+
+  app.post('/:contentId', keyed, async (c) => {
+    const body = await readJson(c, ctx.config.maxJsonBytes);
+    const created = await createSession(ctx, c.get('auth'), c.req.param('contentId'), body, clientInfo(c, ctx));
+    return c.json(createdSessionBody(created), 201);
+  });
+
+  return app;
+}

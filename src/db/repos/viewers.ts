@@ -1,0 +1,93 @@
+import { and, count, desc, eq, sql } from 'drizzle-orm';
+import type { Executor } from '../executor.js';
+
+export interface ViewerRow {
+  id: string;
+  organizationId: string;
+  externalViewerId: string;
+  binaryId: string;
+  walletAddress: string;
+  walletIndex: number | null;
+  hasOwnWallet: boolean;
+  email: string | null;
+  totalStreams: number;
+  isBlocked: boolean;
+  blockedReason: string | null;
+  firstSeen: number;
+  lastSeen: number;
+}
+
+/** A lock key of the viewer-id allocation (any constant unique among the service's advisory locks). */
+const ALLOCATION_LOCK = 724002;
+
+export function viewersRepo(x: Executor) {
+  const t = x.s.viewers;
+  const byId = x.prepared('drm_viewer_by_id', (q) => q.select().from(t).where(eq(t.id, sql.placeholder('id'))));
+  const byExternal = x.prepared('drm_viewer_by_external', (q) =>
+    q
+      .select()
+      .from(t)
+      .where(and(eq(t.organizationId, sql.placeholder('organizationId')), eq(t.externalViewerId, sql.placeholder('externalViewerId')))),
+  );
+  const filter = (organizationId: string, blocked?: boolean) =>
+    blocked === undefined ? eq(t.organizationId, organizationId) : and(eq(t.organizationId, organizationId), eq(t.isBlocked, blocked));
+
+  return {
+    insert: (row: ViewerRow) => x.run((q) => q.insert(t).values(row)),
+
+    async find(id: string): Promise<ViewerRow | undefined> {
+      return (await byId({ id }))[0];
+    },
+
+    async findByExternal(organizationId: string, externalViewerId: string): Promise<ViewerRow | undefined> {
+      return (await byExternal({ organizationId, externalViewerId }))[0];
+    },
+
+    async findByBinaryId(binaryId: string): Promise<ViewerRow | undefined> {
+      return (await x.run((q) => q.select().from(t).where(eq(t.binaryId, binaryId)).limit(1)))[0];
+    },
+
+    /**
+     * Serializes the allocation of binary ids and wallet indexes inside a transaction. SQLite
+     * transactions already run one at a time; on Postgres an advisory lock held to the commit.
+     */
+    async lockAllocation(): Promise<void> {
+      if (x.dialect === 'postgres') await x.run((q) => q.execute(sql`select pg_advisory_xact_lock(${ALLOCATION_LOCK})`));
+    },
+
+    /** Every binary id on the platform, to keep a new one far from all of them. */
+    async allBinaryIds(): Promise<string[]> {
+      return (await x.run((q) => q.select({ b: t.binaryId }).from(t))).map((r) => r.b);
+    },
+
+    async nextWalletIndex(): Promise<number> {
+      const rows = await x.run((q) => q.select({ max: sql<number | null>`max(${t.walletIndex})` }).from(t));
+      return Number(rows[0]?.max ?? -1) + 1;
+    },
+
+    /** One more stream: totalStreams and lastSeen. */
+    touch: (id: string, now: number) =>
+      x.run((q) => q.update(t).set({ totalStreams: sql`${t.totalStreams} + 1`, lastSeen: now }).where(eq(t.id, id))),
+
+    async setBlocked(id: string, organizationId: string, blocked: boolean, reason: string | null): Promise<boolean> {
+      const rows = await x.run((q) =>
+        q
+          .update(t)
+          .set({ isBlocked: blocked, blockedReason: reason })
+          .where(and(eq(t.id, id), eq(t.organizationId, organizationId)))
+          .returning({ id: t.id }),
+      );
+      return rows.length > 0;
+    },
+
+    /** One page of an organization's viewers, most recently seen first. */
+    list(organizationId: string, o: { blocked?: boolean; limit: number; offset: number }): Promise<ViewerRow[]> {
+      return x.run((q) => q.select().from(t).where(filter(organizationId, o.blocked)).orderBy(desc(t.lastSeen), t.id).limit(o.limit).offset(o.offset));
+    },
+
+    async count(organizationId: string, blocked?: boolean): Promise<number> {
+      const rows = await x.run((q) => q.select({ n: count() }).from(t).where(filter(organizationId, blocked)));
+      return Number(rows[0]?.n ?? 0);
+    },
+  };
+}

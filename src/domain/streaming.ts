@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import type { Context } from '../context.js';
+import { unseal } from '../crypto/sealed.js';
+import { newId } from '../crypto/tokens.js';
+import { isEvmAddress } from '../crypto/wallets.js';
+import type { ContentRow, ServingSession, SessionRow, ViewerRow } from '../db/repos/index.js';
+import { badRequest, DrmError, notFound } from '../errors.js';
+import type { VariantDir } from '../storage/content-store.js';
+import { variantFor } from '../watermark/segments.js';
+import { monthStart } from './admin/organizations.js';
+import type { KeyAuth } from './auth.js';
+import { monthlyStreamLimitOf } from './rate-limits.js';
+import { getLicensedContent } from './catalog.js';
+import { recordEvent } from './events.js';
+import { asObject, isUuid, optionalString } from './validate.js';
+import { verifyViewerToken } from './viewer-tokens.js';
+import { findOrCreateViewer, identityFromClaims, type ViewerIdentity } from './viewers.js';
+
+/** A session lasts the film plus this long, so a viewer who pauses still finishes it. */
+export const SESSION_GRACE_MS = 4 * 3_600_000;
+
+export interface ClientInfo {
+  ip: string | null;
+  userAgent: string | null;
+}
+
+export interface CreatedSession {
+  session: SessionRow;
+  viewer: ViewerRow;
+  isNewViewer: boolean;
+}
+
+/** Who the request names: a verified token, else Shape B's viewerId on the organization's word, else a new anonymous viewer. */
+async function identify(ctx: Context, auth: KeyAuth, body: unknown): Promise<ViewerIdentity> {
+  const f = asObject(body);
+  const token = optionalString(f, 'viewerToken', { max: 8192 });
+  const wallet = optionalString(f, 'walletAddress', { max: 42 });
+  if (wallet !== undefined && !isEvmAddress(wallet)) throw badRequest('walletAddress must be 0x followed by 40 hex digits');
+  const viewerId = optionalString(f, 'viewerId', { min: 1, max: 256 });
+  if (token !== undefined) {
+    const who = identityFromClaims(await verifyViewerToken(auth.org, token, ctx.clock.now()));
+    return { ...who, ...(wallet && !who.walletAddress && { walletAddress: wallet }) };
+  }
+  const externalViewerId = viewerId ?? `anonymous-${randomUUID()}`;
+  return { externalViewerId, ...(wallet && { walletAddress: wallet }) };
+}
+
+/**
+ * POST /stream/{contentId}: the viewer (made on first sight), a session bound to the client's IP
+ * and user agent, and the events, all in one transaction.
+ */
+export async function createSession(ctx: Context, auth: KeyAuth, contentId: string, body: unknown, client: ClientInfo): Promise<CreatedSession> {
+  const content = await getLicensedContent(ctx, auth, contentId);
+  if (!content.storagePath) throw notFound('a packaged stream of this content');
+  const who = await identify(ctx, auth, body);
+  const derive = await ctx.wallets.deriver();
+  const created = await ctx.db.transaction(async (repos) => {
+    const now = ctx.clock.now();
+    const limit = monthlyStreamLimitOf(auth);
+    if ((await repos.sessions.countSince(auth.org.id, monthStart(now))) >= limit) {
+      throw new DrmError('MONTHLY_STREAM_LIMIT_EXCEEDED', `the organization's limit of ${limit} streams this month is reached`);
+    }
+    const { viewer, isNew } = await findOrCreateViewer(ctx, repos, auth.org.id, who, derive);
+    if (viewer.isBlocked) throw new DrmError('VIEWER_BLOCKED', `viewer is blocked${viewer.blockedReason ? `: ${viewer.blockedReason}` : ''}`);
+    const session: SessionRow = {
+      id: newId(),
+      organizationId: auth.org.id,
+      apiKeyId: auth.key.id,
+      contentId: content.id,
+      viewerId: viewer.id,
+      ipAddress: client.ip?.slice(0, 64) ?? null,
+      userAgent: client.userAgent?.slice(0, 512) ?? null,
+      isActive: true,
+      bytesServed: 0,
+      expiresAt: now + content.duration + SESSION_GRACE_MS,
+      createdAt: now,
+    };
+    await repos.sessions.insert(session);
+    await repos.viewers.touch(viewer.id, now);
+    await recordEvent(ctx, repos, auth.org.id, 'viewer.stream', { viewerId: viewer.id, contentId: content.id, sessionId: session.id });
+    return { session, viewer: { ...viewer, totalStreams: viewer.totalStreams + 1, lastSeen: now }, isNewViewer: isNew };
+  });
+  ctx.wakeWebhooks();
+  return created;
+}
+
+/** One of the organization's sessions (another organization's do not exist for it). */
+export async function ownSession(ctx: Context, auth: KeyAuth, sessionId: string): Promise<SessionRow> {
+  const session = isUuid(sessionId) ? await ctx.repos.sessions.find(sessionId) : undefined;
+  if (!session || session.organizationId !== auth.org.id) throw notFound('session');
+  return session;
+}
+
+export async function endSession(ctx: Context, auth: KeyAuth, sessionId: string): Promise<void> {
+  const session = await ownSession(ctx, auth, sessionId);
+  await ctx.repos.sessions.deactivate(session.id, auth.org.id);
+}
+
+/** What a playlist, key or segment request may use: a live session of this content, and the content. */
+export interface Serving {
+  serving: ServingSession;
+  content: ContentRow & { storagePath: string };
+}
+
+/**
+ * The session id is the capability for playlist, key and segments (players cannot hold an API
+ * key). It must name a session of this content that is active and unexpired, of a viewer who is
+ * not blocked, of an organization that is not suspended.
+ */
+export async function servingSession(ctx: Context, contentId: string, sessionId: string | undefined): Promise<Serving> {
+  if (!sessionId) throw badRequest('the session query parameter is required');
+  const serving = isUuid(sessionId) ? await ctx.repos.sessions.findServing(sessionId) : undefined;
+  if (!serving || serving.session.contentId !== contentId) throw notFound('session');
+  const { session } = serving;
+  if (!session.isActive) throw new DrmError('SESSION_EXPIRED', 'the session has ended');
+  if (session.expiresAt <= ctx.clock.now()) throw new DrmError('SESSION_EXPIRED', 'the session has expired');
+  if (serving.viewerBlocked) throw new DrmError('VIEWER_BLOCKED', 'the viewer is blocked');
+  if (!serving.organizationActive) throw new DrmError('ORGANIZATION_SUSPENDED', 'the organization is suspended');
+  const content = await ctx.repos.content.find(contentId);
+  if (!content?.storagePath || content.status !== 'ready') throw notFound('content');
+  return { serving, content: content as Serving['content'] };
+}
+
+/** The variant directory segment n is served from for this session's viewer (DESIGN.md, "Watermark rule"). */
+export function variantOf(s: Serving, n: number): VariantDir {
+  if (!s.content.isWatermarked) return 'plain';
+  return variantFor(s.serving.binaryId, n) === 'A' ? 'a' : 'b';
+}
+
+/** The 16 bytes of the content's AES-128 key. */
+export function contentKey(ctx: Context, content: ContentRow): Buffer {
+  if (!content.contentKey) throw new DrmError('INTERNAL_ERROR', 'content has no key');
+  return Buffer.from(unseal(ctx.keys.seal, content.contentKey), 'base64');
+}
+
+/** A segment number from the URL: a whole number below the content's segment count. */
+export function segmentNumber(raw: string, content: ContentRow): number {
+  if (!/^\d{1,9}$/.test(raw)) throw badRequest(`segment must be a whole number, got ${JSON.stringify(raw.slice(0, 20))}`);
+  const n = Number(raw);
+  if (n >= content.segmentCount) throw notFound(`segment ${n} (the content has ${content.segmentCount})`);
+  return n;
+}

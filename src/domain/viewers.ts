@@ -1,0 +1,103 @@
+import type { Context } from '../context.js';
+import { newId } from '../crypto/tokens.js';
+import { VIEWER_WALLETS } from '../crypto/wallets.js';
+import type { Repos, SessionRow, ViewerRow } from '../db/repos/index.js';
+import { badRequest, notFound } from '../errors.js';
+import type { KeyAuth } from './auth.js';
+import { allocateBinaryId, isBinaryId } from './binary-ids.js';
+import { recordEvent } from './events.js';
+import { isUuid } from './validate.js';
+import type { ViewerClaims } from './viewer-tokens.js';
+
+/** Who a stream is for, as the request named them: a verified token, the organization's word, or nobody. */
+export interface ViewerIdentity {
+  externalViewerId: string;
+  email?: string;
+  walletAddress?: string;
+}
+
+export function identityFromClaims(c: ViewerClaims): ViewerIdentity {
+  return { externalViewerId: c.sub, ...(c.email && { email: c.email }), ...(c.walletAddress && { walletAddress: c.walletAddress }) };
+}
+
+/**
+ * The organization's viewer with this external id, made on first sight: a permanent binaryId far
+ * from every other, and a wallet derived for it unless it brought its own. Runs inside the
+ * caller's transaction, so the viewer.created event exists exactly when the viewer does.
+ */
+export async function findOrCreateViewer(
+  ctx: Context,
+  repos: Repos,
+  organizationId: string,
+  who: ViewerIdentity,
+  derive: (account: number, index: number) => string,
+): Promise<{ viewer: ViewerRow; isNew: boolean }> {
+  const found = await repos.viewers.findByExternal(organizationId, who.externalViewerId);
+  if (found) return { viewer: found, isNew: false };
+  await repos.viewers.lockAllocation();
+  const binaryId = allocateBinaryId(await repos.viewers.allBinaryIds());
+  const walletIndex = who.walletAddress ? null : await repos.viewers.nextWalletIndex();
+  const now = ctx.clock.now();
+  const viewer: ViewerRow = {
+    id: newId(),
+    organizationId,
+    externalViewerId: who.externalViewerId,
+    binaryId,
+    walletAddress: who.walletAddress ?? derive(VIEWER_WALLETS, walletIndex as number),
+    walletIndex,
+    hasOwnWallet: Boolean(who.walletAddress),
+    email: who.email ?? null,
+    totalStreams: 0,
+    isBlocked: false,
+    blockedReason: null,
+    firstSeen: now,
+    lastSeen: now,
+  };
+  await repos.viewers.insert(viewer);
+  await recordEvent(ctx, repos, organizationId, 'viewer.created', { viewerId: viewer.id, walletAddress: viewer.walletAddress, binaryId });
+  return { viewer, isNew: true };
+}
+
+/** An organization's own viewer, or NOT_FOUND (another organization's viewers do not exist for it). */
+export async function ownViewer(ctx: Context, auth: KeyAuth, viewerId: string): Promise<ViewerRow> {
+  const viewer = isUuid(viewerId) ? await ctx.repos.viewers.find(viewerId) : undefined;
+  if (!viewer || viewer.organizationId !== auth.org.id) throw notFound('viewer');
+  return viewer;
+}
+
+/** The sessions a viewer detail shows: the most recent ones. */
+export const VIEWER_SESSIONS_SHOWN = 100;
+
+export async function viewerDetail(ctx: Context, auth: KeyAuth, viewerId: string): Promise<{ viewer: ViewerRow; sessions: SessionRow[] }> {
+  const viewer = await ownViewer(ctx, auth, viewerId);
+  return { viewer, sessions: await ctx.repos.sessions.listForViewer(viewer.id, VIEWER_SESSIONS_SHOWN) };
+}
+
+export async function listViewers(ctx: Context, auth: KeyAuth, o: { blocked?: boolean; limit: number; offset: number }) {
+  const [viewers, total] = await Promise.all([ctx.repos.viewers.list(auth.org.id, o), ctx.repos.viewers.count(auth.org.id, o.blocked)]);
+  return { viewers, total };
+}
+
+const MAX_REASON = 500;
+
+/** Blocks or unblocks one of the organization's viewers; blocking records viewer.blocked. */
+export async function setViewerBlocked(ctx: Context, auth: KeyAuth, viewerId: string, blocked: boolean, reason?: string): Promise<void> {
+  if (reason !== undefined && reason.length > MAX_REASON) throw badRequest(`reason is longer than ${MAX_REASON} characters`);
+  const viewer = await ownViewer(ctx, auth, viewerId);
+  await ctx.db.transaction(async (repos) => {
+    await repos.viewers.setBlocked(viewer.id, auth.org.id, blocked, blocked ? (reason ?? null) : null);
+    if (blocked) await recordEvent(ctx, repos, auth.org.id, 'viewer.blocked', { viewerId: viewer.id, reason: reason ?? '' });
+  });
+  if (blocked) ctx.wakeWebhooks();
+}
+
+/**
+ * The viewer a leak's fingerprint names (scope forensics). Only the organization's own viewers are
+ * found: another organization's viewer (email, wallet) is not the caller's to see.
+ */
+export async function searchByBinaryId(ctx: Context, auth: KeyAuth, binaryId: string | undefined) {
+  if (binaryId === undefined || !isBinaryId(binaryId)) throw badRequest('binaryId must be exactly 40 characters of 0 and 1');
+  const viewer = await ctx.repos.viewers.findByBinaryId(binaryId);
+  if (!viewer || viewer.organizationId !== auth.org.id) throw notFound('viewer');
+  return { viewer, organizationName: auth.org.name };
+}
