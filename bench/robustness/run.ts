@@ -84,10 +84,11 @@ interface Row {
   seconds: number;
 }
 const rows: Row[] = [];
-const quality: Array<{ clip: string; compared: string; frames: number; psnrY: number; ssimY: number }> = [];
+const quality: Array<{ clip: string; compared: string; frames: number; psnrY: number; ssimY: number; worstSegment: { segment: number; psnrY: number; ssimY: number } }> = [];
+type FrameDistance = { mse: number; ssim: number; segment: number };
 
-/** Per frame, the luma's mean squared error and SSIM of `a` against `b` (ffmpeg's psnr and ssim filters). */
-function lumaDistance(a: string, b: string): Array<{ mse: number; ssim: number }> {
+/** Per frame, the luma's mean squared error and SSIM of `a` against `b` (ffmpeg's psnr and ssim filters), and its 10-s segment. */
+function lumaDistance(a: string, b: string, fps: number): FrameDistance[] {
   const stats = path.join(work, 'stats.log');
   const read = (filter: string, field: RegExp) => {
     ff('-i', a, '-i', b, '-lavfi', `[0:v][1:v]${filter}=stats_file=${stats}`, '-f', 'null', '-');
@@ -99,15 +100,22 @@ function lumaDistance(a: string, b: string): Array<{ mse: number; ssim: number }
   };
   const mse = read('psnr', /mse_y:([\d.]+)/);
   const ssim = read('ssim', /\bY:([\d.]+)/);
-  return mse.map((m, i) => ({ mse: m, ssim: ssim[i] as number }));
+  return mse.map((m, i) => ({ mse: m, ssim: ssim[i] as number, segment: Math.floor(i / fps / 10) }));
 }
 
-function summarise(clip: string, compared: string, frames: Array<{ mse: number; ssim: number }>) {
+const psnrOf = (frames: readonly FrameDistance[]) => 10 * Math.log10((255 * 255) / (frames.reduce((s, f) => s + f.mse, 0) / frames.length));
+const ssimOf = (frames: readonly FrameDistance[]) => frames.reduce((s, f) => s + f.ssim, 0) / frames.length;
+
+/** The figures over all the frames given, and over the worst of their 10-s segments (which a viewer's variant may be made of alone). */
+function summarise(clip: string, compared: string, frames: FrameDistance[]) {
   if (frames.length === 0) return;
-  const mse = frames.reduce((s, f) => s + f.mse, 0) / frames.length;
-  const row = { clip, compared, frames: frames.length, psnrY: 10 * Math.log10((255 * 255) / mse), ssimY: frames.reduce((s, f) => s + f.ssim, 0) / frames.length };
+  const bySegment = new Map<number, FrameDistance[]>();
+  for (const f of frames) bySegment.set(f.segment, [...(bySegment.get(f.segment) ?? []), f]);
+  const segments = [...bySegment].map(([segment, fs]) => ({ segment, psnrY: psnrOf(fs), ssimY: ssimOf(fs) }));
+  const worstSegment = segments.reduce((w, x) => (x.psnrY < w.psnrY ? x : w));
+  const row = { clip, compared, frames: frames.length, psnrY: psnrOf(frames), ssimY: ssimOf(frames), worstSegment };
   quality.push(row);
-  log(`${clip} ${compared}: PSNR-Y ${row.psnrY.toFixed(2)} dB, SSIM-Y ${row.ssimY.toFixed(4)} over ${row.frames} frames`);
+  log(`${clip} ${compared}: PSNR-Y ${row.psnrY.toFixed(2)} dB, SSIM-Y ${row.ssimY.toFixed(4)} over ${row.frames} frames; worst segment ${worstSegment.segment}: ${worstSegment.psnrY.toFixed(2)} dB, ${worstSegment.ssimY.toFixed(4)}`);
 }
 
 /**
@@ -120,18 +128,18 @@ function summarise(clip: string, compared: string, frames: Array<{ mse: number; 
  */
 async function imperceptibility(clip: string, input: string, marked: string, bits: string, fps: number) {
   const variantOf = (viewerBits: string) => (frame: number) => (viewerBits[Math.floor(frame / fps / 10) % 40] === '0' ? 'A' : 'B');
-  const byVariant = (what: string, perFrame: Array<{ mse: number; ssim: number }>, variant: (frame: number) => string) => {
+  const byVariant = (what: string, perFrame: FrameDistance[], variant: (frame: number) => string) => {
     for (const v of ['A', 'B']) summarise(clip, `${what.replace('%', v)}`, perFrame.filter((_, i) => variant(i) === v));
   };
   const unmarked = path.join(work, 'unmarked-crf18.mp4');
   ff('-i', input, ...x264(EMBED_CRF), unmarked);
-  byVariant(`CRF ${EMBED_CRF}: variant % vs the unmarked encode`, lumaDistance(marked, unmarked), variantOf(bits));
-  summarise(clip, `CRF ${EMBED_CRF}: the unmarked encode vs the source (the encoder alone)`, lumaDistance(unmarked, input));
+  byVariant(`CRF ${EMBED_CRF}: variant % vs the unmarked encode`, lumaDistance(marked, unmarked, fps), variantOf(bits));
+  summarise(clip, `CRF ${EMBED_CRF}: the unmarked encode vs the source (the encoder alone)`, lumaDistance(unmarked, input, fps));
   // The floor itself: four white pixels in a corner (about 68 dB from the source) move the encode
   // as far from the unmarked encode as the mark does, because x264's decisions cascade.
   const dotted = path.join(work, 'dotted-crf18.mp4');
   ff('-i', input, '-vf', 'drawbox=x=0:y=0:w=2:h=2:color=white:t=fill', ...x264(EMBED_CRF), dotted);
-  summarise(clip, `CRF ${EMBED_CRF}: a 2x2 white dot in a corner vs the unmarked encode (the floor)`, lumaDistance(dotted, unmarked));
+  summarise(clip, `CRF ${EMBED_CRF}: a 2x2 white dot in a corner vs the unmarked encode (the floor)`, lumaDistance(dotted, unmarked, fps));
 
   // Lossless, so the excerpt is the source's frames (an MP4 keeps the frame rate exact, as MKV's 1-ms clock may not).
   const excerpt = path.join(work, 'excerpt.mp4');
@@ -139,7 +147,7 @@ async function imperceptibility(clip: string, input: string, marked: string, bit
   const lossless = path.join(work, 'marked-lossless.mp4');
   const alternate = '01'.repeat(20);
   await embedVideo({ bins, key, contentId, input: excerpt, output: lossless, bits: alternate, backend, crf: 0 });
-  byVariant('lossless: variant % vs the source (the mark alone)', lumaDistance(lossless, excerpt), variantOf(alternate));
+  byVariant('lossless: variant % vs the source (the mark alone)', lumaDistance(lossless, excerpt, fps), variantOf(alternate));
 }
 const controls: Array<{ clip: string; control: string; maxZ: number | null; note: string }> = [];
 
@@ -207,7 +215,10 @@ if (values.json) {
   const c = new Table({ head: ['clip', 'unmarked control', 'max |z|', ''], style: { head: [], border: [] } });
   for (const r of controls) c.push([r.clip, r.control, r.maxZ?.toFixed(1) ?? '-', r.note]);
   process.stdout.write(`${c.toString()}\n`);
-  const q = new Table({ head: ['clip', 'luma compared', 'frames', 'PSNR-Y dB', 'SSIM-Y'], style: { head: [], border: [] } });
-  for (const r of quality) q.push([r.clip, r.compared, r.frames, r.psnrY.toFixed(2), r.ssimY.toFixed(4)]);
+  const q = new Table({ head: ['clip', 'luma compared', 'frames', 'PSNR-Y dB', 'SSIM-Y', 'worst 10-s segment: PSNR-Y, SSIM-Y'], style: { head: [], border: [] } });
+  for (const r of quality) {
+    const w = r.worstSegment;
+    q.push([r.clip, r.compared, r.frames, r.psnrY.toFixed(2), r.ssimY.toFixed(4), `#${w.segment}: ${w.psnrY.toFixed(2)}, ${w.ssimY.toFixed(4)}`]);
+  }
   if (quality.length) process.stdout.write(`${q.toString()}\n`);
 }

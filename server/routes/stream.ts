@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { Readable } from 'node:stream';
 import { type Context as HonoContext, Hono } from 'hono';
+import { cors } from 'hono/cors';
 import type { Context } from '../../src/context.js';
 import {
   contentKey,
@@ -27,6 +28,10 @@ const PRIVATE = { 'Cache-Control': 'private, no-store' };
 export function streamRoutes(ctx: Context) {
   const app = new Hono<AppEnv>();
   const keyed = requireKey(ctx, 'stream');
+  // Players run on the organizations' own sites: the capability URLs answer any origin (they
+  // carry no cookies, and the session id is the whole authorisation).
+  const anyOrigin = cors({ origin: '*', allowMethods: ['GET'] });
+  for (const route of ['/:contentId/playlist', '/:contentId/key', '/:contentId/segment/:seg']) app.use(route, anyOrigin);
 
   app.get('/:contentId/playlist', async (c) => {
     const s = await servingSession(ctx, c.req.param('contentId'), c.req.query('session'));

@@ -218,6 +218,8 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('application/vnd.apple.mpegurl');
       expect(res.headers.get('cache-control')).toBe('private, no-store');
+      // Players on the organizations' own sites may read it (the session id is the authorisation).
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
       const text = await res.text();
       expect(text.startsWith('#EXTM3U\n')).toBe(true);
       expect(text).toContain('#EXT-X-TARGETDURATION:10\n');

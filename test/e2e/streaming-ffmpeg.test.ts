@@ -1,0 +1,151 @@
+import Sqlite from 'better-sqlite3';
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
+import { loadServerSecret } from '../../src/crypto/secret.js';
+import { mediaBinaries } from '../../src/media/binaries.js';
+import { probeMedia } from '../../src/media/probe.js';
+import { watermarkKey } from '../../src/watermark/keyed-random.js';
+import { detectVideo } from '../../src/watermark/video-detect.js';
+import { drm, killAll, runDrm, type ServeProcess, startServe } from '../helpers/serve-process.js';
+
+// The content team's and the player's side for real: `drm ingest` from the command line into a
+// data directory, `drm serve` on it, and ffmpeg as the player, reading each session's playlist
+// URL over HTTP (AES-128 included). Then the watermark engine reads each viewer's own bits from
+// what that viewer received.
+const T = 300_000;
+const bins = mediaBinaries();
+let dir: string;
+let dataDir: string;
+let server: ServeProcess;
+let filmId: string;
+let org: { organizationId: string; apiKey: string };
+const file = (name: string) => path.join(dir, name);
+const ff = (...args: string[]) => execFileSync(bins.ffmpeg, ['-v', 'error', '-y', ...args]);
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-players-'));
+  dataDir = file('data');
+  ff('-f', 'lavfi', '-i', 'mandelbrot=size=1280x720:start_scale=1.2:end_scale=1.2', '-frames:v', '1', file('still.png'));
+  ff('-loop', '1', '-framerate', '25', '-i', file('still.png'), '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
+    '-vf', "crop=640:360:x='20+t*14':y='30+t*6'", '-t', '22', '-c:v', 'libx264', '-crf', '16', '-preset', 'veryfast', '-pix_fmt', 'yuv420p',
+    '-c:a', 'aac', '-shortest', file('film.mp4'));
+  fs.writeFileSync(file('notes.txt'), 'not a film\n'.repeat(100));
+  const out = JSON.parse(await drm(['ingest', file('film.mp4'), '--title', 'Pan', '--type', 'video', '--watermark', '--data-dir', dataDir, '--json'])) as Record<string, unknown>;
+  filmId = out.contentId as string;
+  server = await startServe({ dataDir });
+  const res = await fetch(`${server.url}/api/v1/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Players Inc', email: 'ops@players.test' }),
+  });
+  org = (await res.json()) as typeof org;
+  await drm(['admin', 'license', '--org', org.organizationId, '--content', filmId, '--type', 'video', '--watermark', '--data-dir', dataDir]);
+}, T);
+afterAll(() => {
+  killAll();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** Catalog rows in the data directory's SQLite file, read as another process would. */
+function contentRows(): number {
+  const db = new Sqlite(path.join(dataDir, 'drm.db'), { readonly: true });
+  try {
+    return (db.prepare('select count(*) as n from content').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+async function startSession(viewerId: string) {
+  const res = await fetch(`${server.url}/api/v1/stream/${filmId}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ viewerId }),
+  });
+  expect(res.status).toBe(201);
+  return (await res.json()) as { sessionId: string; playlistUrl: string; binaryId: string; viewerId: string };
+}
+
+describe('drm ingest on the command line', () => {
+  it('says what it ingested and which DTCWT backend marked it', async () => {
+    const r = await runDrm(['ingest', file('film.mp4'), '--title', 'Again', '--type', 'video', '--watermark', '--data-dir', dataDir]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/watermarking with DTCWT backend cpu/);
+    expect(r.stdout).toMatch(/ingested "Again" as [0-9a-f-]{36}: video, 360p, watermarked \(variants A and B\), 22 s in 3 AES-128 segment/);
+  }, T);
+
+  it('refuses a file that is not media, or music as video, in one line with exit code 2', async () => {
+    const notMedia = await runDrm(['ingest', file('notes.txt'), '--title', 'x', '--type', 'video', '--data-dir', dataDir]);
+    expect(notMedia.code).toBe(2);
+    expect(notMedia.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^drm: notes\.txt is not a media file/)]);
+    const noType = await runDrm(['ingest', file('film.mp4'), '--title', 'x', '--data-dir', dataDir]);
+    expect(noType.code).toBe(2);
+  }, T);
+
+  it('cancelled with Ctrl-C, leaves no files and no catalog entry', async () => {
+    const { spawn } = await import('node:child_process');
+    const { DRM_BIN, ROOT } = await import('../helpers/serve-process.js');
+    const before = fs.readdirSync(path.join(dataDir, 'content')).sort();
+    const rowsBefore = contentRows();
+    const child = spawn(process.execPath, [DRM_BIN, 'ingest', file('film.mp4'), '--title', 'Cancelled', '--type', 'video', '--watermark', '--data-dir', dataDir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const staging = path.join(dataDir, 'content', '.staging');
+    await expect.poll(() => fs.existsSync(staging) && fs.readdirSync(staging).length > 0, { timeout: 60_000, interval: 50 }).toBe(true);
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(130);
+    expect(stderr).toMatch(/ingest cancelled; nothing was published/);
+    expect(fs.readdirSync(path.join(dataDir, 'content')).sort()).toEqual(before);
+    expect(fs.readdirSync(staging)).toEqual([]);
+    expect(contentRows()).toBe(rowsBefore);
+  }, T);
+});
+
+describe('ffmpeg as the player', () => {
+  it('reads a session\'s playlist through drm serve and decodes every segment, AES-128 included', async () => {
+    const s = await startSession('ffmpeg-viewer');
+    const decode = spawnSync(bins.ffmpeg, ['-v', 'error', '-i', `${server.url}${s.playlistUrl}`, '-f', 'null', '-'], { encoding: 'utf8' });
+    expect(decode.status, decode.stderr).toBe(0);
+    expect(decode.stderr).toBe('');
+    ff('-i', `${server.url}${s.playlistUrl}`, '-c', 'copy', file('received.mp4'));
+    const info = await probeMedia(bins, file('received.mp4'));
+    expect(info.duration).toBeGreaterThan(21);
+    expect(info.video).toMatchObject({ width: 640, height: 360 });
+    expect(info.audio?.codec).toBe('aac');
+  }, T);
+
+  it('after DELETE of the session, the key and the segments are refused', async () => {
+    const s = await startSession('deleted-viewer');
+    const del = await fetch(`${server.url}/api/v1/stream/sessions/${s.sessionId}`, { method: 'DELETE', headers: { authorization: `Bearer ${org.apiKey}` } });
+    expect(await del.json()).toEqual({ success: true });
+    expect((await fetch(`${server.url}/api/v1/stream/${filmId}/key?session=${s.sessionId}`)).status).toBe(403);
+    expect((await fetch(`${server.url}/api/v1/stream/${filmId}/segment/0?session=${s.sessionId}`)).status).toBe(403);
+    const decode = spawnSync(bins.ffmpeg, ['-v', 'error', '-i', `${server.url}${s.playlistUrl}`, '-f', 'null', '-'], { encoding: 'utf8' });
+    expect(decode.status).not.toBe(0);
+  }, T);
+
+  it('each of two viewers receives its own watermark: the detector reads its bits from its copy', async () => {
+    // Two viewers whose ids differ on the three segments the film has.
+    const first = await startSession('wm-viewer-0');
+    let second = await startSession('wm-viewer-1');
+    for (let i = 2; second.binaryId.slice(0, 3) === first.binaryId.slice(0, 3); i++) second = await startSession(`wm-viewer-${i}`);
+    const key = watermarkKey(loadServerSecret(dataDir));
+    const backend = createCpuPoolBackend();
+    try {
+      for (const [name, s] of [['first', first], ['second', second]] as const) {
+        const copy = file(`${name}.mp4`);
+        ff('-i', `${server.url}${s.playlistUrl}`, '-c', 'copy', copy);
+        const d = await detectVideo({ bins, key, contentId: filmId, leak: copy, original: file('film.mp4'), backend });
+        expect(d.segments.map((x) => x.index)).toEqual([0, 1, 2]);
+        expect(d.segments.map((x) => x.bit).join(''), `${name} viewer ${s.binaryId}`).toBe(s.binaryId.slice(0, 3));
+      }
+    } finally {
+      await backend.close();
+    }
+  }, T);
+});
