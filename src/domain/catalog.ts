@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { Context } from '../context.js';
 import type { ContentRow } from '../db/repos/index.js';
 import { DrmError, notFound } from '../errors.js';
@@ -16,4 +17,13 @@ export async function getLicensedContent(ctx: Context, auth: KeyAuth, contentId:
   const license = await ctx.repos.licenses.findFor(auth.org.id, item.id, item.type);
   if (!license) throw new DrmError('LICENSE_REQUIRED', 'the organization has no active license for this content');
   return item;
+}
+
+/** A file ingest published beside the segments (thumbnail, preview), or NOT_FOUND. */
+export async function publishedFile(ctx: Context, contentId: string, name: string): Promise<string> {
+  const item = isUuid(contentId) ? await ctx.repos.content.find(contentId) : undefined;
+  if (item?.status !== 'ready' || !item.storagePath) throw notFound('content');
+  const file = ctx.storage.file(item.storagePath, name);
+  if (!fs.existsSync(file)) throw notFound(name);
+  return file;
 }

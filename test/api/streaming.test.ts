@@ -322,6 +322,21 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
     });
   });
 
+  describe('catalog pictures', () => {
+    it('serves the thumbnail and the preview ingest made, without a key; 404 for unknown content', async () => {
+      const thumb = await get(`/api/v1/catalog/${plain.id}/thumbnail.jpg`);
+      expect(thumb.status).toBe(200);
+      expect(thumb.headers.get('content-type')).toBe('image/jpeg');
+      expect(Buffer.from(await thumb.arrayBuffer()).subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+      const preview = await get(`/api/v1/catalog/${marked.id}/preview.mp4`);
+      expect(preview.status).toBe(200);
+      expect(preview.headers.get('content-type')).toBe('video/mp4');
+      expect(Buffer.from(await preview.arrayBuffer()).subarray(4, 8).toString()).toBe('ftyp');
+      await expectError(await get(`/api/v1/catalog/${randomUUID()}/thumbnail.jpg`), 404, 'NOT_FOUND');
+      await expectError(await get('/api/v1/catalog/nonsense/preview.mp4'), 404, 'NOT_FOUND');
+    });
+  });
+
   describe('viewers', () => {
     it('blocks a viewer: viewer.blocked, no new session, no keys or segments for live ones; unblock restores', async () => {
       const s = await session(plain, { viewerId: 'to-block' });

