@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { median } from '../stats.js';
 import { resolveConfig } from '../../src/config.js';
 import { createContext } from '../../src/context.js';
 import { newId } from '../../src/crypto/tokens.js';
@@ -106,11 +107,6 @@ function options(): Options {
 }
 
 const progress = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-};
 
 type Figures = Omit<Row, 'target' | 'endpoint' | 'ratio'>;
 

@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { median } from '../stats.js';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { resolveConfig } from '../../src/config.js';
 import { createContext } from '../../src/context.js';
@@ -71,11 +72,6 @@ await backend.close();
 await ctx.db.close();
 fs.rmSync(work, { recursive: true, force: true });
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-};
 const base = median(times[0] as number[]);
 const rows = cases.map((c, i) => ({ case: c.name, runs: times[i] as number[], median: median(times[i] as number[]), ratio: median(times[i] as number[]) / base }));
 const { width, height } = info.video;

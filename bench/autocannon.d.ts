@@ -1,4 +1,4 @@
-// The part of autocannon's API the benchmark uses (the package ships no types).
+// The part of autocannon's API the benchmarks use (the package ships no types).
 declare module 'autocannon' {
   interface Options {
     url: string;
@@ -9,7 +9,9 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string;
     timeout?: number;
-    requests?: Array<{ setupRequest?(req: { headers?: Record<string, string> }): unknown }>;
+    requests?: Array<{ path?: string; setupRequest?(req: { headers?: Record<string, string>; body?: string }): unknown }>;
+    /** Called once per connection: setRequests gives that connection its own request list. */
+    setupClient?(client: { setRequests(requests: Array<{ path: string }>): void }): void;
   }
   interface Histogram {
     average: number;
