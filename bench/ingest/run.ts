@@ -81,6 +81,6 @@ if (values.json) {
   process.stdout.write(`Ingest of ${path.basename(values.input)} (${width}x${height}, ${info.duration.toFixed(1)} s), ${runs} interleaved run(s), ${os.availableParallelism()} CPUs\n`);
   const table = new Table({ head: ['what', 'seconds (median)', 'runs', 'vs baseline', 'target'], style: { head: [], border: [] } });
   const targets = ['', '≤ 1.1×', '≤ 2.5×'];
-  rows.forEach((r, i) => table.push([r.case, r.median.toFixed(1), r.runs.map((x) => x.toFixed(1)).join(' '), `${r.ratio.toFixed(2)}×`, targets[i] as string]));
+  for (const [i, r] of rows.entries()) table.push([r.case, r.median.toFixed(1), r.runs.map((x) => x.toFixed(1)).join(' '), `${r.ratio.toFixed(2)}×`, targets[i] as string]);
   process.stdout.write(`${table.toString()}\n`);
 }
