@@ -386,6 +386,10 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       await expectError(await t.request('GET', `/api/v1/viewers/${randomUUID()}`, { key: org.apiKey }), 404, 'NOT_FOUND');
       await expectError(await t.request('POST', `/api/v1/viewers/${s.viewerId}/block`, { key: org.apiKey, body: { reason: 7 } }), 400, 'BAD_REQUEST');
       await expectError(await t.request('GET', '/api/v1/viewers'), 401, 'INVALID_API_KEY');
+      const catalogOnly = await registerOrg(t, { scopes: ['catalog'] });
+      await expectError(await t.request('GET', '/api/v1/viewers', { key: catalogOnly.apiKey }), 403, 'INSUFFICIENT_SCOPE');
+      await expectError(await t.request('GET', `/api/v1/stream/sessions/${s.sessionId}`, { key: catalogOnly.apiKey }), 403, 'INSUFFICIENT_SCOPE');
+      await expectError(await t.request('DELETE', `/api/v1/stream/${s.sessionId}`, { key: catalogOnly.apiKey }), 403, 'INSUFFICIENT_SCOPE');
     });
 
     it('finds a viewer by binaryId with the forensics scope; 400 for anything but 40 characters of 0 and 1', async () => {

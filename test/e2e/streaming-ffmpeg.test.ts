@@ -117,6 +117,9 @@ describe('ffmpeg as the player', () => {
     expect(info.duration).toBeGreaterThan(21);
     expect(info.video).toMatchObject({ width: 640, height: 360 });
     expect(info.audio?.codec).toBe('aac');
+    // The session kept the address the request came from (the socket's: no proxy is trusted).
+    const session = await fetch(`${server.url}/api/v1/stream/sessions/${s.sessionId}`, { headers: { authorization: `Bearer ${org.apiKey}` } });
+    expect(await session.json()).toMatchObject({ ipAddress: '127.0.0.1', isActive: true, bytesServed: expect.any(Number) });
   }, T);
 
   it('after DELETE of the session, the key and the segments are refused', async () => {
