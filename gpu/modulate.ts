@@ -27,10 +27,17 @@ export interface ModulateJob {
   /** which frames to return: the luma plus δ, minus δ, or both */
   want: 'plus' | 'minus' | 'both';
   /**
-   * The largest root-mean-square change (grey levels) a frame may take: δ of a frame whose
-   * texture would let it grow beyond is scaled down to this (absent: no limit).
+   * The root-mean-square change (grey levels) a frame's δ is held within: a frame whose texture
+   * would let it grow past `max` is scaled down to it; one so smooth that it stays under `min` is
+   * raised towards it, by at most `maxBoost` (absent: δ as the gains make it).
    */
-  maxRms?: number;
+  rms?: RmsRange;
+}
+
+export interface RmsRange {
+  min: number;
+  max: number;
+  maxBoost: number;
 }
 
 /** `frame` itself (transferred back) carries the first wanted variant; `both` adds a copy for minus. */
@@ -84,20 +91,22 @@ export async function modulationDelta(backend: Pick<DtcwtBackend, 'forward' | 'i
   }
   if (k !== gains.length) throw new RangeError(`modulate: ${gains.length} gains for ${modulatedCount(width, height, scale, levels, modulated)} coefficients`);
   const delta = await backend.inverse(t);
-  if (job.maxRms !== undefined) limitRms(delta, job.maxRms);
+  if (job.rms) clampRms(delta, job.rms);
   return delta;
 }
 
 /**
- * Scales δ down to a root-mean-square of `max`. The enlarged δ (bilinear) is smoother than the
- * reduced one, so its own RMS at full size stays at or below this.
+ * Scales δ so that its root-mean-square lies in [min, max] (a flat frame, δ = 0, stays 0; the
+ * boost stops at maxBoost). The enlarged δ (bilinear) is smoother than the reduced one, so its
+ * own RMS at full size stays at or below the max.
  */
-export function limitRms(delta: Float32Array, max: number): void {
+export function clampRms(delta: Float32Array, range: RmsRange): void {
   let sum = 0;
   for (let i = 0; i < delta.length; i++) sum += (delta[i] as number) ** 2;
   const rms = Math.sqrt(sum / Math.max(1, delta.length));
-  if (!(rms > max)) return;
-  const f = max / rms;
+  if (!(rms > 0)) return;
+  const f = rms > range.max ? range.max / rms : rms < range.min ? Math.min(range.maxBoost, range.min / rms) : 1;
+  if (f === 1) return;
   for (let i = 0; i < delta.length; i++) delta[i] = (delta[i] as number) * f;
 }
 

@@ -23,14 +23,22 @@ export interface VideoMarkParams {
   markLevels: readonly number[];
   alpha: number;
   /**
-   * A frame's change is at most this far below peak white (PSNR of the mark alone, dB): where
-   * texture would let α·|c| grow past it, δ is scaled down, so every frame of every variant stays
-   * as close to its source (and, after x264, to the unmarked encode) as the issue's 45 dB asks.
+   * The PSNR of the mark alone that each frame's change is held within (dB): where texture would
+   * let α·|c| grow past `strongest`, δ is scaled down, so every variant stays as close to its
+   * source (and, after x264, to the unmarked encode) as the issue's 45 dB asks; where content is
+   * so smooth that the mark would stay fainter than `faintest`, δ is raised towards it (at most
+   * `maxBoost` times), so that no segment is left too weak to read after compression.
    */
-  minPsnrDb?: number;
+  psnrDb?: { strongest: number; faintest: number; maxBoost: number };
 }
 
-export const DEFAULT_VIDEO_MARK: VideoMarkParams = { scale: 4, levels: 3, markLevels: [2, 3], alpha: 0.13, minPsnrDb: 52 };
+export const DEFAULT_VIDEO_MARK: VideoMarkParams = {
+  scale: 4,
+  levels: 3,
+  markLevels: [2, 3],
+  alpha: 0.13,
+  psnrDb: { strongest: 52, faintest: 58.5, maxBoost: 4 },
+};
 
 /** The RMS change in grey levels that a PSNR of `db` allows. */
 export const rmsForPsnr = (db: number) => 255 / 10 ** (db / 20);
@@ -101,7 +109,9 @@ export function markFrame(
       modulated: params.markLevels,
       gains,
       want: want === 'A' ? 'plus' : want === 'B' ? 'minus' : 'both',
-      ...(params.minPsnrDb !== undefined && { maxRms: rmsForPsnr(params.minPsnrDb) }),
+      ...(params.psnrDb && {
+        rms: { max: rmsForPsnr(params.psnrDb.strongest), min: rmsForPsnr(params.psnrDb.faintest), maxBoost: params.psnrDb.maxBoost },
+      }),
     })
     .then((r) => ({ ...(r.plus ? { A: r.plus } : {}), ...(r.minus ? { B: r.minus } : {}) }));
 }

@@ -2,7 +2,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createCpuDirectBackend } from '../../gpu/backend.js';
 import { KeyedRandom, watermarkKey } from '../../src/watermark/keyed-random.js';
 import { downsample, reducedSize, upsample, writeVariants } from '../../gpu/resample.js';
-import { analyse, DEFAULT_VIDEO_MARK, markedCount, markFrame, patternLength, segmentGains, segmentPattern } from '../../src/watermark/video-mark.js';
+import { clampRms } from '../../gpu/modulate.js';
+import { analyse, DEFAULT_VIDEO_MARK, markedCount, markFrame, patternLength, rmsForPsnr, segmentGains, segmentPattern } from '../../src/watermark/video-mark.js';
 import { bitFromZ } from '../../src/watermark/score.js';
 import { nullPatterns, SegmentScore } from '../../src/watermark/video-score.js';
 
@@ -109,13 +110,32 @@ describe('video mark: variants A and B from one analysis, scored against the ori
     expect(B?.every((v) => v === 100)).toBe(true);
   });
 
-  it('keeps a strongly textured frame within minPsnrDb of its source, however much α·|c| allows', async () => {
+  it('keeps a strongly textured frame within the strongest PSNR of its source, however much α·|c| allows', async () => {
     const busy = frames[0]?.map((v) => (v < 128 ? 20 : 235)) as Uint8Array; // hard-edged texture
     const gains = segmentGains(pattern);
-    const unlimited = await markFrame(backend, Uint8Array.from(busy), W, H, gains, 'A', { ...DEFAULT_VIDEO_MARK, minPsnrDb: undefined });
+    const strongest = DEFAULT_VIDEO_MARK.psnrDb?.strongest as number;
+    const unlimited = await markFrame(backend, Uint8Array.from(busy), W, H, gains, 'A', { ...DEFAULT_VIDEO_MARK, psnrDb: undefined });
     const limited = await markFrame(backend, Uint8Array.from(busy), W, H, gains, 'A');
-    expect(psnr(unlimited.A as Uint8Array, busy)).toBeLessThan(DEFAULT_VIDEO_MARK.minPsnrDb as number);
-    expect(psnr(limited.A as Uint8Array, busy)).toBeGreaterThanOrEqual((DEFAULT_VIDEO_MARK.minPsnrDb as number) - 0.5); // 8-bit rounding
+    expect(psnr(unlimited.A as Uint8Array, busy)).toBeLessThan(strongest);
+    expect(psnr(limited.A as Uint8Array, busy)).toBeGreaterThanOrEqual(strongest - 0.5); // 8-bit rounding
+  });
+
+  it('holds δ between the faintest and strongest RMS: scales down, raises at most maxBoost times, leaves 0 and in-range alone', () => {
+    const range = { min: rmsForPsnr(58.5), max: rmsForPsnr(52), maxBoost: 4 };
+    const rms = (d: Float32Array) => Math.sqrt(d.reduce((s, v) => s + v * v, 0) / d.length);
+    const at = (level: number) => Float32Array.from({ length: 1000 }, (_, i) => (i % 2 ? level : -level));
+    const cases: Array<[number, number]> = [
+      [2, range.max], // too strong: down to the strongest
+      [0.45, 0.45], // in range: untouched
+      [0.2, range.min], // faint: up to the faintest
+      [0.05, 0.2], // very faint: 4× at most
+      [0, 0], // flat: nothing to raise
+    ];
+    for (const [before, after] of cases) {
+      const d = at(before);
+      clampRms(d, range);
+      expect(rms(d)).toBeCloseTo(after, 5);
+    }
   });
 
   it('marks only the luma of a yuv420p frame and passes the chroma through', async () => {
