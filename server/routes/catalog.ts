@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import { Readable } from 'node:stream';
 import { type Context as HonoContext, Hono } from 'hono';
 import type { Context } from '../../src/context.js';
 import { getLicensedContent, listCatalog, publishedFile } from '../../src/domain/catalog.js';
@@ -7,6 +5,7 @@ import { PREVIEW_FILE, THUMBNAIL_FILE } from '../../src/ingest/previews.js';
 import { paging } from '../../src/domain/validate.js';
 import { contentDetail, contentSummary } from '../../src/present/content.js';
 import type { AppEnv } from '../env.js';
+import { fileBody } from '../file-body.js';
 import { requireKey } from '../middleware/api-key.js';
 import { baseUrl } from '../origin.js';
 
@@ -14,16 +13,12 @@ export function catalogRoutes(ctx: Context) {
   const app = new Hono<AppEnv>();
   // Pictures of an item for the organizations' own pages (an <img> or <video> cannot send a key):
   // served to anyone holding the content's UUID. The preview is 10 s at 360p, unmarked.
-  const picture = (name: string, type: string) => async (c: HonoContext<AppEnv>) => {
-    const file = await publishedFile(ctx, c.req.param('contentId') as string, name);
-    const { size } = await fs.promises.stat(file);
-    return c.body(Readable.toWeb(fs.createReadStream(file)) as ReadableStream, 200, {
+  const picture = (name: string, type: string) => async (c: HonoContext<AppEnv>) =>
+    fileBody(c, await publishedFile(ctx, c.req.param('contentId') as string, name), {
       'Content-Type': type,
-      'Content-Length': String(size),
       'Cache-Control': 'public, max-age=86400',
       'Access-Control-Allow-Origin': '*',
     });
-  };
   app.get('/:contentId/thumbnail.jpg', picture(THUMBNAIL_FILE, 'image/jpeg'));
   app.get('/:contentId/preview.mp4', picture(PREVIEW_FILE, 'video/mp4'));
 

@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import { Readable } from 'node:stream';
 import { type Context as HonoContext, Hono } from 'hono';
 import { cors } from 'hono/cors';
 import type { Context } from '../../src/context.js';
@@ -15,6 +13,7 @@ import {
 import { sessionPlaylist } from '../../src/media/hls.js';
 import { createdSessionBody, sessionBody } from '../../src/present/streaming.js';
 import { readJson } from '../body.js';
+import { fileBody } from '../file-body.js';
 import { clientInfo } from '../client.js';
 import type { AppEnv } from '../env.js';
 import { requireKey } from '../middleware/api-key.js';
@@ -52,17 +51,9 @@ export function streamRoutes(ctx: Context) {
     const s = await servingSession(ctx, c.req.param('contentId'), c.req.query('session'));
     const n = segmentNumber(c.req.param('seg'), s.content);
     const file = ctx.storage.segmentFile(s.content.storagePath, variantOf(s, n), n);
-    const { size } = await fs.promises.stat(file);
-    const stream = fs.createReadStream(file);
-    // What was read is what went out (the socket's backpressure paces the reads); counted in one
-    // UPDATE when the file is done or the player hung up.
-    stream.once('close', () => {
-      ctx.repos.sessions.addBytes(s.serving.session.id, stream.bytesRead).catch((err) => ctx.log.warn('bytesServed not counted', { err: String(err) }));
-    });
-    return c.body(Readable.toWeb(stream) as ReadableStream, 200, {
-      'Content-Type': 'video/mp2t',
-      'Content-Length': String(size),
-      ...PRIVATE,
+    // Counted in one UPDATE when the file is done or the player hung up.
+    return fileBody(c, file, { 'Content-Type': 'video/mp2t', ...PRIVATE }, (bytes) => {
+      ctx.repos.sessions.addBytes(s.serving.session.id, bytes).catch((err) => ctx.log.warn('bytesServed not counted', { err: String(err) }));
     });
   });
 

@@ -1,4 +1,3 @@
-import Sqlite from 'better-sqlite3';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -10,6 +9,7 @@ import { mediaBinaries } from '../../src/media/binaries.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { watermarkKey } from '../../src/watermark/keyed-random.js';
 import { detectVideo } from '../../src/watermark/video-detect.js';
+import { contentRowsIn, registerOver } from '../helpers/fixtures.js';
 import { drm, killAll, runDrm, type ServeProcess, startServe } from '../helpers/serve-process.js';
 
 // The content team's and the player's side for real: `drm ingest` from the command line into a
@@ -37,12 +37,7 @@ beforeAll(async () => {
   const out = JSON.parse(await drm(['ingest', file('film.mp4'), '--title', 'Pan', '--type', 'video', '--watermark', '--data-dir', dataDir, '--json'])) as Record<string, unknown>;
   filmId = out.contentId as string;
   server = await startServe({ dataDir });
-  const res = await fetch(`${server.url}/api/v1/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Players Inc', email: 'ops@players.test' }),
-  });
-  org = (await res.json()) as typeof org;
+  org = await registerOver(server.url, 'Players Inc');
   await drm(['admin', 'license', '--org', org.organizationId, '--content', filmId, '--type', 'video', '--watermark', '--data-dir', dataDir]);
 }, T);
 afterAll(() => {
@@ -50,15 +45,7 @@ afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** Catalog rows in the data directory's SQLite file, read as another process would. */
-function contentRows(): number {
-  const db = new Sqlite(path.join(dataDir, 'drm.db'), { readonly: true });
-  try {
-    return (db.prepare('select count(*) as n from content').get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
+const contentRows = () => contentRowsIn(path.join(dataDir, 'drm.db'));
 
 async function startSession(viewerId: string) {
   const res = await fetch(`${server.url}/api/v1/stream/${filmId}`, {
@@ -90,7 +77,7 @@ describe('drm ingest on the command line', () => {
     const { spawn } = await import('node:child_process');
     const { DRM_BIN, ROOT } = await import('../helpers/serve-process.js');
     const before = fs.readdirSync(path.join(dataDir, 'content')).sort();
-    const rowsBefore = contentRows();
+    const rowsBefore = await contentRows();
     const child = spawn(process.execPath, [DRM_BIN, 'ingest', file('film.mp4'), '--title', 'Cancelled', '--type', 'video', '--watermark', '--data-dir', dataDir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
@@ -102,7 +89,7 @@ describe('drm ingest on the command line', () => {
     expect(stderr).toMatch(/ingest cancelled; nothing was published/);
     expect(fs.readdirSync(path.join(dataDir, 'content')).sort()).toEqual(before);
     expect(fs.readdirSync(staging)).toEqual([]);
-    expect(contentRows()).toBe(rowsBefore);
+    expect(await contentRows()).toBe(rowsBefore);
   }, T);
 });
 

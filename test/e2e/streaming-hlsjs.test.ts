@@ -7,6 +7,7 @@ import path from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mediaBinaries } from '../../src/media/binaries.js';
+import { registerOver } from '../helpers/fixtures.js';
 import { drm, killAll, ROOT, type ServeProcess, startServe } from '../helpers/serve-process.js';
 
 // hls.js, the player most sites embed, in Debian's headless Chromium: a page on its own origin
@@ -45,12 +46,7 @@ beforeAll(async () => {
   const dataDir = path.join(dir, 'data');
   filmId = (JSON.parse(await drm(['ingest', path.join(dir, 'film.mp4'), '--title', 'Test card', '--type', 'video', '--data-dir', dataDir, '--json'])) as { contentId: string }).contentId;
   server = await startServe({ dataDir });
-  const res = await fetch(`${server.url}/api/v1/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Web Player Co', email: 'ops@web.test' }),
-  });
-  org = (await res.json()) as typeof org;
+  org = await registerOver(server.url, 'Web Player Co');
   await drm(['admin', 'license', '--org', org.organizationId, '--content', filmId, '--type', 'video', '--data-dir', dataDir]);
 
   // The organization's site: another origin than the API's.

@@ -41,3 +41,25 @@ export async function license(t: TestApp, organizationId: string, contentId: str
   const { grantLicense } = await import('../../src/domain/licenses.js');
   return grantLicense(t.ctx, organizationId, { contentId, contentType });
 }
+
+/** Catalog rows in a data directory's SQLite file, read as another process would. */
+export async function contentRowsIn(sqliteFile: string): Promise<number> {
+  const { default: Sqlite } = await import('better-sqlite3');
+  const db = new Sqlite(sqliteFile, { readonly: true });
+  try {
+    return (db.prepare('select count(*) as n from content').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+/** Registers an organization with a running `drm serve` over HTTP. */
+export async function registerOver(url: string, name: string): Promise<{ organizationId: string; apiKey: string }> {
+  const res = await fetch(`${url}/api/v1/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name, email: 'ops@example.test' }),
+  });
+  if (res.status !== 201) throw new Error(`register failed: ${res.status} ${await res.text()}`);
+  return (await res.json()) as { organizationId: string; apiKey: string };
+}

@@ -3,7 +3,6 @@ import { createDecipheriv } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Sqlite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { unseal } from '../../src/crypto/sealed.js';
@@ -14,6 +13,7 @@ import { mediaBinaries } from '../../src/media/binaries.js';
 import { readPlaylist } from '../../src/media/hls.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { makeTestApp, type TestApp } from '../helpers/context.js';
+import { contentRowsIn } from '../helpers/fixtures.js';
 
 // drm ingest's core on real ffmpeg: 25 s of a moving picture with sound, and 25 s of music,
 // made here with lavfi. Each case checks what lands on disk and in the catalog.
@@ -45,15 +45,7 @@ const contentRoot = () => path.join(t.dir, 'content');
 const storedFiles = () =>
   (fs.existsSync(contentRoot()) ? (fs.readdirSync(contentRoot(), { recursive: true }) as string[]) : []).filter((f) => f !== '.staging').sort();
 
-/** The catalog's row count, read from the SQLite file as another process would. */
-function contentRows(): number {
-  const db = new Sqlite(path.join(t.dir, 'drm.db'), { readonly: true });
-  try {
-    return (db.prepare('select count(*) as n from content').get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
+const contentRows = () => contentRowsIn(path.join(t.dir, 'drm.db'));
 
 async function row(id: string): Promise<ContentRow> {
   const r = await t.ctx.repos.content.find(id);
@@ -156,7 +148,7 @@ describe('drm ingest: bad input and failures leave nothing behind', () => {
 
   it('cancelled half-way, removes its staging directory and publishes no row', async () => {
     const before = storedFiles();
-    const rowsBefore = contentRows();
+    const rowsBefore = await contentRows();
     const controller = new AbortController();
     const err = await ingestContent(
       t.ctx,
@@ -166,7 +158,7 @@ describe('drm ingest: bad input and failures leave nothing behind', () => {
     expect(controller.signal.aborted).toBe(true);
     expect(err).toBeDefined();
     expect(storedFiles()).toEqual(before);
-    expect(contentRows()).toBe(rowsBefore);
+    expect(await contentRows()).toBe(rowsBefore);
   }, 60_000);
 });
 
