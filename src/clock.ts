@@ -21,3 +21,9 @@ export class ManualClock implements Clock {
 
 export const iso = (ms: number) => new Date(ms).toISOString();
 export const HOUR_MS = 3_600_000;
+
+/** The first instant (UTC) of the calendar month of `now`: where monthly stream counts start. */
+export function monthStart(now: number): number {
+  const d = new Date(now);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { monthStart } from '../clock.js';
 import type { Context } from '../context.js';
 import { unseal } from '../crypto/sealed.js';
 import { newId } from '../crypto/tokens.js';
@@ -7,7 +8,6 @@ import type { ContentRow, ServingSession, SessionRow, ViewerRow } from '../db/re
 import { badRequest, DrmError, notFound } from '../errors.js';
 import type { VariantDir } from '../storage/content-store.js';
 import { variantFor } from '../watermark/segments.js';
-import { monthStart } from './admin/organizations.js';
 import type { KeyAuth } from './auth.js';
 import { monthlyStreamLimitOf } from './rate-limits.js';
 import { getLicensedContent } from './catalog.js';

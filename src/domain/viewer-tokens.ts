@@ -1,4 +1,5 @@
 import { errors as joseErrors, importSPKI, jwtVerify } from 'jose';
+import { isEvmAddress } from '../crypto/wallets.js';
 import { DrmError } from '../errors.js';
 import type { OrganizationRow } from '../db/repos/index.js';
 
@@ -63,7 +64,7 @@ export async function verifyViewerToken(org: OrganizationRow, token: string, now
   const claims: ViewerClaims = { sub };
   if (typeof payload.email === 'string') claims.email = payload.email.slice(0, 320);
   if (payload.walletAddress !== undefined) {
-    if (typeof payload.walletAddress !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(payload.walletAddress)) throw refused('walletAddress is not an EVM address');
+    if (typeof payload.walletAddress !== 'string' || !isEvmAddress(payload.walletAddress)) throw refused('walletAddress is not an EVM address');
     claims.walletAddress = payload.walletAddress;
   }
   return claims;

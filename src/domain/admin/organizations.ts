@@ -1,3 +1,4 @@
+import { monthStart } from '../../clock.js';
 import type { Context } from '../../context.js';
 import { isEvmAddress } from '../../crypto/wallets.js';
 import type { OrganizationRow, Repos } from '../../db/repos/index.js';
@@ -7,10 +8,6 @@ import { asObject, isUuid, optionalNumber, optionalString, requiredString } from
 
 const MAX_PER_HOUR = 10_000_000;
 
-export function monthStart(now: number): number {
-  const d = new Date(now);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
-}
 
 /** The admin overview of organizations, with this month's streams, balance, keys and licenses. */
 export function listOrganizations(ctx: Context, page: { limit: number; offset: number }) {
