@@ -41,7 +41,9 @@ async function handle(req: PoolRequest): Promise<{ response: PoolResponse; trans
   if (req.op === 'modulate') {
     const { id, op, ...job } = req;
     const result = await modulateFrame(local, job);
-    for (const frame of [result.plus, result.minus]) if (frame && frame.buffer instanceof ArrayBuffer && !transfer.includes(frame.buffer)) transfer.push(frame.buffer);
+    for (const marked of [result, ...(result.next ?? [])]) {
+      for (const frame of [marked.plus, marked.minus]) if (frame && frame.buffer instanceof ArrayBuffer && !transfer.includes(frame.buffer)) transfer.push(frame.buffer);
+    }
     return { response: { id, ok: true, op, ...result }, transfer };
   }
   const filters = resolveFilters(req.filters);

@@ -103,13 +103,14 @@ export class CpuPoolBackend implements DtcwtBackend {
   }
 
   async modulate(job: ModulateJob): Promise<ModulateResult> {
-    // The frame is transferred there and back; the gains are shared memory when the caller made
+    // Frames are transferred there and back; the gains are shared memory when the caller made
     // them so (one segment's gains serve hundreds of frames), else copied (they are small).
     const frame = ownedArray(job.frame);
-    const transfer = frame.buffer instanceof ArrayBuffer ? [frame.buffer] : [];
-    const r = await this.submit({ op: 'modulate', ...job, frame }, transfer);
+    const next = job.next?.map(ownedArray);
+    const transfer = [frame, ...(next ?? [])].flatMap((f) => (f.buffer instanceof ArrayBuffer ? [f.buffer] : []));
+    const r = await this.submit({ op: 'modulate', ...job, frame, ...(next ? { next } : {}) }, transfer);
     if (!r.ok || r.op !== 'modulate') throw new Error('cpu pool: unexpected reply to modulate');
-    return { ...(r.plus ? { plus: r.plus } : {}), ...(r.minus ? { minus: r.minus } : {}) };
+    return { ...(r.plus ? { plus: r.plus } : {}), ...(r.minus ? { minus: r.minus } : {}), ...(r.next ? { next: r.next } : {}) };
   }
 
   forwardMany(frames: readonly Frame[], levels: number, filters?: FilterNames, firstHighpass?: number): Promise<Transform[]> {

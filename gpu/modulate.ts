@@ -8,6 +8,13 @@
  * is the change δ. Because the transform is linear, Y + δ is the frame whose modulated
  * coefficients became c·(1 + gain), and Y − δ the one where they became c·(1 − gain): both
  * variants come from one analysis. δ is enlarged while it is added (gpu/resample.ts).
+ *
+ * A job may carry the frames that follow its first one (`next`): they take the first frame's δ.
+ * δ lives at scales of 16–64 frame pixels, which move little from one frame to the next, so one
+ * analysis serves a run of frames and the transform work of marking shrinks by the run's length;
+ * the mark also stays still over the run instead of changing every frame. A frame whose reduced
+ * luma differs from the δ's source by more than CUT_MEAN_ABS (a cut, a flash) gets its own δ,
+ * so no frame carries the change computed for another scene.
  */
 import type { DtcwtBackend, Transform } from './backend.js';
 import { downsample, reducedSize, writeVariants } from './resample.js';
@@ -15,6 +22,8 @@ import { downsample, reducedSize, writeVariants } from './resample.js';
 export interface ModulateJob {
   /** A frame whose first width × height bytes are the luma (yuv420p, or a bare luma plane); the rest passes through. */
   frame: Uint8Array;
+  /** frames that follow `frame` in the same segment (same gains) and take its δ; taken like `frame` */
+  next?: Uint8Array[];
   width: number;
   height: number;
   /** the luma is box-reduced by this factor before the transform */
@@ -41,10 +50,23 @@ export interface RmsRange {
 }
 
 /** `frame` itself (transferred back) carries the first wanted variant; `both` adds a copy for minus. */
-export interface ModulateResult {
+export interface MarkedFrame {
   plus?: Uint8Array;
   minus?: Uint8Array;
 }
+
+/** The first frame's variants, and those of each of `next` in order. */
+export interface ModulateResult extends MarkedFrame {
+  next?: MarkedFrame[];
+}
+
+/**
+ * Mean absolute difference (grey levels, on the reduced luma) above which a frame is taken for a
+ * new shot and gets its own δ. Motion within a shot stays well under it (a pan of a few pixels per
+ * frame moves a box-averaged plane by a few levels); a cut or a flash changes most of the frame by
+ * tens of levels.
+ */
+export const CUT_MEAN_ABS = 12;
 
 /** How many gains a frame of this size takes: the coefficients of the modulated levels. */
 export function modulatedCount(width: number, height: number, scale: number, levels: number, modulated: readonly number[]): number {
@@ -64,13 +86,16 @@ export function modulatedCount(width: number, height: number, scale: number, lev
   return count;
 }
 
-/** The change δ at the reduced size (the inverse of gain·c on the modulated levels). */
-export async function modulationDelta(backend: Pick<DtcwtBackend, 'forward' | 'inverse'>, job: Omit<ModulateJob, 'want'>): Promise<Float32Array> {
-  const { width, height, scale, levels, modulated, gains } = job;
-  if (job.frame.length < width * height) throw new RangeError('modulate: the frame is smaller than its luma plane');
+function checkJob(job: ModulateJob): void {
+  const { width, height, levels, modulated } = job;
+  for (const f of [job.frame, ...(job.next ?? [])]) if (f.length < width * height) throw new RangeError('modulate: the frame is smaller than its luma plane');
   for (const l of modulated) if (!Number.isInteger(l) || l < 1 || l > levels) throw new RangeError(`modulate: level ${l} is not one of the ${levels} levels`);
+}
+
+/** The change δ at the reduced size (the inverse of gain·c on the modulated levels) of a reduced luma. */
+async function modulationDelta(backend: Pick<DtcwtBackend, 'forward' | 'inverse'>, small: Float32Array, job: ModulateJob): Promise<Float32Array> {
+  const { width, height, scale, levels, modulated, gains } = job;
   const r = reducedSize(width, height, scale);
-  const small = downsample(job.frame, width, height, scale);
   const t: Transform = await backend.forward(small, r.height, r.width, levels, undefined, Math.min(...modulated));
   t.lowpass.data.fill(0);
   let k = 0;
@@ -110,10 +135,15 @@ export function clampRms(delta: Float32Array, range: RmsRange): void {
   for (let i = 0; i < delta.length; i++) delta[i] = (delta[i] as number) * f;
 }
 
-/** The whole job on the given transform: δ, then the wanted variants written into frames. */
-export async function modulateFrame(backend: Pick<DtcwtBackend, 'forward' | 'inverse'>, job: ModulateJob): Promise<ModulateResult> {
-  const delta = await modulationDelta(backend, job);
-  const { frame, width, height, scale } = job;
+function meanAbsDiff(a: Float32Array, b: Float32Array): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += Math.abs((a[i] as number) - (b[i] as number));
+  return sum / Math.max(1, a.length);
+}
+
+/** The wanted variants of one frame, from a δ. */
+function writeWanted(frame: Uint8Array, delta: Float32Array, job: ModulateJob): MarkedFrame {
+  const { width, height, scale } = job;
   if (job.want === 'plus') {
     writeVariants(frame, delta, width, height, scale, { a: frame });
     return { plus: frame };
@@ -125,4 +155,24 @@ export async function modulateFrame(backend: Pick<DtcwtBackend, 'forward' | 'inv
   const minus = frame.slice(); // the chroma (and anything after the luma) comes along
   writeVariants(frame, delta, width, height, scale, { a: frame, b: minus });
   return { plus: frame, minus };
+}
+
+/** The whole job on the given transform: δ of the first frame (and of any cut), the wanted variants of every frame. */
+export async function modulateFrame(backend: Pick<DtcwtBackend, 'forward' | 'inverse'>, job: ModulateJob): Promise<ModulateResult> {
+  checkJob(job);
+  const { width, height, scale } = job;
+  let source = downsample(job.frame, width, height, scale);
+  let delta = await modulationDelta(backend, source, job);
+  const first = writeWanted(job.frame, delta, job);
+  if (!job.next?.length) return first;
+  const next: MarkedFrame[] = [];
+  for (const frame of job.next) {
+    const small = downsample(frame, width, height, scale);
+    if (meanAbsDiff(small, source) > CUT_MEAN_ABS) {
+      source = small;
+      delta = await modulationDelta(backend, small, job);
+    }
+    next.push(writeWanted(frame, delta, job));
+  }
+  return { ...first, next };
 }

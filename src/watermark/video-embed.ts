@@ -8,7 +8,7 @@ import { type MediaInfo, probeMedia } from '../media/probe.js';
 import { reducedSize } from '../../gpu/resample.js';
 import { type EmbedJob, segmentAt, variantFor } from './segments.js';
 import { inOrder } from './in-order.js';
-import { DEFAULT_VIDEO_MARK, markFrame, patternLength, segmentGains, segmentPattern, type VideoMarkParams } from './video-mark.js';
+import { DEFAULT_VIDEO_MARK, markFrames, patternLength, segmentGains, segmentPattern, type VideoMarkParams } from './video-mark.js';
 
 /** `output` is an .mp4 (x264, the original's audio). */
 export interface VideoEmbedOptions extends EmbedJob {
@@ -57,6 +57,27 @@ export interface VideoMarking {
   frames(want: (segment: number) => 'A' | 'B' | 'both'): AsyncGenerator<{ A?: Uint8Array; B?: Uint8Array }>;
 }
 
+interface FrameRun {
+  segment: number;
+  frames: Uint8Array[];
+}
+
+/** Consecutive frames in runs of up to `length`, a run never spanning two segments (their gains differ). */
+async function* segmentRuns(source: AsyncIterable<Uint8Array>, fps: number, length: number): AsyncGenerator<FrameRun> {
+  let run: FrameRun | undefined;
+  let index = 0;
+  for await (const frame of source) {
+    const segment = segmentAt(index++ / fps);
+    if (run && (run.segment !== segment || run.frames.length >= length)) {
+      yield run;
+      run = undefined;
+    }
+    if (run) run.frames.push(frame);
+    else run = { segment, frames: [frame] };
+  }
+  if (run) yield run;
+}
+
 /** Probes and checks the input (a video stream big enough to carry the mark) before any work. */
 export async function openVideoMarking(o: VideoMarkingJob): Promise<VideoMarking> {
   const info = await probeMedia(o.bins, o.input);
@@ -81,12 +102,10 @@ export async function openVideoMarking(o: VideoMarkingJob): Promise<VideoMarking
       }
       return g;
     };
-    const mark = (frame: Uint8Array<ArrayBufferLike>, index: number) => {
-      const segment = segmentAt(index / fps);
-      return markFrame(o.backend, frame, width, height, gainsOf(segment), want(segment), params);
-    };
+    const mark = (run: FrameRun) => markFrames(o.backend, run.frames, width, height, gainsOf(run.segment), want(run.segment), params);
     const window = Math.max(2, os.availableParallelism() * 2);
-    yield* inOrder(yuvFrames(o.bins, o.input, { width, height, fps, signal: o.signal }), mark, window);
+    const runs = segmentRuns(yuvFrames(o.bins, o.input, { width, height, fps, signal: o.signal }), fps, params.deltaFrames ?? 1);
+    for await (const marked of inOrder(runs, mark, window)) yield* marked;
   }
   return { info, width, height, fps, expectedFrames: Math.max(1, Math.round(info.duration * fps)), frames };
 }

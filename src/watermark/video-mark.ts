@@ -1,5 +1,5 @@
 import type { DtcwtBackend, Transform } from '../../gpu/backend.js';
-import { modulatedCount } from '../../gpu/modulate.js';
+import { type MarkedFrame, modulatedCount } from '../../gpu/modulate.js';
 import { downsample, reducedSize } from '../../gpu/resample.js';
 import { segmentRandom } from './keyed-random.js';
 
@@ -30,6 +30,11 @@ export interface VideoMarkParams {
    * `maxBoost` times), so that no segment is left too weak to read after compression.
    */
   psnrDb?: { strongest: number; faintest: number; maxBoost: number };
+  /**
+   * Consecutive frames of a segment that share one δ, computed on the first of them (a cut gets
+   * its own: gpu/modulate.ts). 1 computes every frame's own.
+   */
+  deltaFrames?: number;
 }
 
 export const DEFAULT_VIDEO_MARK: VideoMarkParams = {
@@ -38,6 +43,7 @@ export const DEFAULT_VIDEO_MARK: VideoMarkParams = {
   markLevels: [2, 3],
   alpha: 0.13,
   psnrDb: { strongest: 52, faintest: 58.5, maxBoost: 4 },
+  deltaFrames: 2,
 };
 
 /** The RMS change in grey levels that a PSNR of `db` allows. */
@@ -85,23 +91,30 @@ export function analyse(backend: DtcwtBackend, luma: Uint8Array, width: number, 
   return backend.forward(downsample(luma, width, height, params.scale), r.height, r.width, params.levels, undefined, Math.min(...params.markLevels));
 }
 
+export type MarkedVariants = { A?: Uint8Array; B?: Uint8Array };
+
 /**
- * Marks one frame (yuv420p, or a bare luma plane: only the luma changes) with a segment's gains:
- * `plus` is variant A (c·(1 + α·p)), `minus` variant B. Takes `frame` (a pool moves it to a
- * worker); use the returned frames.
+ * Marks a run of consecutive frames of one segment (yuv420p, or bare luma planes: only the luma
+ * changes) with the segment's gains: `plus` is variant A (c·(1 + α·p)), `minus` variant B. The
+ * first frame's δ serves the run (gpu/modulate.ts says when a frame gets its own). Takes the
+ * frames (a pool moves them to a worker); use the returned ones.
  */
-export function markFrame(
+export function markFrames(
   backend: DtcwtBackend,
-  frame: Uint8Array,
+  frames: readonly Uint8Array[],
   width: number,
   height: number,
   gains: Float32Array,
   want: 'A' | 'B' | 'both',
   params: VideoMarkParams = DEFAULT_VIDEO_MARK,
-): Promise<{ A?: Uint8Array; B?: Uint8Array }> {
+): Promise<MarkedVariants[]> {
+  const [frame, ...next] = frames;
+  if (!frame) return Promise.resolve([]);
+  const variants = (r: MarkedFrame): MarkedVariants => ({ ...(r.plus ? { A: r.plus } : {}), ...(r.minus ? { B: r.minus } : {}) });
   return backend
     .modulate({
       frame,
+      ...(next.length > 0 ? { next } : {}),
       width,
       height,
       scale: params.scale,
@@ -113,5 +126,18 @@ export function markFrame(
         rms: { max: rmsForPsnr(params.psnrDb.strongest), min: rmsForPsnr(params.psnrDb.faintest), maxBoost: params.psnrDb.maxBoost },
       }),
     })
-    .then((r) => ({ ...(r.plus ? { A: r.plus } : {}), ...(r.minus ? { B: r.minus } : {}) }));
+    .then((r) => [variants(r), ...(r.next ?? []).map(variants)]);
+}
+
+/** Marks one frame: markFrames with a run of one. */
+export function markFrame(
+  backend: DtcwtBackend,
+  frame: Uint8Array,
+  width: number,
+  height: number,
+  gains: Float32Array,
+  want: 'A' | 'B' | 'both',
+  params: VideoMarkParams = DEFAULT_VIDEO_MARK,
+): Promise<MarkedVariants> {
+  return markFrames(backend, [frame], width, height, gains, want, params).then((r) => r[0] as MarkedVariants);
 }

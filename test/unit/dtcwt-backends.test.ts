@@ -142,6 +142,27 @@ describe.each(BACKENDS)('DTCWT backend $name', ({ exact, batch = [H, W], create 
     expect(straddle / changed).toBeGreaterThan(0.9);
   });
 
+  it('marks the frames that follow in a job as the direct path does, and hands every frame back', async () => {
+    const [h, w] = batch;
+    const width = 4 * w;
+    const height = 4 * h;
+    const frames = [0, 1, 2].map((k) => Uint8Array.from(noise(width * height, 31 + k), (v) => Math.round(v)));
+    const job = { width, height, scale: 4, levels: 3, modulated: [2, 3] as const, want: 'both' as const };
+    const gains = Float32Array.from(noise(modulatedCount(width, height, 4, 3, [2, 3]), 23), (v) => (v > 127.5 ? 0.2 : -0.2));
+    const copy = () => frames.map((f) => f.slice());
+    const [first, ...next] = copy();
+    const expected = await modulateFrame(createCpuDirectBackend(), { ...job, frame: first as Uint8Array, next, gains });
+    const [f0, ...n0] = copy();
+    const actual = await backend.modulate({ ...job, frame: f0 as Uint8Array, next: n0, gains });
+    const tolerance = exact ? 0 : 1;
+    expect(actual.next).toHaveLength(2);
+    for (const [i, e] of [expected, ...(expected.next ?? [])].entries()) {
+      const a = i === 0 ? actual : (actual.next?.[i - 1] as typeof actual);
+      expect(maxAbsDiff(Float32Array.from(a.plus as Uint8Array), Float32Array.from(e.plus as Uint8Array))).toBeLessThanOrEqual(tolerance);
+      expect(maxAbsDiff(Float32Array.from(a.minus as Uint8Array), Float32Array.from(e.minus as Uint8Array))).toBeLessThanOrEqual(tolerance);
+    }
+  });
+
   it('refuses a modulate job with the wrong number of gains or levels', async () => {
     const frame = new Uint8Array(64 * 64);
     await expect(backend.modulate({ frame, width: 64, height: 64, scale: 2, levels: 3, modulated: [2, 3], gains: new Float32Array(5), want: 'plus' })).rejects.toThrow(

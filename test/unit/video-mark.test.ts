@@ -3,7 +3,7 @@ import { createCpuDirectBackend } from '../../gpu/backend.js';
 import { KeyedRandom, watermarkKey } from '../../src/watermark/keyed-random.js';
 import { downsample, reducedSize, upsample, writeVariants } from '../../gpu/resample.js';
 import { clampRms } from '../../gpu/modulate.js';
-import { analyse, DEFAULT_VIDEO_MARK, markedCount, markFrame, patternLength, rmsForPsnr, segmentGains, segmentPattern } from '../../src/watermark/video-mark.js';
+import { analyse, DEFAULT_VIDEO_MARK, markedCount, markFrame, markFrames, patternLength, rmsForPsnr, segmentGains, segmentPattern } from '../../src/watermark/video-mark.js';
 import { bitFromZ } from '../../src/watermark/score.js';
 import { nullPatterns, SegmentScore } from '../../src/watermark/video-score.js';
 
@@ -175,6 +175,38 @@ describe('video mark: variants A and B from one analysis, scored against the ori
     const marked = await scoreOf(frames, a.map((f, i) => attack(f, 300 + i)), count);
     expect(Math.abs(marked.z(segmentPattern(key, content, 4, count)))).toBeLessThan(4);
     for (const p of nullPatterns(key, content, 3, count, 16)) expect(Math.abs(marked.z(p))).toBeLessThan(4.5);
+  });
+
+  const changeOf = (marked: Uint8Array, source: Uint8Array) => Int16Array.from(marked.subarray(0, W * H), (v, i) => v - (source[i] as number));
+  const sameShare = (x: Int16Array, y: Int16Array) => x.reduce((n, v, i) => n + (v === y[i] ? 1 : 0), 0) / x.length;
+
+  it('marks a run of frames with the first frame’s change: the next frame of a pan takes the same δ', async () => {
+    const [first, second] = await markFrames(backend, [Uint8Array.from(frames[0] as Uint8Array), Uint8Array.from(frames[1] as Uint8Array)], W, H, segmentGains(pattern), 'both');
+    const own = await markFrame(backend, Uint8Array.from(frames[1] as Uint8Array), W, H, segmentGains(pattern), 'both');
+    // Equal up to the odd rounding tie: the follower got δ of frame 0, not its own.
+    expect(sameShare(changeOf(second?.A as Uint8Array, frames[1] as Uint8Array), changeOf(first?.A as Uint8Array, frames[0] as Uint8Array))).toBeGreaterThan(0.999);
+    expect(sameShare(changeOf(second?.B as Uint8Array, frames[1] as Uint8Array), changeOf(first?.B as Uint8Array, frames[0] as Uint8Array))).toBeGreaterThan(0.999);
+    expect(sameShare(changeOf(own.A as Uint8Array, frames[1] as Uint8Array), changeOf(first?.A as Uint8Array, frames[0] as Uint8Array))).toBeLessThan(0.999);
+    expect(psnr(second?.A as Uint8Array, frames[1] as Uint8Array)).toBeGreaterThan(45);
+  });
+
+  it('gives a frame after a cut its own δ, not the previous shot’s', async () => {
+    const other = scene(1, 99)[0] as Uint8Array;
+    const [, afterCut] = await markFrames(backend, [Uint8Array.from(frames[0] as Uint8Array), Uint8Array.from(other)], W, H, segmentGains(pattern), 'A');
+    const own = await markFrame(backend, Uint8Array.from(other), W, H, segmentGains(pattern), 'A');
+    expect(afterCut?.A).toEqual(own.A);
+  });
+
+  it('reads the bit of a segment marked in runs of two frames as well as one marked frame by frame', async () => {
+    const runs: Uint8Array[] = [];
+    for (let i = 0; i < frames.length; i += 2) {
+      const marked = await markFrames(backend, frames.slice(i, i + 2).map((f) => Uint8Array.from(f)), W, H, segmentGains(pattern), 'B');
+      runs.push(...marked.map((m) => m.B as Uint8Array));
+    }
+    const perFrame = (await scoreOf(frames, b.map((f, i) => attack(f, 400 + i)), count)).z(pattern);
+    const inRuns = (await scoreOf(frames, runs.map((f, i) => attack(f, 400 + i)), count)).z(pattern);
+    expect(inRuns).toBeLessThan(-5);
+    expect(inRuns).toBeLessThan(0.8 * perFrame);
   });
 
   it('refuses a pattern or a transform of the wrong size', async () => {
