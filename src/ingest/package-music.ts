@@ -3,6 +3,7 @@ import { startPipeEncoder } from '../media/encode.js';
 import { hlsMuxArgs, playlistIn } from '../media/hls.js';
 import { transcode } from '../media/transcode.js';
 import { openMusicVariants } from '../watermark/music-variants.js';
+import { MUSIC_REFERENCE, writeMusicReference } from '../watermark/reference.js';
 import { SEGMENT_SECONDS } from '../watermark/segments.js';
 import { type PackageJob, variantDir } from './package-video.js';
 
@@ -19,7 +20,7 @@ export async function packagePlainMusic(job: PackageJob): Promise<void> {
   });
 }
 
-/** Variants A and B of every 10-s segment from one decode, each piped to its own AAC encoder. */
+/** Variants A and B of every 10-s segment from one decode, each piped to its own AAC encoder; then the detection reference. */
 export async function packageMarkedMusic(job: PackageJob & { key: Buffer; contentId: string }): Promise<{ segments: number }> {
   const music = await openMusicVariants(job);
   const encoderFor = (name: 'a' | 'b') => {
@@ -44,5 +45,6 @@ export async function packageMarkedMusic(job: PackageJob & { key: Buffer; conten
     await Promise.all([a.abort(), b.abort()]);
     throw err;
   }
+  await writeMusicReference(job.bins, job.input, path.join(job.dir, MUSIC_REFERENCE), job.signal);
   return { segments };
 }

@@ -7,6 +7,7 @@ import { startPipeEncoder } from '../media/encode.js';
 import { hlsMuxArgs, keyframeGridArgs, playlistIn } from '../media/hls.js';
 import type { MediaInfo } from '../media/probe.js';
 import { transcode } from '../media/transcode.js';
+import { VIDEO_REFERENCE } from '../watermark/reference.js';
 import { openVideoMarking } from '../watermark/video-embed.js';
 
 /** What packaging one item needs: the input, where its variants go, how to encrypt and encode. */
@@ -64,10 +65,11 @@ export interface MarkedVideoJob extends PackageJob {
 /**
  * Variants A and B from one decode: every frame is marked both ways in one transform and each
  * variant is piped to its own x264, which cuts segments on the same keyframe grid, so segment n
- * of A and of B cover the same frames. The original's audio goes into both.
+ * of A and of B cover the same frames. The original's audio goes into both. The same decode
+ * writes the detection reference (../watermark/reference.ts).
  */
 export async function packageMarkedVideo(job: MarkedVideoJob): Promise<{ frames: number }> {
-  const marking = await openVideoMarking(job);
+  const marking = await openVideoMarking({ ...job, reference: path.join(job.dir, VIDEO_REFERENCE) });
   const { width, height, fps } = marking;
   const encoderFor = (name: 'a' | 'b') => {
     const out = variantDir(job, name);

@@ -83,14 +83,28 @@ export interface FrameOptions extends Range {
   geometry?: string[];
   /** only these frame numbers (counted after the frame-rate change), for sampling a few pictures */
   select?: readonly number[];
+  /**
+   * A second output of the same decode: the frames (after the scale and frame-rate change) through
+   * `filters`, written with `args` (output options, the file last). One decode then feeds both.
+   */
+  sideOutput?: { filters: string[]; args: string[] };
   signal?: AbortSignal;
 }
 
-function frameFilters(o: FrameOptions, format: string): string[] {
+function frameChain(o: FrameOptions, format: string): string[] {
   const select = o.select ? [`select=${o.select.map((n) => `eq(n\\,${n})`).join('+')}`] : [];
-  const chain = [...(o.geometry ?? [`scale=${o.width}:${o.height}:flags=bicubic`]), ...(o.fps ? [`fps=${o.fps}`] : []), ...select, `format=${format}`];
+  return [...(o.geometry ?? [`scale=${o.width}:${o.height}:flags=bicubic`]), ...(o.fps ? [`fps=${o.fps}`] : []), ...select, `format=${format}`];
+}
+
+/** The filters and output options up to the raw frames on stdout, and any side output after them. */
+function frameOutputs(o: FrameOptions, format: string): string[] {
+  const chain = frameChain(o, format).join(',');
   // Without passthrough, ffmpeg would repeat selected frames to fill the gaps between them.
-  return ['-vf', chain.join(','), ...(o.select ? ['-vsync', '0'] : [])];
+  const vsync = o.select ? ['-vsync', '0'] : [];
+  const raw = ['-f', 'rawvideo', '-pix_fmt', format, 'pipe:1'];
+  if (!o.sideOutput) return ['-map', '0:v:0', '-vf', chain, ...vsync, ...raw];
+  const side = o.sideOutput.filters.join(',');
+  return ['-filter_complex', `[0:v:0]${chain},split=2[frames][side];[side]${side}[sideout]`, '-map', '[frames]', ...vsync, ...raw, '-map', '[sideout]', ...o.sideOutput.args];
 }
 
 /** Bytes of one yuv420p picture: full-size luma, then two chroma planes of half size rounded up. */
@@ -103,7 +117,7 @@ export function yuv420Size(width: number, height: number): number {
  * width·height bytes per frame in display order. Luma is all the watermark reads and writes.
  */
 export async function* lumaFrames(bins: MediaBinaries, file: string, o: FrameOptions): AsyncGenerator<Uint8Array> {
-  const args = ['-v', 'error', ...rangeArgs(o), '-i', file, '-map', '0:v:0', ...frameFilters(o, 'gray'), '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'];
+  const args = ['-v', 'error', ...rangeArgs(o), '-i', file, ...frameOutputs(o, 'gray')];
   for await (const frame of records(bins.ffmpeg, args, o.width * o.height, `the video of ${file}`, o.signal)) {
     if (frame.length === o.width * o.height) yield frame;
   }
@@ -115,7 +129,7 @@ export async function* lumaFrames(bins: MediaBinaries, file: string, o: FrameOpt
  */
 export async function* yuvFrames(bins: MediaBinaries, file: string, o: FrameOptions): AsyncGenerator<Uint8Array> {
   const size = yuv420Size(o.width, o.height);
-  const args = ['-v', 'error', ...rangeArgs(o), '-i', file, '-map', '0:v:0', ...frameFilters(o, 'yuv420p'), '-f', 'rawvideo', '-pix_fmt', 'yuv420p', 'pipe:1'];
+  const args = ['-v', 'error', '-y', ...rangeArgs(o), '-i', file, ...frameOutputs(o, 'yuv420p')];
   for await (const frame of records(bins.ffmpeg, args, size, `the video of ${file}`, o.signal)) {
     if (frame.length === size) yield frame;
   }

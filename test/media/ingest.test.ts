@@ -12,6 +12,7 @@ import { ingestContent } from '../../src/ingest/ingest.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { readPlaylist } from '../../src/media/hls.js';
 import { probeMedia } from '../../src/media/probe.js';
+import { MUSIC_REFERENCE, VIDEO_REFERENCE } from '../../src/watermark/reference.js';
 import { makeTestApp, type TestApp } from '../helpers/context.js';
 import { contentRowsIn } from '../helpers/fixtures.js';
 
@@ -97,6 +98,11 @@ describe('drm ingest: video', () => {
     const b = readPlaylist(path.join(root, 'b', 'index.m3u8'));
     expect(a.map((s) => s.duration)).toEqual(b.map((s) => s.duration));
     expect(fs.existsSync(path.join(root, 'plain'))).toBe(false);
+    // The detection reference: the unmarked luma reduced by the mark's scale, every frame of the film.
+    const reference = await probeMedia(bins, path.join(root, VIDEO_REFERENCE));
+    expect(reference.video).toMatchObject({ width: 320 / 4, height: 180 / 4 });
+    expect(reference.audio).toBeUndefined();
+    expect(Math.abs(reference.duration - r.duration)).toBeLessThan(0.2);
     for (let n = 0; n < 3; n++) {
       const [sa, sb] = [decryptSegment(stored, 'a', n), decryptSegment(stored, 'b', n)];
       expect(sa[0]).toBe(0x47);
@@ -127,6 +133,8 @@ describe('drm ingest: music', () => {
     const a = readPlaylist(path.join(root, 'a', 'index.m3u8'));
     expect(a.map((s) => s.duration)).toEqual(readPlaylist(path.join(root, 'b', 'index.m3u8')).map((s) => s.duration));
     expect(decryptSegment(stored, 'a', 0).equals(decryptSegment(stored, 'b', 0))).toBe(false);
+    const reference = await probeMedia(bins, path.join(root, MUSIC_REFERENCE));
+    expect(reference.audio).toMatchObject({ codec: 'flac', channels: 1, sampleRate: 44100 });
   }, 60_000);
 });
 
