@@ -7,6 +7,7 @@ import { type MediaInfo, probeMedia } from '../media/probe.js';
 import { bitFromZ } from './score.js';
 import { type Detection, readOut, type SegmentReading, segmentAt } from './segments.js';
 import { inOrder } from './in-order.js';
+import { referenceParams } from './reference.js';
 import { activeArea, alignTime, centralRegion, refineTime, signature, toneCurve } from './video-align.js';
 import { findRect, type Picture, type Rect, rectScore, resizeArea, viewThrough } from './video-geometry.js';
 import { analyse, DEFAULT_VIDEO_MARK, patternLength, segmentPattern, type VideoMarkParams } from './video-mark.js';
@@ -17,7 +18,10 @@ export interface VideoDetectOptions {
   key: Buffer;
   contentId: string;
   leak: string;
+  /** the unmarked original, or the reduced reference ingest kept (with `reference`) */
   original: string;
+  /** `original` is a reference plane (./reference.ts): already reduced by the mark's scale */
+  reference?: boolean;
   backend: DtcwtBackend;
   params?: VideoMarkParams;
   /** frames scored per segment, evenly spread over what the leak holds of it (default 30) */
@@ -51,7 +55,8 @@ async function videoOf(bins: MediaBinaries, file: string, role: string): Promise
  * not show is filled from the original, so it scores nothing), and scores each segment.
  */
 export async function detectVideo(o: VideoDetectOptions): Promise<Detection> {
-  const params = o.params ?? DEFAULT_VIDEO_MARK;
+  // On a reference plane the reduction is done: the leak is brought to the plane's size instead.
+  const params = o.reference ? referenceParams(o.params) : (o.params ?? DEFAULT_VIDEO_MARK);
   const [orig, leak] = await Promise.all([videoOf(o.bins, o.original, 'original'), videoOf(o.bins, o.leak, 'leak')]);
   const { width: W, height: H, fps } = orig;
 
@@ -82,7 +87,7 @@ export async function detectVideo(o: VideoDetectOptions): Promise<Detection> {
     collect(lumaFrames(o.bins, o.original, { width: W, height: H, fps, select: origSelect, signal: o.signal })),
   ]);
   // Both sides are reduced the same way (area average), so a resampling difference cannot pass for a shift.
-  const sw = SEARCH_WIDTH;
+  const sw = Math.min(SEARCH_WIDTH, W);
   const sh = Math.max(2, Math.round((sw * H) / W));
   const origByIndex = new Map(origSelect.map((i, k) => [i, origFull[k] && resizeArea(origFull[k], W, H, { x: 0, y: 0, w: W, h: H }, sw, sh)]));
   const active = activeArea(leakFull, leak.width, leak.height);
