@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import type { Context } from '../src/context.js';
+import { ForensicsQueue } from '../src/domain/forensics/queue.js';
 import { bodySizeLimit } from './body.js';
 import type { AppEnv } from './env.js';
 import { onError, onNotFound } from './errors.js';
@@ -8,15 +9,25 @@ import { adminRoutes } from './routes/admin.js';
 import { authRoutes } from './routes/auth.js';
 import { planRoutes } from './routes/billing-plans.js';
 import { catalogRoutes } from './routes/catalog.js';
+import { forensicsRoutes } from './routes/forensics.js';
 import { streamRoutes } from './routes/stream.js';
 import { viewerRoutes } from './routes/viewers.js';
 import { webhookRoutes } from './routes/webhook.js';
 
+export interface AppServices {
+  /** runs leak analyses (default: a queue without its background loop; `drm serve` starts one) */
+  forensics?: ForensicsQueue;
+}
+
+/** The one route whose body is a file, streamed to disk under its own limit (config.maxUploadBytes). */
+const UPLOAD_PATH = '/api/v1/forensics/analyze';
+
 /** The whole REST API of the spec as one hono app over a context; no sockets needed (app.request in tests). */
-export function createApp(ctx: Context) {
+export function createApp(ctx: Context, services: AppServices = {}) {
   const app = new Hono<AppEnv>();
   app.use('*', requestLog(ctx.log));
-  app.use('*', bodySizeLimit(ctx.config.maxJsonBytes));
+  const jsonLimit = bodySizeLimit(ctx.config.maxJsonBytes);
+  app.use('*', (c, next) => (c.req.path === UPLOAD_PATH ? next() : jsonLimit(c, next)));
 
   app.get('/health', (c) => c.json({ ok: true }));
   app.route('/api/v1/auth', authRoutes(ctx));
@@ -26,6 +37,7 @@ export function createApp(ctx: Context) {
   app.route('/api/v1/viewers', viewerRoutes(ctx));
   app.route('/api/v1/webhook', webhookRoutes(ctx));
   app.route('/api/v1/admin', adminRoutes(ctx));
+  app.route('/api/v1/forensics', forensicsRoutes(ctx, services.forensics ?? new ForensicsQueue(ctx)));
 
   app.notFound(onNotFound);
   app.onError(onError(ctx.log));

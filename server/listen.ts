@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Context } from '../src/context.js';
 import { HOUR_MS } from '../src/clock.js';
+import { ForensicsQueue } from '../src/domain/forensics/queue.js';
 import { WebhookWorker } from '../src/domain/webhooks/worker.js';
 import { DrmError } from '../src/errors.js';
 import { errorFields } from '../src/log.js';
@@ -20,9 +21,10 @@ export interface StartOptions {
   drainMs?: number;
 }
 
-/** Starts the HTTP server, the webhook worker and the hourly housekeeping for one context. */
+/** Starts the HTTP server, the webhook worker, the forensics queue and the hourly housekeeping for one context. */
 export async function startServer(ctx: Context, options: StartOptions = {}): Promise<RunningServer> {
-  const app = createApp(ctx);
+  const forensics = new ForensicsQueue(ctx);
+  const app = createApp(ctx, { forensics });
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: ctx.config.port, hostname: ctx.config.host }, () => resolve(s));
     s.once('error', (err) => reject(listenError(err, ctx.config.host, ctx.config.port)));
@@ -30,6 +32,8 @@ export async function startServer(ctx: Context, options: StartOptions = {}): Pro
   const drain = trackResponses(server);
   const worker = new WebhookWorker(ctx);
   if (ctx.config.webhookWorker) worker.start();
+  // Cases queued with ?async=true, and any a restart interrupted, are picked up here.
+  forensics.start();
   // Old rate windows and expired sign-in nonces are deleted hourly, off the request path.
   const housekeeping = setInterval(() => {
     const now = ctx.clock.now();
@@ -49,7 +53,7 @@ export async function startServer(ctx: Context, options: StartOptions = {}): Pro
       closing ??= (async () => {
         clearInterval(housekeeping);
         await drain(options.drainMs ?? 30_000, () => ctx.log.warn('requests still in flight after the drain time; closing their connections'));
-        await worker.stop();
+        await Promise.all([worker.stop(), forensics.stop()]);
         await ctx.db.close();
       })();
       return closing;

@@ -23,6 +23,10 @@ export interface Config {
   maxJsonBytes: number;
   /** Run the webhook delivery worker inside this process. */
   webhookWorker: boolean;
+  /** The largest leak POST /forensics/analyze accepts (default 4 GiB). */
+  maxUploadBytes: number;
+  /** Leak analyses this process runs at once (1 or 2), so that streaming stays fast meanwhile. */
+  analysisConcurrency: number;
 }
 
 /** Option values as they come from commander (strings) — every one also has an environment variable. */
@@ -37,6 +41,19 @@ export interface ConfigInput {
   publicUrl?: string;
   logLevel?: string;
   webhookWorker?: boolean;
+  /** bytes, or with a unit: 500M, 4G */
+  maxUpload?: string;
+  analysisConcurrency?: string | number;
+}
+
+/** "4G", "500M", "64k" or plain bytes. */
+export function parseByteSize(raw: string, what: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$/i.exec(raw);
+  if (!m) throw new DrmError('BAD_REQUEST', `${what} must be a size such as 4G, 500M or 1048576, got "${raw}"`);
+  const unit = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[(m[2] as string).toLowerCase()] as number;
+  const bytes = Math.floor(Number(m[1]) * unit);
+  if (!(bytes >= 1)) throw new DrmError('BAD_REQUEST', `${what} must be at least 1 byte`);
+  return bytes;
 }
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -44,6 +61,12 @@ const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'];
 function flag(v: boolean | undefined, env: string | undefined): boolean {
   if (v !== undefined) return v;
   return env === '1' || env === 'true' || env === 'yes';
+}
+
+function analysisConcurrency(raw: string | number): number {
+  const n = Number(raw);
+  if (n !== 1 && n !== 2) throw new DrmError('BAD_REQUEST', `--analysis-concurrency must be 1 or 2, got "${raw}"`);
+  return n;
 }
 
 export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = process.env): Config {
@@ -84,5 +107,7 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
       .filter(Boolean),
     maxJsonBytes: 1024 * 1024,
     webhookWorker: input.webhookWorker ?? env.DRM_WEBHOOK_WORKER !== '0',
+    maxUploadBytes: parseByteSize(input.maxUpload ?? env.DRM_MAX_UPLOAD ?? '4G', '--max-upload'),
+    analysisConcurrency: analysisConcurrency(input.analysisConcurrency ?? env.DRM_ANALYSIS_CONCURRENCY ?? 1),
   };
 }

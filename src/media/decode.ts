@@ -124,6 +124,23 @@ export async function* lumaFrames(bins: MediaBinaries, file: string, o: FrameOpt
 }
 
 /**
+ * The luma as floats in grey levels with the fraction kept (ffmpeg's 16-bit grey, divided by
+ * 256): for planes so small that 8-bit rounding would be noise beside what is measured on them,
+ * such as a film reduced 4× for the watermark detector, or a 10-bit reference.
+ */
+export async function* preciseLumaFrames(bins: MediaBinaries, file: string, o: FrameOptions): AsyncGenerator<Float32Array> {
+  const args = ['-v', 'error', ...rangeArgs(o), '-i', file, ...frameOutputs(o, 'gray16le')];
+  const pixels = o.width * o.height;
+  for await (const frame of records(bins.ffmpeg, args, 2 * pixels, `the video of ${file}`, o.signal)) {
+    if (frame.length !== 2 * pixels) continue;
+    const words = new Uint16Array(frame.buffer, frame.byteOffset, pixels);
+    const out = new Float32Array(pixels);
+    for (let i = 0; i < pixels; i++) out[i] = (words[i] as number) / 256;
+    yield out;
+  }
+}
+
+/**
  * Whole yuv420p pictures (luma first, so the watermark can work on subarray(0, width·height) in
  * place and the chroma passes through untouched), for re-encoding a marked copy.
  */

@@ -11,7 +11,9 @@ import { DEFAULT_VIDEO_MARK, type VideoMarkParams } from './video-mark.js';
  * Video: the mark is made and read on the luma box-reduced by the mark's scale, so that plane,
  * unmarked, is the whole reference: a grey video of 480×270 for a 1080p film, written from the
  * same decode that feeds the marking (no second decode at ingest) and a sixteenth of the pixels
- * to decode at analysis. x264 at CRF 12 keeps it within about a grey level of the exact plane
+ * to decode at analysis. In 10 bits: the box average has fractions, and on a plane this small
+ * 8-bit rounding is noise of the mark's own size (measured: |z| fell by a third to a half with
+ * 8-bit planes on a 640×360 film). x264 at CRF 12 keeps it within a fraction of a grey level
  * (about 9 MB a minute, a seventh of the two variants), far below what a leak's own re-encode
  * changes; its error does not correlate with any pattern, so it only adds a little noise.
  *
@@ -35,8 +37,8 @@ export function referenceSize(width: number, height: number, params: VideoMarkPa
 export function videoReferenceOutput(file: string, width: number, height: number, params: VideoMarkParams = DEFAULT_VIDEO_MARK): { filters: string[]; args: string[] } {
   const r = referenceSize(width, height, params);
   return {
-    filters: [`crop=${r.width * params.scale}:${r.height * params.scale}:0:0`, `scale=${r.width}:${r.height}:flags=area`, 'format=gray'],
-    args: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(REFERENCE_CRF), '-pix_fmt', 'gray', '-an', '-f', 'mp4', file],
+    filters: [`crop=${r.width * params.scale}:${r.height * params.scale}:0:0`, `scale=${r.width}:${r.height}:flags=area`, 'format=gray10le'],
+    args: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(REFERENCE_CRF), '-pix_fmt', 'gray10le', '-an', '-f', 'mp4', file],
   };
 }
 

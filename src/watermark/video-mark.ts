@@ -84,8 +84,15 @@ export function segmentGains(pattern: Float32Array, params: VideoMarkParams = DE
   return gains;
 }
 
-/** The reduced transform of a luma frame (shared by embedding and detection). */
-export function analyse(backend: DtcwtBackend, luma: Uint8Array, width: number, height: number, params: VideoMarkParams) {
+/**
+ * The reduced transform of a luma frame (shared by embedding and detection). A float plane is one
+ * already reduced (a detection reference and the leak brought to it): it is transformed as it is.
+ */
+export function analyse(backend: DtcwtBackend, luma: Uint8Array | Float32Array, width: number, height: number, params: VideoMarkParams) {
+  if (luma instanceof Float32Array) {
+    if (params.scale !== 1) throw new RangeError('analyse: a float plane must already be reduced (scale 1)');
+    return backend.forward(luma.slice(), height, width, params.levels, undefined, Math.min(...params.markLevels));
+  }
   const r = reducedSize(width, height, params.scale);
   // Only the marked levels' highpasses are read, so finer ones are not computed.
   return backend.forward(downsample(luma, width, height, params.scale), r.height, r.width, params.levels, undefined, Math.min(...params.markLevels));

@@ -4,6 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { createApp } from '../../server/app.js';
+import { ForensicsQueue } from '../../src/domain/forensics/queue.js';
 import { ManualClock } from '../../src/clock.js';
 import { type Config, resolveConfig } from '../../src/config.js';
 import { type Context, createContext } from '../../src/context.js';
@@ -29,6 +30,8 @@ export interface TestApp {
   clock: ManualClock;
   dir: string;
   app: ReturnType<typeof createApp>;
+  /** the app's forensics queue, without its background loop: `drain()` runs queued cases */
+  forensics: ForensicsQueue;
   /** Sends a request to the app (no socket); body objects are sent as JSON. */
   request(method: string, url: string, init?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
   close(): Promise<void>;
@@ -43,12 +46,14 @@ export async function makeTestApp(
   const config = { ...resolveConfig({ dataDir: dir, db, logLevel: 'silent' }, {}), ...options.config };
   const clock = new ManualClock();
   const ctx = await createContext(config, { clock, log: createLogger('silent'), fetch: options.fetch });
-  const app = createApp(ctx);
+  const forensics = new ForensicsQueue(ctx);
+  const app = createApp(ctx, { forensics });
   return {
     ctx,
     clock,
     dir,
     app,
+    forensics,
     request(method, url, init = {}) {
       const headers: Record<string, string> = { ...init.headers };
       if (init.key) headers.authorization = `Bearer ${init.key}`;
@@ -60,6 +65,7 @@ export async function makeTestApp(
       return Promise.resolve(app.request(url, { method, headers, body }));
     },
     async close() {
+      await forensics.stop();
       await ctx.db.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },

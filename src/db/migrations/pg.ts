@@ -140,4 +140,34 @@ create index sessions_viewer on stream_sessions (viewer_id);
     name: 'content key (sealed AES-128 key of the HLS segments)',
     sql: `alter table content add column content_key text;`,
   },
+  {
+    version: 4,
+    name: 'forensic cases (the analysis queue and its reports)',
+    sql: `create table forensic_cases (
+  id text primary key,
+  organization_id text references organizations(id),
+  api_key_id text,
+  content_id text not null,
+  content_type text not null,
+  status text not null,
+  failure_reason text,
+  upload_path text,
+  upload_name text,
+  upload_bytes bigint,
+  attempts integer not null,
+  lease_until bigint,
+  classification text,
+  binary_id text,
+  supported_bits integer,
+  matched_viewer_id text,
+  matched_session_id text,
+  report text,
+  created_at bigint not null,
+  completed_at bigint
+);
+create index cases_org_created on forensic_cases (organization_id, created_at);
+create index cases_queue on forensic_cases (status, lease_until);
+create index sessions_content_viewer on stream_sessions (content_id, viewer_id);
+`,
+  },
 ];

@@ -2,6 +2,7 @@ import type { Executor } from '../executor.js';
 import { adminsRepo } from './admins.js';
 import { apiKeysRepo } from './api-keys.js';
 import { contentRepo } from './content.js';
+import { forensicCasesRepo } from './forensic-cases.js';
 import { licensesRepo } from './licenses.js';
 import { organizationsRepo } from './organizations.js';
 import { rateCountersRepo } from './rate-counters.js';
@@ -21,6 +22,7 @@ function makeStores(x: Executor) {
     webhookDeliveries: webhookDeliveriesRepo(x),
     viewers: viewersRepo(x),
     sessions: sessionsRepo(x),
+    forensicCases: forensicCasesRepo(x),
   };
 }
 
@@ -37,6 +39,7 @@ export function makeRepos(x: Executor): Repos {
 }
 export type { ApiKeyRow } from './api-keys.js';
 export type { ContentRow } from './content.js';
+export type { CaseOutcome, CaseRow, CaseStatus, Candidate } from './forensic-cases.js';
 export type { LicenseRow } from './licenses.js';
 export type { OrganizationRow } from './organizations.js';
 export type { ServingSession, SessionRow } from './sessions.js';

@@ -155,3 +155,31 @@ export const streamSessions = sqliteTable(
   },
   (t) => [index('sessions_org_created').on(t.organizationId, t.createdAt), index('sessions_viewer').on(t.viewerId)],
 );
+
+/** A leak analysis: queued (processing) with its upload on disk, then completed or failed with its report. */
+export const forensicCases = sqliteTable(
+  'forensic_cases',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id'),
+    apiKeyId: text('api_key_id'),
+    contentId: text('content_id').notNull(),
+    contentType: text('content_type').notNull(),
+    status: text('status').notNull(),
+    failureReason: text('failure_reason'),
+    uploadPath: text('upload_path'),
+    uploadName: text('upload_name'),
+    uploadBytes: integer('upload_bytes'),
+    attempts: integer('attempts').notNull(),
+    leaseUntil: integer('lease_until'),
+    classification: text('classification'),
+    binaryId: text('binary_id'),
+    supportedBits: integer('supported_bits'),
+    matchedViewerId: text('matched_viewer_id'),
+    matchedSessionId: text('matched_session_id'),
+    report: text('report'),
+    createdAt: integer('created_at').notNull(),
+    completedAt: integer('completed_at'),
+  },
+  (t) => [index('cases_org_created').on(t.organizationId, t.createdAt), index('cases_queue').on(t.status, t.leaseUntil)],
+);

@@ -1,0 +1,53 @@
+import { Hono } from 'hono';
+import type { Context } from '../../src/context.js';
+import { openCase, listCases, ownCase, uploadsDir } from '../../src/domain/forensics/cases.js';
+import type { ForensicsQueue } from '../../src/domain/forensics/queue.js';
+import { paging } from '../../src/domain/validate.js';
+import { badRequest } from '../../src/errors.js';
+import { analysisBody, caseBody, caseDetailBody } from '../../src/present/forensics.js';
+import type { AppEnv } from '../env.js';
+import { requireKey } from '../middleware/api-key.js';
+import { receiveUpload } from '../upload.js';
+
+function asyncFlag(raw: string | undefined): boolean {
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw badRequest('async must be true or false');
+}
+
+/** Section 4.8 (scope forensics): analyse a leak, and the organization's cases. */
+export function forensicsRoutes(ctx: Context, queue: ForensicsQueue) {
+  const app = new Hono<AppEnv>();
+  const shape = ctx.config.apiShape;
+  app.use('*', requireKey(ctx, 'forensics'));
+
+  // The leak streams to disk (never whole in memory); short ones are analysed within the request,
+  // long ones with ?async=true answer 202 at once and are picked up by the queue.
+  app.post('/analyze', async (c) => {
+    const wantAsync = asyncFlag(c.req.query('async'));
+    const upload = await receiveUpload(c, { dir: uploadsDir(ctx), maxFileBytes: ctx.config.maxUploadBytes, fileField: 'file', fields: ['contentId', 'contentType'] });
+    const { contentId, contentType } = upload.fields;
+    const row = await openCase(
+      ctx,
+      c.get('auth'),
+      { path: upload.path, name: upload.filename, bytes: upload.size },
+      contentId ?? '',
+      contentType ?? '',
+    );
+    if (wantAsync) {
+      queue.wake();
+      return c.json(analysisBody(row, shape), 202);
+    }
+    return c.json(analysisBody(await queue.run(row.id), shape));
+  });
+
+  app.get('/cases', async (c) => {
+    const page = paging(c.req.query('page'), c.req.query('limit'), 100);
+    const { cases, total } = await listCases(ctx, c.get('auth'), page);
+    return c.json({ cases: cases.map((row) => caseBody(row, shape)), total, page: page.page, limit: page.limit });
+  });
+
+  app.get('/cases/:caseId', async (c) => c.json(caseDetailBody(await ownCase(ctx, c.get('auth'), c.req.param('caseId')), shape)));
+
+  return app;
+}

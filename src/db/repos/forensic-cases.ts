@@ -1,0 +1,156 @@
+import { and, count, desc, eq, isNull, lte, or, sql } from 'drizzle-orm';
+import type { Executor } from '../executor.js';
+
+export type CaseStatus = 'processing' | 'completed' | 'failed';
+
+export interface CaseRow {
+  id: string;
+  /** the organization whose investigator asked (null for a local `drm analyze`) */
+  organizationId: string | null;
+  apiKeyId: string | null;
+  contentId: string;
+  contentType: string;
+  status: CaseStatus;
+  failureReason: string | null;
+  /** the leak on disk while the case waits or runs; removed when it ends */
+  uploadPath: string | null;
+  uploadName: string | null;
+  uploadBytes: number | null;
+  attempts: number;
+  leaseUntil: number | null;
+  classification: string | null;
+  binaryId: string | null;
+  supportedBits: number | null;
+  matchedViewerId: string | null;
+  matchedSessionId: string | null;
+  /** JSON of the whole report (src/domain/forensics/report.ts) */
+  report: string | null;
+  createdAt: number;
+  completedAt: number | null;
+}
+
+export type CaseOutcome = Pick<
+  CaseRow,
+  'status' | 'failureReason' | 'classification' | 'binaryId' | 'supportedBits' | 'matchedViewerId' | 'matchedSessionId' | 'report' | 'completedAt'
+>;
+
+/** A viewer who streamed a content item: a candidate of its leak analyses. */
+export interface Candidate {
+  viewerId: string;
+  binaryId: string;
+}
+
+export function forensicCasesRepo(x: Executor) {
+  const t = x.s.forensicCases;
+  const sessions = x.s.streamSessions;
+  const viewers = x.s.viewers;
+  return {
+    insert: (row: CaseRow) => x.run((q) => q.insert(t).values(row)),
+
+    async find(id: string): Promise<CaseRow | undefined> {
+      const rows = await x.run((q) => q.select().from(t).where(eq(t.id, id)).limit(1));
+      return rows[0] as CaseRow | undefined;
+    },
+
+    /**
+     * Leases the oldest waiting case whose lease is free (never taken, or run out because the
+     * process that held it died). One UPDATE re-checks the condition, so two servers on one
+     * Postgres never both take it; `attempts` counts the takes, to give up on a case that kills
+     * its worker every time.
+     */
+    async claimNext(now: number, leaseUntil: number): Promise<CaseRow | undefined> {
+      const waiting = and(eq(t.status, 'processing'), or(isNull(t.leaseUntil), lte(t.leaseUntil, now)));
+      const next = await x.run((q) => q.select({ id: t.id, attempts: t.attempts }).from(t).where(waiting).orderBy(t.createdAt, t.id).limit(1));
+      const first = next[0];
+      if (!first) return undefined;
+      const rows = await x.run((q) =>
+        q
+          .update(t)
+          .set({ leaseUntil, attempts: first.attempts + 1 })
+          .where(and(eq(t.id, first.id), waiting))
+          .returning(),
+      );
+      return rows[0] as CaseRow | undefined;
+    },
+
+    /** Leases one case by id (a synchronous request running its own case), if it is waiting and free. */
+    async claim(id: string, now: number, leaseUntil: number): Promise<CaseRow | undefined> {
+      const rows = await x.run((q) =>
+        q
+          .update(t)
+          .set({ leaseUntil, attempts: sql`${t.attempts} + 1` })
+          .where(and(eq(t.id, id), eq(t.status, 'processing'), or(isNull(t.leaseUntil), lte(t.leaseUntil, now))))
+          .returning(),
+      );
+      return rows[0] as CaseRow | undefined;
+    },
+
+    /** Whether a waiting case still owns this upload (the sweep leaves those alone). */
+    async usesUpload(file: string): Promise<boolean> {
+      const rows = await x.run((q) => q.select({ id: t.id }).from(t).where(eq(t.uploadPath, file)).limit(1));
+      return rows.length > 0;
+    },
+
+    /** Keeps a running case's lease alive. */
+    async extendLease(id: string, leaseUntil: number): Promise<void> {
+      await x.run((q) => q.update(t).set({ leaseUntil }).where(and(eq(t.id, id), eq(t.status, 'processing'))));
+    },
+
+    async finish(id: string, outcome: CaseOutcome): Promise<void> {
+      await x.run((q) =>
+        q
+          .update(t)
+          .set({ ...outcome, leaseUntil: null, uploadPath: null })
+          .where(eq(t.id, id)),
+      );
+    },
+
+    async listForOrg(organizationId: string, limit: number, offset: number): Promise<{ cases: CaseRow[]; total: number }> {
+      const mine = eq(t.organizationId, organizationId);
+      const [rows, totals] = await Promise.all([
+        x.run((q) => q.select().from(t).where(mine).orderBy(desc(t.createdAt), desc(t.id)).limit(limit).offset(offset)),
+        x.run((q) => q.select({ n: count() }).from(t).where(mine)),
+      ]);
+      return { cases: rows as CaseRow[], total: Number(totals[0]?.n ?? 0) };
+    },
+
+    /** Every viewer who streamed the content, with the bits their segments were served by. */
+    async candidates(contentId: string): Promise<Candidate[]> {
+      return x.run((q) =>
+        q
+          .selectDistinct({ viewerId: viewers.id, binaryId: viewers.binaryId })
+          .from(sessions)
+          .innerJoin(viewers, eq(viewers.id, sessions.viewerId))
+          .where(eq(sessions.contentId, contentId))
+          .orderBy(viewers.id),
+      );
+    },
+
+    /**
+     * The session a viewer's leak most likely came from: every session of the viewer carries the
+     * same bits, so the one that received the most of the content, the latest among equals.
+     */
+    async sessionOfLeak(viewerId: string, contentId: string) {
+      const rows = await x.run((q) =>
+        q
+          .select()
+          .from(sessions)
+          .where(and(eq(sessions.viewerId, viewerId), eq(sessions.contentId, contentId)))
+          .orderBy(desc(sessions.bytesServed), desc(sessions.createdAt))
+          .limit(1),
+      );
+      return rows[0];
+    },
+
+    /** How many sessions of the content the viewer had (the report lists the count). */
+    async sessionCount(viewerId: string, contentId: string): Promise<number> {
+      const rows = await x.run((q) =>
+        q
+          .select({ n: count() })
+          .from(sessions)
+          .where(and(eq(sessions.viewerId, viewerId), eq(sessions.contentId, contentId))),
+      );
+      return Number(rows[0]?.n ?? 0);
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { DtcwtBackend } from '../../../gpu/backend.js';
+import type { Context } from '../../context.js';
+import type { ContentRow } from '../../db/repos/index.js';
+import { badRequest, DrmError, notFound } from '../../errors.js';
+import { matchCandidates } from '../../forensics/matching.js';
+import { mediaBinaries } from '../../media/binaries.js';
+import { type MediaInfo, probeMedia } from '../../media/probe.js';
+import { detectMusic } from '../../watermark/music-pipeline.js';
+import { MUSIC_REFERENCE, VIDEO_REFERENCE } from '../../watermark/reference.js';
+import type { Detection } from '../../watermark/segments.js';
+import { detectVideo } from '../../watermark/video-detect.js';
+import { evidenceFor, type ForensicReport } from './report.js';
+
+export type AnalysisStage = 'align' | 'score' | 'match';
+
+export interface AnalysisHooks {
+  /** the DTCWT backend for video (the caller owns it) */
+  backend: () => Promise<DtcwtBackend>;
+  onProgress?: (stage: AnalysisStage, done: number, total: number) => void;
+  signal?: AbortSignal;
+}
+
+/**
+ * What an analysis is asked about, checked before any work is queued: the content exists, is of
+ * the named type and was watermarked, and the leak is media holding a stream of that type.
+ */
+export async function checkAnalysis(ctx: Context, leak: string, contentId: string, contentType: string): Promise<ContentRow> {
+  if (!contentId) throw badRequest('contentId is required: the id of the content the leak was taken from');
+  if (contentType !== 'video' && contentType !== 'music') throw badRequest(`contentType must be video or music, got ${JSON.stringify(contentType)}`);
+  const content = await ctx.repos.content.find(contentId);
+  if (!content) throw notFound(`content ${contentId}`);
+  if (content.type !== contentType) throw badRequest(`content ${contentId} is ${content.type}, not ${contentType}`);
+  if (!content.isWatermarked) throw badRequest(`content ${contentId} is not watermarked: a leak of it carries no mark to trace`);
+  let info: MediaInfo;
+  try {
+    info = await probeMedia(mediaBinaries(), leak);
+  } catch {
+    throw badRequest('the uploaded file is not a video or audio file that ffmpeg can read');
+  }
+  if (contentType === 'video' && !info.video) throw badRequest('the uploaded file holds no video stream to compare with the video content');
+  if (contentType === 'music' && !info.audio) throw badRequest('the uploaded file holds no audio stream to compare with the music content');
+  return content;
+}
+
+/** The reference ingest kept for detection (../../watermark/reference.ts). */
+function referenceOf(ctx: Context, content: ContentRow): string {
+  const file = content.storagePath && ctx.storage.file(content.storagePath, content.type === 'video' ? VIDEO_REFERENCE : MUSIC_REFERENCE);
+  if (!file || !fs.existsSync(file)) {
+    throw new DrmError('CONFLICT', `content ${content.id} has no detection reference (it was ingested before drm kept one): ingest it again to analyse its leaks`);
+  }
+  return file;
+}
+
+/**
+ * Reads the leak's marks against the content's reference and matches them against every viewer
+ * who streamed the content. A leak that does not line up with the content at all (another film,
+ * a different track) is a finding, not an error: no match, with the detector's reason.
+ */
+export async function analyzeLeak(ctx: Context, leak: string, content: ContentRow, hooks: AnalysisHooks): Promise<ForensicReport> {
+  const started = performance.now();
+  const bins = mediaBinaries();
+  const original = referenceOf(ctx, content);
+  const job = { bins, key: ctx.keys.watermark, contentId: content.id, leak, original, signal: hooks.signal };
+  let detection: Detection;
+  try {
+    detection =
+      content.type === 'video'
+        ? await detectVideo({ ...job, reference: true, backend: await hooks.backend(), onProgress: hooks.onProgress })
+        : await detectMusic({ ...job, onProgress: (done, total) => hooks.onProgress?.('score', done, total) });
+  } catch (err) {
+    hooks.signal?.throwIfAborted();
+    if (!(err instanceof DrmError) || err.code !== 'BAD_REQUEST') throw err;
+    detection = { segments: [], bits: '?'.repeat(40), alignment: { unmatched: err.message.replace(leak, path.basename(leak)) } };
+  }
+  hooks.onProgress?.('match', 0, 1);
+  const candidates = await ctx.repos.forensicCases.candidates(content.id);
+  const match = matchCandidates(detection.segments, candidates);
+  const evidence = match.matched ? await evidenceFor(ctx, match.matched.viewerId, content) : null;
+  hooks.onProgress?.('match', 1, 1);
+  return {
+    classification: match.classification,
+    binaryId: match.binaryId,
+    supportedBits: match.supportedBits,
+    falsePositiveProbability: match.falsePositiveProbability,
+    confusionProbability: match.confusionProbability,
+    candidates: match.candidates,
+    score: match.matched?.score ?? null,
+    runnerUp: match.runnerUp ?? null,
+    contradictions: match.matched?.contradictions ?? 0,
+    detection: { segments: detection.segments, alignment: detection.alignment },
+    evidence,
+    seconds: Math.round((performance.now() - started) / 100) / 10,
+  };
+}

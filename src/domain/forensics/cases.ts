@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Context } from '../../context.js';
+import type { CaseOutcome, CaseRow } from '../../db/repos/index.js';
+import { notFound } from '../../errors.js';
+import type { KeyAuth } from '../auth.js';
+import { checkAnalysis } from './analyze.js';
+import type { ForensicReport } from './report.js';
+
+/** Where leaks wait for their analysis: in the data directory, so a queued case survives a restart. */
+export function uploadsDir(ctx: Context): string {
+  const dir = path.join(ctx.config.dataDir, 'uploads');
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
+export interface LeakUpload {
+  path: string;
+  name: string;
+  bytes: number;
+}
+
+/**
+ * Opens a case for a leak on disk: checks what was asked (content, type, media) and queues it as
+ * `processing`. The case owns the file from here on; a refused request's file is removed.
+ */
+export async function openCase(ctx: Context, auth: KeyAuth | null, upload: LeakUpload, contentId: string, contentType: string): Promise<CaseRow> {
+  try {
+    await checkAnalysis(ctx, upload.path, contentId, contentType);
+  } catch (err) {
+    fs.rmSync(upload.path, { force: true });
+    throw err;
+  }
+  const row: CaseRow = {
+    id: randomUUID(),
+    organizationId: auth?.org.id ?? null,
+    apiKeyId: auth?.key.id ?? null,
+    contentId,
+    contentType,
+    status: 'processing',
+    failureReason: null,
+    uploadPath: upload.path,
+    uploadName: upload.name.slice(0, 255),
+    uploadBytes: upload.bytes,
+    attempts: 0,
+    leaseUntil: null,
+    classification: null,
+    binaryId: null,
+    supportedBits: null,
+    matchedViewerId: null,
+    matchedSessionId: null,
+    report: null,
+    createdAt: ctx.clock.now(),
+    completedAt: null,
+  };
+  await ctx.repos.forensicCases.insert(row);
+  ctx.log.info('forensic case opened', { caseId: row.id, contentId, bytes: upload.bytes });
+  return row;
+}
+
+export function completedOutcome(report: ForensicReport, now: number): CaseOutcome {
+  return {
+    status: 'completed',
+    failureReason: null,
+    classification: report.classification,
+    binaryId: report.binaryId,
+    supportedBits: report.supportedBits,
+    matchedViewerId: report.evidence?.viewer.viewerId ?? null,
+    matchedSessionId: report.evidence?.session.id ?? null,
+    report: JSON.stringify(report),
+    completedAt: now,
+  };
+}
+
+export function failedOutcome(reason: string, now: number): CaseOutcome {
+  return {
+    status: 'failed',
+    failureReason: reason,
+    classification: null,
+    binaryId: null,
+    supportedBits: null,
+    matchedViewerId: null,
+    matchedSessionId: null,
+    report: null,
+    completedAt: now,
+  };
+}
+
+export function reportOf(row: CaseRow): ForensicReport | null {
+  return row.report ? (JSON.parse(row.report) as ForensicReport) : null;
+}
+
+/** The organization's own case; another organization's is as unknown as a missing one. */
+export async function ownCase(ctx: Context, auth: KeyAuth, caseId: string): Promise<CaseRow> {
+  const row = await ctx.repos.forensicCases.find(caseId);
+  if (!row || row.organizationId !== auth.org.id) throw notFound(`forensic case ${caseId}`);
+  return row;
+}
+
+export function listCases(ctx: Context, auth: KeyAuth, page: { limit: number; offset: number }) {
+  return ctx.repos.forensicCases.listForOrg(auth.org.id, page.limit, page.offset);
+}

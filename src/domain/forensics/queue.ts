@@ -1,0 +1,199 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { DtcwtBackend } from '../../../gpu/backend.js';
+import { createDtcwtBackend } from '../../../gpu/index.js';
+import type { Context } from '../../context.js';
+import type { CaseRow } from '../../db/repos/index.js';
+import { DrmError } from '../../errors.js';
+import { errorFields } from '../../log.js';
+import { analyzeLeak } from './analyze.js';
+import { completedOutcome, failedOutcome, uploadsDir } from './cases.js';
+
+export interface ForensicsQueueOptions {
+  /** the DTCWT backend's maker (default: the best one here, made on first use) */
+  backend?: () => Promise<DtcwtBackend>;
+  /** how long a taken case stays taken without news from its worker */
+  leaseMs?: number;
+  pollMs?: number;
+}
+
+/** A case that took its worker down this many times is failed rather than taken again. */
+const MAX_ATTEMPTS = 3;
+
+/**
+ * Runs leak analyses from the forensic_cases table, at most `analysisConcurrency` at once in this
+ * process (heavy work: one or two at a time keep the cores free for streaming). Cases are leased
+ * in the database like webhook deliveries, so several servers share one queue, and a case whose
+ * server died mid-analysis is taken again when its lease runs out: a restart loses nothing.
+ *
+ * A synchronous request runs its own case at once (`run`), in the same slots; `start` adds the
+ * background loop that `drm serve` uses for `?async=true` cases and for those a restart left.
+ */
+export class ForensicsQueue {
+  private backend: Promise<DtcwtBackend> | undefined;
+  private readonly makeBackend: () => Promise<DtcwtBackend>;
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+  private active = 0;
+  private readonly slotWaiters: Array<() => void> = [];
+  private readonly running = new Set<Promise<unknown>>();
+  private timer: NodeJS.Timeout | undefined;
+  private started = false;
+  private stopping = false;
+
+  constructor(
+    private readonly ctx: Context,
+    options: ForensicsQueueOptions = {},
+  ) {
+    this.makeBackend = options.backend ?? (() => createDtcwtBackend('auto'));
+    this.leaseMs = options.leaseMs ?? 120_000;
+    this.pollMs = options.pollMs ?? 2000;
+  }
+
+  /** The background loop: takes waiting cases whenever a slot is free. */
+  start(): void {
+    this.started = true;
+    this.sweepUploads();
+    this.wake();
+  }
+
+  /** Lets running analyses finish, then closes the backend. Waiting cases stay queued. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.timer);
+    await Promise.allSettled([...this.running]);
+    const backend = await this.backend?.catch(() => undefined);
+    await backend?.close();
+    this.backend = undefined;
+  }
+
+  /** Looks for waiting cases now (after an async case was queued). */
+  wake(): void {
+    if (!this.started || this.stopping) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.fill(), 0);
+    this.timer.unref();
+  }
+
+  /**
+   * Runs one case to its end in this process and returns it as stored. If another server took it
+   * first, waits for that one to finish it.
+   */
+  async run(caseId: string): Promise<CaseRow> {
+    await this.slot();
+    try {
+      const row = await this.ctx.repos.forensicCases.claim(caseId, this.ctx.clock.now(), this.ctx.clock.now() + this.leaseMs);
+      if (row) await this.track(this.analyse(row));
+    } finally {
+      this.release();
+    }
+    for (;;) {
+      const row = await this.ctx.repos.forensicCases.find(caseId);
+      if (!row) throw new DrmError('NOT_FOUND', `forensic case ${caseId} not found`);
+      if (row.status !== 'processing') return row;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+
+  /** Runs every waiting case (tests, and `drm analyze` on a local data directory). */
+  async drain(): Promise<void> {
+    for (;;) {
+      await this.slot();
+      const now = this.ctx.clock.now();
+      const row = await this.ctx.repos.forensicCases.claimNext(now, now + this.leaseMs).catch((err) => {
+        this.release();
+        throw err;
+      });
+      if (!row) {
+        this.release();
+        return;
+      }
+      await this.track(this.analyse(row)).finally(() => this.release());
+    }
+  }
+
+  private async fill(): Promise<void> {
+    while (!this.stopping && this.active < this.ctx.config.analysisConcurrency) {
+      this.active++;
+      let row: CaseRow | undefined;
+      try {
+        const now = this.ctx.clock.now();
+        row = await this.ctx.repos.forensicCases.claimNext(now, now + this.leaseMs);
+      } catch (err) {
+        this.ctx.log.error('forensics queue failed', errorFields(err));
+      }
+      if (!row) {
+        this.release();
+        break;
+      }
+      void this.track(this.analyse(row)).finally(() => {
+        this.release();
+        this.wake();
+      });
+    }
+    if (!this.stopping) {
+      this.timer = setTimeout(() => void this.fill(), this.pollMs);
+      this.timer.unref();
+    }
+  }
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.running.add(p);
+    return p.finally(() => this.running.delete(p));
+  }
+
+  private async slot(): Promise<void> {
+    if (this.active < this.ctx.config.analysisConcurrency) {
+      this.active++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.slotWaiters.shift();
+    if (next) next();
+    else this.active--;
+  }
+
+  /** One analysis: its lease kept alive while it runs, its outcome stored, its upload removed. */
+  private async analyse(row: CaseRow): Promise<void> {
+    const { ctx } = this;
+    const repo = ctx.repos.forensicCases;
+    const heartbeat = setInterval(() => void repo.extendLease(row.id, ctx.clock.now() + this.leaseMs).catch(() => {}), this.leaseMs / 3);
+    heartbeat.unref();
+    try {
+      if (row.attempts > MAX_ATTEMPTS) throw new DrmError('INTERNAL_ERROR', `the analysis stopped its server ${MAX_ATTEMPTS} times`);
+      if (!row.uploadPath || !fs.existsSync(row.uploadPath)) throw new DrmError('INTERNAL_ERROR', 'the uploaded leak is no longer on disk');
+      const content = await ctx.repos.content.find(row.contentId);
+      if (!content) throw new DrmError('NOT_FOUND', `content ${row.contentId} no longer exists`);
+      const report = await analyzeLeak(ctx, row.uploadPath, content, { backend: () => this.backendOnce() });
+      await repo.finish(row.id, completedOutcome(report, ctx.clock.now()));
+      ctx.log.info('forensic case completed', { caseId: row.id, classification: report.classification, seconds: report.seconds });
+    } catch (err) {
+      const reason = err instanceof DrmError && err.code !== 'INTERNAL_ERROR' ? err.message : `analysis failed: ${err instanceof DrmError ? err.message : 'internal error'}`;
+      ctx.log.error('forensic case failed', { caseId: row.id, ...errorFields(err) });
+      await repo.finish(row.id, failedOutcome(reason, ctx.clock.now())).catch(() => {});
+    } finally {
+      clearInterval(heartbeat);
+      if (row.uploadPath) fs.rmSync(row.uploadPath, { force: true });
+    }
+  }
+
+  private backendOnce(): Promise<DtcwtBackend> {
+    this.backend ??= this.makeBackend();
+    return this.backend;
+  }
+
+  /** Uploads no waiting case refers to (a server that died between upload and queueing). */
+  private sweepUploads(): void {
+    const dir = uploadsDir(this.ctx);
+    void (async () => {
+      for (const name of fs.readdirSync(dir)) {
+        const file = path.join(dir, name);
+        const age = Date.now() - fs.statSync(file).mtimeMs;
+        if (age > 24 * 3600_000 && !(await this.ctx.repos.forensicCases.usesUpload(file))) fs.rmSync(file, { force: true });
+      }
+    })().catch((err) => this.ctx.log.warn('could not sweep uploads', errorFields(err)));
+  }
+}

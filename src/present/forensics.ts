@@ -1,0 +1,127 @@
+import { iso } from '../clock.js';
+import type { ApiShape } from '../config.js';
+import type { CaseRow } from '../db/repos/index.js';
+import { reportOf } from '../domain/forensics/cases.js';
+import type { Evidence, ForensicReport } from '../domain/forensics/report.js';
+import { ID_BITS } from '../watermark/segments.js';
+
+/**
+ * The forensic views of section 4.8 in both shapes. Where the shapes do not collide the union is
+ * sent (matchedViewer and matchedViewerId, streamDate and sessionDate); `confidence`, the evidence
+ * chain and the case detail's nesting follow --api-shape (README, "API shapes").
+ */
+
+/** B: how many of the 40 bits the leak supports; A: the same as a fraction of 40. */
+const confidenceOf = (report: ForensicReport | null, shape: ApiShape) => {
+  const bits = report?.supportedBits ?? 0;
+  return shape === 'a' ? Math.round((bits / ID_BITS) * 1000) / 1000 : bits;
+};
+
+function evidenceChain(e: Evidence | null, report: ForensicReport | null, shape: ApiShape, detail: boolean) {
+  if (!e) return null;
+  if (shape === 'a') {
+    return {
+      organization: e.organization.name,
+      viewer: e.viewer.viewerId,
+      wallet: e.wallet.address,
+      content: e.content.title,
+      streamDate: iso(e.session.createdAt),
+      ipAddress: e.viewer.ipAddress,
+      confidence: confidenceOf(report, shape),
+    };
+  }
+  return {
+    apiKey: e.apiKey,
+    organization: e.organization,
+    wallet: e.wallet,
+    session: detail
+      ? { id: e.session.id, binaryId: e.session.binaryId, bytesServed: e.session.bytesServed, createdAt: iso(e.session.createdAt) }
+      : { ...e.session, createdAt: iso(e.session.createdAt), expiresAt: iso(e.session.expiresAt) },
+    viewer: detail ? { viewerId: e.viewer.viewerId, ipAddress: e.viewer.ipAddress } : { viewerId: e.viewer.viewerId, ipAddress: e.viewer.ipAddress, userAgent: e.viewer.userAgent },
+    content: e.content,
+  };
+}
+
+function matchedSession(e: Evidence | null, report: ForensicReport | null, shape: ApiShape) {
+  if (!e) return null;
+  const date = iso(e.session.createdAt);
+  return {
+    sessionId: e.session.id,
+    viewerId: e.viewer.viewerId,
+    externalViewerId: e.viewer.externalViewerId,
+    walletAddress: e.wallet.address,
+    ipAddress: e.viewer.ipAddress,
+    streamDate: date,
+    sessionDate: date,
+    organization: e.organization.name,
+    apiKey: e.apiKey?.prefix ?? null,
+    binaryId: e.session.binaryId,
+    confidence: confidenceOf(report, shape),
+  };
+}
+
+/** The numbers behind the classification, for the investigator and the court. */
+function analysisOf(report: ForensicReport) {
+  return {
+    falsePositiveProbability: report.falsePositiveProbability,
+    confusionProbability: report.confusionProbability,
+    candidates: report.candidates,
+    score: report.score,
+    contradictions: report.contradictions,
+    segments: report.detection.segments.map((s) => ({ index: s.index, z: Math.round(s.z * 100) / 100, bit: s.bit, coverage: Math.round(s.coverage * 10) / 10 })),
+    alignment: report.detection.alignment,
+    seconds: report.seconds,
+  };
+}
+
+/** The case's own fields (the list view, and the detail's `case`). */
+export function caseBody(row: CaseRow, shape: ApiShape) {
+  const report = reportOf(row);
+  const e = report?.evidence ?? null;
+  return {
+    id: row.id,
+    caseId: row.id,
+    contentId: row.contentId,
+    contentType: row.contentType,
+    status: row.status,
+    ...(row.status === 'failed' && { failureReason: row.failureReason }),
+    binaryId: row.binaryId,
+    confidence: report ? confidenceOf(report, shape) : null,
+    classification: row.classification,
+    matchedViewer: e?.viewer.viewerId ?? null,
+    matchedViewerId: e?.viewer.viewerId ?? null,
+    matchedOrganization: e?.organization.name ?? null,
+    matchedIpAddress: e?.viewer.ipAddress ?? null,
+    matchedWallet: e?.wallet.address ?? null,
+    matchedSessionDate: e ? iso(e.session.createdAt) : null,
+    createdAt: iso(row.createdAt),
+    completedAt: row.completedAt === null ? null : iso(row.completedAt),
+  };
+}
+
+/** GET /forensics/cases/{id}: A flat with the evidence chain, B {case, evidenceChain}. */
+export function caseDetailBody(row: CaseRow, shape: ApiShape) {
+  const report = reportOf(row);
+  const chain = evidenceChain(report?.evidence ?? null, report, shape, true);
+  const body = { ...caseBody(row, shape), ...(report && { analysis: analysisOf(report) }) };
+  return shape === 'a' ? { ...body, evidenceChain: chain } : { case: body, evidenceChain: chain };
+}
+
+/** POST /forensics/analyze: the case as decided (or, for ?async=true, as queued). */
+export function analysisBody(row: CaseRow, shape: ApiShape) {
+  const report = reportOf(row);
+  const e = report?.evidence ?? null;
+  return {
+    caseId: row.id,
+    status: row.status,
+    ...(row.status === 'failed' && { failureReason: row.failureReason }),
+    contentId: row.contentId,
+    contentType: row.contentType,
+    binaryId: row.binaryId,
+    confidence: report ? confidenceOf(report, shape) : null,
+    classification: row.classification,
+    matchedSession: matchedSession(e, report, shape),
+    evidenceChain: evidenceChain(e, report, shape, false),
+    ...(report && { analysis: analysisOf(report) }),
+  };
+}

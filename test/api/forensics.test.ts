@@ -1,0 +1,248 @@
+import { execFileSync } from 'node:child_process';
+import { createDecipheriv } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../server/app.js';
+import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
+import { createContext } from '../../src/context.js';
+import { unseal } from '../../src/crypto/sealed.js';
+import type { ContentRow } from '../../src/db/repos/index.js';
+import { ForensicsQueue } from '../../src/domain/forensics/queue.js';
+import { ingestContent } from '../../src/ingest/ingest.js';
+import { createLogger } from '../../src/log.js';
+import { mediaBinaries } from '../../src/media/binaries.js';
+import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
+import { license, registerOrg } from '../helpers/fixtures.js';
+
+// Section 4.8 through app.request on both dialects, over a film really ingested with its marks:
+// three viewers stream it, one viewer's copy (assembled from the segments that viewer was
+// served, re-encoded at 720p CRF 28 without its first 7 s) is uploaded, and the analysis must
+// name that viewer and nobody for an unmarked copy.
+const T = 240_000;
+const bins = mediaBinaries();
+const backend = createCpuPoolBackend();
+let media: string;
+const file = (name: string) => path.join(media, name);
+const ff = (...args: string[]) => execFileSync(bins.ffmpeg, ['-v', 'error', '-y', ...args]);
+
+beforeAll(() => {
+  media = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-forensics-'));
+  ff('-f', 'lavfi', '-i', 'mandelbrot=size=1280x720:start_scale=1.2:end_scale=1.2', '-frames:v', '1', file('still.png'));
+  ff('-loop', '1', '-framerate', '25', '-i', file('still.png'), '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
+    '-vf', "crop=640:360:x='20+t*14':y='30+t*6'", '-t', '27', '-c:v', 'libx264', '-crf', '16', '-preset', 'veryfast', '-pix_fmt', 'yuv420p',
+    '-c:a', 'aac', '-shortest', file('film.mp4'));
+  // The leak's attack: 720p, CRF 28, the first 7 s cut.
+  ff('-i', file('film.mp4'), '-ss', '7', '-vf', 'scale=1280:720', '-c:v', 'libx264', '-crf', '28', '-preset', 'veryfast', '-an', file('unmarked.mp4'));
+  ff('-f', 'lavfi', '-i', 'sine=frequency=300:sample_rate=44100', '-t', '5', '-c:a', 'aac', file('audio-only.m4a'));
+  fs.writeFileSync(file('notes.txt'), 'not a film\n'.repeat(200));
+}, T);
+afterAll(async () => {
+  await backend.close();
+  fs.rmSync(media, { recursive: true, force: true });
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field in assertions
+type Json = Record<string, any>;
+
+async function expectError(res: Response, status: number, code: string) {
+  expect(res.status, await res.clone().text()).toBe(status);
+  expect(await res.json()).toMatchObject({ error: expect.any(String), code });
+}
+
+function form(fields: Record<string, string>, upload?: string): FormData {
+  const f = new FormData();
+  for (const [k, v] of Object.entries(fields)) f.set(k, v);
+  if (upload) f.set('file', new Blob([fs.readFileSync(upload)]), path.basename(upload));
+  return f;
+}
+
+describe.each(DIALECTS)('forensics on %s', (dialect) => {
+  let t: TestApp;
+  let marked: ContentRow;
+  let plain: ContentRow;
+  let org: Awaited<ReturnType<typeof registerOrg>>;
+  const viewers: Json[] = [];
+  let leak: string;
+
+  const analyze = (fields: Record<string, string>, upload?: string, key = org.apiKey, query = '') =>
+    Promise.resolve(t.app.request(`/api/v1/forensics/analyze${query}`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form(fields, upload) }));
+  const uploads = () => fs.readdirSync(path.join(t.dir, 'uploads'));
+
+  /** The copy a viewer received: each segment from the variant its bit names, decrypted as a player does. */
+  function copyOf(viewer: Json, out: string) {
+    const key = Buffer.from(unseal(t.ctx.keys.seal, marked.contentKey as string), 'base64');
+    const parts: Buffer[] = [];
+    for (let n = 0; n < marked.segmentCount; n++) {
+      const iv = Buffer.alloc(16);
+      iv.writeUInt32BE(n, 12);
+      const variant = (viewer.binaryId as string)[n % 40] === '0' ? 'a' : 'b';
+      const d = createDecipheriv('aes-128-cbc', key, iv);
+      parts.push(d.update(fs.readFileSync(t.ctx.storage.segmentFile(marked.storagePath as string, variant, n))), d.final());
+    }
+    fs.writeFileSync(`${out}.ts`, Buffer.concat(parts));
+    ff('-i', `${out}.ts`, '-ss', '7', '-vf', 'scale=1280:720', '-c:v', 'libx264', '-crf', '28', '-preset', 'veryfast', '-an', out);
+  }
+
+  beforeAll(async () => {
+    t = await makeTestApp(dialect);
+    const ingest = async (watermark: boolean) => {
+      const r = await ingestContent(t.ctx, { input: file('film.mp4'), title: watermark ? 'Pan' : 'Pan (plain)', type: 'video', watermark }, { backend: async () => backend });
+      return (await t.ctx.repos.content.find(r.contentId)) as ContentRow;
+    };
+    marked = await ingest(true);
+    plain = await ingest(false);
+    org = await registerOrg(t);
+    await license(t, org.organizationId, marked.id);
+    // The leak (from 7 s on) holds segment 0 for 3 s and segments 1 and 2 whole: the leaker is a
+    // viewer those two segments tell apart from every other, so viewers stream until one is.
+    const told = (v: Json) => (v.binaryId as string).slice(1, 3);
+    const distinct = () => viewers.find((v) => viewers.every((w) => w === v || told(w) !== told(v)));
+    for (const viewerId of ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi']) {
+      if (viewers.length >= 3 && distinct()) break;
+      const res = await t.request('POST', `/api/v1/stream/${marked.id}`, { key: org.apiKey, body: { viewerId }, headers: { 'user-agent': `player of ${viewerId}` } });
+      expect(res.status).toBe(201);
+      viewers.push({ ...((await res.json()) as Json), externalViewerId: viewerId });
+    }
+    const leaker = distinct();
+    expect(leaker, 'no viewer is told apart by segments 1 and 2').toBeDefined();
+    leak = file(`leak-${dialect}.mp4`);
+    copyOf(leaker as Json, leak);
+    viewers.unshift(viewers.splice(viewers.indexOf(leaker as Json), 1)[0] as Json);
+  }, T);
+  afterAll(() => t.close());
+
+  it('traces a re-encoded, cut copy to its viewer, session, wallet, key and organization (strong_match)', async () => {
+    const res = await analyze({ contentId: marked.id, contentType: 'video' }, leak);
+    expect(res.status, await res.clone().text()).toBe(200);
+    const body = (await res.json()) as Json;
+    const [leaker] = viewers as [Json];
+    expect(body).toMatchObject({ status: 'completed', classification: 'strong_match', contentType: 'video', binaryId: leaker.binaryId });
+    expect(body.confidence).toBeGreaterThanOrEqual(2);
+    expect(body.analysis.falsePositiveProbability).toBeLessThan(1e-9);
+    expect(body.matchedSession).toMatchObject({ sessionId: leaker.sessionId, viewerId: leaker.viewerId, externalViewerId: leaker.externalViewerId, walletAddress: leaker.walletAddress, apiKey: org.apiKey.slice(0, 12), organization: 'Acme Films' });
+    expect(body.evidenceChain).toMatchObject({
+      apiKey: { prefix: org.apiKey.slice(0, 12), name: expect.any(String) },
+      organization: { id: org.organizationId, name: 'Acme Films', email: 'ops@acme.test' },
+      wallet: { address: leaker.walletAddress, hasOwnWallet: false },
+      session: { id: leaker.sessionId, binaryId: leaker.binaryId, isActive: true },
+      viewer: { viewerId: leaker.viewerId, userAgent: `player of ${leaker.externalViewerId}` },
+      content: { contentId: marked.id, contentType: 'video', title: 'Pan' },
+    });
+    expect(uploads()).toEqual([]);
+  }, T);
+
+  it('finds no viewer in an unmarked copy: no_match, no session, no evidence', async () => {
+    const body = (await (await analyze({ contentId: marked.id, contentType: 'video' }, file('unmarked.mp4'))).json()) as Json;
+    expect(body).toMatchObject({ status: 'completed', classification: 'no_match', matchedSession: null, evidenceChain: null });
+    expect(body.analysis.falsePositiveProbability).toBeGreaterThan(1e-4);
+  }, T);
+
+  it('keeps every case: listed most recent first with the total, each with its evidence', async () => {
+    const list = (await (await t.request('GET', '/api/v1/forensics/cases?limit=10', { key: org.apiKey })).json()) as Json;
+    expect(list.total).toBeGreaterThanOrEqual(2);
+    const dates = list.cases.map((c: Json) => c.createdAt);
+    expect([...dates].sort().reverse()).toEqual(dates);
+    const strong = list.cases.find((c: Json) => c.classification === 'strong_match');
+    expect(strong).toMatchObject({ matchedViewerId: viewers[0]?.viewerId, matchedOrganization: 'Acme Films', matchedWallet: viewers[0]?.walletAddress });
+    const detail = (await (await t.request('GET', `/api/v1/forensics/cases/${strong.id}`, { key: org.apiKey })).json()) as Json;
+    expect(detail.case).toMatchObject({ id: strong.id, status: 'completed', classification: 'strong_match' });
+    expect(Object.keys(detail.evidenceChain.session).sort()).toEqual(['binaryId', 'bytesServed', 'createdAt', 'id']);
+    expect(Object.keys(detail.evidenceChain.viewer).sort()).toEqual(['ipAddress', 'viewerId']);
+  }, T);
+
+  it('queues a long analysis with ?async=true (202, processing) and completes it from the queue', async () => {
+    const res = await analyze({ contentId: marked.id, contentType: 'video' }, leak, org.apiKey, '?async=true');
+    expect(res.status).toBe(202);
+    const queued = (await res.json()) as Json;
+    expect(queued).toMatchObject({ status: 'processing', classification: null, matchedSession: null });
+    expect(uploads()).toHaveLength(1);
+    await t.forensics.drain();
+    const detail = (await (await t.request('GET', `/api/v1/forensics/cases/${queued.caseId}`, { key: org.apiKey })).json()) as Json;
+    expect(detail.case).toMatchObject({ status: 'completed', classification: 'strong_match', matchedViewerId: viewers[0]?.viewerId });
+    expect(uploads()).toEqual([]);
+  }, T);
+
+  describe('bad input', () => {
+    const ok = () => ({ contentId: marked.id, contentType: 'video' });
+
+    it('refuses a request without a key (401) or without the forensics scope (403)', async () => {
+      await expectError(await Promise.resolve(t.app.request('/api/v1/forensics/analyze', { method: 'POST', body: form(ok(), leak) })), 401, 'INVALID_API_KEY');
+      const streamer = await registerOrg(t, { name: 'Streamer', email: 'a@streamer.test', scopes: ['stream'] });
+      await expectError(await analyze(ok(), leak, streamer.apiKey), 403, 'INSUFFICIENT_SCOPE');
+      await expectError(await t.request('GET', '/api/v1/forensics/cases', { key: streamer.apiKey }), 403, 'INSUFFICIENT_SCOPE');
+      expect(uploads()).toEqual([]);
+    });
+
+    it('refuses a body that is not a form with a file, and missing or wrong fields (400)', async () => {
+      await expectError(await t.request('POST', '/api/v1/forensics/analyze', { key: org.apiKey, body: ok() }), 400, 'BAD_REQUEST');
+      await expectError(await analyze(ok()), 400, 'BAD_REQUEST');
+      await expectError(await analyze({ contentType: 'video' }, leak), 400, 'BAD_REQUEST');
+      await expectError(await analyze({ contentId: marked.id, contentType: 'film' }, leak), 400, 'BAD_REQUEST');
+      await expectError(await analyze({ contentId: marked.id, contentType: 'music' }, leak), 400, 'BAD_REQUEST');
+      await expectError(await analyze(ok(), leak, org.apiKey, '?async=maybe'), 400, 'BAD_REQUEST');
+      expect(uploads()).toEqual([]);
+    });
+
+    it('refuses unknown content (404) and content without a mark (400)', async () => {
+      await expectError(await analyze({ contentId: '00000000-0000-4000-8000-000000000000', contentType: 'video' }, leak), 404, 'NOT_FOUND');
+      await expectError(await analyze({ contentId: plain.id, contentType: 'video' }, leak), 400, 'BAD_REQUEST');
+      expect(uploads()).toEqual([]);
+    });
+
+    it('refuses a file that is not media, or holds no stream of the content type (400)', async () => {
+      const notMedia = await analyze(ok(), file('notes.txt'));
+      await expectError(notMedia, 400, 'BAD_REQUEST');
+      await expectError(await analyze(ok(), file('audio-only.m4a')), 400, 'BAD_REQUEST');
+      expect(uploads()).toEqual([]);
+    });
+
+    it('answers unknown and other organizations’ cases with 404, and bounds the list (400)', async () => {
+      await expectError(await t.request('GET', '/api/v1/forensics/cases/00000000-0000-4000-8000-000000000000', { key: org.apiKey }), 404, 'NOT_FOUND');
+      const other = await registerOrg(t, { name: 'Other', email: 'a@other.test' });
+      const mine = (await (await t.request('GET', '/api/v1/forensics/cases', { key: org.apiKey })).json()) as Json;
+      await expectError(await t.request('GET', `/api/v1/forensics/cases/${mine.cases[0].id}`, { key: other.apiKey }), 404, 'NOT_FOUND');
+      expect(((await (await t.request('GET', '/api/v1/forensics/cases', { key: other.apiKey })).json()) as Json).total).toBe(0);
+      await expectError(await t.request('GET', '/api/v1/forensics/cases?limit=101', { key: org.apiKey }), 400, 'BAD_REQUEST');
+      await expectError(await t.request('GET', '/api/v1/forensics/cases?page=0', { key: org.apiKey }), 400, 'BAD_REQUEST');
+    });
+  });
+
+  it.runIf(dialect === 'sqlite')('answers in Shape A with a fractional confidence and a flat evidence chain and case', async () => {
+    const ctxA = await createContext({ ...t.ctx.config, apiShape: 'a' }, { clock: t.clock, log: createLogger('silent') });
+    const queue = new ForensicsQueue(ctxA);
+    const appA = createApp(ctxA, { forensics: queue });
+    try {
+      const res = await appA.request('/api/v1/forensics/analyze', { method: 'POST', headers: { authorization: `Bearer ${org.apiKey}` }, body: form({ contentId: marked.id, contentType: 'video' }, leak) });
+      const body = (await res.json()) as Json;
+      expect(body.confidence).toBeGreaterThan(0);
+      expect(body.confidence).toBeLessThanOrEqual(1);
+      expect(body.evidenceChain).toMatchObject({ organization: 'Acme Films', viewer: viewers[0]?.viewerId, wallet: viewers[0]?.walletAddress, content: 'Pan', streamDate: expect.any(String) });
+      const detail = (await (await appA.request(`/api/v1/forensics/cases/${body.caseId}`, { headers: { authorization: `Bearer ${org.apiKey}` } })).json()) as Json;
+      expect(detail).toMatchObject({ id: body.caseId, classification: 'strong_match', evidenceChain: { organization: 'Acme Films' } });
+      expect(detail.case).toBeUndefined();
+    } finally {
+      await queue.stop();
+      await ctxA.db.close();
+    }
+  }, T);
+});
+
+describe('forensics: the upload limit', () => {
+  it('answers 413 for a leak over --max-upload and keeps nothing of it', async () => {
+    const t = await makeTestApp('sqlite', { config: { maxUploadBytes: 4096 } });
+    try {
+      const org = await registerOrg(t);
+      const body = new FormData();
+      body.set('contentId', '00000000-0000-4000-8000-000000000000');
+      body.set('contentType', 'video');
+      body.set('file', new Blob([Buffer.alloc(64 * 1024, 1)]), 'big.mp4');
+      const res = await t.app.request('/api/v1/forensics/analyze', { method: 'POST', headers: { authorization: `Bearer ${org.apiKey}` }, body });
+      await expectError(res, 413, 'PAYLOAD_TOO_LARGE');
+      expect(fs.readdirSync(path.join(t.dir, 'uploads'))).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+});
