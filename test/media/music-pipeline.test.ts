@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { musicGraph } from '../helpers/music.js';
 import { DrmError } from '../../src/errors.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { readMonoPcm } from '../../src/media/decode.js';
@@ -22,35 +23,10 @@ const file = (name: string) => path.join(dir, name);
 const ff = (...args: string[]) => execFileSync(bins.ffmpeg, ['-v', 'error', '-y', ...args]);
 let embedded: Awaited<ReturnType<typeof embedMusic>>;
 
-/**
- * Fifteen tones from A2 to A7 (bass below the marked band, melody and harmonics in it), each
- * switched on and off per "note" by a hashed gate with a decay, at rates that never line up, so
- * the loudness envelope never repeats and alignment has one answer; pink noise as a floor.
- * Odd tones go left, even ones right. variant shifts every rate and hash: other music.
- */
-function musicGraph(variant: number): string {
-  const notes = [110, 164.81, 220, 277.18, 329.63, 440, 554.37, 659.25, 880, 1108.73, 1318.51, 1760, 2217.46, 2637.02, 3520];
-  const voices = notes.map((f, i) => {
-    const rate = (1.3 + 0.37 * i + 0.23 * variant).toFixed(2);
-    const hash = `st(0,sin(floor(t*${rate})*12.9898+${i * 7 + 1 + 31 * variant})*43758.5453)`;
-    const gate = `${hash}*0+0.15+0.85*gt(ld(0)-floor(ld(0)),0.45)*exp(-2*(t*${rate}-floor(t*${rate})))`;
-    return `sine=f=${f * (1 + 0.06 * variant)}:r=44100:d=${SECONDS},volume=eval=frame:volume='${gate}'[s${i}]`;
-  });
-  const side = (odd: number) => notes.map((_, i) => (i % 2 === odd ? `[s${i}]` : '')).join('');
-  return [
-    ...voices,
-    `${side(0)}amix=inputs=8[l]`,
-    `${side(1)}amix=inputs=7[r]`,
-    '[l][r]join=inputs=2:channel_layout=stereo,volume=4[m]',
-    `anoisesrc=c=pink:a=0.02:r=44100:d=${SECONDS}:seed=${3 + variant},pan=stereo|c0=c0|c1=c0[n]`,
-    '[m][n]amix=inputs=2:duration=first,volume=2',
-  ].join(';');
-}
-
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-music-'));
-  ff('-filter_complex', musicGraph(0), '-c:a', 'pcm_s16le', file('music.wav'));
-  ff('-filter_complex', musicGraph(1), '-c:a', 'pcm_s16le', file('other.wav'));
+  ff('-filter_complex', musicGraph(0, SECONDS), '-c:a', 'pcm_s16le', file('music.wav'));
+  ff('-filter_complex', musicGraph(1, SECONDS), '-c:a', 'pcm_s16le', file('other.wav'));
   ff('-f', 'lavfi', '-i', 'testsrc2=size=64x48:rate=10:duration=2', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', file('silent.mp4'));
   fs.writeFileSync(file('notes.txt'), 'not music\n'.repeat(100));
   embedded = await embedMusic({ bins, key, contentId, input: file('music.wav'), output: file('marked.m4a'), bits });
