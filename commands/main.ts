@@ -62,6 +62,19 @@ export async function main(argv: string[]): Promise<number> {
       .addOption(new Option('--backend <kind>', 'DTCWT backend for watermarked video').choices(['auto', 'cpu', 'tfjs']).default('auto')),
   ).action(run(async () => (await import('./ingest.js')).ingest));
 
+  dbOptions(
+    program
+      .command('analyze <leak>')
+      .description(
+        'trace a leaked copy to the viewer who received it, on the local data directory or with --server on a running drm serve; exit 0 strong match, 2 weak match, 3 no match, 1 error',
+      )
+      .requiredOption('--content <id>', 'id of the content the leak was taken from')
+      .addOption(new Option('--type <type>', "content type (default: the content's own locally, video with --server)").choices(['video', 'music']))
+      .option('--server <url>', 'analyse on this drm server (with --api-key) instead of the local database')
+      .option('--api-key <key>', 'API key with the forensics scope, for --server')
+      .addOption(new Option('--backend <kind>', 'DTCWT backend for local video analysis (default auto)').choices(['auto', 'cpu', 'tfjs'])),
+  ).action(run(async () => (await import('./analyze.js')).analyze));
+
   dbOptions(program.command('migrate').description('apply pending database migrations and report the schema version')).action(
     run(async () => (await import('./migrate.js')).migrateCommand),
   );
@@ -138,9 +151,9 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof CommanderError) {
       // --help and --version exit 0; help shown because a subcommand is missing exits 1; usage errors 2.
-      return err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version'
-        ? err.exitCode
-        : 2;
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version') return err.exitCode;
+      // `drm analyze` answers 2 for a weak match: its usage errors are plain errors (1).
+      return argv[2] === 'analyze' ? 1 : 2;
     }
     return reportError(createOutput(argv.includes('--json')), err);
   }

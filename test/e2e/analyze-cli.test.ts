@@ -1,0 +1,147 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mediaBinaries } from '../../src/media/binaries.js';
+import { registerOver } from '../helpers/fixtures.js';
+import { type CliResult, drm, killAll, runDrm, type ServeProcess, startServe } from '../helpers/serve-process.js';
+
+// `drm analyze` for real: a film ingested with its marks by `drm ingest`, streamed by one viewer
+// through `drm serve` with ffmpeg as the player, and that viewer's copy re-encoded at 720p CRF 28
+// without its first 7 s. The CLI must trace it on the server (--server) and on the data
+// directory (local), say nobody for an unmarked copy, and answer errors in one line with exit 1.
+const T = 300_000;
+const bins = mediaBinaries();
+let dir: string;
+let dataDir: string;
+let server: ServeProcess;
+let filmId: string;
+let org: { organizationId: string; apiKey: string };
+let alice: { sessionId: string; playlistUrl: string; binaryId: string };
+const file = (name: string) => path.join(dir, name);
+const ff = (...args: string[]) => execFileSync(bins.ffmpeg, ['-v', 'error', '-y', ...args]);
+/** The leak's attack: 720p, CRF 28, the first 7 s cut (output seeking: input seeking on TS breaks the first GOP). */
+const attack = (input: string, output: string) =>
+  ff('-i', input, '-ss', '7', '-vf', 'scale=1280:720', '-c:v', 'libx264', '-crf', '28', '-preset', 'veryfast', '-an', output);
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field in assertions
+type Json = Record<string, any>;
+
+/** A failure: exit 1, nothing on stdout, exactly one line on stderr. */
+function expectOneLineError(r: CliResult, pattern: RegExp) {
+  expect(r.code, r.stderr).toBe(1);
+  expect(r.stdout).toBe('');
+  expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+  expect(r.stderr).toMatch(pattern);
+}
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-analyze-'));
+  dataDir = file('data');
+  ff('-f', 'lavfi', '-i', 'mandelbrot=size=1280x720:start_scale=1.2:end_scale=1.2', '-frames:v', '1', file('still.png'));
+  ff('-loop', '1', '-framerate', '25', '-i', file('still.png'), '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
+    '-vf', "crop=640:360:x='20+t*14':y='30+t*6'", '-t', '27', '-c:v', 'libx264', '-crf', '16', '-preset', 'veryfast', '-pix_fmt', 'yuv420p',
+    '-c:a', 'aac', '-shortest', file('film.mp4'));
+  fs.writeFileSync(file('notes.txt'), 'not a film\n'.repeat(100));
+  const ingested = JSON.parse(await drm(['ingest', file('film.mp4'), '--title', 'Pan', '--type', 'video', '--watermark', '--data-dir', dataDir, '--json'])) as Json;
+  filmId = ingested.contentId;
+  server = await startServe({ dataDir });
+  org = await registerOver(server.url, 'Analysts Inc');
+  await drm(['admin', 'license', '--org', org.organizationId, '--content', filmId, '--type', 'video', '--watermark', '--data-dir', dataDir]);
+  const res = await fetch(`${server.url}/api/v1/stream/${filmId}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json', 'user-agent': 'player of alice' },
+    body: JSON.stringify({ viewerId: 'alice' }),
+  });
+  expect(res.status).toBe(201);
+  alice = (await res.json()) as typeof alice;
+  // What alice received, read by ffmpeg as a player reads it, then attacked.
+  ff('-i', `${server.url}${alice.playlistUrl}`, '-c', 'copy', file('alice.ts'));
+  attack(file('alice.ts'), file('alice-leak.mp4'));
+  attack(file('film.mp4'), file('unmarked.mp4'));
+}, T);
+afterAll(() => {
+  killAll();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('drm analyze --server', () => {
+  afterAll(async () => {
+    // The local runs below must not race the server's queue for their cases.
+    await server.stop();
+  });
+
+  it('traces alice\'s re-encoded, cut copy to her session: --json is the analyze response, exit 0', async () => {
+    const r = await runDrm(['analyze', file('alice-leak.mp4'), '--content', filmId, '--server', server.url, '--api-key', org.apiKey, '--json'], {}, T);
+    expect(r.code, r.stderr).toBe(0);
+    const body = JSON.parse(r.stdout) as Json;
+    expect(body).toMatchObject({
+      caseId: expect.any(String),
+      status: 'completed',
+      contentId: filmId,
+      contentType: 'video',
+      classification: 'strong_match',
+      matchedSession: { sessionId: alice.sessionId, externalViewerId: 'alice', ipAddress: '127.0.0.1', binaryId: alice.binaryId },
+      analysis: { candidates: 1, confusionProbability: 0, falsePositiveProbability: expect.any(Number) },
+    });
+    expect(body.evidenceChain.session.id).toBe(alice.sessionId);
+    expect(body.analysis.segments.map((s: Json) => s.index)).toEqual([0, 1, 2]);
+    // The case is the organization's, as one opened over HTTP by hand would be.
+    const cases = await fetch(`${server.url}/api/v1/forensics/cases`, { headers: { authorization: `Bearer ${org.apiKey}` } });
+    expect(((await cases.json()) as Json).cases.map((c: Json) => c.id)).toContain(body.caseId);
+  }, T);
+
+  it('an error answer of the server is one line with its code, exit 1; so is --server without --api-key', async () => {
+    const unknown = await runDrm(['analyze', file('alice-leak.mp4'), '--content', '00000000-0000-4000-8000-000000000000', '--server', server.url, '--api-key', org.apiKey]);
+    expectOneLineError(unknown, /^drm: content 00000000-0000-4000-8000-000000000000 not found \(NOT_FOUND\)$/m);
+    const badKey = await runDrm(['analyze', file('alice-leak.mp4'), '--content', filmId, '--server', server.url, '--api-key', 'nope']);
+    expectOneLineError(badKey, /^drm: .*\(INVALID_API_KEY\)$/m);
+    const noKey = await runDrm(['analyze', file('alice-leak.mp4'), '--content', filmId, '--server', server.url]);
+    expectOneLineError(noKey, /^drm: --server and --api-key go together/);
+  }, T);
+});
+
+describe('drm analyze on the data directory', () => {
+  it('prints the finding and the evidence chain as a table, exit 0', async () => {
+    const r = await runDrm(['analyze', file('alice-leak.mp4'), '--content', filmId, '--data-dir', dataDir], {}, T);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^case [0-9a-f-]{36}: strong_match$/m);
+    expect(r.stdout).toMatch(/false positive\s+\d\.\de-\d+ \(1 candidate, no other viewer to confuse with\)/);
+    expect(r.stdout).toMatch(new RegExp(`│ session\\s+│ ${alice.sessionId}, created \\d{4}-`));
+    expect(r.stdout).toMatch(/│ viewer\s+│ [0-9a-f-]{36} \(external id alice\)/);
+    expect(r.stdout).toMatch(/│ organization\s+│ Analysts Inc \(/);
+    expect(r.stdout).toMatch(/│ user agent\s+│ player of alice/);
+    expect(r.stdout).toMatch(/│ wallet\s+│ 0x[0-9a-fA-F]{40} \(own wallet: no\)/);
+    expect(r.stdout).toMatch(/^seg 0: z -?\d+\.\d \([AB?]\), seg 1: z -?\d+\.\d \([AB]\), seg 2: z -?\d+\.\d \([AB]\)$/m);
+    // The user's file is read, never taken: the case's copy is gone from the uploads directory.
+    expect(fs.existsSync(file('alice-leak.mp4'))).toBe(true);
+    expect(fs.readdirSync(path.join(dataDir, 'uploads'))).toEqual([]);
+  }, T);
+
+  it('an unmarked copy of the film names nobody: exit 3, matchedSession null', async () => {
+    const r = await runDrm(['analyze', file('unmarked.mp4'), '--content', filmId, '--data-dir', dataDir, '--json'], {}, T);
+    expect(r.code, r.stderr).toBe(3);
+    const body = JSON.parse(r.stdout) as Json;
+    expect(body).toMatchObject({ status: 'completed', classification: 'no_match', matchedSession: null, evidenceChain: null, confidence: 0 });
+    expect(body.analysis.segments.length).toBeGreaterThan(0);
+    const human = await runDrm(['analyze', file('unmarked.mp4'), '--content', filmId, '--data-dir', dataDir], {}, T);
+    expect(human.code, human.stderr).toBe(3);
+    expect(human.stdout).toMatch(/^case [0-9a-f-]{36}: no_match$/m);
+    expect(human.stdout).toMatch(/^no viewer named$/m);
+  }, T);
+
+  it('unknown content, a text file and a missing file are one line each, exit 1', async () => {
+    const unknown = await runDrm(['analyze', file('alice-leak.mp4'), '--content', '00000000-0000-4000-8000-000000000000', '--data-dir', dataDir]);
+    expectOneLineError(unknown, /^drm: content 00000000-0000-4000-8000-000000000000 not found$/m);
+    const text = await runDrm(['analyze', file('notes.txt'), '--content', filmId, '--data-dir', dataDir]);
+    expectOneLineError(text, /^drm: the uploaded file is not a video or audio file that ffmpeg can read$/m);
+    const missing = await runDrm(['analyze', file('nothing.mp4'), '--content', filmId, '--data-dir', dataDir]);
+    expectOneLineError(missing, /^drm: leak .*nothing\.mp4 does not exist$/m);
+    const usage = await runDrm(['analyze', file('alice-leak.mp4'), '--data-dir', dataDir]);
+    expectOneLineError(usage, /--content/);
+    // A refused leak leaves nothing behind in the uploads directory, and the user's file stays.
+    expect(fs.readdirSync(path.join(dataDir, 'uploads'))).toEqual([]);
+    expect(fs.existsSync(file('notes.txt'))).toBe(true);
+  }, T);
+});
