@@ -46,7 +46,9 @@ export async function main(argv: string[]): Promise<number> {
       .option('--allow-private-webhooks', 'allow webhook URLs on loopback and private addresses (env DRM_ALLOW_PRIVATE_WEBHOOKS)')
       .option('--public-url <url>', 'the URL clients use to reach the server (env DRM_PUBLIC_URL)')
       .option('--log-level <level>', 'debug, info, warn, error or silent (env DRM_LOG_LEVEL; default info)')
-      .option('--no-webhook-worker', 'do not deliver webhooks from this process'),
+      .option('--no-webhook-worker', 'do not deliver webhooks from this process')
+      .option('--max-upload <size>', 'largest leak POST /forensics/analyze accepts, e.g. 4G or 500M (env DRM_MAX_UPLOAD; default 4G)')
+      .option('--analysis-concurrency <n>', 'leak analyses run at once, 1 or 2 (env DRM_ANALYSIS_CONCURRENCY; default 1)'),
   ).action(run(async () => (await import('./serve.js')).serve));
 
   dbOptions(

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { resolveConfig } from '../../src/config.js';
+import { parseByteSize, resolveConfig } from '../../src/config.js';
 
 describe('server configuration', () => {
   it('defaults to SQLite in ./drm-data, 127.0.0.1:8080, shape b', () => {
@@ -49,5 +49,15 @@ describe('server configuration', () => {
     [{ logLevel: 'loud' }, /--log-level/],
   ])('refuses %o with a message naming the option', (input, message) => {
     expect(() => resolveConfig(input, {})).toThrow(message);
+  });
+
+  it('takes the forensic upload limit as a size with a unit (default 4 GiB) and 1 or 2 analyses at once', () => {
+    expect(resolveConfig({}, {})).toMatchObject({ maxUploadBytes: 4 * 1024 ** 3, analysisConcurrency: 1 });
+    expect(resolveConfig({ maxUpload: '500M', analysisConcurrency: '2' }, {})).toMatchObject({ maxUploadBytes: 500 * 1024 ** 2, analysisConcurrency: 2 });
+    expect(resolveConfig({}, { DRM_MAX_UPLOAD: '1048576', DRM_ANALYSIS_CONCURRENCY: '2' })).toMatchObject({ maxUploadBytes: 1048576, analysisConcurrency: 2 });
+    expect(parseByteSize('64k', 'x')).toBe(65536);
+    expect(parseByteSize('1.5GiB', 'x')).toBe(1.5 * 1024 ** 3);
+    for (const bad of ['', 'lots', '-1', '0', '4X']) expect(() => parseByteSize(bad, '--max-upload')).toThrow(/--max-upload must be/);
+    expect(() => resolveConfig({ analysisConcurrency: '3' }, {})).toThrow(/--analysis-concurrency must be 1 or 2/);
   });
 });
