@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makePanFilm } from '../helpers/media.js';
 import { createApp } from '../../server/app.js';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { createContext } from '../../src/context.js';
@@ -29,10 +30,7 @@ const ff = (...args: string[]) => execFileSync(bins.ffmpeg, ['-v', 'error', '-y'
 
 beforeAll(() => {
   media = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-forensics-'));
-  ff('-f', 'lavfi', '-i', 'mandelbrot=size=1280x720:start_scale=1.2:end_scale=1.2', '-frames:v', '1', file('still.png'));
-  ff('-loop', '1', '-framerate', '25', '-i', file('still.png'), '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
-    '-vf', "crop=640:360:x='20+t*14':y='30+t*6'", '-t', '27', '-c:v', 'libx264', '-crf', '16', '-preset', 'veryfast', '-pix_fmt', 'yuv420p',
-    '-c:a', 'aac', '-shortest', file('film.mp4'));
+  makePanFilm(file('film.mp4'), 27);
   // The leak's attack: 720p, CRF 28, the first 7 s cut.
   ff('-i', file('film.mp4'), '-ss', '7', '-vf', 'scale=1280:720', '-c:v', 'libx264', '-crf', '28', '-preset', 'veryfast', '-an', file('unmarked.mp4'));
   ff('-f', 'lavfi', '-i', 'sine=frequency=300:sample_rate=44100', '-t', '5', '-c:a', 'aac', file('audio-only.m4a'));

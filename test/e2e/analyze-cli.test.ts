@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makePanFilm } from '../helpers/media.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { registerOver } from '../helpers/fixtures.js';
 import { type CliResult, drm, killAll, runDrm, type ServeProcess, startServe } from '../helpers/serve-process.js';
@@ -39,10 +40,7 @@ function expectOneLineError(r: CliResult, pattern: RegExp) {
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-analyze-'));
   dataDir = file('data');
-  ff('-f', 'lavfi', '-i', 'mandelbrot=size=1280x720:start_scale=1.2:end_scale=1.2', '-frames:v', '1', file('still.png'));
-  ff('-loop', '1', '-framerate', '25', '-i', file('still.png'), '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
-    '-vf', "crop=640:360:x='20+t*14':y='30+t*6'", '-t', '27', '-c:v', 'libx264', '-crf', '16', '-preset', 'veryfast', '-pix_fmt', 'yuv420p',
-    '-c:a', 'aac', '-shortest', file('film.mp4'));
+  makePanFilm(file('film.mp4'), 27);
   fs.writeFileSync(file('notes.txt'), 'not a film\n'.repeat(100));
   const ingested = JSON.parse(await drm(['ingest', file('film.mp4'), '--title', 'Pan', '--type', 'video', '--watermark', '--data-dir', dataDir, '--json'])) as Json;
   filmId = ingested.contentId;

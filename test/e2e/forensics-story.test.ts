@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { registerOver } from '../helpers/fixtures.js';
-import { musicGraph } from '../helpers/music.js';
+import { makePanFilm, musicGraph } from '../helpers/media.js';
 import { drm, killAll, type ServeProcess, startServe } from '../helpers/serve-process.js';
 
 // The whole story, every part real: an organization registers and is licensed, the content team
@@ -93,10 +93,7 @@ function expectNobody(body: Json) {
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-story-'));
   dataDir = file('data');
-  await ff('-f', 'lavfi', '-i', 'mandelbrot=size=1280x720:start_scale=1.2:end_scale=1.2', '-frames:v', '1', file('still.png'));
-  await ff('-loop', '1', '-framerate', '25', '-i', file('still.png'), '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
-    '-vf', "crop=640:360:x='20+t*14':y='30+t*6'", '-t', '27', '-c:v', 'libx264', '-crf', '16', '-preset', 'veryfast', '-pix_fmt', 'yuv420p',
-    '-c:a', 'aac', '-shortest', file('film.mp4'));
+  makePanFilm(file('film.mp4'), 27);
   await ff('-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25', '-t', '20', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', file('other-film.mp4'));
   await ff('-filter_complex', musicGraph(0, 27), '-c:a', 'aac', '-b:a', '192k', file('track.m4a'));
   server = await startServe({ dataDir, args: ['--trust-proxy'] });

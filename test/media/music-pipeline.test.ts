@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { musicGraph } from '../helpers/music.js';
+import { musicGraph } from '../helpers/media.js';
 import { DrmError } from '../../src/errors.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { readMonoPcm } from '../../src/media/decode.js';

@@ -1,4 +1,22 @@
-// Music for tests, synthesised with ffmpeg's lavfi: no fixture files.
+// Films and music for tests, synthesised with ffmpeg's lavfi: no fixture files.
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { mediaBinaries } from '../../src/media/binaries.js';
+
+/**
+ * A 640×360 film with a 440-Hz tone: a slow pan (14 px/s right, 6 down) over a Mandelbrot still,
+ * textured at every scale the mark uses, so the watermark reads from it after re-encoding.
+ * Written as `film` (an .mp4), with its still beside it.
+ */
+export function makePanFilm(film: string, seconds: number): string {
+  const ff = (...args: string[]) => execFileSync(mediaBinaries().ffmpeg, ['-v', 'error', '-y', ...args]);
+  const still = path.join(path.dirname(film), `${path.basename(film, '.mp4')}-still.png`);
+  ff('-f', 'lavfi', '-i', 'mandelbrot=size=1280x720:start_scale=1.2:end_scale=1.2', '-frames:v', '1', still);
+  ff('-loop', '1', '-framerate', '25', '-i', still, '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
+    '-vf', "crop=640:360:x='20+t*14':y='30+t*6'", '-t', String(seconds), '-c:v', 'libx264', '-crf', '16', '-preset', 'veryfast', '-pix_fmt', 'yuv420p',
+    '-c:a', 'aac', '-shortest', film);
+  return film;
+}
 
 /**
  * Fifteen tones from A2 to A7 (bass below the marked band, melody and harmonics in it), each
