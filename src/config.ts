@@ -27,6 +27,8 @@ export interface Config {
   maxUploadBytes: number;
   /** Leak analyses this process runs at once (1 or 2), so that streaming stays fast meanwhile. */
   analysisConcurrency: number;
+  /** How long a case taken by a server that stopped answering waits before another server (or this one, restarted) takes it. */
+  analysisLeaseMs: number;
 }
 
 /** Option values as they come from commander (strings) — every one also has an environment variable. */
@@ -69,6 +71,14 @@ function analysisConcurrency(raw: string | number): number {
   return n;
 }
 
+function analysisLease(raw: string): number {
+  const seconds = Number(raw);
+  if (!Number.isInteger(seconds) || seconds < 5 || seconds > 86_400) {
+    throw new DrmError('BAD_REQUEST', `DRM_ANALYSIS_LEASE_SECONDS must be a whole number of seconds from 5 to 86400, got "${raw}"`);
+  }
+  return seconds * 1000;
+}
+
 export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(input.dataDir ?? env.DRM_DATA_DIR ?? './drm-data');
   const db = input.db ?? env.DRM_DB ?? `sqlite:${path.join(dataDir, 'drm.db')}`;
@@ -109,5 +119,6 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     webhookWorker: input.webhookWorker ?? env.DRM_WEBHOOK_WORKER !== '0',
     maxUploadBytes: parseByteSize(input.maxUpload ?? env.DRM_MAX_UPLOAD ?? '4G', '--max-upload'),
     analysisConcurrency: analysisConcurrency(input.analysisConcurrency ?? env.DRM_ANALYSIS_CONCURRENCY ?? 1),
+    analysisLeaseMs: analysisLease(env.DRM_ANALYSIS_LEASE_SECONDS ?? '120'),
   };
 }

@@ -59,5 +59,8 @@ describe('server configuration', () => {
     expect(parseByteSize('1.5GiB', 'x')).toBe(1.5 * 1024 ** 3);
     for (const bad of ['', 'lots', '-1', '0', '4X']) expect(() => parseByteSize(bad, '--max-upload')).toThrow(/--max-upload must be/);
     expect(() => resolveConfig({ analysisConcurrency: '3' }, {})).toThrow(/--analysis-concurrency must be 1 or 2/);
+    expect(resolveConfig({}, {}).analysisLeaseMs).toBe(120_000);
+    expect(resolveConfig({}, { DRM_ANALYSIS_LEASE_SECONDS: '5' }).analysisLeaseMs).toBe(5000);
+    expect(() => resolveConfig({}, { DRM_ANALYSIS_LEASE_SECONDS: '1' })).toThrow(/DRM_ANALYSIS_LEASE_SECONDS must be/);
   });
 });

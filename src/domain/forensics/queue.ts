@@ -12,7 +12,7 @@ import { completedOutcome, failedOutcome, uploadsDir } from './cases.js';
 export interface ForensicsQueueOptions {
   /** the DTCWT backend's maker (default: the best one here, made on first use) */
   backend?: () => Promise<DtcwtBackend>;
-  /** how long a taken case stays taken without news from its worker */
+  /** how long a taken case stays taken without news from its worker (default: the config's) */
   leaseMs?: number;
   pollMs?: number;
 }
@@ -46,7 +46,7 @@ export class ForensicsQueue {
     options: ForensicsQueueOptions = {},
   ) {
     this.makeBackend = options.backend ?? (() => createDtcwtBackend('auto'));
-    this.leaseMs = options.leaseMs ?? 120_000;
+    this.leaseMs = options.leaseMs ?? ctx.config.analysisLeaseMs;
     this.pollMs = options.pollMs ?? 2000;
   }
 
