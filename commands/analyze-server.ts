@@ -1,0 +1,156 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { badRequest } from '../src/errors.js';
+import { CANCELLED, exitFor, FAILED, type Json, obj, printAnalysis, text } from './analysis-report.js';
+import type { AnalyzeOptions } from './analyze.js';
+import { type Output, printJson } from './output.js';
+import { createTicker } from './ticker.js';
+
+// `drm analyze --server URL --api-key KEY`: POST /api/v1/forensics/analyze on a running `drm serve`.
+
+/**
+ * Below this size the leak is analysed within the upload request (POST without ?async), whose
+ * answer is exactly the analyze response printed by --json. Above it the analysis may outlast a
+ * request (fetch gives up on a response whose headers take over 300 s), so the leak is queued
+ * with ?async=true and its case polled; no endpoint serves the analyze response again, so --json
+ * then prints the case detail (GET /api/v1/forensics/cases/{id}) instead.
+ */
+const ASYNC_FROM_BYTES = 200 * 1024 * 1024;
+const POLL_MS = 1000;
+
+
+/** An error answer of the API ({error, code}), or an unreadable one. */
+class ServerError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: Output): Promise<number> {
+  if (!opts.server || !opts.apiKey) throw badRequest('--server and --api-key go together: the server to analyse on and an API key with the forensics scope');
+  for (const [flag, given] of [['--db', opts.db], ['--data-dir', opts.dataDir], ['--backend', opts.backend]] as const) {
+    if (given !== undefined) throw badRequest(`${flag} applies to local analysis only, not with --server`);
+  }
+  let base: URL;
+  try {
+    base = new URL(opts.server);
+  } catch {
+    throw badRequest(`--server must be a URL such as http://127.0.0.1:8080, got ${JSON.stringify(opts.server)}`);
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw badRequest(`--server must be an http or https URL, got ${JSON.stringify(opts.server)}`);
+  const api = (p: string) => new URL(`${base.pathname.replace(/\/+$/, '')}/api/v1/forensics${p}`, base).toString();
+  const stat = checkLeak(leak);
+  const useAsync = stat.size >= ASYNC_FROM_BYTES;
+  const headers = { authorization: `Bearer ${opts.apiKey}` };
+
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  const ticker = createTicker(!out.json && Boolean(process.stderr.isTTY), `uploading ${path.basename(leak)} and analysing on ${base.host}`);
+  let caseId: string | undefined;
+  try {
+    // The fields first, then the file, read from disk as it is sent (openAsBlob never holds it whole).
+    const form = new FormData();
+    form.set('contentId', opts.content);
+    form.set('contentType', opts.type ?? 'video');
+    form.set('file', new File([await fs.openAsBlob(leak)], path.basename(leak)));
+    const answer = await call(api(`/analyze${useAsync ? '?async=true' : ''}`), { method: 'POST', headers, body: form, signal: controller.signal }, base);
+    if (!useAsync) {
+      ticker.stop();
+      return printAnalysis(out, answer);
+    }
+    caseId = text(answer.caseId);
+    if (!caseId) throw new ServerError('the server answered without a case id', undefined, 200);
+    ticker.label(`analysing case ${caseId} on ${base.host}`);
+    for (;;) {
+      await sleep(POLL_MS, controller.signal);
+      const detail = await call(api(`/cases/${encodeURIComponent(caseId)}`), { headers, signal: controller.signal }, base);
+      // Shape B nests the case ({case, evidenceChain}); shape A is flat.
+      const flat = obj(detail.case) ? { ...(detail.case as Json), evidenceChain: detail.evidenceChain } : detail;
+      if (flat.status === 'processing') continue;
+      ticker.stop();
+      if (out.json) {
+        printJson(out, detail);
+        return exitFor(flat);
+      }
+      return printAnalysis(out, flat);
+    }
+  } catch (err) {
+    ticker.stop();
+    if (controller.signal.aborted) {
+      out.error(
+        caseId
+          ? `drm: stopped waiting; case ${caseId} goes on on the server (GET /api/v1/forensics/cases/${caseId})`
+          : 'drm: cancelled; a case the server already opened goes on there (GET /api/v1/forensics/cases)',
+      );
+      return CANCELLED;
+    }
+    if (err instanceof ServerError) {
+      if (out.json) out.error(JSON.stringify({ error: err.message, ...(err.code && { code: err.code }), status: err.status }));
+      else out.error(`drm: ${err.message}${err.code ? ` (${err.code})` : ''}`);
+      return FAILED;
+    }
+    if (caseId && err instanceof Error) throw new Error(`${err.message} (case ${caseId} goes on on the server)`);
+    throw err;
+  } finally {
+    ticker.stop();
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}
+
+/** One request: its JSON body, a ServerError for an error answer, a one-line error when the server cannot be reached. */
+async function call(url: string, init: RequestInit, base: URL): Promise<Json> {
+  let res: Response;
+  try {
+    res = await fetch(url, init);
+  } catch (err) {
+    if (init.signal?.aborted) throw err;
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    throw new Error(`cannot reach ${base.origin}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+  }
+  const raw = await res.text();
+  let body: Json | undefined;
+  try {
+    body = obj(JSON.parse(raw));
+  } catch {
+    body = undefined;
+  }
+  if (!res.ok) {
+    const message = text(body?.error) ?? `the server answered HTTP ${res.status}${raw && raw.length < 200 ? `: ${raw.trim()}` : ''}`;
+    throw new ServerError(message, text(body?.code), res.status);
+  }
+  if (!body) throw new ServerError(`the server answered HTTP ${res.status} without a JSON body`, undefined, res.status);
+  return body;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const done = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+export function checkLeak(leak: string): fs.Stats {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(leak);
+  } catch {
+    throw badRequest(`leak ${leak} does not exist`);
+  }
+  if (!stat.isFile()) throw badRequest(`leak ${leak} is not a file`);
+  return stat;
+}
