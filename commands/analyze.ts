@@ -5,7 +5,7 @@ import { createDtcwtBackend, type DtcwtBackend, type DtcwtBackendKind } from '..
 import type { Context } from '../src/context.js';
 import type { CaseRow } from '../src/db/repos/index.js';
 import type { Logger } from '../src/log.js';
-import { failedOutcome, openCase, uploadsDir } from '../src/domain/forensics/cases.js';
+import { openCase, uploadsDir } from '../src/domain/forensics/cases.js';
 import { ForensicsQueue } from '../src/domain/forensics/queue.js';
 import { notFound } from '../src/errors.js';
 import { analysisBody } from '../src/present/forensics.js';
@@ -103,30 +103,17 @@ async function analyzeLocally(ctx: Context, out: Output, leak: string, opts: Ana
       return backend;
     },
   });
-  let stop: () => void = () => {};
-  const cancelled = new Promise<'cancelled'>((resolve) => {
-    stop = () => resolve('cancelled');
-  });
+  const controller = new AbortController();
+  const stop = () => controller.abort();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  const running = queue.run(row.id);
-  running.catch(() => {}); // awaited below, or given up on when cancelled
-  let gaveUp = false;
   try {
-    const outcome = await Promise.race([running, cancelled]).catch((err) => {
+    const outcome = await queue.run(row.id, controller.signal).catch((err) => {
       showHeld();
       throw err;
     });
-    if (outcome === 'cancelled') {
-      gaveUp = true;
+    if (controller.signal.aborted) {
       ticker.stop();
-      // The analysis fails at its next transform once the backend is closed (its decoders are
-      // killed as it unwinds); the case is then recorded as cancelled rather than as an error.
-      await (await backend?.catch(() => undefined))?.close();
-      await Promise.race([running.catch(() => undefined), new Promise((r) => setTimeout(r, 10_000).unref())]);
-      const now = await ctx.repos.forensicCases.find(row.id);
-      if (now?.status !== 'completed') await ctx.repos.forensicCases.finish(row.id, failedOutcome('analysis cancelled on the command line', ctx.clock.now()));
-      fs.rmSync(upload, { force: true });
       out.error(`drm: analysis cancelled; case ${row.id} is recorded as failed`);
       return CANCELLED;
     }
@@ -138,6 +125,6 @@ async function analyzeLocally(ctx: Context, out: Output, leak: string, opts: Ana
     ticker.stop();
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
-    if (!gaveUp) await queue.stop();
+    await queue.stop();
   }
 }

@@ -162,6 +162,16 @@ describe.each(DIALECTS)('forensics on %s', (dialect) => {
     expect(uploads()).toEqual([]);
   }, T);
 
+  it('stores a run cancelled by its signal as failed, "analysis cancelled", and removes its upload', async () => {
+    const res = await analyze({ contentId: marked.id, contentType: 'video' }, leak, org.apiKey, '?async=true');
+    const { caseId } = (await res.json()) as Json;
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const row = await t.forensics.run(caseId, controller.signal);
+    expect(row).toMatchObject({ status: 'failed', failureReason: 'analysis cancelled', classification: null });
+    expect(uploads()).toEqual([]);
+  }, T);
+
   describe('bad input', () => {
     const ok = () => ({ contentId: marked.id, contentType: 'video' });
 

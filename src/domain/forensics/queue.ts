@@ -77,13 +77,14 @@ export class ForensicsQueue {
 
   /**
    * Runs one case to its end in this process and returns it as stored. If another server took it
-   * first, waits for that one to finish it.
+   * first, waits for that one to finish it. `signal` cancels the analysis: the case is stored as
+   * failed, "analysis cancelled", and returned.
    */
-  async run(caseId: string): Promise<CaseRow> {
+  async run(caseId: string, signal?: AbortSignal): Promise<CaseRow> {
     await this.slot();
     try {
       const row = await this.ctx.repos.forensicCases.claim(caseId, this.ctx.clock.now(), this.ctx.clock.now() + this.leaseMs);
-      if (row) await this.track(this.analyse(row));
+      if (row) await this.track(this.analyse(row, signal));
     } finally {
       this.release();
     }
@@ -91,6 +92,7 @@ export class ForensicsQueue {
       const row = await this.ctx.repos.forensicCases.find(caseId);
       if (!row) throw new DrmError('NOT_FOUND', `forensic case ${caseId} not found`);
       if (row.status !== 'processing') return row;
+      signal?.throwIfAborted();
       await new Promise((r) => setTimeout(r, 500));
     }
   }
@@ -157,7 +159,7 @@ export class ForensicsQueue {
   }
 
   /** One analysis: its lease kept alive while it runs, its outcome stored, its upload removed. */
-  private async analyse(row: CaseRow): Promise<void> {
+  private async analyse(row: CaseRow, signal?: AbortSignal): Promise<void> {
     const { ctx } = this;
     const repo = ctx.repos.forensicCases;
     const heartbeat = setInterval(() => void repo.extendLease(row.id, ctx.clock.now() + this.leaseMs).catch(() => {}), this.leaseMs / 3);
@@ -167,10 +169,15 @@ export class ForensicsQueue {
       if (!row.uploadPath || !fs.existsSync(row.uploadPath)) throw new DrmError('INTERNAL_ERROR', 'the uploaded leak is no longer on disk');
       const content = await ctx.repos.content.find(row.contentId);
       if (!content) throw new DrmError('NOT_FOUND', `content ${row.contentId} no longer exists`);
-      const report = await analyzeLeak(ctx, row.uploadPath, content, { backend: () => this.backendOnce() });
+      const report = await analyzeLeak(ctx, row.uploadPath, content, { backend: () => this.backendOnce(), signal });
       await repo.finish(row.id, completedOutcome(report, ctx.clock.now()));
       ctx.log.info('forensic case completed', { caseId: row.id, classification: report.classification, seconds: report.seconds });
     } catch (err) {
+      if (signal?.aborted) {
+        ctx.log.info('forensic case cancelled', { caseId: row.id });
+        await repo.finish(row.id, failedOutcome('analysis cancelled', ctx.clock.now())).catch(() => {});
+        return;
+      }
       const reason = err instanceof DrmError && err.code !== 'INTERNAL_ERROR' ? err.message : `analysis failed: ${err instanceof DrmError ? err.message : 'internal error'}`;
       ctx.log.error('forensic case failed', { caseId: row.id, ...errorFields(err) });
       await repo.finish(row.id, failedOutcome(reason, ctx.clock.now())).catch(() => {});
