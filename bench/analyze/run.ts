@@ -9,7 +9,6 @@
 // ≤ 1.5× the decode.
 import Table from 'cli-table3';
 import { execFileSync } from 'node:child_process';
-import { createDecipheriv } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,12 +16,12 @@ import { parseArgs } from 'node:util';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { resolveConfig } from '../../src/config.js';
 import { createContext } from '../../src/context.js';
-import { unseal } from '../../src/crypto/sealed.js';
 import type { ContentRow } from '../../src/db/repos/index.js';
 import { analyzeLeak } from '../../src/domain/forensics/analyze.js';
 import { ingestContent } from '../../src/ingest/ingest.js';
 import { createLogger } from '../../src/log.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
+import { viewerCopy } from '../../test/helpers/fixtures.js';
 import { median } from '../stats.js';
 import { createViewerSession } from './viewer.js';
 
@@ -49,17 +48,8 @@ const content = (await ctx.repos.content.find(ingested.contentId)) as ContentRow
 
 // One viewer, so that matching has a candidate; its bits pick the segments of its copy.
 const viewer = await createViewerSession(ctx, content);
-const key = Buffer.from(unseal(ctx.keys.seal, content.contentKey as string), 'base64');
-const parts: Buffer[] = [];
-for (let n = 0; n < content.segmentCount; n++) {
-  const iv = Buffer.alloc(16);
-  iv.writeUInt32BE(n, 12);
-  const d = createDecipheriv('aes-128-cbc', key, iv);
-  const variant = viewer.binaryId[n % 40] === '0' ? 'a' : 'b';
-  parts.push(d.update(fs.readFileSync(ctx.storage.segmentFile(content.storagePath as string, variant, n))), d.final());
-}
 const copy = path.join(work, 'copy.ts');
-fs.writeFileSync(copy, Buffer.concat(parts));
+fs.writeFileSync(copy, viewerCopy(ctx, content, viewer.binaryId));
 const leak = path.join(work, 'leak.mp4');
 log(`looping the viewer's copy to ${minutes} min`);
 ff('-stream_loop', '-1', '-i', copy, '-t', String(minutes * 60), '-c', 'copy', leak);

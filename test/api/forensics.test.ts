@@ -1,5 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import { createDecipheriv } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,14 +7,13 @@ import { makePanFilm } from '../helpers/media.js';
 import { createApp } from '../../server/app.js';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { createContext } from '../../src/context.js';
-import { unseal } from '../../src/crypto/sealed.js';
 import type { ContentRow } from '../../src/db/repos/index.js';
 import { ForensicsQueue } from '../../src/domain/forensics/queue.js';
 import { ingestContent } from '../../src/ingest/ingest.js';
 import { createLogger } from '../../src/log.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
-import { license, registerOrg } from '../helpers/fixtures.js';
+import { license, registerOrg, viewerCopy } from '../helpers/fixtures.js';
 
 // Section 4.8 through app.request on both dialects, over a film really ingested with its marks:
 // three viewers stream it, one viewer's copy (assembled from the segments that viewer was
@@ -68,18 +66,9 @@ describe.each(DIALECTS)('forensics on %s', (dialect) => {
     Promise.resolve(t.app.request(`/api/v1/forensics/analyze${query}`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form(fields, upload) }));
   const uploads = () => fs.readdirSync(path.join(t.dir, 'uploads'));
 
-  /** The copy a viewer received: each segment from the variant its bit names, decrypted as a player does. */
+  /** The copy a viewer received, re-encoded at 720p CRF 28 without its first 7 s. */
   function copyOf(viewer: Json, out: string) {
-    const key = Buffer.from(unseal(t.ctx.keys.seal, marked.contentKey as string), 'base64');
-    const parts: Buffer[] = [];
-    for (let n = 0; n < marked.segmentCount; n++) {
-      const iv = Buffer.alloc(16);
-      iv.writeUInt32BE(n, 12);
-      const variant = (viewer.binaryId as string)[n % 40] === '0' ? 'a' : 'b';
-      const d = createDecipheriv('aes-128-cbc', key, iv);
-      parts.push(d.update(fs.readFileSync(t.ctx.storage.segmentFile(marked.storagePath as string, variant, n))), d.final());
-    }
-    fs.writeFileSync(`${out}.ts`, Buffer.concat(parts));
+    fs.writeFileSync(`${out}.ts`, viewerCopy(t.ctx, marked, viewer.binaryId as string));
     ff('-i', `${out}.ts`, '-ss', '7', '-vf', 'scale=1280:720', '-c:v', 'libx264', '-crf', '28', '-preset', 'veryfast', '-an', out);
   }
 

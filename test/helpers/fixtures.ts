@@ -1,3 +1,7 @@
+import { createDecipheriv } from 'node:crypto';
+import fs from 'node:fs';
+import type { Context } from '../../src/context.js';
+import { unseal } from '../../src/crypto/sealed.js';
 import { newId } from '../../src/crypto/tokens.js';
 import type { ContentRow } from '../../src/db/repos/index.js';
 import type { TestApp } from './context.js';
@@ -62,4 +66,18 @@ export async function registerOver(url: string, name: string): Promise<{ organiz
   });
   if (res.status !== 201) throw new Error(`register failed: ${res.status} ${await res.text()}`);
   return (await res.json()) as { organizationId: string; apiKey: string };
+}
+
+/** Segment n of a stored variant, decrypted as a player does: AES-128-CBC, IV = the sequence number. */
+export function decryptedSegment(ctx: Context, content: ContentRow, variant: 'plain' | 'a' | 'b', n: number): Buffer {
+  const key = Buffer.from(unseal(ctx.keys.seal, content.contentKey as string), 'base64');
+  const iv = Buffer.alloc(16);
+  iv.writeUInt32BE(n, 12);
+  const d = createDecipheriv('aes-128-cbc', key, iv);
+  return Buffer.concat([d.update(fs.readFileSync(ctx.storage.segmentFile(content.storagePath as string, variant, n))), d.final()]);
+}
+
+/** What a viewer with this binaryId receives of a watermarked item: every segment from the variant its bit names, as one MPEG-TS. */
+export function viewerCopy(ctx: Context, content: ContentRow, binaryId: string): Buffer {
+  return Buffer.concat(Array.from({ length: content.segmentCount }, (_, n) => decryptedSegment(ctx, content, binaryId[n % 40] === '0' ? 'a' : 'b', n)));
 }

@@ -1,11 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { createDecipheriv } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
-import { unseal } from '../../src/crypto/sealed.js';
 import type { ContentRow } from '../../src/db/repos/index.js';
 import { DrmError } from '../../src/errors.js';
 import { ingestContent } from '../../src/ingest/ingest.js';
@@ -14,7 +12,7 @@ import { readPlaylist } from '../../src/media/hls.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { MUSIC_REFERENCE, VIDEO_REFERENCE } from '../../src/watermark/reference.js';
 import { makeTestApp, type TestApp } from '../helpers/context.js';
-import { contentRowsIn } from '../helpers/fixtures.js';
+import { contentRowsIn, decryptedSegment } from '../helpers/fixtures.js';
 
 // drm ingest's core on real ffmpeg: 25 s of a moving picture with sound, and 25 s of music,
 // made here with lavfi. Each case checks what lands on disk and in the catalog.
@@ -54,14 +52,7 @@ async function row(id: string): Promise<ContentRow> {
   return r;
 }
 
-/** Segment n of a variant, decrypted as a player does: AES-128-CBC, IV = the sequence number. */
-function decryptSegment(r: ContentRow, variant: string, n: number): Buffer {
-  const key = Buffer.from(unseal(t.ctx.keys.seal, r.contentKey as string), 'base64');
-  const iv = Buffer.alloc(16);
-  iv.writeUInt32BE(n, 12);
-  const d = createDecipheriv('aes-128-cbc', key, iv);
-  return Buffer.concat([d.update(fs.readFileSync(t.ctx.storage.segmentFile(r.storagePath as string, variant as 'a', n))), d.final()]);
-}
+const decryptSegment = (r: ContentRow, variant: string, n: number) => decryptedSegment(t.ctx, r, variant as 'a', n);
 
 describe('drm ingest: video', () => {
   it('packages a plain video as AES-128 HLS in 10-s segments, with a thumbnail, a preview and a ready catalog row', async () => {
