@@ -1,3 +1,5 @@
+import { type ColumnMap, variantsKernel } from './wasm/variants.js';
+
 /**
  * The video mark is computed on the luma reduced by an integer factor (the scales it lives in
  * survive downscaling, and the transform costs 1/factor² as much) and its change is brought back
@@ -63,7 +65,7 @@ function downsample4(luma: Uint8Array, width: number, height: number): Float32Ar
 }
 
 /** For each full-size position, the two reduced neighbours and the weight of the second. */
-function axisMap(full: number, reduced: number, factor: number): { lo: Int32Array; hi: Int32Array; t: Float32Array } {
+function axisMap(full: number, reduced: number, factor: number): ColumnMap {
   const lo = new Int32Array(full);
   const hi = new Int32Array(full);
   const t = new Float32Array(full);
@@ -78,6 +80,27 @@ function axisMap(full: number, reduced: number, factor: number): { lo: Int32Arra
   return { lo, hi, t };
 }
 
+/** Where the rows of an enlargement live and what widens a reduced row into one of them. */
+interface RowWidener {
+  rows: [Float32Array, Float32Array];
+  widen(i: number, into: Float32Array): void;
+}
+
+/** Widening in JavaScript, into rows of its own. */
+function jsWidener(plane: Float32Array, width: number, reducedWidth: number, cols: ColumnMap): RowWidener {
+  const { lo, hi, t } = cols;
+  return {
+    rows: [new Float32Array(width), new Float32Array(width)],
+    widen(i, into) {
+      const o = i * reducedWidth;
+      for (let x = 0; x < width; x++) {
+        const fx = t[x] as number;
+        into[x] = (plane[o + (lo[x] as number)] as number) * (1 - fx) + (plane[o + (hi[x] as number)] as number) * fx;
+      }
+    },
+  };
+}
+
 /**
  * The bilinear enlargement of a reduced plane, one full-size row at a time: row y is
  * top + (bottom − top)·fy, from two reduced rows widened to full width. Each reduced row is
@@ -90,21 +113,16 @@ class EnlargedRows {
   fy = 0;
   private topIndex = -1;
   private bottomIndex = -1;
-  private readonly reduced: { width: number; height: number };
-  private readonly cols: ReturnType<typeof axisMap>;
-  private readonly rows: ReturnType<typeof axisMap>;
+  private readonly rows: ColumnMap;
 
   constructor(
-    private readonly plane: Float32Array,
-    private readonly width: number,
     height: number,
+    reducedHeight: number,
     factor: number,
+    private readonly widener: RowWidener,
   ) {
-    this.reduced = reducedSize(width, height, factor);
-    this.cols = axisMap(width, this.reduced.width, factor);
-    this.rows = axisMap(height, this.reduced.height, factor);
-    this.top = new Float32Array(width);
-    this.bottom = new Float32Array(width);
+    this.rows = axisMap(height, reducedHeight, factor);
+    [this.top, this.bottom] = widener.rows;
   }
 
   /** Moves to full-size row y (y must not decrease): sets top, bottom and fy. */
@@ -115,31 +133,22 @@ class EnlargedRows {
       if (this.bottomIndex === lo) {
         [this.top, this.bottom] = [this.bottom, this.top];
         this.bottomIndex = -1;
-      } else this.widen(lo, this.top);
+      } else this.widener.widen(lo, this.top);
       this.topIndex = lo;
     }
     if (this.bottomIndex !== hi) {
-      this.widen(hi, this.bottom);
+      this.widener.widen(hi, this.bottom);
       this.bottomIndex = hi;
     }
     this.fy = this.rows.t[y] as number;
-  }
-
-  private widen(i: number, into: Float32Array): void {
-    const { lo, hi, t } = this.cols;
-    const plane = this.plane;
-    const o = i * this.reduced.width;
-    for (let x = 0; x < this.width; x++) {
-      const fx = t[x] as number;
-      into[x] = (plane[o + (lo[x] as number)] as number) * (1 - fx) + (plane[o + (hi[x] as number)] as number) * fx;
-    }
   }
 }
 
 /** Bilinear enlargement of a reduced plane to width × height. */
 export function upsample(plane: Float32Array, width: number, height: number, factor: number): Float32Array {
   const out = new Float32Array(width * height);
-  const rows = new EnlargedRows(plane, width, height, factor);
+  const r = reducedSize(width, height, factor);
+  const rows = new EnlargedRows(height, r.height, factor, jsWidener(plane, width, r.width, axisMap(width, r.width, factor)));
   for (let y = 0; y < height; y++) {
     rows.at(y);
     const { top, bottom, fy } = rows;
@@ -159,40 +168,20 @@ export interface VariantTargets {
 /**
  * Writes the variants of a frame from its reduced change δ: A = luma + δ, B = luma − δ, each
  * rounded and clipped to 8 bits, in one pass that enlarges δ as it goes. A target may be the
- * luma itself (the pixel is read before it is written).
+ * luma itself (the luma is copied into the kernel's memory first). The pixel loop is SIMD
+ * WebAssembly (wasm/variants.wat): it runs for every pixel of every frame of every marked film,
+ * and in JavaScript it was the largest single cost of watermarked ingest.
  */
 export function writeVariants(luma: Uint8Array, delta: Float32Array, width: number, height: number, factor: number, targets: VariantTargets): void {
-  // Uint8ClampedArray stores round-half-even and clips to 0..255: the conversion costs no code.
-  const clamped = (t: Uint8Array) => new Uint8ClampedArray(t.buffer, t.byteOffset, width * height);
-  const rows = new EnlargedRows(delta, width, height, factor);
-  if (targets.a && targets.b) writeBoth(luma, rows, width, height, clamped(targets.a), clamped(targets.b));
-  else if (targets.a) writeOne(luma, rows, width, height, clamped(targets.a), 1);
-  else if (targets.b) writeOne(luma, rows, width, height, clamped(targets.b), -1);
-}
-
-// One function per case, with no test inside the loops: they run for every pixel of every frame.
-function writeBoth(luma: Uint8Array, rows: EnlargedRows, width: number, height: number, a: Uint8ClampedArray, b: Uint8ClampedArray): void {
+  const r = reducedSize(width, height, factor);
+  const kernel = variantsKernel(width, height, r.width, r.height);
+  kernel.luma.set(luma.subarray(0, width * height));
+  kernel.load(delta, axisMap(width, r.width, factor));
+  const rows = new EnlargedRows(height, r.height, factor, kernel);
   for (let y = 0; y < height; y++) {
     rows.at(y);
-    const { top, bottom, fy } = rows;
-    const gy = 1 - fy;
-    const o = y * width;
-    for (let x = 0; x < width; x++) {
-      const d = (top[x] as number) * gy + (bottom[x] as number) * fy;
-      const v = luma[o + x] as number;
-      a[o + x] = v + d;
-      b[o + x] = v - d;
-    }
+    kernel.row(y, rows.top, rows.bottom, rows.fy);
   }
-}
-
-function writeOne(luma: Uint8Array, rows: EnlargedRows, width: number, height: number, out: Uint8ClampedArray, sign: number): void {
-  for (let y = 0; y < height; y++) {
-    rows.at(y);
-    const gy = sign * (1 - rows.fy);
-    const fy = sign * rows.fy;
-    const { top, bottom } = rows;
-    const o = y * width;
-    for (let x = 0; x < width; x++) out[o + x] = (luma[o + x] as number) + (top[x] as number) * gy + (bottom[x] as number) * fy;
-  }
+  if (targets.a) targets.a.set(kernel.a);
+  if (targets.b) targets.b.set(kernel.b);
 }

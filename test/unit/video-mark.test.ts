@@ -259,6 +259,29 @@ describe('resampling for the mark', () => {
     expect([...downsample(img, w - 1, h, 4)]).toEqual(naive(img, w - 1));
   });
 
+  it('writes the variants of frames of any size in turn, clipping at black and white', () => {
+    const clip = (v: number) => Math.min(255, Math.max(0, Math.round(v)));
+    // Large, small, then large again: the kernel's memory grows and is laid out afresh each time.
+    for (const [w, h] of [[1283, 721], [37, 23], [1920, 1080]] as const) {
+      const r = reducedSize(w, h, 4);
+      const luma = Uint8Array.from({ length: w * h }, (_, i) => (i * 7919) % 256);
+      const delta = Float32Array.from({ length: r.width * r.height }, (_, i) => ((i * 31) % 61) - 30);
+      const enlarged = upsample(delta, w, h, 4);
+      const a = new Uint8Array(w * h);
+      const b = new Uint8Array(w * h);
+      writeVariants(luma, delta, w, h, 4, { a, b });
+      let worst = 0;
+      let clipped = 0;
+      for (let i = 0; i < w * h; i++) {
+        const plus = (luma[i] as number) + (enlarged[i] as number);
+        if (plus < 0 || plus > 255) clipped++;
+        worst = Math.max(worst, Math.abs((a[i] as number) - clip(plus)), Math.abs((b[i] as number) - clip((luma[i] as number) - (enlarged[i] as number))));
+      }
+      expect(worst, `${w}x${h}`).toBeLessThanOrEqual(1);
+      expect(clipped).toBeGreaterThan(0);
+    }
+  });
+
   it('writes A = Y + δ and B = Y − δ rounded and clipped, even into the luma itself', () => {
     const w = 9;
     const h = 6;
