@@ -9,6 +9,7 @@
 import { type DtcwtFilters, dtcwtFilters } from './filters.js';
 import { allocLike, coldfilt, colfilter, colifilt, type FloatArray, type Plane, zerosLike } from './lowlevel.js';
 import { addPlanes, c2q, type Highpass, ORIENTATIONS, q2c, transpose } from './quads.js';
+import { wasmPlanes } from '../wasm/rows.js';
 
 export type { FloatArray, Plane } from './lowlevel.js';
 export type { Highpass } from './quads.js';
@@ -69,6 +70,33 @@ function newHighpass<T extends FloatArray>(like: Plane<T>): Highpass<T> {
 }
 
 /**
+ * f32 transforms run on planes in WebAssembly memory, where the row filters and transposes are
+ * wasm loops (../wasm/rows.ts); f64 (the reference checked against python) stays in JavaScript.
+ * `run` gets a copy of `data` in that memory and works there; its result is copied out. A run
+ * that outgrew the arena is done again in a larger one, so that every f32 result comes from the
+ * same code whatever ran on this thread before (the pool's results match the direct ones bit
+ * for bit).
+ */
+function inWasm<R>(data: Float32Array, pixels: number, run: (data: Float32Array) => R, copyOut: (r: R) => R): R {
+  const planes = wasmPlanes();
+  for (;;) {
+    planes.reset(pixels);
+    const result = run(planes.copyIn(data));
+    if (!planes.overflowed) return copyOut(result);
+  }
+}
+
+const outsideWasm = (data: FloatArray): data is Float32Array => data instanceof Float32Array && !wasmPlanes().owns(data);
+
+function copyTransform<T extends FloatArray>(t: Dtcwt2d<T>): Dtcwt2d<T> {
+  return {
+    ...t,
+    lowpass: { ...t.lowpass, data: t.lowpass.data.slice() as T },
+    highpasses: t.highpasses.map((h) => ({ ...h, re: h.re.slice() as T, im: h.im.slice() as T })),
+  };
+}
+
+/**
  * Forward 2-D DTCWT of a row-major `height` x `width` image over `levels` levels. Level 1 uses the
  * biort filters without decimation of the lowpass; levels >= 2 use the q-shift filters.
  * Orientation pairs: horizontal (15, 165), vertical (75, 105), diagonal (45, 135).
@@ -90,6 +118,9 @@ export function forward2d<T extends FloatArray>(
   if (image.length !== height * width) throw new RangeError('forward2d: image length does not match its size');
   if (!Number.isInteger(levels) || levels < 0) throw new RangeError(`forward2d: invalid level count ${levels}`);
   if (!Number.isInteger(firstHighpass) || firstHighpass < 1) throw new RangeError(`forward2d: invalid first highpass level ${firstHighpass}`);
+  if (outsideWasm(image)) {
+    return inWasm(image, height * width, (copy) => forward2d(copy as T, height, width, levels, filters, firstHighpass), copyTransform);
+  }
   const { h0o, h1o } = filters.biort;
   const { h0a, h0b, h1a, h1b } = filters.qshift;
 
@@ -139,6 +170,10 @@ export function forward2d<T extends FloatArray>(
  */
 export function inverse2d<T extends FloatArray>(transform: Dtcwt2d<T>, filters: DtcwtFilters = dtcwtFilters()): T {
   const { highpasses, height, width } = transform;
+  const low = transform.lowpass.data;
+  if (outsideWasm(low)) {
+    return inWasm(low, height * width, (copy) => inverse2d({ ...transform, lowpass: { ...transform.lowpass, data: copy as T } }, filters), (image) => image.slice() as T);
+  }
   const { g0o, g1o } = filters.biort;
   const { g0a, g0b, g1a, g1b } = filters.qshift;
   const like = transform.lowpass;

@@ -10,6 +10,8 @@
  * floating point summation order.
  */
 
+import { wasmPlanes } from '../wasm/rows.js';
+
 export type FloatArray = Float32Array | Float64Array;
 
 /** A row-major 2-D array of `rows` x `cols` values. */
@@ -21,8 +23,14 @@ export interface Plane<T extends FloatArray = Float64Array> {
 
 type Filter = ArrayLike<number>;
 
-/** A zeroed array of the same element type as `like`, so one code path serves f32 and f64. */
+/**
+ * A zeroed array of the same element type as `like`, so one code path serves f32 and f64. A plane
+ * in WebAssembly memory (../wasm/rows.ts) gets its companions there too, so the whole transform
+ * stays where the wasm loops can reach it.
+ */
 export function allocLike<T extends FloatArray>(like: T, length: number): T {
+  const planes = wasmPlanes();
+  if (planes.owns(like)) return planes.alloc(length) as T;
   return new (like.constructor as new (n: number) => T)(length);
 }
 
@@ -49,6 +57,11 @@ export function reflectIndex(i: number, n: number): number {
  */
 function sumRows<T extends FloatArray>(y: Plane<T>, yRow: number, x: Plane<T>, rows: readonly number[], coeffs: readonly number[]): void {
   const n = x.cols;
+  const planes = wasmPlanes();
+  if (planes.owns(y.data) && planes.owns(x.data)) {
+    planes.sumRows(y.data as Float32Array, yRow * n, x.data as Float32Array, rows, coeffs, n);
+    return;
+  }
   const yd = y.data;
   const xd = x.data;
   const yo = yRow * n;

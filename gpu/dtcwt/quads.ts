@@ -8,6 +8,7 @@
  * and the two complex subbands of an orientation pair are (p - q, p + q) with
  * p = (a + jb)/sqrt(2), q = (d - jc)/sqrt(2). c2q is the exact inverse of that mapping.
  */
+import { wasmPlanes } from '../wasm/rows.js';
 import { type FloatArray, type Plane, zerosLike } from './lowlevel.js';
 
 /** Orientations per level, in the library order 15, 45, 75, 105, 135, 165 degrees. */
@@ -27,6 +28,11 @@ export interface Highpass<T extends FloatArray = Float64Array> {
 export function transpose<T extends FloatArray>(x: Plane<T>): Plane<T> {
   const { rows, cols, data } = x;
   const y = zerosLike(x, cols, rows);
+  const planes = wasmPlanes();
+  if (planes.owns(x.data) && planes.owns(y.data)) {
+    planes.transpose(y.data as Float32Array, x.data as Float32Array, rows, cols);
+    return y;
+  }
   const out = y.data;
   for (let i = 0; i < rows; i++) {
     const o = i * cols;
