@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { DrmError } from '../errors.js';
 import type { MediaBinaries } from './binaries.js';
 import { lastLine, startMedia } from './spawn.js';
@@ -96,15 +99,27 @@ function frameChain(o: FrameOptions, format: string): string[] {
   return [...(o.geometry ?? [`scale=${o.width}:${o.height}:flags=bicubic`]), ...(o.fps ? [`fps=${o.fps}`] : []), ...select, `format=${format}`];
 }
 
+/**
+ * Past this length a filter chain goes to ffmpeg in a file: the frames a detector selects from a
+ * long film make an expression of hundreds of kilobytes, over what one argument may hold (128 KiB).
+ */
+const LONGEST_FILTER_ARG = 16_384;
+
 /** The filters and output options up to the raw frames on stdout, and any side output after them. */
-function frameOutputs(o: FrameOptions, format: string): string[] {
+function frameOutputs(o: FrameOptions, format: string): { args: string[]; cleanup?: () => void } {
   const chain = frameChain(o, format).join(',');
   // Without passthrough, ffmpeg would repeat selected frames to fill the gaps between them.
   const vsync = o.select ? ['-vsync', '0'] : [];
   const raw = ['-f', 'rawvideo', '-pix_fmt', format, 'pipe:1'];
-  if (!o.sideOutput) return ['-map', '0:v:0', '-vf', chain, ...vsync, ...raw];
-  const side = o.sideOutput.filters.join(',');
-  return ['-filter_complex', `[0:v:0]${chain},split=2[frames][side];[side]${side}[sideout]`, '-map', '[frames]', ...vsync, ...raw, '-map', '[sideout]', ...o.sideOutput.args];
+  if (o.sideOutput) {
+    const side = o.sideOutput.filters.join(',');
+    return { args: ['-filter_complex', `[0:v:0]${chain},split=2[frames][side];[side]${side}[sideout]`, '-map', '[frames]', ...vsync, ...raw, '-map', '[sideout]', ...o.sideOutput.args] };
+  }
+  if (chain.length <= LONGEST_FILTER_ARG) return { args: ['-map', '0:v:0', '-vf', chain, ...vsync, ...raw] };
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-filter-'));
+  const script = path.join(dir, 'filters.txt');
+  fs.writeFileSync(script, chain);
+  return { args: ['-map', '0:v:0', '-filter_script:v', script, ...vsync, ...raw], cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** Bytes of one yuv420p picture: full-size luma, then two chroma planes of half size rounded up. */
@@ -117,10 +132,30 @@ export function yuv420Size(width: number, height: number): number {
  * width·height bytes per frame in display order. Luma is all the watermark reads and writes.
  */
 export async function* lumaFrames(bins: MediaBinaries, file: string, o: FrameOptions): AsyncGenerator<Uint8Array> {
-  const args = ['-v', 'error', ...rangeArgs(o), '-i', file, ...frameOutputs(o, 'gray')];
-  for await (const frame of records(bins.ffmpeg, args, o.width * o.height, `the video of ${file}`, o.signal)) {
-    if (frame.length === o.width * o.height) yield frame;
+  const out = frameOutputs(o, 'gray');
+  try {
+    const args = ['-v', 'error', ...rangeArgs(o), '-i', file, ...out.args];
+    for await (const frame of records(bins.ffmpeg, args, o.width * o.height, `the video of ${file}`, o.signal)) {
+      if (frame.length === o.width * o.height) yield frame;
+    }
+  } finally {
+    out.cleanup?.();
   }
+}
+
+/**
+ * One frame's luma (8-bit, width × height) by its number at a constant `fps`, found by seeking: a
+ * few pictures out of a long file without decoding all of it. For MP4 files whose frames sit on
+ * that rate from time 0 (a detection reference, a leak's proxy); ffmpeg decodes from the keyframe
+ * before and hands out the first frame at or after half a frame before the one asked for.
+ */
+export async function lumaFrameAt(bins: MediaBinaries, file: string, index: number, o: { width: number; height: number; fps: number; signal?: AbortSignal }): Promise<Uint8Array | undefined> {
+  const start = Math.max(0, (index - 0.5) / o.fps);
+  const args = ['-v', 'error', '-ss', start.toFixed(6), '-i', file, '-map', '0:v:0', '-frames:v', '1', '-vf', `scale=${o.width}:${o.height}:flags=bicubic,format=gray`, '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'];
+  for await (const frame of records(bins.ffmpeg, args, o.width * o.height, `frame ${index} of ${file}`, o.signal)) {
+    if (frame.length === o.width * o.height) return frame;
+  }
+  return undefined;
 }
 
 /**
@@ -129,14 +164,52 @@ export async function* lumaFrames(bins: MediaBinaries, file: string, o: FrameOpt
  * such as a film reduced 4× for the watermark detector, or a 10-bit reference.
  */
 export async function* preciseLumaFrames(bins: MediaBinaries, file: string, o: FrameOptions): AsyncGenerator<Float32Array> {
-  const args = ['-v', 'error', ...rangeArgs(o), '-i', file, ...frameOutputs(o, 'gray16le')];
+  const out = frameOutputs(o, 'gray16le');
   const pixels = o.width * o.height;
-  for await (const frame of records(bins.ffmpeg, args, 2 * pixels, `the video of ${file}`, o.signal)) {
-    if (frame.length !== 2 * pixels) continue;
-    const words = new Uint16Array(frame.buffer, frame.byteOffset, pixels);
-    const out = new Float32Array(pixels);
-    for (let i = 0; i < pixels; i++) out[i] = (words[i] as number) / 256;
-    yield out;
+  try {
+    const args = ['-v', 'error', ...rangeArgs(o), '-i', file, ...out.args];
+    for await (const frame of records(bins.ffmpeg, args, 2 * pixels, `the video of ${file}`, o.signal)) {
+      if (frame.length !== 2 * pixels) continue;
+      const words = new Uint16Array(frame.buffer, frame.byteOffset, pixels);
+      const luma = new Float32Array(pixels);
+      for (let i = 0; i < pixels; i++) luma[i] = (words[i] as number) / 256;
+      yield luma;
+    }
+  } finally {
+    out.cleanup?.();
+  }
+}
+
+export interface ThumbsAndProxiesOptions {
+  /** the frame rate both outputs are counted at (a leak is brought to its original's) */
+  fps: number;
+  thumb: { width: number; height: number };
+  /** every `every`-th frame (0, every, 2·every, …), area-scaled to width × height, into `file` (10-bit grey MP4) */
+  proxy: { width: number; height: number; every: number; file: string };
+  signal?: AbortSignal;
+}
+
+/**
+ * One decode of a (long) video for the watermark detector: a small 8-bit thumbnail of every frame
+ * on stdout, and a proxy of every `every`-th frame written to a file at the size the mark is read
+ * at, in 10 bits so the box average keeps its fraction. Decoding a 1080p film is the cost that
+ * matters; the detector then reads the small proxy file as often as it needs instead of decoding
+ * the film again. Proxy frame k is frame k·every (its timestamps are renumbered to a constant rate).
+ */
+export async function* thumbsAndProxies(bins: MediaBinaries, file: string, o: ThumbsAndProxiesOptions): AsyncGenerator<Uint8Array> {
+  const { thumb, proxy } = o;
+  const graph = [
+    `[0:v:0]fps=${o.fps},split=2[t][p]`,
+    `[t]scale=${thumb.width}:${thumb.height}:flags=bicubic,format=gray[thumbs]`,
+    `[p]select=not(mod(n\\,${proxy.every})),setpts=N/(${o.fps}*TB),scale=${proxy.width}:${proxy.height}:flags=area,format=gray10le[proxy]`,
+  ].join(';');
+  const args = [
+    '-v', 'error', '-y', '-i', file, '-filter_complex', graph,
+    '-map', '[thumbs]', '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1',
+    '-map', '[proxy]', '-r', String(o.fps), '-c:v', 'libx264', '-preset', 'superfast', '-crf', '12', '-pix_fmt', 'gray10le', '-f', 'mp4', proxy.file,
+  ];
+  for await (const frame of records(bins.ffmpeg, args, thumb.width * thumb.height, `the video of ${file}`, o.signal)) {
+    if (frame.length === thumb.width * thumb.height) yield frame;
   }
 }
 
@@ -146,7 +219,7 @@ export async function* preciseLumaFrames(bins: MediaBinaries, file: string, o: F
  */
 export async function* yuvFrames(bins: MediaBinaries, file: string, o: FrameOptions): AsyncGenerator<Uint8Array> {
   const size = yuv420Size(o.width, o.height);
-  const args = ['-v', 'error', '-y', ...rangeArgs(o), '-i', file, ...frameOutputs(o, 'yuv420p')];
+  const args = ['-v', 'error', '-y', ...rangeArgs(o), '-i', file, ...frameOutputs(o, 'yuv420p').args];
   for await (const frame of records(bins.ffmpeg, args, size, `the video of ${file}`, o.signal)) {
     if (frame.length === size) yield frame;
   }
