@@ -34,13 +34,12 @@ export class SegmentScore {
     const s = markedPlanes(suspect, this.params);
     let k = 0;
     for (let l = 0; l < o.length; l++) {
-      const ol = o[l] as Transform['highpasses'][number];
-      const sl = s[l] as Transform['highpasses'][number];
-      const gain = subbandGains(ol, sl);
-      for (let i = 0; i < ol.re.length; i++, k++) {
-        const mo = Math.hypot(ol.re[i] as number, ol.im[i] as number);
-        const ms = Math.hypot(sl.re[i] as number, sl.im[i] as number);
-        this.m[k] = (this.m[k] as number) + (ms - (gain[i % 6] as number) * mo) * mo;
+      const mo = magnitudes(o[l] as Transform['highpasses'][number]);
+      const ms = magnitudes(s[l] as Transform['highpasses'][number]);
+      const gain = subbandGains(mo, ms);
+      for (let i = 0; i < mo.length; i++, k++) {
+        const a = mo[i] as number;
+        this.m[k] = (this.m[k] as number) + ((ms[i] as number) - (gain[i % 6] as number) * a) * a;
       }
     }
     this.frameCount++;
@@ -52,21 +51,31 @@ export class SegmentScore {
   }
 }
 
+/** |c| of every coefficient of a level (sqrt of the squares: Math.hypot is several times slower, and its overflow care is not needed here). */
+function magnitudes(h: Transform['highpasses'][number]): Float64Array {
+  const out = new Float64Array(h.re.length);
+  for (let i = 0; i < out.length; i++) {
+    const re = h.re[i] as number;
+    const im = h.im[i] as number;
+    out[i] = Math.sqrt(re * re + im * im);
+  }
+  return out;
+}
+
 /**
  * Per orientation of a level, the least-squares gain g with |s| ≈ g·|o|. A leak that was blurred,
  * rescaled or had its contrast changed grows or shrinks whole subbands; scoring |s| − g·|o|
  * keeps that content-wide change out of m, where it would only add noise. The mark's ±α·p
  * averages out of g (p is balanced), so g does not take the mark away.
  */
-function subbandGains(o: Transform['highpasses'][number], s: Transform['highpasses'][number]): Float64Array {
+function subbandGains(mo: Float64Array, ms: Float64Array): Float64Array {
   const so = new Float64Array(6);
   const oo = new Float64Array(6);
-  for (let i = 0; i < o.re.length; i++) {
-    const mo = Math.hypot(o.re[i] as number, o.im[i] as number);
-    const ms = Math.hypot(s.re[i] as number, s.im[i] as number);
+  for (let i = 0; i < mo.length; i++) {
+    const o = mo[i] as number;
     const b = i % 6;
-    so[b] = (so[b] as number) + ms * mo;
-    oo[b] = (oo[b] as number) + mo * mo;
+    so[b] = (so[b] as number) + (ms[i] as number) * o;
+    oo[b] = (oo[b] as number) + o * o;
   }
   return so.map((v, b) => ((oo[b] as number) > 0 ? v / (oo[b] as number) : 1));
 }
