@@ -120,7 +120,7 @@ export function detect(leak: string, opts: WatermarkOptions & { original: string
         try {
           detection = await (await import('../src/watermark/video-detect.js')).detectVideo({
             bins, key, contentId, leak, original: opts.original, backend,
-            onProgress: (stage, d, n) => progress.update(stage === 'align' ? 'aligning' : 'scoring frames', d, n),
+            onProgress: (stage, d, n) => progress.update(stage === 'decode' ? 'decoding the leak' : stage === 'align' ? 'aligning' : 'scoring frames', d, n),
           });
         } finally {
           await backend.close();

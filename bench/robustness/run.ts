@@ -29,7 +29,7 @@ const { values } = parseArgs({
     corpus: { type: 'string', default: '/tmp/corpus' },
     clips: { type: 'string', default: 'photo-720p-30s.mp4,photo-1080p-60s.mp4,music-60s.wav' },
     attacks: { type: 'string' },
-    'frames-per-segment': { type: 'string', default: '30' },
+    'frames-per-segment': { type: 'string', default: '20' },
     json: { type: 'boolean', default: false },
   },
 });

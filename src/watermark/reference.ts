@@ -43,6 +43,15 @@ export function videoReferenceOutput(file: string, width: number, height: number
 }
 
 /**
+ * Writes the video reference of an original (what ingest keeps beside a watermarked item), for
+ * detecting against an original file: detection always reads a reference plane.
+ */
+export async function writeVideoReference(bins: MediaBinaries, input: string, file: string, width: number, height: number, params: VideoMarkParams = DEFAULT_VIDEO_MARK, signal?: AbortSignal): Promise<void> {
+  const out = videoReferenceOutput(file, width, height, params);
+  await transcode(bins, ['-i', input, '-map', '0:v:0', '-vf', out.filters.join(','), ...out.args], { what: `the detection reference of ${input}`, signal });
+}
+
+/**
  * The analysis parameters for a reference plane: the same mark, with the reduction already done
  * (so the transform runs on the plane as it is).
  */

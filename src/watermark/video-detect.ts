@@ -1,17 +1,22 @@
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import type { DtcwtBackend, Transform } from '../../gpu/backend.js';
 import { DrmError } from '../errors.js';
 import type { MediaBinaries } from '../media/binaries.js';
-import { lumaFrames, preciseLumaFrames } from '../media/decode.js';
+import { lumaFrameAt, lumaFrames, preciseLumaFrames, thumbsAndProxies } from '../media/decode.js';
 import { type MediaInfo, probeMedia } from '../media/probe.js';
 import { bitFromZ } from './score.js';
 import { type Detection, readOut, type SegmentReading, segmentAt } from './segments.js';
 import { inOrder } from './in-order.js';
-import { referenceParams } from './reference.js';
+import { referenceParams, VIDEO_REFERENCE, writeVideoReference } from './reference.js';
 import { activeArea, alignTime, centralRegion, refineTime, signature, toneCurve } from './video-align.js';
-import { findRect, type Picture, type Rect, rectScore, resizeArea, viewThrough } from './video-geometry.js';
+import { correlation, findRect, type Rect, resizeArea, viewThrough } from './video-geometry.js';
 import { analyse, DEFAULT_VIDEO_MARK, patternLength, segmentPattern, type VideoMarkParams } from './video-mark.js';
+import { insetRect, type LeakPlacement, restoreLeak } from './video-restore.js';
 import { SegmentScore } from './video-score.js';
+
+export type DetectStage = 'decode' | 'align' | 'score';
 
 export interface VideoDetectOptions {
   bins: MediaBinaries;
@@ -20,29 +25,50 @@ export interface VideoDetectOptions {
   leak: string;
   /** the unmarked original, or the reduced reference ingest kept (with `reference`) */
   original: string;
-  /** `original` is a reference plane (./reference.ts): already reduced by the mark's scale */
+  /** `original` is a reference plane (./reference.ts); otherwise one is made from it first */
   reference?: boolean;
   backend: DtcwtBackend;
   params?: VideoMarkParams;
-  /** frames scored per segment, evenly spread over what the leak holds of it (default 30) */
+  /** frames scored per segment, evenly spread over what the leak holds of it (default 20) */
   framesPerSegment?: number;
-  onProgress?: (stage: 'align' | 'score', done: number, total: number) => void;
+  /** where the working files go (a reference made from an original, the leak's proxy); the system's by default */
+  tempDir?: string;
+  /** decode: leak frames decoded of those expected; align: steps done of 2; score: frames scored */
+  onProgress?: (stage: DetectStage, done: number, total: number) => void;
   signal?: AbortSignal;
 }
 
 const THUMB_WIDTH = 96;
 const SEARCH_WIDTH = 320;
 const SEARCH_FRAMES = 6;
+/**
+ * Every how many leak frames one is kept (as a proxy) for geometry and scoring. Scoring takes 30
+ * frames of a 10-s segment's 250–300; a quarter of them leaves it a wide choice, and the proxy
+ * encode stays a few percent of the decode.
+ */
+const PROXY_EVERY = 4;
+
+/**
+ * Frames scored per segment. Measured on a 2-min 1080p leak (12 segments): min |z| 18.6, 18.7,
+ * 18.7 and median 33.8, 33.9, 33.9 with 20, 30 and 60 frames; the frames of one segment carry
+ * the same mark and much the same picture, so more of them add little but time.
+ */
+const FRAMES_PER_SEGMENT = 20;
 
 const even = (n: number) => Math.max(2, 2 * Math.round(n / 2));
 
-async function collect(gen: AsyncGenerator<Uint8Array>): Promise<Uint8Array[]> {
-  const out: Uint8Array[] = [];
-  for await (const f of gen) out.push(f);
+async function collect<T>(gen: AsyncIterable<T>, onItem?: (count: number) => void): Promise<T[]> {
+  const out: T[] = [];
+  for await (const f of gen) {
+    out.push(f);
+    onItem?.(out.length);
+  }
   return out;
 }
 
-async function videoOf(bins: MediaBinaries, file: string, role: string): Promise<NonNullable<MediaInfo['video']> & { duration: number }> {
+type VideoInfo = NonNullable<MediaInfo['video']> & { duration: number };
+
+async function videoOf(bins: MediaBinaries, file: string, role: string): Promise<VideoInfo> {
   const info = await probeMedia(bins, file);
   if (!info.video) throw new DrmError('BAD_REQUEST', `the ${role} ${file} has no video stream`);
   return { ...info.video, duration: info.duration };
@@ -50,81 +76,95 @@ async function videoOf(bins: MediaBinaries, file: string, role: string): Promise
 
 /**
  * Reads the mark of every segment a leak holds, with its original at hand (DESIGN.md: detection is
- * not blind). Aligns the leak in time and space (./video-align.ts, ./video-geometry.ts), undoes its
- * tone curve, puts each sampled leak frame back into the original's geometry (what the leak does
- * not show is filled from the original, so it scores nothing), and scores each segment.
+ * not blind). The leak is decoded once, into thumbnails of every frame (time alignment) and a
+ * proxy of every fourth frame at the reference plane's size (geometry and scoring); everything
+ * after that reads the proxy and the reference, which are small. Aligns the leak in time and
+ * space (./video-align.ts, ./video-geometry.ts), undoes its tone curve, puts each sampled leak
+ * frame back into the original's geometry (./video-restore.ts), and scores each segment.
  */
 export async function detectVideo(o: VideoDetectOptions): Promise<Detection> {
-  // On a reference plane the reduction is done: the leak is brought to the plane's size instead.
-  const params = o.reference ? referenceParams(o.params) : (o.params ?? DEFAULT_VIDEO_MARK);
-  const [orig, leak] = await Promise.all([videoOf(o.bins, o.original, 'original'), videoOf(o.bins, o.leak, 'leak')]);
+  const work = fs.mkdtempSync(path.join(o.tempDir ?? os.tmpdir(), 'drm-detect-'));
+  try {
+    let reference = o.original;
+    if (!o.reference) {
+      const orig = await videoOf(o.bins, o.original, 'original');
+      reference = path.join(work, VIDEO_REFERENCE);
+      await writeVideoReference(o.bins, o.original, reference, orig.width, orig.height, o.params ?? DEFAULT_VIDEO_MARK, o.signal);
+    }
+    return await detectOnReference(o, reference, work);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function detectOnReference(o: VideoDetectOptions, reference: string, work: string): Promise<Detection> {
+  // The reduction is done in the reference: the leak is brought to the plane's size instead.
+  const params = referenceParams(o.params);
+  const [orig, leak] = await Promise.all([videoOf(o.bins, reference, 'reference'), videoOf(o.bins, o.leak, 'leak')]);
   const { width: W, height: H, fps } = orig;
 
-  // 1. Thumbnails of every frame, both at the original's frame rate.
-  o.onProgress?.('align', 0, 3);
+  // 1. The one decode of the leak: thumbnails of every frame and proxies; the reference's thumbnails beside it.
   const tw = THUMB_WIDTH;
   const th = even((tw * H) / W);
   const lth = even((tw * leak.height) / leak.width);
+  const proxyFile = path.join(work, 'leak-proxy.mp4');
+  const expected = Math.max(1, Math.round(leak.duration * fps));
+  o.onProgress?.('decode', 0, expected);
   const [origThumbs, leakThumbs] = await Promise.all([
-    collect(lumaFrames(o.bins, o.original, { width: tw, height: th, fps, signal: o.signal })),
-    collect(lumaFrames(o.bins, o.leak, { width: tw, height: lth, fps, signal: o.signal })),
+    collect(lumaFrames(o.bins, reference, { width: tw, height: th, fps, signal: o.signal })),
+    collect(thumbsAndProxies(o.bins, o.leak, { fps, thumb: { width: tw, height: lth }, proxy: { width: W, height: H, every: PROXY_EVERY, file: proxyFile }, signal: o.signal }), (n) => {
+      if (n % 50 === 0) o.onProgress?.('decode', n, Math.max(n, expected));
+    }),
   ]);
   if (leakThumbs.length === 0) throw new DrmError('BAD_REQUEST', `the leak ${o.leak} has no video frames`);
+  o.onProgress?.('decode', leakThumbs.length, leakThumbs.length);
   const thumbActive = activeArea(leakThumbs.filter((_, i) => i % 5 === 0), tw, lth);
   const origSigs = origThumbs.map((f) => signature(f, tw, centralRegion({ x: 0, y: 0, w: tw, h: th })));
   const leakSigs = leakThumbs.map((f) => signature(f, tw, centralRegion(thumbActive)));
   let time = alignTime(leakSigs, origSigs);
+  o.onProgress?.('align', 0, 2);
 
-  // 2. Geometry and tone from a few matched frames at full size.
-  o.onProgress?.('align', 1, 3);
-  const matched = [...time.frameMap.keys()].filter((j) => (time.frameMap[j] as number) >= 0);
-  if (matched.length === 0) throw new DrmError('BAD_REQUEST', `the leak ${o.leak} shows nothing of the original ${o.original}`);
+  // 2. Geometry and tone from a few matched frames (proxies, so frames that are multiples of PROXY_EVERY).
+  const kept = (j: number) => j % PROXY_EVERY === 0;
+  const matched = [...time.frameMap.keys()].filter((j) => (time.frameMap[j] as number) >= 0 && kept(j));
+  if (matched.length === 0) throw new DrmError('BAD_REQUEST', `the leak ${o.leak} shows nothing of the original`);
   const picks = Array.from(new Set(Array.from({ length: SEARCH_FRAMES }, (_, k) => matched[Math.floor(((k + 0.5) * matched.length) / SEARCH_FRAMES)] as number)));
   const origPicks = picks.map((j) => time.frameMap[j] as number);
-  const origSelect = [...new Set(origPicks)].sort((a, b) => a - b);
-  const [leakFull, origFull] = await Promise.all([
-    collect(lumaFrames(o.bins, o.leak, { width: leak.width, height: leak.height, fps, select: picks, signal: o.signal })),
-    collect(lumaFrames(o.bins, o.original, { width: W, height: H, fps, select: origSelect, signal: o.signal })),
-  ]);
+  // A few pictures each, found by seeking rather than by decoding the proxy and the reference whole.
+  const grab = (file: string, index: number) => lumaFrameAt(o.bins, file, index, { width: W, height: H, fps, signal: o.signal });
+  const pickPairs: Array<{ leak: Uint8Array; original: Uint8Array; i: number }> = [];
+  for (const [k, j] of picks.entries()) {
+    const i = origPicks[k] as number;
+    const [leakFrame, origFrame] = await Promise.all([grab(proxyFile, j / PROXY_EVERY), grab(reference, i)]);
+    if (leakFrame && origFrame) pickPairs.push({ leak: leakFrame, original: origFrame, i });
+  }
+  if (pickPairs.length === 0) throw new DrmError('INTERNAL_ERROR', 'no frame of the leak could be read back for its geometry');
   // Both sides are reduced the same way (area average), so a resampling difference cannot pass for a shift.
   const sw = Math.min(SEARCH_WIDTH, W);
   const sh = Math.max(2, Math.round((sw * H) / W));
-  const origByIndex = new Map(origSelect.map((i, k) => [i, origFull[k] && resizeArea(origFull[k], W, H, { x: 0, y: 0, w: W, h: H }, sw, sh)]));
-  const active = activeArea(leakFull, leak.width, leak.height);
+  // The black bars, found on the proxies (the whole leak frame stretched to W × H), in proxy pixels.
+  const activeP = activeArea(pickPairs.map((p) => p.leak), W, H);
+  const active = { x: (activeP.x * leak.width) / W, y: (activeP.y * leak.height) / H, w: (activeP.w * leak.width) / W, h: (activeP.h * leak.height) / H };
   // The leak is compared at the original's search size: a tone curve fitted between a sharp leak
   // and an enlarged (blurred) original flattens contrast (measured: |z| fell by 40% against a
   // 160×90 reference).
   const aw = Math.min(SEARCH_WIDTH, W);
   const ah = Math.max(2, Math.round((aw * active.h) / active.w));
-  const pairs: Array<{ leak: Picture; original: Picture }> = [];
-  leakFull.forEach((f, k) => {
-    const original = origByIndex.get(origPicks[k] as number);
-    if (original) pairs.push({ leak: { data: resizeArea(f, leak.width, leak.height, active, aw, ah), width: aw, height: ah }, original: { data: original, width: sw, height: sh } });
-  });
+  const pairs = pickPairs.map((p) => ({
+    leak: { data: resizeArea(p.leak, W, H, activeP, aw, ah), width: aw, height: ah },
+    original: { data: resizeArea(p.original, W, H, { x: 0, y: 0, w: W, h: H }, sw, sh), width: sw, height: sh },
+  }));
   const { rect, score: geometryScore } = findRect(pairs, W, H, active.h / active.w);
   // With the geometry known, leak frames are matched again against the original seen through the
   // rectangle: a crop no longer reads as motion, and a slow pan is followed frame by frame.
-  const tActive = { x: (active.x * tw) / leak.width, y: (active.y * lth) / leak.height, w: (active.w * tw) / leak.width, h: (active.h * lth) / leak.height };
-  const vw = tw;
-  const vh = Math.max(2, Math.round((vw * active.h) / active.w));
-  const leakPics = new Map<number, Picture>();
-  const leakPic = (j: number) => {
-    let p = leakPics.get(j);
-    if (!p) {
-      p = { data: resizeArea(leakThumbs[j] as Uint8Array, tw, lth, tActive, vw, vh), width: vw, height: vh };
-      leakPics.set(j, p);
-    }
-    return p;
-  };
-  time = refineTime(time, origThumbs.length, (j, i) => rectScore([{ leak: leakPic(j), original: { data: origThumbs[i] as Uint8Array, width: tw, height: th } }], W, rect, 1));
-  leakPics.clear();
+  time = refineTime(time, origThumbs.length, thumbScorer(leakThumbs, tw, lth, origThumbs, th, active, leak, W, rect));
   leakThumbs.length = 0;
   origThumbs.length = 0;
   const tone = toneCurve(pairs.map((p) => ({ leak: p.leak.data, original: viewThrough(p.original, W, rect, aw, ah) })));
+  o.onProgress?.('align', 1, 2);
 
   // 3. Score sampled frames of every segment the leak holds.
-  o.onProgress?.('align', 2, 3);
-  const perSegment = o.framesPerSegment ?? 30;
+  const perSegment = o.framesPerSegment ?? FRAMES_PER_SEGMENT;
   const bySegment = new Map<number, number[]>();
   const aligned = [...time.frameMap.keys()].filter((j) => (time.frameMap[j] as number) >= 0);
   for (const j of aligned) {
@@ -134,44 +174,111 @@ export async function detectVideo(o: VideoDetectOptions): Promise<Detection> {
     else bySegment.set(s, [j]);
   }
   const chosen = new Set<number>();
-  for (const js of bySegment.values()) {
+  for (const all of bySegment.values()) {
+    const js = all.filter(kept);
     const n = Math.min(perSegment, js.length);
     for (let k = 0; k < n; k++) chosen.add(js[Math.floor(((k + 0.5) * js.length) / n)] as number);
   }
+  o.onProgress?.('align', 2, 2);
+  const placement: LeakPlacement = { active: activeP, rect, inside: insetRect(rect, 2, W, H), tone };
+  const scores = await scoreSegments(o, { reference, proxyFile, W, H, fps, params, chosen, frameMap: time.frameMap, placement });
+
+  const count = patternLength(W, H, params);
+  const segments: SegmentReading[] = [...scores.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([index, score]) => {
+      const z = score.z(segmentPattern(o.key, o.contentId, index, count));
+      return { index, z, bit: bitFromZ(z), coverage: (bySegment.get(index)?.length ?? 0) / fps };
+    });
+  const r = { x: Math.round(rect.x), y: Math.round(rect.y), w: Math.round(rect.w), h: Math.round(rect.h) };
+  const a = { x: Math.round(active.x), y: Math.round(active.y), w: Math.round(active.w), h: Math.round(active.h) };
+  return {
+    segments,
+    bits: readOut(segments),
+    alignment: {
+      offsetSeconds: time.offset / fps,
+      timeCorrelation: round3(time.correlation),
+      rect: `${r.w}x${r.h}+${r.x}+${r.y}`,
+      geometryScore: round3(geometryScore),
+      activeArea: `${a.w}x${a.h}+${a.x}+${a.y}`,
+      matchedFrames: aligned.length,
+      leakFrames: time.frameMap.length,
+    },
+  };
+}
+
+const round3 = (v: number) => Math.round(v * 1000) / 1000;
+
+/**
+ * refineTime's comparison: leak thumbnail j (its active area) against original thumbnail i seen
+ * through the rectangle. Each side is resampled once and kept: a frame is compared with five
+ * neighbours, and the offset search compares hundreds of frames nine times.
+ */
+function thumbScorer(leakThumbs: Uint8Array[], tw: number, lth: number, origThumbs: Uint8Array[], th: number, active: Rect, leak: VideoInfo, W: number, rect: Rect) {
+  const tActive = { x: (active.x * tw) / leak.width, y: (active.y * lth) / leak.height, w: (active.w * tw) / leak.width, h: (active.h * lth) / leak.height };
+  const vh = Math.max(2, Math.round((tw * active.h) / active.w));
+  const leakPics = new Map<number, Float32Array>();
+  const views = new Map<number, Float32Array>();
+  const cached = (map: Map<number, Float32Array>, k: number, make: () => Float32Array) => {
+    let v = map.get(k);
+    if (!v) {
+      // Frames are asked for in order, a few apart: older ones will not come back.
+      if (map.size > 64) for (const old of map.keys()) if (old < k - 16) map.delete(old);
+      v = make();
+      map.set(k, v);
+    }
+    return v;
+  };
+  return (j: number, i: number) =>
+    correlation(
+      cached(leakPics, j, () => resizeArea(leakThumbs[j] as Uint8Array, tw, lth, tActive, tw, vh)),
+      cached(views, i, () => viewThrough({ data: origThumbs[i] as Uint8Array, width: tw, height: th }, W, rect, tw, vh)),
+    );
+}
+
+interface ScoringJob {
+  reference: string;
+  proxyFile: string;
+  W: number;
+  H: number;
+  fps: number;
+  params: VideoMarkParams;
+  /** the leak frames to score (all multiples of PROXY_EVERY) */
+  chosen: Set<number>;
+  frameMap: Int32Array;
+  placement: LeakPlacement;
+}
+
+/** Reads the proxies and the reference once, in step, and scores each chosen frame against its original. */
+async function scoreSegments(o: VideoDetectOptions, job: ScoringJob): Promise<Map<number, SegmentScore>> {
+  const { W, H, fps, params, chosen, frameMap, placement } = job;
   const count = patternLength(W, H, params);
   const scores = new Map<number, SegmentScore>();
-  const r = { x: Math.round(rect.x), y: Math.round(rect.y), w: Math.round(rect.w), h: Math.round(rect.h) };
-  const inside = insetRect(r, 2, W, H);
-  const geometry = [o.reference ? 'format=gray16le' : 'format=gray', `crop=${active.w}:${active.h}:${active.x}:${active.y}`, `scale=${r.w}:${r.h}:flags=bicubic`, `pad=${W}:${H}:${r.x}:${r.y}`];
-
-  // A reference plane is small: its fractions of a grey level, and the leak's, are kept.
-  const frames = o.reference ? preciseLumaFrames : lumaFrames;
-  const leakFrames = frames(o.bins, o.leak, { width: W, height: H, fps, geometry, signal: o.signal });
-  const originals = frames(o.bins, o.original, { width: W, height: H, fps, signal: o.signal })[Symbol.asyncIterator]();
-  let nextOriginal = 0;
-  const held = new Map<number, Uint8Array | Float32Array>();
-  const needed = new Set([...chosen].map((j) => time.frameMap[j] as number));
-  const originalFrame = async (i: number): Promise<Uint8Array | Float32Array> => {
+  // Only the frames scored come out of ffmpeg (the rest are decoded, not piped and converted).
+  const leakFrames = [...chosen].sort((a, b) => a - b);
+  const needed = [...new Set(leakFrames.map((j) => frameMap[j] as number))].sort((a, b) => a - b);
+  const proxies = preciseLumaFrames(o.bins, job.proxyFile, { width: W, height: H, select: leakFrames.map((j) => j / PROXY_EVERY), signal: o.signal });
+  const originals = preciseLumaFrames(o.bins, job.reference, { width: W, height: H, fps, select: needed, signal: o.signal })[Symbol.asyncIterator]();
+  let read = 0;
+  const held = new Map<number, Float32Array>();
+  const originalFrame = async (i: number): Promise<Float32Array> => {
     while (!held.has(i)) {
       const next = await originals.next();
       if (next.done) throw new DrmError('INTERNAL_ERROR', `original frame ${i} was not decoded`);
-      if (needed.has(nextOriginal)) held.set(nextOriginal, next.value);
-      nextOriginal++;
+      held.set(needed[read++] as number, next.value);
     }
-    return held.get(i) as Uint8Array | Float32Array;
+    return held.get(i) as Float32Array;
   };
   async function* pairsToScore() {
-    let j = 0;
-    for await (const frame of leakFrames) {
-      if (chosen.has(j)) {
-        const i = time.frameMap[j] as number;
-        const original = await originalFrame(i);
-        yield { i, leak: restore(frame, original, inside, tone, W), original };
-      }
-      j++;
+    let k = 0;
+    for await (const proxy of proxies) {
+      const j = leakFrames[k++] as number;
+      const i = frameMap[j] as number;
+      const original = await originalFrame(i);
+      yield { i, leak: restoreLeak(proxy, original, W, H, placement), original };
     }
   }
-  const transforms = async (p: { i: number; leak: Uint8Array | Float32Array; original: Uint8Array | Float32Array }) => {
+  const transforms = async (p: { i: number; leak: Float32Array; original: Float32Array }) => {
     const [ot, st] = await Promise.all([analyse(o.backend, p.original, W, H, params), analyse(o.backend, p.leak, W, H, params)]);
     return { i: p.i, ot, st };
   };
@@ -193,56 +300,5 @@ export async function detectVideo(o: VideoDetectOptions): Promise<Detection> {
     await originals.return?.(undefined);
   }
   o.signal?.throwIfAborted();
-
-  const segments: SegmentReading[] = [...scores.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([index, score]) => {
-      const z = score.z(segmentPattern(o.key, o.contentId, index, count));
-      return { index, z, bit: bitFromZ(z), coverage: (bySegment.get(index)?.length ?? 0) / fps };
-    });
-  return {
-    segments,
-    bits: readOut(segments),
-    alignment: {
-      offsetSeconds: time.offset / fps,
-      timeCorrelation: round3(time.correlation),
-      rect: `${r.w}x${r.h}+${r.x}+${r.y}`,
-      geometryScore: round3(geometryScore),
-      activeArea: `${active.w}x${active.h}+${active.x}+${active.y}`,
-      matchedFrames: aligned.length,
-      leakFrames: time.frameMap.length,
-    },
-  };
-}
-
-const round3 = (v: number) => Math.round(v * 1000) / 1000;
-
-function insetRect(r: Rect, by: number, width: number, height: number): Rect {
-  const x = Math.max(0, r.x + by);
-  const y = Math.max(0, r.y + by);
-  return { x, y, w: Math.min(width, r.x + r.w - by) - x, h: Math.min(height, r.y + r.h - by) - y };
-}
-
-/** The leak frame in the original's tones, with what it does not show taken from the original. */
-function restore(leak: Uint8Array | Float32Array, original: Uint8Array | Float32Array, inside: Rect, tone: Uint8Array, width: number): Uint8Array | Float32Array {
-  if (leak instanceof Float32Array) {
-    const out = Float32Array.from(original);
-    for (let y = inside.y; y < inside.y + inside.h; y++) {
-      const row = y * width;
-      for (let x = inside.x; x < inside.x + inside.w; x++) {
-        // The tone curve between its whole-level entries, so the fraction survives it.
-        const v = leak[row + x] as number;
-        const k = Math.min(254, Math.floor(v));
-        const lo = tone[k] as number;
-        out[row + x] = lo + ((tone[k + 1] as number) - lo) * (v - k);
-      }
-    }
-    return out;
-  }
-  const out = Uint8Array.from(original);
-  for (let y = inside.y; y < inside.y + inside.h; y++) {
-    const row = y * width;
-    for (let x = inside.x; x < inside.x + inside.w; x++) out[row + x] = tone[leak[row + x] as number] as number;
-  }
-  return out;
+  return scores;
 }

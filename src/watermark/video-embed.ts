@@ -18,6 +18,8 @@ export interface VideoEmbedOptions extends EmbedJob {
   /** x264 quality of the marked copy (default 18: visually lossless, so the mark is what differs) */
   crf?: number;
   preset?: string;
+  /** where to write the detection reference (./reference.ts) from the same decode, if wanted */
+  reference?: string;
   onProgress?: (doneFrames: number, totalFrames: number) => void;
 }
 

@@ -66,6 +66,27 @@ export function resizeArea(data: Uint8Array, width: number, height: number, regi
   return out;
 }
 
+/** Normalized cross-correlation of two pictures of the same size (1: equal up to brightness and contrast). */
+export function correlation(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let sa = 0;
+  let sb = 0;
+  let saa = 0;
+  let sbb = 0;
+  let sab = 0;
+  const n = a.length;
+  for (let i = 0; i < n; i++) {
+    const x = a[i] as number;
+    const y = b[i] as number;
+    sa += x;
+    sb += y;
+    saa += x * x;
+    sbb += y * y;
+    sab += x * y;
+  }
+  const den = Math.sqrt((saa - (sa * sa) / n) * (sbb - (sb * sb) / n));
+  return den > 0 ? (sab - (sa * sb) / n) / den : 0;
+}
+
 /**
  * Normalized cross-correlation between leak pictures (each the whole active area) and the
  * matching original pictures seen through `rect`. 1 is a perfect match up to brightness and contrast.

@@ -13,7 +13,7 @@ import type { Detection } from '../../watermark/segments.js';
 import { detectVideo } from '../../watermark/video-detect.js';
 import { evidenceFor, type ForensicReport } from './report.js';
 
-export type AnalysisStage = 'align' | 'score' | 'match';
+export type AnalysisStage = 'decode' | 'align' | 'score' | 'match';
 
 export interface AnalysisHooks {
   /** the DTCWT backend for video (the caller owns it) */
