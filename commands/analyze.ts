@@ -7,6 +7,7 @@ import type { CaseRow } from '../src/db/repos/index.js';
 import type { Logger } from '../src/log.js';
 import { openCase, uploadsDir } from '../src/domain/forensics/cases.js';
 import { ForensicsQueue } from '../src/domain/forensics/queue.js';
+import type { AnalysisStage } from '../src/domain/forensics/analyze.js';
 import { notFound } from '../src/errors.js';
 import { analysisBody } from '../src/present/forensics.js';
 import type { DbOptions } from './main.js';
@@ -67,6 +68,15 @@ function failWith(out: Output, err: unknown): number {
 // ---------------------------------------------------------------------------------------------
 // Local: the data directory's database, the case run in this process.
 
+/** What the analysis is doing, for the ticking line. */
+export function stageLine(stage: AnalysisStage, done: number, total: number): string {
+  const share = total > 0 ? ` ${Math.min(100, Math.floor((100 * done) / total))}%` : '';
+  if (stage === 'decode') return `decoding the leak${share}`;
+  if (stage === 'align') return 'aligning the leak with the original';
+  if (stage === 'score') return `reading the mark, ${done}/${total} frames`;
+  return 'matching against the viewers who streamed it';
+}
+
 async function analyzeLocally(ctx: Context, out: Output, leak: string, opts: AnalyzeOptions): Promise<number> {
   const stat = checkLeak(leak);
   const content = await ctx.repos.content.find(opts.content);
@@ -108,7 +118,7 @@ async function analyzeLocally(ctx: Context, out: Output, leak: string, opts: Ana
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    const outcome = await queue.run(row.id, controller.signal).catch((err) => {
+    const outcome = await queue.run(row.id, controller.signal, (stage, done, total) => ticker.label(stageLine(stage, done, total))).catch((err) => {
       showHeld();
       throw err;
     });

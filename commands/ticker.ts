@@ -6,8 +6,8 @@ export interface Ticker {
 }
 
 /**
- * An analysis reports no progress through the queue, so a terminal gets an elapsed-time line,
- * redrawn every second on stderr; nothing at all for scripts (no TTY) or with --json.
+ * A terminal gets a line of what the analysis is doing (its stage, relabelled as it goes) and the
+ * time elapsed, redrawn every second on stderr; nothing at all for scripts (no TTY) or with --json.
  */
 export function createTicker(enabled: boolean, initial: string): Ticker {
   if (!enabled) return { label() {}, note: (t) => void process.stderr.write(`${t}\n`), stop() {} };

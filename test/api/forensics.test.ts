@@ -151,6 +151,19 @@ describe.each(DIALECTS)('forensics on %s', (dialect) => {
     expect(uploads()).toEqual([]);
   }, T);
 
+  it('tells a run in this process what it is doing: the leak decoded, aligned, scored frame by frame, matched', async () => {
+    const res = await analyze({ contentId: marked.id, contentType: 'video' }, leak, org.apiKey, '?async=true');
+    const { caseId } = (await res.json()) as Json;
+    const heard: Array<[string, number, number]> = [];
+    const row = await t.forensics.run(caseId, undefined, (stage, done, total) => heard.push([stage, done, total]));
+    expect(row).toMatchObject({ status: 'completed', classification: 'strong_match' });
+    const stages = heard.map(([stage]) => stage).filter((s, i, all) => s !== all[i - 1]);
+    expect(stages).toEqual(['decode', 'align', 'score', 'match']);
+    const scored = heard.filter(([stage]) => stage === 'score');
+    expect(scored.at(-1)?.[1]).toBe(scored.at(-1)?.[2]);
+    expect(scored.length).toBeGreaterThan(5);
+  }, T);
+
   it('stores a run cancelled by its signal as failed, "analysis cancelled", and removes its upload', async () => {
     const res = await analyze({ contentId: marked.id, contentType: 'video' }, leak, org.apiKey, '?async=true');
     const { caseId } = (await res.json()) as Json;

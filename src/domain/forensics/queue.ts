@@ -6,7 +6,7 @@ import type { Context } from '../../context.js';
 import type { CaseRow } from '../../db/repos/index.js';
 import { DrmError } from '../../errors.js';
 import { errorFields } from '../../log.js';
-import { analyzeLeak } from './analyze.js';
+import { type AnalysisHooks, analyzeLeak } from './analyze.js';
 import { completedOutcome, failedOutcome, uploadsDir } from './cases.js';
 
 export interface ForensicsQueueOptions {
@@ -78,13 +78,14 @@ export class ForensicsQueue {
   /**
    * Runs one case to its end in this process and returns it as stored. If another server took it
    * first, waits for that one to finish it. `signal` cancels the analysis: the case is stored as
-   * failed, "analysis cancelled", and returned.
+   * failed, "analysis cancelled", and returned. `onProgress` hears the analysis's stages when it
+   * runs here.
    */
-  async run(caseId: string, signal?: AbortSignal): Promise<CaseRow> {
+  async run(caseId: string, signal?: AbortSignal, onProgress?: AnalysisHooks['onProgress']): Promise<CaseRow> {
     await this.slot();
     try {
       const row = await this.ctx.repos.forensicCases.claim(caseId, this.ctx.clock.now(), this.ctx.clock.now() + this.leaseMs);
-      if (row) await this.track(this.analyse(row, signal));
+      if (row) await this.track(this.analyse(row, signal, onProgress));
     } finally {
       this.release();
     }
@@ -159,7 +160,7 @@ export class ForensicsQueue {
   }
 
   /** One analysis: its lease kept alive while it runs, its outcome stored, its upload removed. */
-  private async analyse(row: CaseRow, signal?: AbortSignal): Promise<void> {
+  private async analyse(row: CaseRow, signal?: AbortSignal, onProgress?: AnalysisHooks['onProgress']): Promise<void> {
     const { ctx } = this;
     const repo = ctx.repos.forensicCases;
     const heartbeat = setInterval(() => void repo.extendLease(row.id, ctx.clock.now() + this.leaseMs).catch(() => {}), this.leaseMs / 3);
@@ -169,7 +170,7 @@ export class ForensicsQueue {
       if (!row.uploadPath || !fs.existsSync(row.uploadPath)) throw new DrmError('INTERNAL_ERROR', 'the uploaded leak is no longer on disk');
       const content = await ctx.repos.content.find(row.contentId);
       if (!content) throw new DrmError('NOT_FOUND', `content ${row.contentId} no longer exists`);
-      const report = await analyzeLeak(ctx, row.uploadPath, content, { backend: () => this.backendOnce(), signal });
+      const report = await analyzeLeak(ctx, row.uploadPath, content, { backend: () => this.backendOnce(), signal, onProgress });
       await repo.finish(row.id, completedOutcome(report, ctx.clock.now()));
       ctx.log.info('forensic case completed', { caseId: row.id, classification: report.classification, seconds: report.seconds });
     } catch (err) {
