@@ -28,6 +28,7 @@ import { embedVideo } from '../../src/watermark/video-embed.js';
 import { createLogger } from '../../src/log.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { probeMedia } from '../../src/media/probe.js';
+import { filmArgs } from '../film.js';
 import { median } from '../stats.js';
 import { createViewerSession } from './viewer.js';
 
@@ -70,7 +71,7 @@ async function prepare(): Promise<ContentRow> {
   const viewer = await createViewerSession(ctx, content);
   const film = path.join(work, 'film.mp4');
   log(`making a ${minutes}-min film of ${path.basename(values.input)}, each pass of it seen differently`);
-  ff(...filmArgs(values.input, Math.ceil((minutes * 60) / info.duration), minutes * 60), film);
+  ff(...filmArgs(values.input, info, minutes * 60), film);
   const reference = ctx.storage.file(content.storagePath as string, VIDEO_REFERENCE);
   log(`writing the viewer's marked copy of the ${minutes}-min film (the leak) and the film's reference`);
   let last = 0;
@@ -86,21 +87,6 @@ async function prepare(): Promise<ContentRow> {
   fs.rmSync(film, { force: true });
   fs.writeFileSync(readyFile, JSON.stringify({ ...setup, contentId: content.id }));
   return content;
-}
-
-/**
- * The clip played `passes` times, each pass flipped or zoomed its own way: a film that never
- * repeats a picture, as a real one does not (a plain loop would leave the time alignment nothing
- * to tell one pass from another, and any of them would fit).
- */
-function filmArgs(clip: string, passes: number, seconds: number): string[] {
-  const flips = ['', 'hflip,', 'vflip,', 'hflip,vflip,'];
-  const zooms = ['', 'crop=iw*0.8:ih*0.8:0:0,', 'crop=iw*0.8:ih*0.8:iw*0.2:ih*0.2,'];
-  const inputs = Array.from({ length: passes }, () => ['-i', clip]).flat();
-  const { width, height } = info.video as NonNullable<typeof info.video>;
-  const views = Array.from({ length: passes }, (_, k) => `[${k}:v:0]${flips[k % 4]}${zooms[Math.floor(k / 4) % 3]}scale=${width}:${height},setsar=1[v${k}]`);
-  const graph = `${views.join(';')};${views.map((_, k) => `[v${k}]`).join('')}concat=n=${passes}:v=1:a=0[film]`;
-  return [...inputs, '-filter_complex', graph, '-map', '[film]', '-t', String(seconds), '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '14', '-pix_fmt', 'yuv420p'];
 }
 
 async function decode(): Promise<void> {

@@ -36,6 +36,8 @@ export interface SegmentReading {
   bit: '0' | '1' | '?';
   /** seconds of the leak that fell in this segment */
   coverage: number;
+  /** the segment's z under patterns of keys that were never used, when asked for (calibration checks, benchmarks) */
+  nullZ?: number[];
 }
 
 export interface Detection {

@@ -14,7 +14,7 @@ import { activeArea, alignTime, centralRegion, refineTime, signature, toneCurve 
 import { correlation, findRect, type Rect, resizeArea, viewThrough } from './video-geometry.js';
 import { analyse, DEFAULT_VIDEO_MARK, patternLength, segmentPattern, type VideoMarkParams } from './video-mark.js';
 import { insetRect, type LeakPlacement, restoreLeak } from './video-restore.js';
-import { SegmentScore } from './video-score.js';
+import { nullPatterns, SegmentScore } from './video-score.js';
 
 export type DetectStage = 'decode' | 'align' | 'score';
 
@@ -31,6 +31,8 @@ export interface VideoDetectOptions {
   params?: VideoMarkParams;
   /** frames scored per segment, evenly spread over what the leak holds of it (default 20) */
   framesPerSegment?: number;
+  /** also score each segment against this many patterns of keys never used (SegmentReading.nullZ) */
+  nullPatterns?: number;
   /** where the working files go (a reference made from an original, the leak's proxy); the system's by default */
   tempDir?: string;
   /** decode: leak frames decoded of those expected; align: steps done of 2; score: frames scored */
@@ -188,7 +190,9 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
     .sort(([a], [b]) => a - b)
     .map(([index, score]) => {
       const z = score.z(segmentPattern(o.key, o.contentId, index, count));
-      return { index, z, bit: bitFromZ(z), coverage: (bySegment.get(index)?.length ?? 0) / fps };
+      const reading: SegmentReading = { index, z, bit: bitFromZ(z), coverage: (bySegment.get(index)?.length ?? 0) / fps };
+      if (o.nullPatterns) reading.nullZ = nullPatterns(o.key, o.contentId, index, count, o.nullPatterns).map((p) => score.z(p));
+      return reading;
     });
   const r = { x: Math.round(rect.x), y: Math.round(rect.y), w: Math.round(rect.w), h: Math.round(rect.h) };
   const a = { x: Math.round(active.x), y: Math.round(active.y), w: Math.round(active.w), h: Math.round(active.h) };
