@@ -75,12 +75,17 @@ export class WasmPlanes {
     return a.buffer === this.buffer;
   }
 
+  /** Views of the scratch area, made again only when the memory grows (sumRows runs once per output row). */
+  private scratch?: { buffer: ArrayBuffer; rows: Int32Array; coeffs: Float32Array };
+
   /** y[yStart + j] = Σ_k coeffs[k] · x[rows[k]·n + j] for j < n (y and x in this memory). */
   sumRows(y: Float32Array, yStart: number, x: Float32Array, rows: readonly number[], coeffs: readonly number[], n: number): void {
     const taps = rows.length;
     if (taps > MAX_TAPS) throw new RangeError(`sumRows: ${taps} taps, at most ${MAX_TAPS}`);
-    const scratchRows = new Int32Array(this.buffer, 0, taps);
-    const scratchCoeffs = new Float32Array(this.buffer, 4 * MAX_TAPS, 4 * taps);
+    if (this.scratch?.buffer !== this.buffer) {
+      this.scratch = { buffer: this.buffer, rows: new Int32Array(this.buffer, 0, MAX_TAPS), coeffs: new Float32Array(this.buffer, 4 * MAX_TAPS, 4 * MAX_TAPS) };
+    }
+    const { rows: scratchRows, coeffs: scratchCoeffs } = this.scratch;
     for (let k = 0; k < taps; k++) {
       scratchRows[k] = x.byteOffset + 4 * (rows[k] as number) * n;
       scratchCoeffs.fill(coeffs[k] as number, 4 * k, 4 * k + 4);
