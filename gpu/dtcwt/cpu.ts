@@ -32,10 +32,13 @@ function extendEdges<T extends FloatArray>(x: Plane<T>, top: number, bottom: num
   const rows = x.rows + top + bottom;
   const cols = x.cols + left + right;
   const y = zerosLike(x, rows, cols);
-  const clamp = (v: number, n: number) => Math.min(Math.max(v, 0), n - 1);
   for (let i = 0; i < rows; i++) {
-    const src = clamp(i - top, x.rows) * x.cols;
-    for (let j = 0; j < cols; j++) y.data[i * cols + j] = x.data[src + clamp(j - left, x.cols)] as number;
+    const src = Math.min(Math.max(i - top, 0), x.rows - 1) * x.cols;
+    const dst = i * cols;
+    // The row as it is, then its first and last values repeated into the margins.
+    y.data.set(x.data.subarray(src, src + x.cols), dst + left);
+    y.data.fill(x.data[src] as number, dst, dst + left);
+    y.data.fill(x.data[src + x.cols - 1] as number, dst + left + x.cols, dst + cols);
   }
   return y;
 }

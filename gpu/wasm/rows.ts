@@ -20,9 +20,13 @@ interface Exports {
 }
 
 const PAGE = 65536;
-/** Bytes at the bottom for one call's row addresses and splatted coefficients. */
-const SCRATCH = 4096;
-const MAX_TAPS = SCRATCH / 32;
+const MAX_TAPS = 64;
+/** Filters whose splatted coefficients are kept (colifilt takes turns with four). */
+const SLOTS = 4;
+const ROWS_BYTES = 4 * MAX_TAPS;
+const COEFFS_BYTES = 16 * MAX_TAPS;
+/** Bytes at the bottom for one call's row addresses and the slots' splatted coefficients. */
+const SCRATCH = ROWS_BYTES + SLOTS * COEFFS_BYTES;
 /** What a transform allocates, as a multiple of its image (measured: 14–24 for the sizes the mark uses). */
 const ARENA_IMAGES = 32;
 
@@ -76,21 +80,34 @@ export class WasmPlanes {
   }
 
   /** Views of the scratch area, made again only when the memory grows (sumRows runs once per output row). */
-  private scratch?: { buffer: ArrayBuffer; rows: Int32Array; coeffs: Float32Array };
+  private scratch?: { buffer: ArrayBuffer; rows: Int32Array; coeffs: Float32Array[] };
+  /**
+   * The coefficient arrays splatted in the slots: a column filter passes the same one (or the
+   * same two or four in turn) for every output row, so each is splatted once per pass. An array
+   * passed again is taken to hold the same values (the filters build theirs once per pass).
+   */
+  private readonly splatted: Array<readonly number[] | undefined> = new Array(SLOTS).fill(undefined);
+  private nextSlot = 0;
 
   /** y[yStart + j] = Σ_k coeffs[k] · x[rows[k]·n + j] for j < n (y and x in this memory). */
   sumRows(y: Float32Array, yStart: number, x: Float32Array, rows: readonly number[], coeffs: readonly number[], n: number): void {
     const taps = rows.length;
     if (taps > MAX_TAPS) throw new RangeError(`sumRows: ${taps} taps, at most ${MAX_TAPS}`);
     if (this.scratch?.buffer !== this.buffer) {
-      this.scratch = { buffer: this.buffer, rows: new Int32Array(this.buffer, 0, MAX_TAPS), coeffs: new Float32Array(this.buffer, 4 * MAX_TAPS, 4 * MAX_TAPS) };
+      const coeffsAt = (slot: number) => new Float32Array(this.buffer, ROWS_BYTES + slot * COEFFS_BYTES, 4 * MAX_TAPS);
+      this.scratch = { buffer: this.buffer, rows: new Int32Array(this.buffer, 0, MAX_TAPS), coeffs: Array.from({ length: SLOTS }, (_, slot) => coeffsAt(slot)) };
     }
     const { rows: scratchRows, coeffs: scratchCoeffs } = this.scratch;
-    for (let k = 0; k < taps; k++) {
-      scratchRows[k] = x.byteOffset + 4 * (rows[k] as number) * n;
-      scratchCoeffs.fill(coeffs[k] as number, 4 * k, 4 * k + 4);
+    for (let k = 0; k < taps; k++) scratchRows[k] = x.byteOffset + 4 * (rows[k] as number) * n;
+    let slot = this.splatted.indexOf(coeffs);
+    if (slot < 0) {
+      slot = this.nextSlot;
+      this.nextSlot = (slot + 1) % SLOTS;
+      const c = scratchCoeffs[slot] as Float32Array;
+      for (let k = 0; k < taps; k++) c.fill(coeffs[k] as number, 4 * k, 4 * k + 4);
+      this.splatted[slot] = coeffs;
     }
-    this.x.sum_rows(y.byteOffset + 4 * yStart, 0, 4 * MAX_TAPS, taps, n);
+    this.x.sum_rows(y.byteOffset + 4 * yStart, 0, ROWS_BYTES + slot * COEFFS_BYTES, taps, n);
   }
 
   /** y = transpose of x (rows × cols), both in this memory. */
