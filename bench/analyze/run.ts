@@ -1,4 +1,4 @@
-// Analysis speed: `npm run bench:analyze -- [--input FILE] [--minutes 10] [--runs 3] [--work DIR] [--json]`.
+// Analysis speed: `npm run bench:analyze -- [--input FILE] [--minutes 10] [--runs 3] [--work DIR] [--json]` (--runs 0 with --work: prepare only).
 //
 // A 10-minute 1080p leak, as issue 5 asks, made honestly: the corpus's 60-s 1080p clip is played
 // over and over to --minutes as the film (each pass flipped or zoomed its own way, so the film never
@@ -23,7 +23,7 @@ import { createContext } from '../../src/context.js';
 import type { ContentRow } from '../../src/db/repos/index.js';
 import { analyzeLeak } from '../../src/domain/forensics/analyze.js';
 import { ingestContent } from '../../src/ingest/ingest.js';
-import { VIDEO_REFERENCE } from '../../src/watermark/reference.js';
+import { thumbsBeside, VIDEO_REFERENCE, writeVideoReferenceThumbs } from '../../src/watermark/reference.js';
 import { embedVideo } from '../../src/watermark/video-embed.js';
 import { createLogger } from '../../src/log.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
@@ -42,7 +42,8 @@ const { values } = parseArgs({
     work: { type: 'string' },
   },
 });
-const runs = Math.max(1, Number(values.runs));
+// --runs 0 with --work only prepares the leak (setup and timed runs can then go at different times).
+const runs = Math.max(values.work ? 0 : 1, Number(values.runs));
 const minutes = Number(values.minutes);
 const bins = mediaBinaries();
 const work = values.work ? path.resolve(values.work) : fs.mkdtempSync(path.join(os.tmpdir(), 'drm-bench-analyze-'));
@@ -60,7 +61,14 @@ if (ready && (ready.input !== setup.input || ready.minutes !== minutes)) throw n
 const info = await probeMedia(bins, values.input);
 if (!info.video) throw new Error(`${values.input} has no video`);
 const content = ready ? ((await ctx.repos.content.find(ready.contentId)) as ContentRow) : await prepare();
-if (ready) log(`reusing the ${minutes}-min leak in ${work}`);
+if (ready) {
+  log(`reusing the ${minutes}-min leak in ${work}`);
+  const reference = ctx.storage.file(content.storagePath as string, VIDEO_REFERENCE);
+  if (!fs.existsSync(thumbsBeside(reference))) {
+    log('writing the reference thumbnails ingest now keeps (this work folder is older)');
+    await writeVideoReferenceThumbs(bins, reference);
+  }
+}
 
 /** The content row, its viewer and the leak: see the top of this file. */
 async function prepare(): Promise<ContentRow> {
@@ -123,6 +131,10 @@ for (let r = 0; r < runs; r++) {
 await backend.close();
 await ctx.db.close();
 if (!values.work) fs.rmSync(work, { recursive: true, force: true });
+if (runs === 0) {
+  log(`prepared in ${work}: time it with --work ${values.work} --runs N`);
+  process.exit(0);
+}
 
 const decodeS = median(times.decode);
 const analyzeS = median(times.analyze);

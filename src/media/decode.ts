@@ -87,10 +87,11 @@ export interface FrameOptions extends Range {
   /** only these frame numbers (counted after the frame-rate change), for sampling a few pictures */
   select?: readonly number[];
   /**
-   * A second output of the same decode: the frames (after the scale and frame-rate change) through
-   * `filters`, written with `args` (output options, the file last). One decode then feeds both.
+   * More outputs of the same decode: the frames (after the scale and frame-rate change) through
+   * each one's `filters`, written with its `args` (output options, the file last). One decode then
+   * feeds them all.
    */
-  sideOutput?: { filters: string[]; args: string[] };
+  sideOutputs?: ReadonlyArray<{ filters: string[]; args: string[] }>;
   signal?: AbortSignal;
 }
 
@@ -111,9 +112,11 @@ function frameOutputs(o: FrameOptions, format: string): { args: string[]; cleanu
   // Without passthrough, ffmpeg would repeat selected frames to fill the gaps between them.
   const vsync = o.select ? ['-vsync', '0'] : [];
   const raw = ['-f', 'rawvideo', '-pix_fmt', format, 'pipe:1'];
-  if (o.sideOutput) {
-    const side = o.sideOutput.filters.join(',');
-    return { args: ['-filter_complex', `[0:v:0]${chain},split=2[frames][side];[side]${side}[sideout]`, '-map', '[frames]', ...vsync, ...raw, '-map', '[sideout]', ...o.sideOutput.args] };
+  const sides = o.sideOutputs ?? [];
+  if (sides.length > 0) {
+    const labels = sides.map((_, k) => `[side${k}]`).join('');
+    const graph = [`[0:v:0]${chain},split=${sides.length + 1}[frames]${labels}`, ...sides.map((side, k) => `[side${k}]${side.filters.join(',')}[sideout${k}]`)].join(';');
+    return { args: ['-filter_complex', graph, '-map', '[frames]', ...vsync, ...raw, ...sides.flatMap((side, k) => ['-map', `[sideout${k}]`, ...side.args])] };
   }
   if (chain.length <= LONGEST_FILTER_ARG) return { args: ['-map', '0:v:0', '-vf', chain, ...vsync, ...raw] };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-filter-'));
@@ -181,27 +184,30 @@ export async function* preciseLumaFrames(bins: MediaBinaries, file: string, o: F
 }
 
 export interface ThumbsAndProxiesOptions {
-  /** the frame rate both outputs are counted at (a leak is brought to its original's) */
+  /** the frame rate frames are counted at (a leak is brought to its original's) */
   fps: number;
+  /** every `every`-th frame (0, every, 2·every, …) is kept; the others are decoded only */
+  every: number;
+  /** each kept frame area-scaled to width × height, into `file` (10-bit grey MP4) */
+  proxy: { width: number; height: number; file: string };
+  /** each kept frame's thumbnail (scaled from its proxy picture), yielded */
   thumb: { width: number; height: number };
-  /** every `every`-th frame (0, every, 2·every, …), area-scaled to width × height, into `file` (10-bit grey MP4) */
-  proxy: { width: number; height: number; every: number; file: string };
   signal?: AbortSignal;
 }
 
 /**
- * One decode of a (long) video for the watermark detector: a small 8-bit thumbnail of every frame
- * on stdout, and a proxy of every `every`-th frame written to a file at the size the mark is read
- * at, in 10 bits so the box average keeps its fraction. Decoding a 1080p film is the cost that
- * matters; the detector then reads the small proxy file as often as it needs instead of decoding
- * the film again. Proxy frame k is frame k·every (its timestamps are renumbered to a constant rate).
+ * One decode of a (long) video for the watermark detector, keeping every `every`-th frame: a proxy
+ * of it written to a file at the size the mark is read at, in 10 bits so the box average keeps its
+ * fraction, and a small 8-bit thumbnail of it on stdout. Decoding a 1080p film is the cost that
+ * matters: only the kept frames are scaled (measured: scaling every frame for thumbnails cost
+ * the decode a fifth more), and the detector then reads the small proxy file as often as it needs
+ * instead of decoding the film again. Proxy frame and thumbnail k are frame k·every.
  */
 export async function* thumbsAndProxies(bins: MediaBinaries, file: string, o: ThumbsAndProxiesOptions): AsyncGenerator<Uint8Array> {
   const { thumb, proxy } = o;
   const graph = [
-    `[0:v:0]fps=${o.fps},split=2[t][p]`,
+    `[0:v:0]fps=${o.fps},select=not(mod(n\\,${o.every})),setpts=N/(${o.fps}*TB),scale=${proxy.width}:${proxy.height}:flags=area,format=gray10le,split=2[proxy][t]`,
     `[t]scale=${thumb.width}:${thumb.height}:flags=bicubic,format=gray[thumbs]`,
-    `[p]select=not(mod(n\\,${proxy.every})),setpts=N/(${o.fps}*TB),scale=${proxy.width}:${proxy.height}:flags=area,format=gray10le[proxy]`,
   ].join(';');
   const args = [
     '-v', 'error', '-y', '-i', file, '-filter_complex', graph,

@@ -15,3 +15,29 @@ export async function* inOrder<T, R>(source: AsyncIterable<T>, fn: (item: T, ind
   }
   while (pending.length > 0) yield await (pending.shift() as Promise<R>);
 }
+
+/**
+ * Keeps up to `depth` items of an async source pulled ahead of its consumer. A decoder at the far
+ * end of a pipe otherwise stops as soon as the pipe is full (a fraction of one frame) and waits
+ * for the consumer, which then waits for it: with frames read ahead, decoding the next ones
+ * overlaps with the work on this one.
+ */
+export async function* readAhead<T>(source: AsyncIterable<T>, depth: number): AsyncGenerator<T> {
+  const it = source[Symbol.asyncIterator]();
+  const queue: Promise<IteratorResult<T>>[] = [];
+  try {
+    for (;;) {
+      // An async generator queues calls to next() and settles them in order.
+      while (queue.length < depth) {
+        const next = it.next();
+        next.catch(() => undefined);
+        queue.push(next);
+      }
+      const r = await (queue.shift() as Promise<IteratorResult<T>>);
+      if (r.done) return;
+      yield r.value;
+    }
+  } finally {
+    await it.return?.(undefined);
+  }
+}

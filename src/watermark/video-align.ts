@@ -1,9 +1,10 @@
 import type { Rect } from './video-geometry.js';
 
 /**
- * Time alignment and tone of a leak against its original, on small grey thumbnails of every
- * frame (both decoded at the original's frame rate, so a leak at another rate has its frames
- * dropped or repeated by ffmpeg to match).
+ * Time alignment and tone of a leak against its original, on small grey thumbnails (both decoded
+ * at the original's frame rate, so a leak at another rate has its frames dropped or repeated by
+ * ffmpeg to match): every frame of the original, and of the leak every `step`-th frame (the
+ * frames the detector can score).
  *
  * A frame's signature is its central region (inside any letterbox, and mostly inside a crop) as a
  * grid of block means, zero-mean and unit-norm. The leak's offset is the one whose signatures
@@ -53,46 +54,48 @@ const dot = (a: Float32Array, b: Float32Array) => {
 };
 
 export interface TimeAlignment {
-  /** original frame index for each leak frame (at the original's rate), -1 where none matches */
+  /** original frame index for each leak sample (sample k is leak frame k·step, at the original's rate), -1 where none matches */
   frameMap: Int32Array;
+  /** leak frames per sample */
+  step: number;
   /** the leak's first frame is original frame `offset` (before per-frame refinement) */
   offset: number;
   /** mean signature correlation at the offset: near 1 for the same picture, near 0 for another film */
   correlation: number;
 }
 
-export function alignTime(leak: readonly Float32Array[], original: readonly Float32Array[], slack = 3): TimeAlignment {
+export function alignTime(leak: readonly Float32Array[], original: readonly Float32Array[], slack = 3, step = 1): TimeAlignment {
   const nl = leak.length;
   const no = original.length;
   // Every offset that leaves at least a quarter of the leak (or 2 s at 25 fps) overlapping.
-  const minOverlap = Math.max(1, Math.min(50, Math.floor(nl / 4)));
+  const minOverlap = Math.max(1, Math.min(50, Math.floor((nl * step) / 4)));
   const stride = Math.max(1, Math.floor(nl / 600));
   let best = { offset: 0, correlation: -2 };
-  for (let d = -(nl - minOverlap); d <= no - minOverlap; d++) {
+  for (let d = -(nl * step - minOverlap); d <= no - minOverlap; d++) {
     let sum = 0;
     let n = 0;
-    for (let j = Math.max(0, -d); j < nl && j + d < no; j += stride) {
-      sum += dot(leak[j] as Float32Array, original[j + d] as Float32Array);
+    for (let k = Math.max(0, Math.ceil(-d / step)); k < nl && k * step + d < no; k += stride) {
+      sum += dot(leak[k] as Float32Array, original[k * step + d] as Float32Array);
       n++;
     }
     if (n > 0 && sum / n > best.correlation) best = { offset: d, correlation: sum / n };
   }
   const frameMap = new Int32Array(nl).fill(-1);
-  for (let j = 0; j < nl; j++) {
-    const predicted = j + best.offset;
+  for (let k = 0; k < nl; k++) {
+    const predicted = k * step + best.offset;
     let pick = -1;
     let score = 0.5; // below this the frame is not the original's (a fade, an inserted card)
     for (let i = Math.max(0, predicted - slack); i <= Math.min(no - 1, predicted + slack); i++) {
       // Ties (a still picture) go to the predicted frame.
-      const s = dot(leak[j] as Float32Array, original[i] as Float32Array) - 1e-4 * Math.abs(i - predicted);
+      const s = dot(leak[k] as Float32Array, original[i] as Float32Array) - 1e-4 * Math.abs(i - predicted);
       if (s > score) {
         score = s;
         pick = i;
       }
     }
-    frameMap[j] = pick;
+    frameMap[k] = pick;
   }
-  return { frameMap, offset: best.offset, correlation: best.correlation };
+  return { frameMap, step, offset: best.offset, correlation: best.correlation };
 }
 
 /**
@@ -164,38 +167,40 @@ export function toneCurve(pairs: ReadonlyArray<{ leak: ArrayLike<number>; origin
 
 /**
  * Sharpens a time alignment once the geometry is known, with a finer comparison (`score`: the
- * correlation of leak frame j with original frame i seen through the found rectangle). A slow
+ * correlation of leak sample k with original frame i seen through the found rectangle). A slow
  * pan moves too little between frames for block signatures to tell neighbours apart; a few
  * frames' error there costs the detector half its score. First the offset (around the coarse
- * one, on up to 300 frames), then each frame within ±2 of it.
+ * one, on up to 300 samples), then each sample within ±2 of it.
  */
-export function refineTime(coarse: TimeAlignment, originalFrames: number, score: (j: number, i: number) => number, slack = 4): TimeAlignment {
-  const js = [...coarse.frameMap.keys()].filter((j) => (coarse.frameMap[j] as number) >= 0);
-  const sample = js.filter((_, k) => k % Math.max(1, Math.floor(js.length / 300)) === 0);
+export function refineTime(coarse: TimeAlignment, originalFrames: number, score: (k: number, i: number) => number, slack = 4): TimeAlignment {
+  const { step } = coarse;
+  const ks = [...coarse.frameMap.keys()].filter((k) => (coarse.frameMap[k] as number) >= 0);
+  const sample = ks.filter((_, n) => n % Math.max(1, Math.floor(ks.length / 300)) === 0);
   let best = { offset: coarse.offset, correlation: -2 };
   for (let d = coarse.offset - slack; d <= coarse.offset + slack; d++) {
     let sum = 0;
     let n = 0;
-    for (const j of sample) {
-      if (j + d < 0 || j + d >= originalFrames) continue;
-      sum += score(j, j + d);
+    for (const k of sample) {
+      const i = k * step + d;
+      if (i < 0 || i >= originalFrames) continue;
+      sum += score(k, i);
       n++;
     }
     if (n > 0 && sum / n > best.correlation) best = { offset: d, correlation: sum / n };
   }
   const frameMap = new Int32Array(coarse.frameMap.length).fill(-1);
-  for (const j of js) {
-    const predicted = j + best.offset;
+  for (const k of ks) {
+    const predicted = k * step + best.offset;
     let pick = -1;
     let top = -2;
     for (let i = Math.max(0, predicted - 2); i <= Math.min(originalFrames - 1, predicted + 2); i++) {
-      const s = score(j, i) - 1e-4 * Math.abs(i - predicted);
+      const s = score(k, i) - 1e-4 * Math.abs(i - predicted);
       if (s > top) {
         top = s;
         pick = i;
       }
     }
-    frameMap[j] = pick;
+    frameMap[k] = pick;
   }
-  return { frameMap, offset: best.offset, correlation: best.correlation };
+  return { frameMap, step, offset: best.offset, correlation: best.correlation };
 }

@@ -8,8 +8,8 @@ import { lumaFrameAt, lumaFrames, preciseLumaFrames, thumbsAndProxies } from '..
 import { type MediaInfo, probeMedia } from '../media/probe.js';
 import { bitFromZ } from './score.js';
 import { type Detection, readOut, type SegmentReading, segmentAt } from './segments.js';
-import { inOrder } from './in-order.js';
-import { referenceParams, VIDEO_REFERENCE, writeVideoReference } from './reference.js';
+import { inOrder, readAhead } from './in-order.js';
+import { referenceParams, thumbSize, thumbsBeside, VIDEO_REFERENCE, writeVideoReference } from './reference.js';
 import { activeArea, alignTime, centralRegion, refineTime, signature, toneCurve } from './video-align.js';
 import { correlation, findRect, type Rect, resizeArea, viewThrough } from './video-geometry.js';
 import { analyse, DEFAULT_VIDEO_MARK, patternLength, segmentPattern, type VideoMarkParams } from './video-mark.js';
@@ -25,37 +25,52 @@ export interface VideoDetectOptions {
   leak: string;
   /** the unmarked original, or the reduced reference ingest kept (with `reference`) */
   original: string;
-  /** `original` is a reference plane (./reference.ts); otherwise one is made from it first */
+  /**
+   * `original` is a reference plane (./reference.ts), its thumbnails beside it where ingest wrote
+   * them; otherwise both are made from it first
+   */
   reference?: boolean;
   backend: DtcwtBackend;
   params?: VideoMarkParams;
-  /** frames scored per segment, evenly spread over what the leak holds of it (default 20) */
+  /** frames scored per segment, evenly spread over what the leak holds of it (default 10) */
   framesPerSegment?: number;
   /** also score each segment against this many patterns of keys never used (SegmentReading.nullZ) */
   nullPatterns?: number;
   /** where the working files go (a reference made from an original, the leak's proxy); the system's by default */
   tempDir?: string;
-  /** decode: leak frames decoded of those expected; align: steps done of 2; score: frames scored */
+  /** decode: leak samples (every fourth frame) decoded of those expected; align: steps done of 2; score: frames scored */
   onProgress?: (stage: DetectStage, done: number, total: number) => void;
   signal?: AbortSignal;
 }
 
-const THUMB_WIDTH = 96;
 const SEARCH_WIDTH = 320;
 const SEARCH_FRAMES = 6;
 /**
- * Every how many leak frames one is kept (as a proxy) for geometry and scoring. Scoring takes 30
- * frames of a 10-s segment's 250–300; a quarter of them leaves it a wide choice, and the proxy
- * encode stays a few percent of the decode.
+ * Every how many leak frames one is kept (as a proxy and a thumbnail) for alignment, geometry and
+ * scoring. Scoring takes 10 frames of a 10-s segment's 250–300; a quarter of them leaves it a
+ * wide choice, time alignment still sees a frame every 0.13 s against every frame of the
+ * original, and the scaling and the proxy encode stay a small part of the decode.
  */
 const PROXY_EVERY = 4;
 
 /**
- * Frames scored per segment. Measured on a 2-min 1080p leak (12 segments): min |z| 18.6, 18.7,
- * 18.7 and median 33.8, 33.9, 33.9 with 20, 30 and 60 frames; the frames of one segment carry
- * the same mark and much the same picture, so more of them add little but time.
+ * Frames scored per segment. Measured on a 2-min 1080p leak (12 segments): min |z| 18.3, 18.7,
+ * 18.6, 18.7, 18.7 and median 32.1, 33.1, 33.8, 33.9, 33.9 with 5, 10, 20, 30 and 60 frames;
+ * the same leak at 720p CRF 35: min 4.1, 6.7, 7.6, 7.7 and median 10.2, 9.9, 11.9, 11.6 with 3,
+ * 5, 10 and 20. The frames of one segment carry the same mark and much the same picture, so
+ * past ten they add time, not evidence (each frame scored is two transforms).
  */
-const FRAMES_PER_SEGMENT = 20;
+const FRAMES_PER_SEGMENT = 10;
+
+/**
+ * Frames in flight while scoring: while the main thread restores the next leak frames, the pool's
+ * workers must have transforms queued. Measured on a 2-min leak (120 frames): 5.3, 5.2 and 4.1 s
+ * with 2, 4 and 8; each frame in flight holds two planes and their transforms (a few MB).
+ */
+const SCORING_WINDOW = 4 * Math.max(2, os.availableParallelism());
+
+/** Frames each decoder of the scoring stage keeps ready (one reference frame scored is about thirty decoded). */
+const READ_AHEAD = 8;
 
 const even = (n: number) => Math.max(2, 2 * Math.round(n / 2));
 
@@ -78,9 +93,9 @@ async function videoOf(bins: MediaBinaries, file: string, role: string): Promise
 
 /**
  * Reads the mark of every segment a leak holds, with its original at hand (DESIGN.md: detection is
- * not blind). The leak is decoded once, into thumbnails of every frame (time alignment) and a
- * proxy of every fourth frame at the reference plane's size (geometry and scoring); everything
- * after that reads the proxy and the reference, which are small. Aligns the leak in time and
+ * not blind). The leak is decoded once, keeping every fourth frame as a thumbnail (time alignment)
+ * and a proxy at the reference plane's size (geometry and scoring); everything after that reads
+ * the proxy and the reference, which are small. Aligns the leak in time and
  * space (./video-align.ts, ./video-geometry.ts), undoes its tone curve, puts each sampled leak
  * frame back into the original's geometry (./video-restore.ts), and scores each segment.
  */
@@ -105,39 +120,40 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
   const [orig, leak] = await Promise.all([videoOf(o.bins, reference, 'reference'), videoOf(o.bins, o.leak, 'leak')]);
   const { width: W, height: H, fps } = orig;
 
-  // 1. The one decode of the leak: thumbnails of every frame and proxies; the reference's thumbnails beside it.
-  const tw = THUMB_WIDTH;
-  const th = even((tw * H) / W);
+  // 1. The one decode of the leak, into thumbnails and proxies of every PROXY_EVERY-th frame (the
+  // leak's samples). The reference's thumbnails, of every frame, were written at ingest (content
+  // from before that has them made from the reference).
+  const { width: tw, height: th } = thumbSize(W, H);
   const lth = even((tw * leak.height) / leak.width);
+  const thumbs = thumbsBeside(reference);
   const proxyFile = path.join(work, 'leak-proxy.mp4');
-  const expected = Math.max(1, Math.round(leak.duration * fps));
+  const expected = Math.max(1, Math.round((leak.duration * fps) / PROXY_EVERY));
   o.onProgress?.('decode', 0, expected);
   const [origThumbs, leakThumbs] = await Promise.all([
-    collect(lumaFrames(o.bins, reference, { width: tw, height: th, fps, signal: o.signal })),
-    collect(thumbsAndProxies(o.bins, o.leak, { fps, thumb: { width: tw, height: lth }, proxy: { width: W, height: H, every: PROXY_EVERY, file: proxyFile }, signal: o.signal }), (n) => {
-      if (n % 50 === 0) o.onProgress?.('decode', n, Math.max(n, expected));
+    collect(lumaFrames(o.bins, fs.existsSync(thumbs) ? thumbs : reference, { width: tw, height: th, fps, signal: o.signal })),
+    collect(thumbsAndProxies(o.bins, o.leak, { fps, every: PROXY_EVERY, thumb: { width: tw, height: lth }, proxy: { width: W, height: H, file: proxyFile }, signal: o.signal }), (n) => {
+      if (n % 25 === 0) o.onProgress?.('decode', n, Math.max(n, expected));
     }),
   ]);
   if (leakThumbs.length === 0) throw new DrmError('BAD_REQUEST', `the leak ${o.leak} has no video frames`);
   o.onProgress?.('decode', leakThumbs.length, leakThumbs.length);
-  const thumbActive = activeArea(leakThumbs.filter((_, i) => i % 5 === 0), tw, lth);
+  const thumbActive = activeArea(leakThumbs, tw, lth);
   const origSigs = origThumbs.map((f) => signature(f, tw, centralRegion({ x: 0, y: 0, w: tw, h: th })));
   const leakSigs = leakThumbs.map((f) => signature(f, tw, centralRegion(thumbActive)));
-  let time = alignTime(leakSigs, origSigs);
+  let time = alignTime(leakSigs, origSigs, 3, PROXY_EVERY);
   o.onProgress?.('align', 0, 2);
 
-  // 2. Geometry and tone from a few matched frames (proxies, so frames that are multiples of PROXY_EVERY).
-  const kept = (j: number) => j % PROXY_EVERY === 0;
-  const matched = [...time.frameMap.keys()].filter((j) => (time.frameMap[j] as number) >= 0 && kept(j));
+  // 2. Geometry and tone from a few matched samples (k: proxy frame k, leak frame k·PROXY_EVERY).
+  const matched = [...time.frameMap.keys()].filter((k) => (time.frameMap[k] as number) >= 0);
   if (matched.length === 0) throw new DrmError('BAD_REQUEST', `the leak ${o.leak} shows nothing of the original`);
   const picks = Array.from(new Set(Array.from({ length: SEARCH_FRAMES }, (_, k) => matched[Math.floor(((k + 0.5) * matched.length) / SEARCH_FRAMES)] as number)));
-  const origPicks = picks.map((j) => time.frameMap[j] as number);
+  const origPicks = picks.map((k) => time.frameMap[k] as number);
   // A few pictures each, found by seeking rather than by decoding the proxy and the reference whole.
   const grab = (file: string, index: number) => lumaFrameAt(o.bins, file, index, { width: W, height: H, fps, signal: o.signal });
   const pickPairs: Array<{ leak: Uint8Array; original: Uint8Array; i: number }> = [];
-  for (const [k, j] of picks.entries()) {
-    const i = origPicks[k] as number;
-    const [leakFrame, origFrame] = await Promise.all([grab(proxyFile, j / PROXY_EVERY), grab(reference, i)]);
+  for (const [n, k] of picks.entries()) {
+    const i = origPicks[n] as number;
+    const [leakFrame, origFrame] = await Promise.all([grab(proxyFile, k), grab(reference, i)]);
     if (leakFrame && origFrame) pickPairs.push({ leak: leakFrame, original: origFrame, i });
   }
   if (pickPairs.length === 0) throw new DrmError('INTERNAL_ERROR', 'no frame of the leak could be read back for its geometry');
@@ -157,7 +173,7 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
     original: { data: resizeArea(p.original, W, H, { x: 0, y: 0, w: W, h: H }, sw, sh), width: sw, height: sh },
   }));
   const { rect, score: geometryScore } = findRect(pairs, W, H, active.h / active.w);
-  // With the geometry known, leak frames are matched again against the original seen through the
+  // With the geometry known, leak samples are matched again against the original seen through the
   // rectangle: a crop no longer reads as motion, and a slow pan is followed frame by frame.
   time = refineTime(time, origThumbs.length, thumbScorer(leakThumbs, tw, lth, origThumbs, th, active, leak, W, rect));
   leakThumbs.length = 0;
@@ -168,18 +184,17 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
   // 3. Score sampled frames of every segment the leak holds.
   const perSegment = o.framesPerSegment ?? FRAMES_PER_SEGMENT;
   const bySegment = new Map<number, number[]>();
-  const aligned = [...time.frameMap.keys()].filter((j) => (time.frameMap[j] as number) >= 0);
-  for (const j of aligned) {
-    const s = segmentAt((time.frameMap[j] as number) / fps);
-    const js = bySegment.get(s);
-    if (js) js.push(j);
-    else bySegment.set(s, [j]);
+  const aligned = [...time.frameMap.keys()].filter((k) => (time.frameMap[k] as number) >= 0);
+  for (const k of aligned) {
+    const s = segmentAt((time.frameMap[k] as number) / fps);
+    const ks = bySegment.get(s);
+    if (ks) ks.push(k);
+    else bySegment.set(s, [k]);
   }
   const chosen = new Set<number>();
-  for (const all of bySegment.values()) {
-    const js = all.filter(kept);
-    const n = Math.min(perSegment, js.length);
-    for (let k = 0; k < n; k++) chosen.add(js[Math.floor(((k + 0.5) * js.length) / n)] as number);
+  for (const ks of bySegment.values()) {
+    const n = Math.min(perSegment, ks.length);
+    for (let m = 0; m < n; m++) chosen.add(ks[Math.floor(((m + 0.5) * ks.length) / n)] as number);
   }
   o.onProgress?.('align', 2, 2);
   const placement: LeakPlacement = { active: activeP, rect, inside: insetRect(rect, 2, W, H), tone };
@@ -190,7 +205,7 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
     .sort(([a], [b]) => a - b)
     .map(([index, score]) => {
       const z = score.z(segmentPattern(o.key, o.contentId, index, count));
-      const reading: SegmentReading = { index, z, bit: bitFromZ(z), coverage: (bySegment.get(index)?.length ?? 0) / fps };
+      const reading: SegmentReading = { index, z, bit: bitFromZ(z), coverage: ((bySegment.get(index)?.length ?? 0) * PROXY_EVERY) / fps };
       if (o.nullPatterns) reading.nullZ = nullPatterns(o.key, o.contentId, index, count, o.nullPatterns).map((p) => score.z(p));
       return reading;
     });
@@ -205,8 +220,9 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
       rect: `${r.w}x${r.h}+${r.x}+${r.y}`,
       geometryScore: round3(geometryScore),
       activeArea: `${a.w}x${a.h}+${a.x}+${a.y}`,
-      matchedFrames: aligned.length,
-      leakFrames: time.frameMap.length,
+      // Counted on the samples: a leak frame stands for the PROXY_EVERY frames from it.
+      matchedFrames: aligned.length * PROXY_EVERY,
+      leakFrames: time.frameMap.length * PROXY_EVERY,
     },
   };
 }
@@ -214,7 +230,7 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
 const round3 = (v: number) => Math.round(v * 1000) / 1000;
 
 /**
- * refineTime's comparison: leak thumbnail j (its active area) against original thumbnail i seen
+ * refineTime's comparison: leak thumbnail k (its active area) against original thumbnail i seen
  * through the rectangle. Each side is resampled once and kept: a frame is compared with five
  * neighbours, and the offset search compares hundreds of frames nine times.
  */
@@ -233,9 +249,9 @@ function thumbScorer(leakThumbs: Uint8Array[], tw: number, lth: number, origThum
     }
     return v;
   };
-  return (j: number, i: number) =>
+  return (k: number, i: number) =>
     correlation(
-      cached(leakPics, j, () => resizeArea(leakThumbs[j] as Uint8Array, tw, lth, tActive, tw, vh)),
+      cached(leakPics, k, () => resizeArea(leakThumbs[k] as Uint8Array, tw, lth, tActive, tw, vh)),
       cached(views, i, () => viewThrough({ data: origThumbs[i] as Uint8Array, width: tw, height: th }, W, rect, tw, vh)),
     );
 }
@@ -247,7 +263,7 @@ interface ScoringJob {
   H: number;
   fps: number;
   params: VideoMarkParams;
-  /** the leak frames to score (all multiples of PROXY_EVERY) */
+  /** the leak samples (proxy frames) to score */
   chosen: Set<number>;
   frameMap: Int32Array;
   placement: LeakPlacement;
@@ -259,10 +275,10 @@ async function scoreSegments(o: VideoDetectOptions, job: ScoringJob): Promise<Ma
   const count = patternLength(W, H, params);
   const scores = new Map<number, SegmentScore>();
   // Only the frames scored come out of ffmpeg (the rest are decoded, not piped and converted).
-  const leakFrames = [...chosen].sort((a, b) => a - b);
-  const needed = [...new Set(leakFrames.map((j) => frameMap[j] as number))].sort((a, b) => a - b);
-  const proxies = preciseLumaFrames(o.bins, job.proxyFile, { width: W, height: H, select: leakFrames.map((j) => j / PROXY_EVERY), signal: o.signal });
-  const originals = preciseLumaFrames(o.bins, job.reference, { width: W, height: H, fps, select: needed, signal: o.signal })[Symbol.asyncIterator]();
+  const samples = [...chosen].sort((a, b) => a - b);
+  const needed = [...new Set(samples.map((k) => frameMap[k] as number))].sort((a, b) => a - b);
+  const proxies = readAhead(preciseLumaFrames(o.bins, job.proxyFile, { width: W, height: H, select: samples, signal: o.signal }), READ_AHEAD);
+  const originals = readAhead(preciseLumaFrames(o.bins, job.reference, { width: W, height: H, fps, select: needed, signal: o.signal }), READ_AHEAD)[Symbol.asyncIterator]();
   let read = 0;
   const held = new Map<number, Float32Array>();
   const originalFrame = async (i: number): Promise<Float32Array> => {
@@ -274,10 +290,9 @@ async function scoreSegments(o: VideoDetectOptions, job: ScoringJob): Promise<Ma
     return held.get(i) as Float32Array;
   };
   async function* pairsToScore() {
-    let k = 0;
+    let n = 0;
     for await (const proxy of proxies) {
-      const j = leakFrames[k++] as number;
-      const i = frameMap[j] as number;
+      const i = frameMap[samples[n++] as number] as number;
       const original = await originalFrame(i);
       yield { i, leak: restoreLeak(proxy, original, W, H, placement), original };
     }
@@ -288,7 +303,7 @@ async function scoreSegments(o: VideoDetectOptions, job: ScoringJob): Promise<Ma
   };
   let done = 0;
   try {
-    for await (const { i, ot, st } of inOrder(pairsToScore(), transforms, Math.max(2, os.availableParallelism()))) {
+    for await (const { i, ot, st } of inOrder(pairsToScore(), transforms, SCORING_WINDOW)) {
       const s = segmentAt(i / fps);
       let score = scores.get(s);
       if (!score) {

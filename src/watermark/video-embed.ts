@@ -8,7 +8,7 @@ import { type MediaInfo, probeMedia } from '../media/probe.js';
 import { reducedSize } from '../../gpu/resample.js';
 import { type EmbedJob, segmentAt, variantFor } from './segments.js';
 import { inOrder } from './in-order.js';
-import { videoReferenceOutput } from './reference.js';
+import { videoReferenceOutputs } from './reference.js';
 import { DEFAULT_VIDEO_MARK, markFrames, patternLength, segmentGains, segmentPattern, type VideoMarkParams } from './video-mark.js';
 
 /** `output` is an .mp4 (x264, the original's audio). */
@@ -109,8 +109,8 @@ export async function openVideoMarking(o: VideoMarkingJob): Promise<VideoMarking
     };
     const mark = (run: FrameRun) => markFrames(o.backend, run.frames, width, height, gainsOf(run.segment), want(run.segment), params);
     const window = Math.max(2, os.availableParallelism() * 2);
-    const sideOutput = o.reference ? videoReferenceOutput(o.reference, width, height, params) : undefined;
-    const runs = segmentRuns(yuvFrames(o.bins, o.input, { width, height, fps, sideOutput, signal: o.signal }), fps, params.deltaFrames ?? 1);
+    const sideOutputs = o.reference ? videoReferenceOutputs(o.reference, width, height, params) : undefined;
+    const runs = segmentRuns(yuvFrames(o.bins, o.input, { width, height, fps, sideOutputs, signal: o.signal }), fps, params.deltaFrames ?? 1);
     for await (const marked of inOrder(runs, mark, window)) yield* marked;
   }
   return { info, width, height, fps, expectedFrames: Math.max(1, Math.round(info.duration * fps)), frames };

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DrmError } from '../../src/errors.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
-import { lumaFrames, monoPcm, readMonoPcm } from '../../src/media/decode.js';
+import { lumaFrames, monoPcm, preciseLumaFrames, readMonoPcm, thumbsAndProxies } from '../../src/media/decode.js';
 import { parseFfmpegReport, probeMedia } from '../../src/media/probe.js';
 
 // Real ffmpeg on media made here from ffmpeg's own test sources (lavfi): no fixture files.
@@ -101,6 +101,23 @@ describe('decoding through pipes', () => {
     const started = Date.now();
     for await (const _ of lumaFrames(bins, file('clip.mp4'), { width: 320, height: 240 })) break;
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('decodes once into a thumbnail and a 10-bit proxy of every fourth frame, the proxy frame k being frame 4k', async () => {
+    const proxy = file('proxy.mp4');
+    const thumbs = await collect(thumbsAndProxies(bins, file('clip.mp4'), { fps: 25, every: 4, thumb: { width: 32, height: 24 }, proxy: { width: 80, height: 60, file: proxy } }));
+    // 75 frames: 0, 4, …, 72.
+    expect(thumbs).toHaveLength(19);
+    for (const t of thumbs) expect(t.length).toBe(32 * 24);
+    const info = await probeMedia(bins, proxy);
+    expect(info.video).toMatchObject({ width: 80, height: 60 });
+    const proxies = await collect(preciseLumaFrames(bins, proxy, { width: 80, height: 60 }));
+    expect(proxies).toHaveLength(19);
+    // Proxy frame 5 is frame 20 of the clip: of frames 17–23, the closest (testsrc2 moves).
+    const around = await collect(preciseLumaFrames(bins, file('clip.mp4'), { width: 80, height: 60, select: [17, 18, 19, 20, 21, 22, 23] }));
+    const gap = (a: Float32Array, b: Float32Array) => a.reduce((s, v, i) => s + Math.abs(v - (b[i] as number)), 0) / a.length;
+    const gaps = around.map((f) => gap(proxies[5] as Float32Array, f));
+    expect(gaps.indexOf(Math.min(...gaps))).toBe(3);
   });
 
   it('says clearly that a music file has no video to decode', async () => {

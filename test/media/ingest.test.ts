@@ -10,7 +10,7 @@ import { ingestContent } from '../../src/ingest/ingest.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { readPlaylist } from '../../src/media/hls.js';
 import { probeMedia } from '../../src/media/probe.js';
-import { MUSIC_REFERENCE, VIDEO_REFERENCE } from '../../src/watermark/reference.js';
+import { MUSIC_REFERENCE, thumbsBeside, VIDEO_REFERENCE } from '../../src/watermark/reference.js';
 import { makeTestApp, type TestApp } from '../helpers/context.js';
 import { contentRowsIn, decryptedSegment } from '../helpers/fixtures.js';
 
@@ -94,6 +94,10 @@ describe('drm ingest: video', () => {
     expect(reference.video).toMatchObject({ width: 320 / 4, height: 180 / 4 });
     expect(reference.audio).toBeUndefined();
     expect(Math.abs(reference.duration - r.duration)).toBeLessThan(0.2);
+    // Its thumbnails for time alignment, from the same decode, so analysis need not decode the reference for them.
+    const thumbs = await probeMedia(bins, thumbsBeside(path.join(root, VIDEO_REFERENCE)));
+    expect(thumbs.video).toMatchObject({ width: 96, height: 54 });
+    expect(Math.abs(thumbs.duration - reference.duration)).toBeLessThan(0.05);
     for (let n = 0; n < 3; n++) {
       const [sa, sb] = [decryptSegment(stored, 'a', n), decryptSegment(stored, 'b', n)];
       expect(sa[0]).toBe(0x47);

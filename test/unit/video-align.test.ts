@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { alignTime, refineTime } from '../../src/watermark/video-align.js';
+import { readAhead } from '../../src/watermark/in-order.js';
+
+/** Unit-norm signatures that tell every frame apart (a seeded walk, so neighbours stay alike, as in a film). */
+function film(frames: number, seed = 7): Float32Array[] {
+  let s = seed;
+  const rand = () => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    return s / 2147483648 - 0.5;
+  };
+  const out: Float32Array[] = [];
+  let v = Float32Array.from({ length: 48 }, rand);
+  for (let i = 0; i < frames; i++) {
+    v = v.map((x) => x + 0.6 * rand());
+    const mean = v.reduce((a, b) => a + b, 0) / v.length;
+    const c = v.map((x) => x - mean);
+    const norm = Math.sqrt(c.reduce((a, b) => a + b * b, 0));
+    out.push(c.map((x) => x / norm));
+  }
+  return out;
+}
+
+describe('lining a leak up in time with its original', () => {
+  it('finds the offset of a leak sampled every fourth frame, and each sample its own original frame', () => {
+    const original = film(900);
+    // The leak starts 137 frames into the original (its first 137 frames cut) and keeps frames 0, 4, 8, …
+    const leak = Array.from({ length: 150 }, (_, k) => original[137 + 4 * k] as Float32Array);
+    const time = alignTime(leak, original, 3, 4);
+    expect(time).toMatchObject({ offset: 137, step: 4 });
+    expect(time.correlation).toBeGreaterThan(0.99);
+    expect([...time.frameMap]).toEqual(leak.map((_, k) => 137 + 4 * k));
+  });
+
+  it('refines each sample to the original frame that its finer comparison prefers', () => {
+    const original = film(400);
+    const leak = Array.from({ length: 60 }, (_, k) => original[20 + 4 * k] as Float32Array);
+    const coarse = { ...alignTime(leak, original, 3, 4) };
+    // A comparison that (like a pan seen through the crop) says sample 10 is really frame 61, not 60.
+    const score = (k: number, i: number) => (k === 10 ? (i === 61 ? 1 : 0.5) : i === 20 + 4 * k ? 1 : 0.5);
+    const fine = refineTime(coarse, original.length, score);
+    expect(fine.offset).toBe(20);
+    expect(fine.frameMap[10]).toBe(61);
+    expect(fine.frameMap[11]).toBe(64);
+  });
+});
+
+describe('reading ahead of a consumer', () => {
+  it('keeps the source pulled up to its depth ahead, in order, and stops it when the consumer stops', async () => {
+    let produced = 0;
+    let stopped = false;
+    async function* source() {
+      try {
+        for (let i = 0; i < 100; i++) {
+          produced++;
+          yield i;
+        }
+      } finally {
+        stopped = true;
+      }
+    }
+    const seen: number[] = [];
+    for await (const v of readAhead(source(), 5)) {
+      seen.push(v);
+      await new Promise((r) => setTimeout(r, 1));
+      // While the consumer works on one item, the next ones are already made.
+      expect(produced).toBeGreaterThanOrEqual(Math.min(100, seen.length + 4));
+      if (seen.length === 10) break;
+    }
+    expect(seen).toEqual([...Array(10).keys()]);
+    expect(stopped).toBe(true);
+    expect(produced).toBeLessThanOrEqual(16);
+  });
+
+  it('passes the source’s error on to the consumer', async () => {
+    async function* failing() {
+      yield 1;
+      throw new Error('decoder failed');
+    }
+    const seen: number[] = [];
+    await expect(
+      (async () => {
+        for await (const v of readAhead(failing(), 4)) seen.push(v);
+      })(),
+    ).rejects.toThrow('decoder failed');
+    expect(seen).toEqual([1]);
+  });
+});
