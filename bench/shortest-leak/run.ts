@@ -1,4 +1,4 @@
-// Shortest leak: `npm run bench:shortest-leak -- [--input FILE] [--minutes 4] [--viewers 10000] [--trials 1000] [--work DIR] [--json]`.
+// Shortest leak: `npm run bench:shortest-leak -- [--input FILE] [--minutes 4] [--viewers 10000] [--trials 1000] [--leakers 200] [--work DIR] [--json]`.
 //
 // Issue 5: the shortest leak that still gives strong_match among 10,000 candidates (simulated
 // viewers with real binaryIds: drawn as drm draws them, each at Hamming distance ≥ 9 from the
@@ -23,7 +23,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { allocateBinaryId } from '../../src/domain/binary-ids.js';
-import { matchCandidates } from '../../src/forensics/matching.js';
+import { matchCandidates, signFor } from '../../src/forensics/matching.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { watermarkKey } from '../../src/watermark/keyed-random.js';
@@ -39,6 +39,7 @@ const { values } = parseArgs({
     minutes: { type: 'string', default: '4' },
     viewers: { type: 'string', default: '10000' },
     trials: { type: 'string', default: '1000' },
+    leakers: { type: 'string', default: '200' },
     work: { type: 'string' },
     json: { type: 'boolean', default: false },
   },
@@ -96,8 +97,33 @@ for (let n = 1; n <= whole.segments.length; n++) {
   const m = matchCandidates(held, candidates);
   rows.push({ seconds: 10 * n, classification: m.classification, right: m.matched?.viewerId === leaker.viewerId, fp: m.falsePositiveProbability, confusion: m.confusionProbability });
 }
+/** The shortest length from which every longer one is strong_match for `who`, in seconds. */
+function shortestFor(segments: readonly SegmentReading[], who: string): number | undefined {
+  let from: number | undefined;
+  for (let n = segments.length; n >= 1; n--) {
+    const m = matchCandidates(segments.filter((g) => g.index < n), candidates);
+    if (m.classification !== 'strong_match' || m.matched?.viewerId !== who) break;
+    from = 10 * n;
+  }
+  return from;
+}
 const strongFrom = rows.findIndex((_, i) => rows.slice(i).every((x) => x.classification === 'strong_match' && x.right));
 const shortest = strongFrom >= 0 ? (rows[strongFrom] as (typeof rows)[number]).seconds : undefined;
+
+// 3b. Other leakers. The shortest leak depends on the leaker's id as much as on the mark: it is
+// strong once no other id agrees with it on every bit held. The same reading with its signs set
+// by another drawn id is what that viewer's copy would give (variants A and B are ±δ alike), so
+// each of the first --leakers ids is matched as the leaker at every length.
+const leakerCount = Math.min(Number(values.leakers), candidates.length);
+const others: Array<number | undefined> = [];
+for (let k = 0; k < leakerCount; k++) {
+  const who = candidates[k] as { viewerId: string; binaryId: string };
+  const flipped = whole.segments.map((g) => ({ ...g, z: g.z * signFor(leaker.binaryId, g.index) * signFor(who.binaryId, g.index) }));
+  others.push(shortestFor(flipped, who.viewerId));
+}
+const found = others.filter((x): x is number => x !== undefined).sort((a, b) => a - b);
+const quantile = (q: number) => found[Math.min(found.length - 1, Math.ceil(q * found.length) - 1)];
+const spread = { leakers: leakerCount, none: leakerCount - found.length, median: quantile(0.5), p90: quantile(0.9), p95: quantile(0.95), max: found[found.length - 1], within200: found.filter((x) => x <= 200).length };
 
 // 4. The shortest length for real: cut, attacked, analysed from scratch.
 let check: { classification: string; right: boolean; segments: number } | undefined;
@@ -126,7 +152,7 @@ const unmarkedReal = matchCandidates(unmarked.segments, candidates);
 await backend.close();
 if (!values.work) fs.rmSync(work, { recursive: true, force: true });
 
-const result = { viewers: viewerCount, leakSeconds: seconds, shortest, check, rows, trials: { count: trials, ...outcomes, smallestFalsePositiveProbability: smallestFp }, unmarkedWithRealKey: unmarkedReal.classification };
+const result = { viewers: viewerCount, leakSeconds: seconds, shortest, check, rows, otherLeakers: spread, trials: { count: trials, ...outcomes, smallestFalsePositiveProbability: smallestFp }, unmarkedWithRealKey: unmarkedReal.classification };
 if (values.json) {
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 } else {
@@ -136,6 +162,9 @@ if (values.json) {
   process.stdout.write(`${table.toString()}\n`);
   process.stdout.write(`shortest leak with strong_match from there on: ${shortest === undefined ? 'none' : `${shortest} s`} (target ≤ 200 s)\n`);
   if (check) process.stdout.write(`checked for real (cut to ${shortest} s, re-encoded, analysed): ${check.classification}, ${check.right ? 'the right viewer' : 'NOT the right viewer'}, ${check.segments} segments\n`);
+  process.stdout.write(
+    `as the leaker, each of ${spread.leakers} drawn viewers (this reading, signs set by their ids): shortest median ${spread.median} s, 90% ${spread.p90} s, 95% ${spread.p95} s, longest ${spread.max} s; ${spread.within200} within 200 s${spread.none ? `, ${spread.none} never strong within ${seconds} s` : ''}\n`,
+  );
   process.stdout.write(`null trials: ${trials} (${half} wrong-content on the leak, ${trials - half} on the unmarked film): strong ${outcomes.strong_match}, weak ${outcomes.weak_match}, none ${outcomes.no_match}; smallest false-positive probability ${smallestFp.toExponential(1)}\n`);
   process.stdout.write(`the unmarked film with the real key: ${unmarkedReal.classification}\n`);
 }
