@@ -67,7 +67,7 @@ const FRAMES_PER_SEGMENT = 10;
  * workers must have transforms queued. Measured on a 2-min leak (120 frames): 5.3, 5.2 and 4.1 s
  * with 2, 4 and 8; each frame in flight holds two planes and their transforms (a few MB).
  */
-const SCORING_WINDOW = 4 * Math.max(2, os.availableParallelism());
+const SCORING_WINDOW = Math.min(32, 4 * Math.max(2, os.availableParallelism()));
 
 /** Frames each decoder of the scoring stage keeps ready (one reference frame scored is about thirty decoded). */
 const READ_AHEAD = 8;
@@ -150,11 +150,11 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
   const origPicks = picks.map((k) => time.frameMap[k] as number);
   // A few pictures each, found by seeking rather than by decoding the proxy and the reference whole.
   const grab = (file: string, index: number) => lumaFrameAt(o.bins, file, index, { width: W, height: H, fps, signal: o.signal });
+  // All at once: each is a short ffmpeg run that mostly waits on its seek and first frames.
+  const grabbed = await Promise.all(picks.map((k, n) => Promise.all([grab(proxyFile, k), grab(reference, origPicks[n] as number)])));
   const pickPairs: Array<{ leak: Uint8Array; original: Uint8Array; i: number }> = [];
-  for (const [n, k] of picks.entries()) {
-    const i = origPicks[n] as number;
-    const [leakFrame, origFrame] = await Promise.all([grab(proxyFile, k), grab(reference, i)]);
-    if (leakFrame && origFrame) pickPairs.push({ leak: leakFrame, original: origFrame, i });
+  for (const [n, [leakFrame, origFrame]] of grabbed.entries()) {
+    if (leakFrame && origFrame) pickPairs.push({ leak: leakFrame, original: origFrame, i: origPicks[n] as number });
   }
   if (pickPairs.length === 0) throw new DrmError('INTERNAL_ERROR', 'no frame of the leak could be read back for its geometry');
   // Both sides are reduced the same way (area average), so a resampling difference cannot pass for a shift.
