@@ -72,8 +72,6 @@ const SCORING_WINDOW = Math.min(32, 4 * Math.max(2, os.availableParallelism()));
 /** Frames each decoder of the scoring stage keeps ready (one reference frame scored is about thirty decoded). */
 const READ_AHEAD = 8;
 
-const even = (n: number) => Math.max(2, 2 * Math.round(n / 2));
-
 async function collect<T>(gen: AsyncIterable<T>, onItem?: (count: number) => void): Promise<T[]> {
   const out: T[] = [];
   for await (const f of gen) {
@@ -124,7 +122,8 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
   // leak's samples). The reference's thumbnails, of every frame, were written at ingest (content
   // from before that has them made from the reference).
   const { width: tw, height: th } = thumbSize(W, H);
-  const lth = even((tw * leak.height) / leak.width);
+  // The leak's thumbnails keep its own aspect (the whole leak frame, black bars and all).
+  const lth = thumbSize(leak.width, leak.height).height;
   const thumbs = thumbsBeside(reference);
   const proxyFile = path.join(work, 'leak-proxy.mp4');
   const expected = Math.max(1, Math.round((leak.duration * fps) / PROXY_EVERY));
