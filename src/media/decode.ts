@@ -91,7 +91,7 @@ export interface FrameOptions extends Range {
    * each one's `filters`, written with its `args` (output options, the file last). One decode then
    * feeds them all.
    */
-  sideOutputs?: ReadonlyArray<{ filters: string[]; args: string[] }>;
+  sideOutputs?: readonly VideoOutput[];
   signal?: AbortSignal;
 }
 
@@ -106,6 +106,26 @@ function frameChain(o: FrameOptions, format: string): string[] {
  */
 const LONGEST_FILTER_ARG = 16_384;
 
+export interface VideoOutput {
+  /** filters from the shared picture to this output's ('null' when empty) */
+  filters: string[];
+  /** output options, the file last */
+  args: string[];
+}
+
+/**
+ * ffmpeg arguments for one decode of the first video stream into several outputs: `head` (filters
+ * every output shares) once, then a split, then each output's own filters and options.
+ */
+export function splitOutputs(head: readonly string[], outputs: readonly VideoOutput[]): string[] {
+  const labels = outputs.map((_, k) => `[s${k}]`).join('');
+  const graph = [
+    `[0:v:0]${[...head, `split=${outputs.length}`].join(',')}${labels}`,
+    ...outputs.map((out, k) => `[s${k}]${out.filters.length > 0 ? out.filters.join(',') : 'null'}[o${k}]`),
+  ].join(';');
+  return ['-filter_complex', graph, ...outputs.flatMap((out, k) => ['-map', `[o${k}]`, ...out.args])];
+}
+
 /** The filters and output options up to the raw frames on stdout, and any side output after them. */
 function frameOutputs(o: FrameOptions, format: string): { args: string[]; cleanup?: () => void } {
   const chain = frameChain(o, format).join(',');
@@ -113,11 +133,7 @@ function frameOutputs(o: FrameOptions, format: string): { args: string[]; cleanu
   const vsync = o.select ? ['-vsync', '0'] : [];
   const raw = ['-f', 'rawvideo', '-pix_fmt', format, 'pipe:1'];
   const sides = o.sideOutputs ?? [];
-  if (sides.length > 0) {
-    const labels = sides.map((_, k) => `[side${k}]`).join('');
-    const graph = [`[0:v:0]${chain},split=${sides.length + 1}[frames]${labels}`, ...sides.map((side, k) => `[side${k}]${side.filters.join(',')}[sideout${k}]`)].join(';');
-    return { args: ['-filter_complex', graph, '-map', '[frames]', ...vsync, ...raw, ...sides.flatMap((side, k) => ['-map', `[sideout${k}]`, ...side.args])] };
-  }
+  if (sides.length > 0) return { args: splitOutputs([chain], [{ filters: [], args: [...vsync, ...raw] }, ...sides]) };
   if (chain.length <= LONGEST_FILTER_ARG) return { args: ['-map', '0:v:0', '-vf', chain, ...vsync, ...raw] };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-filter-'));
   const script = path.join(dir, 'filters.txt');

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { DrmError } from '../errors.js';
 import type { MediaBinaries } from '../media/binaries.js';
+import { splitOutputs, type VideoOutput } from '../media/decode.js';
 import { probeMedia } from '../media/probe.js';
 import { transcode } from '../media/transcode.js';
 import { reducedSize } from '../../gpu/resample.js';
@@ -62,7 +63,7 @@ const greyVideo = (format: 'gray' | 'gray10le', file: string) => ['-c:v', 'libx2
  * source (side outputs of the marking decoder). Area scaling by the whole factor is the box
  * average the mark is computed on; the thumbnails are scaled as a leak's are.
  */
-export function videoReferenceOutputs(file: string, width: number, height: number, params: VideoMarkParams = DEFAULT_VIDEO_MARK): Array<{ filters: string[]; args: string[] }> {
+export function videoReferenceOutputs(file: string, width: number, height: number, params: VideoMarkParams = DEFAULT_VIDEO_MARK): VideoOutput[] {
   const r = referenceSize(width, height, params);
   const t = thumbSize(r.width, r.height);
   const crop = `crop=${r.width * params.scale}:${r.height * params.scale}:0:0`;
@@ -78,8 +79,7 @@ export function videoReferenceOutputs(file: string, width: number, height: numbe
  */
 export async function writeVideoReference(bins: MediaBinaries, input: string, file: string, width: number, height: number, params: VideoMarkParams = DEFAULT_VIDEO_MARK, signal?: AbortSignal): Promise<void> {
   const outs = videoReferenceOutputs(file, width, height, params);
-  const graph = [`[0:v:0]split=${outs.length}${outs.map((_, k) => `[in${k}]`).join('')}`, ...outs.map((o, k) => `[in${k}]${o.filters.join(',')}[out${k}]`)].join(';');
-  await transcode(bins, ['-i', input, '-filter_complex', graph, ...outs.flatMap((o, k) => ['-map', `[out${k}]`, ...o.args])], { what: `the detection reference of ${input}`, signal });
+  await transcode(bins, ['-i', input, ...splitOutputs([], outs)], { what: `the detection reference of ${input}`, signal });
 }
 
 /**
