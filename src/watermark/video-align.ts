@@ -1,10 +1,10 @@
 import type { Rect } from './video-geometry.js';
 
 /**
- * Time alignment and tone of a leak against its original, on small grey thumbnails (both decoded
- * at the original's frame rate, so a leak at another rate has its frames dropped or repeated by
- * ffmpeg to match): every frame of the original, and of the leak every `step`-th frame (the
- * frames the detector can score).
+ * Time alignment and tone of a leak against its original, on small grey thumbnails: every frame of
+ * the original, and of the leak a sample every few frames (the frames the detector can score),
+ * each at its own time counted in original frames (`positions`: a leak at another frame rate, or
+ * whose samples are its P-frames at uneven intervals, is placed where its pictures really are).
  *
  * A frame's signature is its central region (inside any letterbox, and mostly inside a crop) as a
  * grid of block means, zero-mean and unit-norm. The leak's offset is the one whose signatures
@@ -54,35 +54,44 @@ const dot = (a: Float32Array, b: Float32Array) => {
 };
 
 export interface TimeAlignment {
-  /** original frame index for each leak sample (sample k is leak frame k·step, at the original's rate), -1 where none matches */
+  /** original frame index for each leak sample, -1 where none matches */
   frameMap: Int32Array;
-  /** leak frames per sample */
-  step: number;
+  /** each leak sample's time since the leak's first frame, in original frames (rounded) */
+  positions: Int32Array;
   /** the leak's first frame is original frame `offset` (before per-frame refinement) */
   offset: number;
   /** mean signature correlation at the offset: near 1 for the same picture, near 0 for another film */
   correlation: number;
 }
 
-export function alignTime(leak: readonly Float32Array[], original: readonly Float32Array[], slack = 3, step = 1): TimeAlignment {
+/** Leak sample positions in original frames, rounded; `times` in seconds from the leak's first frame. */
+export function framePositions(times: ArrayLike<number>, fps: number): Int32Array {
+  return Int32Array.from({ length: times.length }, (_, k) => Math.round((times[k] as number) * fps));
+}
+
+export function alignTime(leak: readonly Float32Array[], original: readonly Float32Array[], positions: Int32Array, slack = 3): TimeAlignment {
   const nl = leak.length;
   const no = original.length;
+  const span = nl > 0 ? (positions[nl - 1] as number) + 1 : 0;
   // Every offset that leaves at least a quarter of the leak (or 2 s at 25 fps) overlapping.
-  const minOverlap = Math.max(1, Math.min(50, Math.floor((nl * step) / 4)));
+  const minOverlap = Math.max(1, Math.min(50, Math.floor(span / 4)));
   const stride = Math.max(1, Math.floor(nl / 600));
   let best = { offset: 0, correlation: -2 };
-  for (let d = -(nl * step - minOverlap); d <= no - minOverlap; d++) {
+  // The first sample that falls inside the original at offset d (positions only grow).
+  let first = nl;
+  for (let d = -(span - minOverlap); d <= no - minOverlap; d++) {
+    while (first > 0 && (positions[first - 1] as number) + d >= 0) first--;
     let sum = 0;
     let n = 0;
-    for (let k = Math.max(0, Math.ceil(-d / step)); k < nl && k * step + d < no; k += stride) {
-      sum += dot(leak[k] as Float32Array, original[k * step + d] as Float32Array);
+    for (let k = first; k < nl && (positions[k] as number) + d < no; k += stride) {
+      sum += dot(leak[k] as Float32Array, original[(positions[k] as number) + d] as Float32Array);
       n++;
     }
     if (n > 0 && sum / n > best.correlation) best = { offset: d, correlation: sum / n };
   }
   const frameMap = new Int32Array(nl).fill(-1);
   for (let k = 0; k < nl; k++) {
-    const predicted = k * step + best.offset;
+    const predicted = (positions[k] as number) + best.offset;
     let pick = -1;
     let score = 0.5; // below this the frame is not the original's (a fade, an inserted card)
     for (let i = Math.max(0, predicted - slack); i <= Math.min(no - 1, predicted + slack); i++) {
@@ -95,7 +104,7 @@ export function alignTime(leak: readonly Float32Array[], original: readonly Floa
     }
     frameMap[k] = pick;
   }
-  return { frameMap, step, offset: best.offset, correlation: best.correlation };
+  return { frameMap, positions, offset: best.offset, correlation: best.correlation };
 }
 
 /**
@@ -173,7 +182,7 @@ export function toneCurve(pairs: ReadonlyArray<{ leak: ArrayLike<number>; origin
  * one, on up to 300 samples), then each sample within ±2 of it.
  */
 export function refineTime(coarse: TimeAlignment, originalFrames: number, score: (k: number, i: number) => number, slack = 4): TimeAlignment {
-  const { step } = coarse;
+  const { positions } = coarse;
   const ks = [...coarse.frameMap.keys()].filter((k) => (coarse.frameMap[k] as number) >= 0);
   const sample = ks.filter((_, n) => n % Math.max(1, Math.floor(ks.length / 300)) === 0);
   let best = { offset: coarse.offset, correlation: -2 };
@@ -181,7 +190,7 @@ export function refineTime(coarse: TimeAlignment, originalFrames: number, score:
     let sum = 0;
     let n = 0;
     for (const k of sample) {
-      const i = k * step + d;
+      const i = (positions[k] as number) + d;
       if (i < 0 || i >= originalFrames) continue;
       sum += score(k, i);
       n++;
@@ -190,7 +199,7 @@ export function refineTime(coarse: TimeAlignment, originalFrames: number, score:
   }
   const frameMap = new Int32Array(coarse.frameMap.length).fill(-1);
   for (const k of ks) {
-    const predicted = k * step + best.offset;
+    const predicted = (positions[k] as number) + best.offset;
     let pick = -1;
     let top = -2;
     for (let i = Math.max(0, predicted - 2); i <= Math.min(originalFrames - 1, predicted + 2); i++) {
@@ -202,5 +211,5 @@ export function refineTime(coarse: TimeAlignment, originalFrames: number, score:
     }
     frameMap[k] = pick;
   }
-  return { frameMap, step, offset: best.offset, correlation: best.correlation };
+  return { frameMap, positions, offset: best.offset, correlation: best.correlation };
 }

@@ -4,13 +4,13 @@ import path from 'node:path';
 import type { DtcwtBackend, Transform } from '../../gpu/backend.js';
 import { DrmError } from '../errors.js';
 import type { MediaBinaries } from '../media/binaries.js';
-import { lumaFrameAt, lumaFrames, preciseLumaFrames, thumbsAndProxies } from '../media/decode.js';
+import { lumaFrameAt, lumaFrames, preciseLumaFrames, sampleVideo, type VideoSamples } from '../media/decode.js';
 import { type MediaInfo, probeMedia } from '../media/probe.js';
 import { bitFromZ } from './score.js';
 import { type Detection, readOut, type SegmentReading, segmentAt } from './segments.js';
 import { inOrder, readAhead } from './in-order.js';
 import { referenceParams, thumbSize, thumbsBeside, VIDEO_REFERENCE, writeVideoReference } from './reference.js';
-import { activeArea, alignTime, centralRegion, refineTime, signature, toneCurve } from './video-align.js';
+import { activeArea, alignTime, centralRegion, framePositions, refineTime, signature, toneCurve } from './video-align.js';
 import { correlation, findRect, type Rect, resizeArea, viewThrough } from './video-geometry.js';
 import { analyse, DEFAULT_VIDEO_MARK, patternLength, segmentPattern, type VideoMarkParams } from './video-mark.js';
 import { insetRect, type LeakPlacement, restoreLeak } from './video-restore.js';
@@ -38,7 +38,7 @@ export interface VideoDetectOptions {
   nullPatterns?: number;
   /** where the working files go (a reference made from an original, the leak's proxy); the system's by default */
   tempDir?: string;
-  /** decode: leak samples (every fourth frame) decoded of those expected; align: steps done of 2; score: frames scored */
+  /** decode: leak samples (about every fourth frame) decoded of those expected; align: steps done of 2; score: frames scored */
   onProgress?: (stage: DetectStage, done: number, total: number) => void;
   signal?: AbortSignal;
 }
@@ -46,12 +46,22 @@ export interface VideoDetectOptions {
 const SEARCH_WIDTH = 320;
 const SEARCH_FRAMES = 6;
 /**
- * Every how many leak frames one is kept (as a proxy and a thumbnail) for alignment, geometry and
- * scoring. Scoring takes 10 frames of a 10-s segment's 250–300; a quarter of them leaves it a
- * wide choice, time alignment still sees a frame every 0.13 s against every frame of the
- * original, and the scaling and the proxy encode stay a small part of the decode.
+ * About every how many original frames a leak frame is kept (as a proxy and a thumbnail) for
+ * alignment, geometry and scoring. Scoring takes 10 frames of a 10-s segment's 250–300; a
+ * quarter of them leaves it a wide choice, time alignment still sees a frame every 0.13 s
+ * against every frame of the original, and the scaling and the proxy encode stay a small part of
+ * the decode. A frame is kept when it comes at least 3.5 frames after the last one kept, among
+ * those decoded: every fourth frame when all are, about every fourth of an x264 film whose
+ * unreferenced B-frames are skipped.
  */
 const PROXY_EVERY = 4;
+
+/**
+ * Past this mean gap between samples (in original frames), a leak sampled without its
+ * unreferenced frames is sampled again with them: a stream whose frames nearly all go unreferenced
+ * would otherwise leave only its keyframes to align and score.
+ */
+const SPARSEST_SAMPLING = 2 * PROXY_EVERY;
 
 /**
  * Frames scored per segment. Measured on a 2-min 1080p leak (12 segments): min |z| 18.3, 18.7,
@@ -118,9 +128,9 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
   const [orig, leak] = await Promise.all([videoOf(o.bins, reference, 'reference'), videoOf(o.bins, o.leak, 'leak')]);
   const { width: W, height: H, fps } = orig;
 
-  // 1. The one decode of the leak, into thumbnails and proxies of every PROXY_EVERY-th frame (the
-  // leak's samples). The reference's thumbnails, of every frame, were written at ingest (content
-  // from before that has them made from the reference).
+  // 1. The one decode of the leak, into thumbnails and proxies of about every PROXY_EVERY-th frame
+  // (the leak's samples). The reference's thumbnails, of every frame, were written at ingest
+  // (content from before that has them made from the reference).
   const { width: tw, height: th } = thumbSize(W, H);
   // The leak's thumbnails keep its own aspect (the whole leak frame, black bars and all).
   const lth = thumbSize(leak.width, leak.height).height;
@@ -128,21 +138,29 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
   const proxyFile = path.join(work, 'leak-proxy.mp4');
   const expected = Math.max(1, Math.round((leak.duration * fps) / PROXY_EVERY));
   o.onProgress?.('decode', 0, expected);
-  const [origThumbs, leakThumbs] = await Promise.all([
+  const sampleLeak = (skipNonReference: boolean) =>
+    sampleVideo(o.bins, o.leak, {
+      fps, spacing: (PROXY_EVERY - 0.5) / fps, skipNonReference, thumb: { width: tw, height: lth }, proxy: { width: W, height: H, file: proxyFile }, signal: o.signal,
+      onSample: (n) => {
+        if (n % 25 === 0) o.onProgress?.('decode', n, Math.max(n, expected));
+      },
+    });
+  const [origThumbs, sampled] = await Promise.all([
     collect(lumaFrames(o.bins, fs.existsSync(thumbs) ? thumbs : reference, { width: tw, height: th, fps, signal: o.signal })),
-    collect(thumbsAndProxies(o.bins, o.leak, { fps, every: PROXY_EVERY, thumb: { width: tw, height: lth }, proxy: { width: W, height: H, file: proxyFile }, signal: o.signal }), (n) => {
-      if (n % 25 === 0) o.onProgress?.('decode', n, Math.max(n, expected));
-    }),
+    sampleLeak(true).then((s) => (meanGap(s, fps) > SPARSEST_SAMPLING ? sampleLeak(false) : s)),
   ]);
+  const leakThumbs = sampled.thumbs;
   if (leakThumbs.length === 0) throw new DrmError('BAD_REQUEST', `the leak ${o.leak} has no video frames`);
   o.onProgress?.('decode', leakThumbs.length, leakThumbs.length);
   const thumbActive = activeArea(leakThumbs, tw, lth);
   const origSigs = origThumbs.map((f) => signature(f, tw, centralRegion({ x: 0, y: 0, w: tw, h: th })));
   const leakSigs = leakThumbs.map((f) => signature(f, tw, centralRegion(thumbActive)));
-  let time = alignTime(leakSigs, origSigs, 3, PROXY_EVERY);
+  let time = alignTime(leakSigs, origSigs, framePositions(sampled.times, fps));
+  const spans = sampleSpans(sampled.times, PROXY_EVERY / fps);
+  const seconds = (ks: readonly number[]) => ks.reduce((sum, k) => sum + (spans[k] as number), 0);
   o.onProgress?.('align', 0, 2);
 
-  // 2. Geometry and tone from a few matched samples (k: proxy frame k, leak frame k·PROXY_EVERY).
+  // 2. Geometry and tone from a few matched samples (k: proxy frame k).
   const matched = [...time.frameMap.keys()].filter((k) => (time.frameMap[k] as number) >= 0);
   if (matched.length === 0) throw new DrmError('BAD_REQUEST', `the leak ${o.leak} shows nothing of the original`);
   const picks = Array.from(new Set(Array.from({ length: SEARCH_FRAMES }, (_, k) => matched[Math.floor(((k + 0.5) * matched.length) / SEARCH_FRAMES)] as number)));
@@ -204,7 +222,7 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
     .sort(([a], [b]) => a - b)
     .map(([index, score]) => {
       const z = score.z(segmentPattern(o.key, o.contentId, index, count));
-      const reading: SegmentReading = { index, z, bit: bitFromZ(z), coverage: ((bySegment.get(index)?.length ?? 0) * PROXY_EVERY) / fps };
+      const reading: SegmentReading = { index, z, bit: bitFromZ(z), coverage: seconds(bySegment.get(index) ?? []) };
       if (o.nullPatterns) reading.nullZ = nullPatterns(o.key, o.contentId, index, count, o.nullPatterns).map((p) => score.z(p));
       return reading;
     });
@@ -219,14 +237,27 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
       rect: `${r.w}x${r.h}+${r.x}+${r.y}`,
       geometryScore: round3(geometryScore),
       activeArea: `${a.w}x${a.h}+${a.x}+${a.y}`,
-      // Counted on the samples: a leak frame stands for the PROXY_EVERY frames from it.
-      matchedFrames: aligned.length * PROXY_EVERY,
-      leakFrames: time.frameMap.length * PROXY_EVERY,
+      // Counted on the samples: each stands for the leak's frames up to the next one.
+      matchedFrames: Math.round(seconds(aligned) * fps),
+      leakFrames: Math.round(seconds([...time.frameMap.keys()]) * fps),
     },
   };
 }
 
 const round3 = (v: number) => Math.round(v * 1000) / 1000;
+
+/** The mean gap between a leak's samples, in frames at `fps`. */
+function meanGap(s: VideoSamples, fps: number): number {
+  const n = s.times.length;
+  return n < 2 ? 0 : ((s.times[n - 1] as number) * fps) / (n - 1);
+}
+
+/** The seconds of the leak each sample stands for: up to the next sample (the last one, the mean gap or `alone`). */
+function sampleSpans(times: Float64Array, alone: number): Float64Array {
+  const n = times.length;
+  const mean = n < 2 ? alone : (times[n - 1] as number) / (n - 1);
+  return Float64Array.from({ length: n }, (_, k) => (k + 1 < n ? (times[k + 1] as number) - (times[k] as number) : mean));
+}
 
 /**
  * refineTime's comparison: leak thumbnail k (its active area) against original thumbnail i seen

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DrmError } from '../../src/errors.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
-import { lumaFrames, monoPcm, preciseLumaFrames, readMonoPcm, thumbsAndProxies } from '../../src/media/decode.js';
+import { frameLogTimes, lumaFrames, monoPcm, preciseLumaFrames, readMonoPcm, sampleVideo } from '../../src/media/decode.js';
 import { parseFfmpegReport, probeMedia } from '../../src/media/probe.js';
 
 // Real ffmpeg on media made here from ffmpeg's own test sources (lavfi): no fixture files.
@@ -103,12 +103,13 @@ describe('decoding through pipes', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
-  it('decodes once into a thumbnail and a 10-bit proxy of every fourth frame, the proxy frame k being frame 4k', async () => {
+  it('decodes once into a thumbnail, a 10-bit proxy and the time of every fourth frame, proxy frame k being sample k', async () => {
     const proxy = file('proxy.mp4');
-    const thumbs = await collect(thumbsAndProxies(bins, file('clip.mp4'), { fps: 25, every: 4, thumb: { width: 32, height: 24 }, proxy: { width: 80, height: 60, file: proxy } }));
+    const { thumbs, times } = await sampleVideo(bins, file('clip.mp4'), { fps: 25, spacing: 3.5 / 25, thumb: { width: 32, height: 24 }, proxy: { width: 80, height: 60, file: proxy } });
     // 75 frames: 0, 4, …, 72.
     expect(thumbs).toHaveLength(19);
     for (const t of thumbs) expect(t.length).toBe(32 * 24);
+    expect([...times].map((t) => Math.round(t * 25))).toEqual(Array.from({ length: 19 }, (_, k) => 4 * k));
     const info = await probeMedia(bins, proxy);
     expect(info.video).toMatchObject({ width: 80, height: 60 });
     const proxies = await collect(preciseLumaFrames(bins, proxy, { width: 80, height: 60 }));
@@ -118,6 +119,25 @@ describe('decoding through pipes', () => {
     const gap = (a: Float32Array, b: Float32Array) => a.reduce((s, v, i) => s + Math.abs(v - (b[i] as number)), 0) / a.length;
     const gaps = around.map((f) => gap(proxies[5] as Float32Array, f));
     expect(gaps.indexOf(Math.min(...gaps))).toBe(3);
+  });
+
+  it('samples only the frames others refer to when told to skip the rest, each exactly as decoded and at its own time', async () => {
+    // x264 with B-frames (some of them references): about half the frames are left, unevenly spaced.
+    const withB = file('with-b.mp4');
+    execFileSync(bins.ffmpeg, ['-v', 'error', '-y', '-i', file('clip.mp4'), '-c:v', 'libx264', '-preset', 'medium', '-bf', '3', '-pix_fmt', 'yuv420p', withB]);
+    const all = await sampleVideo(bins, withB, { fps: 25, spacing: 0.5 / 25, thumb: { width: 32, height: 24 }, proxy: { width: 80, height: 60, file: file('all.mp4') } });
+    const some = await sampleVideo(bins, withB, { fps: 25, spacing: 0.5 / 25, skipNonReference: true, thumb: { width: 32, height: 24 }, proxy: { width: 80, height: 60, file: file('some.mp4') } });
+    expect(all.thumbs).toHaveLength(75);
+    expect(some.thumbs.length).toBeLessThan(60);
+    expect(some.thumbs.length).toBeGreaterThan(20);
+    // Each kept frame is, to the bit, the one a full decode gives at its time (nothing drifts).
+    const frames = [...all.times].map((t) => Math.round(t * 25));
+    for (const [k, t] of some.times.entries()) expect(some.thumbs[k]).toEqual(all.thumbs[frames.indexOf(Math.round(t * 25))]);
+  });
+
+  it('reads frame times from an ffmpeg frame log in its time base', () => {
+    const log = ['#tb 0: 1/15360', '#media_type 0: video', '0,       1024,       1024,        0,        4, 0x06f902a1', '0,       3072,       3072,        0,        4, 0x070202a4', ''].join('\n');
+    expect([...frameLogTimes(log)]).toEqual([0, 2048 / 15360]);
   });
 
   it('says clearly that a music file has no video to decode', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { alignTime, refineTime } from '../../src/watermark/video-align.js';
+import { alignTime, framePositions, refineTime } from '../../src/watermark/video-align.js';
 import { readAhead } from '../../src/watermark/in-order.js';
 
 /** Unit-norm signatures that tell every frame apart (a seeded walk, so neighbours stay alike, as in a film). */
@@ -26,16 +26,27 @@ describe('lining a leak up in time with its original', () => {
     const original = film(900);
     // The leak starts 137 frames into the original (its first 137 frames cut) and keeps frames 0, 4, 8, …
     const leak = Array.from({ length: 150 }, (_, k) => original[137 + 4 * k] as Float32Array);
-    const time = alignTime(leak, original, 3, 4);
-    expect(time).toMatchObject({ offset: 137, step: 4 });
+    const time = alignTime(leak, original, Int32Array.from(leak, (_, k) => 4 * k));
+    expect(time.offset).toBe(137);
     expect(time.correlation).toBeGreaterThan(0.99);
     expect([...time.frameMap]).toEqual(leak.map((_, k) => 137 + 4 * k));
+  });
+
+  it('places samples taken at uneven times (the P-frames of a leak whose B-frames were skipped) where they are', () => {
+    const original = film(900);
+    // A 25-fps leak of a 30-fps original from its frame 60, kept at 0, 0.12, 0.32, 0.44, 0.64, … s.
+    const times = Float64Array.from({ length: 120 }, (_, k) => k * 0.16 - (k % 2) * 0.04);
+    const positions = framePositions(times, 30);
+    const leak = [...positions].map((p) => original[60 + p] as Float32Array);
+    const time = alignTime(leak, original, positions);
+    expect(time.offset).toBe(60);
+    expect([...time.frameMap]).toEqual([...positions].map((p) => 60 + p));
   });
 
   it('refines each sample to the original frame that its finer comparison prefers', () => {
     const original = film(400);
     const leak = Array.from({ length: 60 }, (_, k) => original[20 + 4 * k] as Float32Array);
-    const coarse = { ...alignTime(leak, original, 3, 4) };
+    const coarse = { ...alignTime(leak, original, Int32Array.from(leak, (_, k) => 4 * k)) };
     // A comparison that (like a pan seen through the crop) says sample 10 is really frame 61, not 60.
     const score = (k: number, i: number) => (k === 10 ? (i === 61 ? 1 : 0.5) : i === 20 + 4 * k ? 1 : 0.5);
     const fine = refineTime(coarse, original.length, score);
