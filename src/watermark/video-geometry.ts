@@ -19,33 +19,61 @@ export interface Picture {
   height: number;
 }
 
-/** Samples `pic` (a downscaled copy of a source of sourceWidth pixels) at source coordinates. */
-function sampler(pic: Picture, sourceWidth: number) {
-  const f = pic.width / sourceWidth;
-  return (x: number, y: number): number => {
-    const u = Math.min(pic.width - 1, Math.max(0, (x + 0.5) * f - 0.5));
-    const v = Math.min(pic.height - 1, Math.max(0, (y + 0.5) * f - 0.5));
+/**
+ * Where `count` evenly spaced samples across [start, start + length) of a source axis fall in a
+ * picture that is `scale` of the source and `size` pixels long: for each, the two neighbouring
+ * pixels and the second one's weight (bilinear, clamped at the edges). Rows and columns of a
+ * rectangle's samples are independent, so each is worked out once per axis, not per pixel.
+ */
+interface Axis {
+  lo: Int32Array;
+  hi: Int32Array;
+  weight: Float64Array;
+}
+
+function axis(start: number, length: number, count: number, every: number, scale: number, size: number): Axis {
+  const n = Math.ceil(count / every);
+  const out = { lo: new Int32Array(n), hi: new Int32Array(n), weight: new Float64Array(n) };
+  for (let k = 0; k < n; k++) {
+    const x = start + ((k * every + 0.5) / count) * length - 0.5;
+    const u = Math.min(size - 1, Math.max(0, (x + 0.5) * scale - 0.5));
     const i = Math.floor(u);
-    const j = Math.floor(v);
-    const i1 = Math.min(pic.width - 1, i + 1);
-    const j1 = Math.min(pic.height - 1, j + 1);
-    const a = u - i;
-    const b = v - j;
-    const d = pic.data;
-    const top = (d[j * pic.width + i] as number) * (1 - a) + (d[j * pic.width + i1] as number) * a;
-    const bottom = (d[j1 * pic.width + i] as number) * (1 - a) + (d[j1 * pic.width + i1] as number) * a;
-    return top * (1 - b) + bottom * b;
-  };
+    out.lo[k] = i;
+    out.hi[k] = Math.min(size - 1, i + 1);
+    out.weight[k] = u - i;
+  }
+  return out;
+}
+
+/**
+ * `pic` (a downscaled copy of a source of sourceWidth pixels) seen through `rect` (source
+ * pixels) on a grid of width × height, every `every`-th row and column of it, into `out` in row order.
+ */
+function sampleThrough(pic: Picture, sourceWidth: number, rect: Rect, width: number, height: number, every: number, out: Float32Array | Float64Array): void {
+  const f = pic.width / sourceWidth;
+  const cols = axis(rect.x, rect.w, width, every, f, pic.width);
+  const rows = axis(rect.y, rect.h, height, every, f, pic.height);
+  const d = pic.data;
+  let n = 0;
+  for (let r = 0; r < rows.lo.length; r++) {
+    const top = (rows.lo[r] as number) * pic.width;
+    const bottom = (rows.hi[r] as number) * pic.width;
+    const b = rows.weight[r] as number;
+    for (let c = 0; c < cols.lo.length; c++) {
+      const i = cols.lo[c] as number;
+      const i1 = cols.hi[c] as number;
+      const a = cols.weight[c] as number;
+      const t = (d[top + i] as number) * (1 - a) + (d[top + i1] as number) * a;
+      const l = (d[bottom + i] as number) * (1 - a) + (d[bottom + i1] as number) * a;
+      out[n++] = t * (1 - b) + l * b;
+    }
+  }
 }
 
 /** The original seen through `rect`, sampled on the grid of a leak picture of width × height. */
 export function viewThrough(original: Picture, originalWidth: number, rect: Rect, width: number, height: number): Float32Array {
-  const at = sampler(original, originalWidth);
   const out = new Float32Array(width * height);
-  for (let v = 0; v < height; v++) {
-    const y = rect.y + ((v + 0.5) / height) * rect.h - 0.5;
-    for (let u = 0; u < width; u++) out[v * width + u] = at(rect.x + ((u + 0.5) / width) * rect.w - 0.5, y);
-  }
+  sampleThrough(original, originalWidth, rect, width, height, 1, out);
   return out;
 }
 
@@ -94,33 +122,44 @@ export function correlation(a: ArrayLike<number>, b: ArrayLike<number>): number 
 export function rectScore(pairs: ReadonlyArray<{ leak: Picture; original: Picture }>, originalWidth: number, rect: Rect, step = 1): number {
   let total = 0;
   for (const { leak, original } of pairs) {
-    const at = sampler(original, originalWidth);
-    let sl = 0;
-    let so = 0;
-    let sll = 0;
-    let soo = 0;
-    let slo = 0;
-    let n = 0;
-    for (let v = 0; v < leak.height; v += step) {
-      const y = rect.y + ((v + 0.5) / leak.height) * rect.h - 0.5;
-      for (let u = 0; u < leak.width; u += step) {
-        const x = rect.x + ((u + 0.5) / leak.width) * rect.w - 0.5;
-        const l = leak.data[v * leak.width + u] as number;
-        const o = at(x, y);
-        sl += l;
-        so += o;
-        sll += l * l;
-        soo += o * o;
-        slo += l * o;
-        n++;
-      }
-    }
-    const cov = slo - (sl * so) / n;
-    const den = Math.sqrt((sll - (sl * sl) / n) * (soo - (so * so) / n));
-    total += den > 0 ? cov / den : 0;
+    const { pixels, view } = leakGrid(leak, step);
+    sampleThrough(original, originalWidth, rect, leak.width, leak.height, step, view);
+    total += correlation(pixels, view);
   }
   return total / pairs.length;
 }
+
+/**
+ * A leak picture's every `step`-th row and column, and room for the original's view on the same
+ * grid: made once per picture and step, since the search scores thousands of rectangles on each.
+ */
+const grids = new WeakMap<Picture, Map<number, { pixels: Float64Array; view: Float64Array }>>();
+function leakGrid(leak: Picture, step: number): { pixels: Float64Array; view: Float64Array } {
+  let bySteps = grids.get(leak);
+  if (!bySteps) {
+    bySteps = new Map();
+    grids.set(leak, bySteps);
+  }
+  let grid = bySteps.get(step);
+  if (!grid) {
+    const cols = Math.ceil(leak.width / step);
+    const rows = Math.ceil(leak.height / step);
+    const pixels = new Float64Array(cols * rows);
+    for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) pixels[r * cols + c] = leak.data[r * step * leak.width + c * step] as number;
+    grid = { pixels, view: new Float64Array(cols * rows) };
+    bySteps.set(step, grid);
+  }
+  return grid;
+}
+
+/** Scores this close count as equal, and the untouched frame wins (see findRect). */
+const TIE = 0.002;
+
+/**
+ * Below this score the untouched frame is never taken without the whole search: a large crop can
+ * leave the whole frame a local best among its neighbours, though a poor match.
+ */
+const WHOLE_FRAME_MATCH = 0.95;
 
 /**
  * The rectangle of the original (width × height) that the leak's active area shows. Coarse: every
@@ -144,6 +183,20 @@ export function findRect(
   };
   const fits = (r: Rect) => r.w <= width + 1e-6 && r.h <= height + 1e-6 && r.x >= -1e-6 && r.y >= -1e-6 && r.x + r.w <= width + 1e-6 && r.y + r.h <= height + 1e-6;
   const px = width / (pairs[0]?.original.width ?? 160);
+  const whole = { x: 0, y: 0, w: width, h: height };
+  const wholeFits = fits(whole) && Math.abs(activeAspect / (height / width) - 1) < 0.01;
+
+  // Most leaks are only re-encoded or scaled, not cropped. When the untouched frame matches well
+  // and none of the fine search's first moves away from it (a half-percent smaller, shifted by up
+  // to a search pixel) scores higher, it is the answer and the search over every rectangle (a
+  // second or two) is skipped; a crop, even of 1%, makes a smaller rectangle score higher, and
+  // then the search decides (where the untouched frame may still win a tie).
+  if (wholeFits) {
+    const score = rectScore(pairs, width, whole, 1);
+    const shifts = [-px, 0, px];
+    const nearer = shifts.flatMap((dy) => shifts.map((dx) => centred(1 - 0.005, width / 2 + dx, height / 2 + dy)));
+    if (score >= WHOLE_FRAME_MATCH && nearer.every((r) => !fits(r) || rectScore(pairs, width, r, 1) < score)) return { rect: whole, score };
+  }
 
   let coarse: { rect: Rect; score: number } = { rect: centred(1, width / 2, height / 2), score: -2 };
   for (let s = 1; s >= minScale - 1e-9; s -= 0.01) {
@@ -188,10 +241,9 @@ export function findRect(
   }
   // The untouched frame, when it scores as well, is the answer: a leak is far more often only
   // re-encoded or scaled than cropped, and a sub-pixel fit to coding noise would misplace it.
-  const whole = { x: 0, y: 0, w: width, h: height };
-  if (fits(whole) && Math.abs(activeAspect / (height / width) - 1) < 0.01) {
+  if (wholeFits) {
     const score = rectScore(pairs, width, whole, 1);
-    if (score >= best.score - 0.002) return { rect: whole, score };
+    if (score >= best.score - TIE) return { rect: whole, score };
   }
   return best;
 }
