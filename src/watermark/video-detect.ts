@@ -4,11 +4,12 @@ import path from 'node:path';
 import type { DtcwtBackend, Transform } from '../../gpu/backend.js';
 import { DrmError } from '../errors.js';
 import type { MediaBinaries } from '../media/binaries.js';
-import { lumaFrameAt, lumaFrames, preciseLumaFrames, sampleVideo, type VideoSamples } from '../media/decode.js';
+import { lumaFrameAt, lumaFrames, preciseLumaFrames } from '../media/decode.js';
 import { type MediaInfo, probeMedia } from '../media/probe.js';
 import { bitFromZ } from './score.js';
 import { type Detection, readOut, type SegmentReading, segmentAt } from './segments.js';
 import { inOrder, readAhead } from './in-order.js';
+import { type LeakSamples, sampleLeak } from './leak-samples.js';
 import { referenceParams, thumbSize, thumbsBeside, VIDEO_REFERENCE, writeVideoReference } from './reference.js';
 import { activeArea, alignTime, centralRegion, framePositions, refineTime, signature, toneCurve } from './video-align.js';
 import { correlation, findRect, type Rect, resizeArea, viewThrough } from './video-geometry.js';
@@ -62,6 +63,9 @@ const PROXY_EVERY = 4;
  * would otherwise leave only its keyframes to align and score.
  */
 const SPARSEST_SAMPLING = 2 * PROXY_EVERY;
+
+/** Time ranges of the leak decoded at once, one per core up to this (./leak-samples.ts). */
+const MAX_PARTS = 4;
 
 /**
  * Frames scored per segment. Measured on a 2-min 1080p leak (12 segments): min |z| 18.3, 18.7,
@@ -135,19 +139,19 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
   // The leak's thumbnails keep its own aspect (the whole leak frame, black bars and all).
   const lth = thumbSize(leak.width, leak.height).height;
   const thumbs = thumbsBeside(reference);
-  const proxyFile = path.join(work, 'leak-proxy.mp4');
   const expected = Math.max(1, Math.round((leak.duration * fps) / PROXY_EVERY));
   o.onProgress?.('decode', 0, expected);
-  const sampleLeak = (skipNonReference: boolean) =>
-    sampleVideo(o.bins, o.leak, {
-      fps, spacing: (PROXY_EVERY - 0.5) / fps, skipNonReference, thumb: { width: tw, height: lth }, proxy: { width: W, height: H, file: proxyFile }, signal: o.signal,
+  const sample = (skipNonReference: boolean) =>
+    sampleLeak(o.bins, o.leak, {
+      duration: leak.duration, parts: Math.min(MAX_PARTS, os.availableParallelism()), dir: work,
+      fps, spacing: (PROXY_EVERY - 0.5) / fps, skipNonReference, thumb: { width: tw, height: lth }, proxy: { width: W, height: H }, signal: o.signal,
       onSample: (n) => {
         if (n % 25 === 0) o.onProgress?.('decode', n, Math.max(n, expected));
       },
     });
   const [origThumbs, sampled] = await Promise.all([
     collect(lumaFrames(o.bins, fs.existsSync(thumbs) ? thumbs : reference, { width: tw, height: th, fps, signal: o.signal })),
-    sampleLeak(true).then((s) => (meanGap(s, fps) > SPARSEST_SAMPLING ? sampleLeak(false) : s)),
+    sample(true).then((s) => (meanGap(s, fps) > SPARSEST_SAMPLING ? sample(false) : s)),
   ]);
   const leakThumbs = sampled.thumbs;
   if (leakThumbs.length === 0) throw new DrmError('BAD_REQUEST', `the leak ${o.leak} has no video frames`);
@@ -166,9 +170,9 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
   const picks = Array.from(new Set(Array.from({ length: SEARCH_FRAMES }, (_, k) => matched[Math.floor(((k + 0.5) * matched.length) / SEARCH_FRAMES)] as number)));
   const origPicks = picks.map((k) => time.frameMap[k] as number);
   // A few pictures each, found by seeking rather than by decoding the proxy and the reference whole.
-  const grab = (file: string, index: number) => lumaFrameAt(o.bins, file, index, { width: W, height: H, fps, signal: o.signal });
+  const size = { width: W, height: H, fps, signal: o.signal };
   // All at once: each is a short ffmpeg run that mostly waits on its seek and first frames.
-  const grabbed = await Promise.all(picks.map((k, n) => Promise.all([grab(proxyFile, k), grab(reference, origPicks[n] as number)])));
+  const grabbed = await Promise.all(picks.map((k, n) => Promise.all([sampled.proxyAt(k, size), lumaFrameAt(o.bins, reference, origPicks[n] as number, size)])));
   const pickPairs: Array<{ leak: Uint8Array; original: Uint8Array; i: number }> = [];
   for (const [n, [leakFrame, origFrame]] of grabbed.entries()) {
     if (leakFrame && origFrame) pickPairs.push({ leak: leakFrame, original: origFrame, i: origPicks[n] as number });
@@ -215,7 +219,7 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
   }
   o.onProgress?.('align', 2, 2);
   const placement: LeakPlacement = { active: activeP, rect, inside: insetRect(rect, 2, W, H), tone };
-  const scores = await scoreSegments(o, { reference, proxyFile, W, H, fps, params, chosen, frameMap: time.frameMap, placement });
+  const scores = await scoreSegments(o, { reference, leak: sampled, W, H, fps, params, chosen, frameMap: time.frameMap, placement });
 
   const count = patternLength(W, H, params);
   const segments: SegmentReading[] = [...scores.entries()]
@@ -247,7 +251,7 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
 const round3 = (v: number) => Math.round(v * 1000) / 1000;
 
 /** The mean gap between a leak's samples, in frames at `fps`. */
-function meanGap(s: VideoSamples, fps: number): number {
+function meanGap(s: LeakSamples, fps: number): number {
   const n = s.times.length;
   return n < 2 ? 0 : ((s.times[n - 1] as number) * fps) / (n - 1);
 }
@@ -288,7 +292,7 @@ function thumbScorer(leakThumbs: Uint8Array[], tw: number, lth: number, origThum
 
 interface ScoringJob {
   reference: string;
-  proxyFile: string;
+  leak: LeakSamples;
   W: number;
   H: number;
   fps: number;
@@ -307,7 +311,7 @@ async function scoreSegments(o: VideoDetectOptions, job: ScoringJob): Promise<Ma
   // Only the frames scored come out of ffmpeg (the rest are decoded, not piped and converted).
   const samples = [...chosen].sort((a, b) => a - b);
   const needed = [...new Set(samples.map((k) => frameMap[k] as number))].sort((a, b) => a - b);
-  const proxies = readAhead(preciseLumaFrames(o.bins, job.proxyFile, { width: W, height: H, select: samples, signal: o.signal }), READ_AHEAD);
+  const proxies = readAhead(job.leak.proxies(samples, { width: W, height: H, signal: o.signal }), READ_AHEAD);
   const originals = readAhead(preciseLumaFrames(o.bins, job.reference, { width: W, height: H, fps, select: needed, signal: o.signal }), READ_AHEAD)[Symbol.asyncIterator]();
   let read = 0;
   const held = new Map<number, Float32Array>();
