@@ -105,9 +105,9 @@ async function videoOf(bins: MediaBinaries, file: string, role: string): Promise
 
 /**
  * Reads the mark of every segment a leak holds, with its original at hand (DESIGN.md: detection is
- * not blind). The leak is decoded once, keeping every fourth frame as a thumbnail (time alignment)
- * and a proxy at the reference plane's size (geometry and scoring); everything after that reads
- * the proxy and the reference, which are small. Aligns the leak in time and
+ * not blind). The leak is decoded once (./leak-samples.ts), keeping about every fourth frame as a
+ * thumbnail (time alignment) and a proxy at the reference plane's size (geometry and scoring);
+ * everything after that reads the proxies and the reference, which are small. Aligns the leak in time and
  * space (./video-align.ts, ./video-geometry.ts), undoes its tone curve, puts each sampled leak
  * frame back into the original's geometry (./video-restore.ts), and scores each segment.
  */
