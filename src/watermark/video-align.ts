@@ -64,6 +64,12 @@ export interface TimeAlignment {
   correlation: number;
 }
 
+function flat(signatures: readonly Float32Array[], size: number): Float32Array {
+  const out = new Float32Array(signatures.length * size);
+  for (const [k, sig] of signatures.entries()) out.set(sig, k * size);
+  return out;
+}
+
 /** Leak sample positions in original frames, rounded; `times` in seconds from the leak's first frame. */
 export function framePositions(times: ArrayLike<number>, fps: number): Int32Array {
   return Int32Array.from({ length: times.length }, (_, k) => Math.round((times[k] as number) * fps));
@@ -76,6 +82,11 @@ export function alignTime(leak: readonly Float32Array[], original: readonly Floa
   // Every offset that leaves at least a quarter of the leak (or 2 s at 25 fps) overlapping.
   const minOverlap = Math.max(1, Math.min(50, Math.floor(span / 4)));
   const stride = Math.max(1, Math.floor(nl / 600));
+  // Tens of thousands of offsets, each comparing hundreds of signatures: the signatures are laid
+  // out end to end so that the inner loop runs over one array.
+  const size = SIG_COLS * SIG_ROWS;
+  const leakFlat = flat(leak, size);
+  const origFlat = flat(original, size);
   let best = { offset: 0, correlation: -2 };
   // The first sample that falls inside the original at offset d (positions only grow).
   let first = nl;
@@ -84,7 +95,11 @@ export function alignTime(leak: readonly Float32Array[], original: readonly Floa
     let sum = 0;
     let n = 0;
     for (let k = first; k < nl && (positions[k] as number) + d < no; k += stride) {
-      sum += dot(leak[k] as Float32Array, original[(positions[k] as number) + d] as Float32Array);
+      const a = k * size;
+      const b = ((positions[k] as number) + d) * size;
+      let product = 0;
+      for (let j = 0; j < size; j++) product += (leakFlat[a + j] as number) * (origFlat[b + j] as number);
+      sum += product;
       n++;
     }
     if (n > 0 && sum / n > best.correlation) best = { offset: d, correlation: sum / n };
