@@ -37,7 +37,7 @@ export interface VideoDetectOptions {
   framesPerSegment?: number;
   /** also score each segment against this many patterns of keys never used (SegmentReading.nullZ) */
   nullPatterns?: number;
-  /** where the working files go (a reference made from an original, the leak's proxy); the system's by default */
+  /** where the working files go (a reference made from an original, the leak's proxies); the system's by default */
   tempDir?: string;
   /** decode: leak samples (about every fourth frame) decoded of those expected; align: steps done of 2; score: frames scored */
   onProgress?: (stage: DetectStage, done: number, total: number) => void;

@@ -115,41 +115,40 @@ export function correlation(a: ArrayLike<number>, b: ArrayLike<number>): number 
   return den > 0 ? (sab - (sa * sb) / n) / den : 0;
 }
 
-/**
- * Normalized cross-correlation between leak pictures (each the whole active area) and the
- * matching original pictures seen through `rect`. 1 is a perfect match up to brightness and contrast.
- */
-export function rectScore(pairs: ReadonlyArray<{ leak: Picture; original: Picture }>, originalWidth: number, rect: Rect, step = 1): number {
-  let total = 0;
-  for (const { leak, original } of pairs) {
-    const { pixels, view } = leakGrid(leak, step);
-    sampleThrough(original, originalWidth, rect, leak.width, leak.height, step, view);
-    total += correlation(pixels, view);
-  }
-  return total / pairs.length;
-}
+type Pairs = ReadonlyArray<{ leak: Picture; original: Picture }>;
 
 /**
- * A leak picture's every `step`-th row and column, and room for the original's view on the same
- * grid: made once per picture and step, since the search scores thousands of rectangles on each.
+ * Scores rectangles: the normalized cross-correlation between leak pictures (each the whole
+ * active area) and the matching original pictures seen through `rect`, on every `step`-th row and
+ * column. 1 is a perfect match up to brightness and contrast. The leak's pixels on each grid, and
+ * room for the original's view on it, are made once: the search scores thousands of rectangles.
  */
-const grids = new WeakMap<Picture, Map<number, { pixels: Float64Array; view: Float64Array }>>();
-function leakGrid(leak: Picture, step: number): { pixels: Float64Array; view: Float64Array } {
-  let bySteps = grids.get(leak);
-  if (!bySteps) {
-    bySteps = new Map();
-    grids.set(leak, bySteps);
-  }
-  let grid = bySteps.get(step);
-  if (!grid) {
-    const cols = Math.ceil(leak.width / step);
-    const rows = Math.ceil(leak.height / step);
-    const pixels = new Float64Array(cols * rows);
-    for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) pixels[r * cols + c] = leak.data[r * step * leak.width + c * step] as number;
-    grid = { pixels, view: new Float64Array(cols * rows) };
-    bySteps.set(step, grid);
-  }
-  return grid;
+function rectScorer(pairs: Pairs, originalWidth: number): (rect: Rect, step: number) => number {
+  const grids = new Map<number, Array<{ pixels: Float64Array; view: Float64Array }>>();
+  const gridsFor = (step: number) => {
+    let made = grids.get(step);
+    if (!made) {
+      made = pairs.map(({ leak }) => {
+        const cols = Math.ceil(leak.width / step);
+        const rows = Math.ceil(leak.height / step);
+        const pixels = new Float64Array(cols * rows);
+        for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) pixels[r * cols + c] = leak.data[r * step * leak.width + c * step] as number;
+        return { pixels, view: new Float64Array(cols * rows) };
+      });
+      grids.set(step, made);
+    }
+    return made;
+  };
+  return (rect, step) => {
+    const made = gridsFor(step);
+    let total = 0;
+    for (const [n, { leak, original }] of pairs.entries()) {
+      const { pixels, view } = made[n] as { pixels: Float64Array; view: Float64Array };
+      sampleThrough(original, originalWidth, rect, leak.width, leak.height, step, view);
+      total += correlation(pixels, view);
+    }
+    return total / pairs.length;
+  };
 }
 
 /** Scores this close count as equal, and the untouched frame wins (see findRect). */
@@ -168,12 +167,13 @@ const WHOLE_FRAME_MATCH = 0.95;
  * comparing every pixel. Returns the rectangle and its score.
  */
 export function findRect(
-  pairs: ReadonlyArray<{ leak: Picture; original: Picture }>,
+  pairs: Pairs,
   width: number,
   height: number,
   activeAspect: number,
   minScale = 0.8,
 ): { rect: Rect; score: number } {
+  const rectScore = rectScorer(pairs, width);
   // An aspect far from the original's means the leak was stretched, not cropped: keep the whole frame's.
   const uniform = Math.abs(activeAspect / (height / width) - 1) < 0.06;
   const centred = (s: number, cx: number, cy: number): Rect => {
@@ -192,10 +192,10 @@ export function findRect(
   // second or two) is skipped; a crop, even of 1%, makes a smaller rectangle score higher, and
   // then the search decides (where the untouched frame may still win a tie).
   if (wholeFits) {
-    const score = rectScore(pairs, width, whole, 1);
+    const score = rectScore(whole, 1);
     const shifts = [-px, 0, px];
     const nearer = shifts.flatMap((dy) => shifts.map((dx) => centred(1 - 0.005, width / 2 + dx, height / 2 + dy)));
-    if (score >= WHOLE_FRAME_MATCH && nearer.every((r) => !fits(r) || rectScore(pairs, width, r, 1) < score)) return { rect: whole, score };
+    if (score >= WHOLE_FRAME_MATCH && nearer.every((r) => !fits(r) || rectScore(r, 1) < score)) return { rect: whole, score };
   }
 
   let coarse: { rect: Rect; score: number } = { rect: centred(1, width / 2, height / 2), score: -2 };
@@ -209,13 +209,13 @@ export function findRect(
       for (const x of xs) {
         const r = { x, y, w: r0.w, h: r0.h };
         if (!fits(r)) continue;
-        const score = rectScore(pairs, width, r, 4);
+        const score = rectScore(r, 4);
         if (score > coarse.score) coarse = { rect: r, score };
       }
     }
   }
 
-  let best = { rect: coarse.rect, score: rectScore(pairs, width, coarse.rect, 1) };
+  let best = { rect: coarse.rect, score: rectScore(coarse.rect, 1) };
   for (let delta = px, ds = 0.005, moves = 0; delta > px / 16; moves++) {
     const c = best.rect;
     const s0 = c.w / width;
@@ -227,7 +227,7 @@ export function findRect(
           if (s === s0 && dx === 0 && dy === 0) continue;
           const r = centred(s, cx + dx, cy + dy);
           if (!fits(r)) continue;
-          const score = rectScore(pairs, width, r, 1);
+          const score = rectScore(r, 1);
           if (score > best.score) best = { rect: r, score };
         }
       }
@@ -242,7 +242,7 @@ export function findRect(
   // The untouched frame, when it scores as well, is the answer: a leak is far more often only
   // re-encoded or scaled than cropped, and a sub-pixel fit to coding noise would misplace it.
   if (wholeFits) {
-    const score = rectScore(pairs, width, whole, 1);
+    const score = rectScore(whole, 1);
     if (score >= best.score - TIE) return { rect: whole, score };
   }
   return best;
