@@ -36,7 +36,7 @@ export interface LeakSamplingOptions {
   signal?: AbortSignal;
 }
 
-/** Below this length a part costs more (a second seek and process) than it saves. */
+/** No part is shorter: a short leak would save a second or two and pay a second seek and process (not measured below this). */
 const SHORTEST_PART = 30;
 
 interface Part {
