@@ -151,7 +151,7 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
     });
   const [origThumbs, sampled] = await Promise.all([
     collect(lumaFrames(o.bins, fs.existsSync(thumbs) ? thumbs : reference, { width: tw, height: th, fps, signal: o.signal })),
-    sample(true).then((s) => (meanGap(s, fps) > SPARSEST_SAMPLING ? sample(false) : s)),
+    sample(true).then((s) => (meanGap(s.times) * fps > SPARSEST_SAMPLING ? sample(false) : s)),
   ]);
   const leakThumbs = sampled.thumbs;
   if (leakThumbs.length === 0) throw new DrmError('BAD_REQUEST', `the leak ${o.leak} has no video frames`);
@@ -250,16 +250,16 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
 
 const round3 = (v: number) => Math.round(v * 1000) / 1000;
 
-/** The mean gap between a leak's samples, in frames at `fps`. */
-function meanGap(s: LeakSamples, fps: number): number {
-  const n = s.times.length;
-  return n < 2 ? 0 : ((s.times[n - 1] as number) * fps) / (n - 1);
+/** The mean time between a leak's samples in seconds (0 with fewer than two). */
+function meanGap(times: Float64Array): number {
+  const n = times.length;
+  return n < 2 ? 0 : (times[n - 1] as number) / (n - 1);
 }
 
 /** The seconds of the leak each sample stands for: up to the next sample (the last one, the mean gap or `alone`). */
 function sampleSpans(times: Float64Array, alone: number): Float64Array {
   const n = times.length;
-  const mean = n < 2 ? alone : (times[n - 1] as number) / (n - 1);
+  const mean = n < 2 ? alone : meanGap(times);
   return Float64Array.from({ length: n }, (_, k) => (k + 1 < n ? (times[k + 1] as number) - (times[k] as number) : mean));
 }
 
