@@ -29,6 +29,10 @@ export interface Config {
   analysisConcurrency: number;
   /** How long a case taken by a server that stopped answering waits before another server (or this one, restarted) takes it. */
   analysisLeaseMs: number;
+  /** Registrations one client IP may make per clock hour (POST /auth/register is open). */
+  registerLimitPerHour: number;
+  /** Sign-in nonces one client IP may ask for per clock hour (GET /admin/auth/nonce is open). */
+  nonceLimitPerHour: number;
 }
 
 /** Option values as they come from commander (strings) — every one also has an environment variable. */
@@ -46,6 +50,8 @@ export interface ConfigInput {
   /** bytes, or with a unit: 500M, 4G */
   maxUpload?: string;
   analysisConcurrency?: string | number;
+  registerLimit?: string | number;
+  nonceLimit?: string | number;
 }
 
 /** "4G", "500M", "64k" or plain bytes. */
@@ -77,6 +83,14 @@ function analysisLease(raw: string): number {
     throw new DrmError('BAD_REQUEST', `DRM_ANALYSIS_LEASE_SECONDS must be a whole number of seconds from 5 to 86400, got "${raw}"`);
   }
   return seconds * 1000;
+}
+
+function perHourLimit(raw: string | number, what: string): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 1_000_000) {
+    throw new DrmError('BAD_REQUEST', `${what} must be a whole number of requests per hour from 1 to 1000000, got "${raw}"`);
+  }
+  return n;
 }
 
 export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = process.env): Config {
@@ -120,5 +134,7 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     maxUploadBytes: parseByteSize(input.maxUpload ?? env.DRM_MAX_UPLOAD ?? '4G', '--max-upload'),
     analysisConcurrency: analysisConcurrency(input.analysisConcurrency ?? env.DRM_ANALYSIS_CONCURRENCY ?? 1),
     analysisLeaseMs: analysisLease(env.DRM_ANALYSIS_LEASE_SECONDS ?? '120'),
+    registerLimitPerHour: perHourLimit(input.registerLimit ?? env.DRM_REGISTER_LIMIT ?? 20, '--register-limit'),
+    nonceLimitPerHour: perHourLimit(input.nonceLimit ?? env.DRM_NONCE_LIMIT ?? 60, '--nonce-limit'),
   };
 }
