@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Context } from '../../src/context.js';
-import { authenticateApiKey, requireScope } from '../../src/domain/auth.js';
+import { authenticateApiKey, requireActiveOrganization, requireScope } from '../../src/domain/auth.js';
 import { countRequest, rateHeaders } from '../../src/domain/rate-limits.js';
 import type { Scope } from '../../src/domain/scopes.js';
 import type { AppEnv } from '../env.js';
@@ -8,13 +8,14 @@ import { bearer } from '../origin.js';
 
 /**
  * Bearer API key → key and organization, counted against the rate limits (so every keyed
- * response, errors included, carries the X-RateLimit headers), then the scope check.
+ * response, errors included, carries the X-RateLimit headers), then the suspension and scope checks.
  */
 export function requireKey(ctx: Context, scope: Scope | 'any'): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const auth = await authenticateApiKey(ctx, bearer(c));
     const rate = await countRequest(ctx, auth);
     for (const [name, value] of Object.entries(rateHeaders(rate))) c.header(name, value);
+    requireActiveOrganization(auth);
     requireScope(auth, scope);
     c.set('auth', auth);
     c.set('rate', rate);

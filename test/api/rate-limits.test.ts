@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOUR_MS } from '../../src/clock.js';
 import { generateApiKey, hashApiKey, newId } from '../../src/crypto/tokens.js';
-import { setRateLimit } from '../../src/domain/admin/organizations.js';
+import { setRateLimit, suspendOrganization } from '../../src/domain/admin/organizations.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { registerOrg } from '../helpers/fixtures.js';
 
@@ -114,6 +114,18 @@ describe.each(DIALECTS)('rate limits on %s', (dialect) => {
       const res = await t.request(method, url, { key: reg.apiKey, body: method === 'GET' ? undefined : {} });
       expect(res.status, `${method} ${url}`).toBe(status);
       expect(rateHeaders(res), `${method} ${url}`).toEqual({ limit: 1000, remaining: remaining--, reset: hourEnd() });
+    }
+  });
+
+  it("a suspended organization's refusals carry the rate-limit headers and count in its window", async () => {
+    nextHour();
+    const reg = await registerOrg(t);
+    await suspendOrganization(t.ctx, reg.organizationId, { reason: 'unpaid invoices' });
+    for (const remaining of [999, 998]) {
+      const res = await t.request('GET', '/api/v1/catalog', { key: reg.apiKey });
+      expect(res.status).toBe(403);
+      expect((await res.json()).code).toBe('ORGANIZATION_SUSPENDED');
+      expect(rateHeaders(res)).toEqual({ limit: 1000, remaining, reset: hourEnd() });
     }
   });
 
