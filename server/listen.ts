@@ -8,6 +8,7 @@ import { WebhookWorker } from '../src/domain/webhooks/worker.js';
 import { DrmError } from '../src/errors.js';
 import { errorFields } from '../src/log.js';
 import { createApp } from './app.js';
+import { answerClientError } from './client-error.js';
 
 export interface RunningServer {
   url: string;
@@ -29,6 +30,7 @@ export async function startServer(ctx: Context, options: StartOptions = {}): Pro
     const s = serve({ fetch: app.fetch, port: ctx.config.port, hostname: ctx.config.host }, () => resolve(s));
     s.once('error', (err) => reject(listenError(err, ctx.config.host, ctx.config.port)));
   });
+  server.on('clientError', answerClientError);
   const drain = trackResponses(server);
   const worker = new WebhookWorker(ctx);
   if (ctx.config.webhookWorker) worker.start();

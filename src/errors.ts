@@ -19,7 +19,8 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'INVALID_ADMIN_TOKEN'
   | 'ADMIN_REQUIRED'
-  | 'CONFLICT';
+  | 'CONFLICT'
+  | 'REQUEST_HEADERS_TOO_LARGE';
 
 const STATUS: Record<ErrorCode, number> = {
   INVALID_API_KEY: 401,
@@ -39,6 +40,7 @@ const STATUS: Record<ErrorCode, number> = {
   INVALID_ADMIN_TOKEN: 401,
   ADMIN_REQUIRED: 403,
   CONFLICT: 409,
+  REQUEST_HEADERS_TOO_LARGE: 431,
 };
 
 export interface DrmErrorOptions {

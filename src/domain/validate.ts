@@ -69,11 +69,18 @@ export function isEmail(v: string): boolean {
   return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v);
 }
 
+/**
+ * The last page any list serves: 10^6 pages of at most 500 rows keeps OFFSET a small exact
+ * integer in SQL (a page of 1e21 would print as "1e+21" and break the statement), and a list
+ * that long is searched with its filters, not paged through.
+ */
+export const MAX_PAGE = 1_000_000;
+
 /** Paging for every list: bounded so that no request can ask for the whole table. */
 export function paging(page: unknown, limit: unknown, maxLimit = 100): { page: number; limit: number; offset: number } {
   const p = page === undefined ? 1 : Number(page);
   const l = limit === undefined ? 50 : Number(limit);
-  if (!Number.isInteger(p) || p < 1) throw badRequest('page must be a whole number of at least 1');
-  if (!Number.isInteger(l) || l < 1 || l > maxLimit) throw badRequest(`limit must be a whole number from 1 to ${maxLimit}`);
+  if (!Number.isSafeInteger(p) || p < 1 || p > MAX_PAGE) throw badRequest(`page must be a whole number from 1 to ${MAX_PAGE}`);
+  if (!Number.isSafeInteger(l) || l < 1 || l > maxLimit) throw badRequest(`limit must be a whole number from 1 to ${maxLimit}`);
   return { page: p, limit: l, offset: (p - 1) * l };
 }

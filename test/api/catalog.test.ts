@@ -130,11 +130,14 @@ describe.each(DIALECTS)('catalog on %s', (dialect) => {
     expect((await page('page=3&limit=2')).content).toEqual([]);
     expect((await page('limit=200')).content).toHaveLength(3);
     expect((await page('limit=1')).content.map((i) => i.title)).toEqual(['First']);
+    // The last page there can be is served (empty), however far past the end it lies.
+    expect(await page('page=1000000&limit=200')).toMatchObject({ content: [], page: 1_000_000, limit: 200 });
   });
 
   it('refuses page and limit outside their bounds with 400 BAD_REQUEST', async () => {
     const org = await registerOrg(t);
-    for (const q of ['limit=0', 'limit=201', 'limit=-1', 'limit=abc', 'limit=1.5', 'limit=', 'page=0', 'page=-2', 'page=x', 'page=1.5']) {
+    for (const q of ['limit=0', 'limit=201', 'limit=-1', 'limit=abc', 'limit=1.5', 'limit=', 'page=0', 'page=-2', 'page=x', 'page=1.5',
+      'page=1000001', 'page=1e15', 'page=1e21', 'page=9007199254740993']) {
       await expectError(await t.request('GET', `/api/v1/catalog?${q}`, { key: org.apiKey }), 400, 'BAD_REQUEST');
     }
   });

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -75,6 +76,21 @@ function slowPost(
   });
 }
 
+/** Writes raw bytes to the server and reads its whole answer (the server closes the connection). */
+function rawRequest(port: number, request: string): Promise<{ status: number; json: unknown }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => (text += d));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head = '', body = ''] = text.split('\r\n\r\n');
+      resolve({ status: Number(head.split(' ')[1]), json: body ? JSON.parse(body) : undefined });
+    });
+  });
+}
+
 describe('drm serve on SQLite, over HTTP', () => {
   let dir: string;
   let server: ServeProcess;
@@ -125,6 +141,20 @@ describe('drm serve on SQLite, over HTTP', () => {
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(await res.json()).toEqual({ error: expect.stringContaining('/api/v1/no-such-thing'), code: 'NOT_FOUND', status: 404 });
+  });
+
+  it('answers a request line or headers over the limits with 431 and a malformed request with 400, in the spec body', async () => {
+    const long = `GET /api/v1/catalog?x=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`;
+    const bigHeader = `GET /api/v1/catalog HTTP/1.1\r\nHost: x\r\nX-Filler: ${'b'.repeat(20_000)}\r\n\r\n`;
+    for (const request of [long, bigHeader]) {
+      const answer = await rawRequest(server.port, request);
+      expect(answer.status).toBe(431);
+      expect(answer.json).toEqual({ error: expect.any(String), code: 'REQUEST_HEADERS_TOO_LARGE', status: 431 });
+    }
+    const garbled = await rawRequest(server.port, 'NOT AN HTTP REQUEST\r\n\r\n');
+    expect(garbled.status).toBe(400);
+    expect(garbled.json).toEqual({ error: 'malformed HTTP request', code: 'BAD_REQUEST', status: 400 });
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
   });
 
   it('a second drm serve on the same port fails with one clear line and a non-zero exit', async () => {
