@@ -129,7 +129,7 @@ async function analyzeLocally(ctx: Context, out: Output, leak: string, opts: Ana
     }
     ticker.stop();
     if (outcome.status === 'failed' && outcome.failureReason?.startsWith('analysis failed:')) showHeld();
-    const body = analysisBody(outcome, ctx.config.apiShape);
+    const body = analysisBody(outcome, ctx.config.apiShape, 'operator');
     return printAnalysis(out, body as unknown as Json, ctx.config.apiShape === 'a');
   } finally {
     ticker.stop();

@@ -6,6 +6,7 @@ import type { AppEnv } from './env.js';
 import { onError, onNotFound } from './errors.js';
 import { requestLog } from './middleware/request-log.js';
 import { adminRoutes } from './routes/admin.js';
+import { adminForensicsRoutes } from './routes/admin-forensics.js';
 import { authRoutes } from './routes/auth.js';
 import { planRoutes } from './routes/billing-plans.js';
 import { catalogRoutes } from './routes/catalog.js';
@@ -36,6 +37,7 @@ export function createApp(ctx: Context, services: AppServices = {}) {
   app.route('/api/v1/stream', streamRoutes(ctx));
   app.route('/api/v1/viewers', viewerRoutes(ctx));
   app.route('/api/v1/webhook', webhookRoutes(ctx));
+  app.route('/api/v1/admin/forensics', adminForensicsRoutes(ctx));
   app.route('/api/v1/admin', adminRoutes(ctx));
   app.route('/api/v1/forensics', forensicsRoutes(ctx, services.forensics ?? new ForensicsQueue(ctx)));
 

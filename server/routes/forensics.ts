@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { type Context as HonoContext, Hono } from 'hono';
 import type { Context } from '../../src/context.js';
 import { openCase, listCases, ownCase, uploadsDir } from '../../src/domain/forensics/cases.js';
 import type { ForensicsQueue } from '../../src/domain/forensics/queue.js';
@@ -14,6 +14,9 @@ function asyncFlag(raw: string | undefined): boolean {
   if (raw === 'true') return true;
   throw badRequest('async must be true or false');
 }
+
+/** The caller sees identities of its own organization's viewers only (src/present/forensics.ts). */
+const ownOrganization = (c: HonoContext<AppEnv>) => ({ organizationId: c.get('auth').org.id });
 
 /** Section 4.8 (scope forensics): analyse a leak, and the organization's cases. */
 export function forensicsRoutes(ctx: Context, queue: ForensicsQueue) {
@@ -36,18 +39,21 @@ export function forensicsRoutes(ctx: Context, queue: ForensicsQueue) {
     );
     if (wantAsync) {
       queue.wake();
-      return c.json(analysisBody(row, shape), 202);
+      return c.json(analysisBody(row, shape, ownOrganization(c)), 202);
     }
-    return c.json(analysisBody(await queue.run(row.id), shape));
+    return c.json(analysisBody(await queue.run(row.id), shape, ownOrganization(c)));
   });
 
   app.get('/cases', async (c) => {
     const page = paging(c.req.query('page'), c.req.query('limit'), 100);
     const { cases, total } = await listCases(ctx, c.get('auth'), page);
-    return c.json({ cases: cases.map((row) => caseBody(row, shape)), total, page: page.page, limit: page.limit });
+    return c.json({ cases: cases.map((row) => caseBody(row, shape, ownOrganization(c))), total, page: page.page, limit: page.limit });
   });
 
-  app.get('/cases/:caseId', async (c) => c.json(caseDetailBody(await ownCase(ctx, c.get('auth'), c.req.param('caseId')), shape)));
+  app.get('/cases/:caseId', async (c) => {
+    const row = await ownCase(ctx, c.get('auth'), c.req.param('caseId'));
+    return c.json(caseDetailBody(row, shape, ownOrganization(c)));
+  });
 
   return app;
 }

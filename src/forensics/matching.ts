@@ -51,6 +51,8 @@ export interface MatchResult {
   falsePositiveProbability: number;
   confusionProbability: number;
   binaryId: string;
+  /** the bits the leak itself decides, `?` elsewhere (binaryId fills those from the match) */
+  readout: string;
   supportedBits: number;
   candidates: number;
   segments: number;
@@ -139,6 +141,7 @@ export function matchCandidates(
     falsePositiveProbability: 1,
     confusionProbability: 1,
     binaryId: readout,
+    readout,
     supportedBits: 0,
     candidates: N,
     segments: n,
@@ -232,6 +235,7 @@ export function matchCandidates(
     falsePositiveProbability,
     confusionProbability,
     binaryId,
+    readout,
     supportedBits,
     candidates: N,
     segments: n,

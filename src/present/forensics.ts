@@ -9,7 +9,30 @@ import { ID_BITS } from '../watermark/segments.js';
  * The forensic views of section 4.8 in both shapes. Where the shapes do not collide the union is
  * sent (matchedViewer and matchedViewerId, streamDate and sessionDate); `confidence`, the evidence
  * chain and the case detail's nesting follow --api-shape (README, "API shapes").
+ *
+ * Who looks decides what is shown. Matching weighs every viewer who streamed the content, of any
+ * organization, but an organization sees identities only of its own viewers: when the best match
+ * is another organization's viewer, its view keeps the classification and the figures and says
+ * `matchedOutsideOrganization: true`, with no field that names that viewer or organization (the
+ * read-out shows only the bits the leak itself decides). The platform operator sees everything.
  */
+export type Audience = { organizationId: string } | 'operator';
+
+interface Visible {
+  report: ForensicReport | null;
+  evidence: Evidence | null;
+  /** the leak's read-out as this audience may see it */
+  binaryId: string | null;
+  matchedOutsideOrganization: boolean;
+}
+
+function visibleTo(row: CaseRow, audience: Audience): Visible {
+  const report = reportOf(row);
+  const evidence = report?.evidence ?? null;
+  const outside = audience !== 'operator' && evidence !== null && evidence.organization.id !== audience.organizationId;
+  if (!outside) return { report, evidence, binaryId: row.binaryId, matchedOutsideOrganization: false };
+  return { report, evidence: null, binaryId: report?.readout ?? '?'.repeat(ID_BITS), matchedOutsideOrganization: true };
+}
 
 /** B: how many of the 40 bits the leak supports; A: the same as a fraction of 40. */
 const confidenceOf = (report: ForensicReport | null, shape: ApiShape) => {
@@ -75,9 +98,8 @@ function analysisOf(report: ForensicReport) {
 }
 
 /** The case's own fields (the list view, and the detail's `case`). */
-export function caseBody(row: CaseRow, shape: ApiShape) {
-  const report = reportOf(row);
-  const e = report?.evidence ?? null;
+export function caseBody(row: CaseRow, shape: ApiShape, audience: Audience) {
+  const { report, evidence: e, binaryId, matchedOutsideOrganization } = visibleTo(row, audience);
   return {
     id: row.id,
     caseId: row.id,
@@ -85,9 +107,10 @@ export function caseBody(row: CaseRow, shape: ApiShape) {
     contentType: row.contentType,
     status: row.status,
     ...(row.status === 'failed' && { failureReason: row.failureReason }),
-    binaryId: row.binaryId,
+    binaryId,
     confidence: report ? confidenceOf(report, shape) : null,
     classification: row.classification,
+    matchedOutsideOrganization,
     matchedViewer: e?.viewer.viewerId ?? null,
     matchedViewerId: e?.viewer.viewerId ?? null,
     matchedOrganization: e?.organization.name ?? null,
@@ -100,26 +123,26 @@ export function caseBody(row: CaseRow, shape: ApiShape) {
 }
 
 /** GET /forensics/cases/{id}: A flat with the evidence chain, B {case, evidenceChain}. */
-export function caseDetailBody(row: CaseRow, shape: ApiShape) {
-  const report = reportOf(row);
-  const chain = evidenceChain(report?.evidence ?? null, report, shape, true);
-  const body = { ...caseBody(row, shape), ...(report && { analysis: analysisOf(report) }) };
+export function caseDetailBody(row: CaseRow, shape: ApiShape, audience: Audience) {
+  const { report, evidence } = visibleTo(row, audience);
+  const chain = evidenceChain(evidence, report, shape, true);
+  const body = { ...caseBody(row, shape, audience), ...(report && { analysis: analysisOf(report) }) };
   return shape === 'a' ? { ...body, evidenceChain: chain } : { case: body, evidenceChain: chain };
 }
 
 /** POST /forensics/analyze: the case as decided (or, for ?async=true, as queued). */
-export function analysisBody(row: CaseRow, shape: ApiShape) {
-  const report = reportOf(row);
-  const e = report?.evidence ?? null;
+export function analysisBody(row: CaseRow, shape: ApiShape, audience: Audience) {
+  const { report, evidence: e, binaryId, matchedOutsideOrganization } = visibleTo(row, audience);
   return {
     caseId: row.id,
     status: row.status,
     ...(row.status === 'failed' && { failureReason: row.failureReason }),
     contentId: row.contentId,
     contentType: row.contentType,
-    binaryId: row.binaryId,
+    binaryId,
     confidence: report ? confidenceOf(report, shape) : null,
     classification: row.classification,
+    matchedOutsideOrganization,
     matchedSession: matchedSession(e, report, shape),
     evidenceChain: evidenceChain(e, report, shape, false),
     ...(report && { analysis: analysisOf(report) }),

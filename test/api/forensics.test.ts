@@ -12,6 +12,7 @@ import { ForensicsQueue } from '../../src/domain/forensics/queue.js';
 import { ingestContent } from '../../src/ingest/ingest.js';
 import { createLogger } from '../../src/log.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
+import { adminToken } from '../helpers/admin.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { license, registerOrg, viewerCopy } from '../helpers/fixtures.js';
 
@@ -174,6 +175,64 @@ describe.each(DIALECTS)('forensics on %s', (dialect) => {
     expect(uploads()).toEqual([]);
   }, T);
 
+  describe('tenancy', () => {
+    it('refuses a leak of content the organization holds no license for: 403 LICENSE_REQUIRED, nothing stored', async () => {
+      const stranger = await registerOrg(t, { name: 'Stranger', email: 'a@stranger.test' });
+      await expectError(await analyze({ contentId: marked.id, contentType: 'video' }, leak, stranger.apiKey), 403, 'LICENSE_REQUIRED');
+      await expectError(await analyze({ contentId: marked.id, contentType: 'video' }, leak, stranger.apiKey, '?async=true'), 403, 'LICENSE_REQUIRED');
+      expect(uploads()).toEqual([]);
+      const list = (await (await t.request('GET', '/api/v1/forensics/cases', { key: stranger.apiKey })).json()) as Json;
+      expect(list).toMatchObject({ cases: [], total: 0 });
+    });
+
+    it("names no viewer of another organization: the match is kept and flagged, every identity left out, in the answer and the stored case; the operator sees the whole chain", async () => {
+      const rival = await registerOrg(t, { name: 'Rival Pictures', email: 'legal@rival.test' });
+      await license(t, rival.organizationId, marked.id);
+      const res = await analyze({ contentId: marked.id, contentType: 'video' }, leak, rival.apiKey);
+      expect(res.status, await res.clone().text()).toBe(200);
+      const body = (await res.json()) as Json;
+      const [leaker] = viewers as [Json];
+      expect(body).toMatchObject({ status: 'completed', classification: 'strong_match', matchedOutsideOrganization: true, matchedSession: null, evidenceChain: null });
+      expect(body.binaryId).toMatch(/^[01?]{40}$/);
+      expect(body.binaryId).not.toBe(leaker.binaryId);
+      expect(body.analysis.falsePositiveProbability).toBeLessThan(1e-9);
+
+      const list = (await (await t.request('GET', '/api/v1/forensics/cases', { key: rival.apiKey })).json()) as Json;
+      expect(list.cases[0]).toMatchObject({ id: body.caseId, classification: 'strong_match', matchedOutsideOrganization: true, matchedViewerId: null, matchedViewer: null, matchedOrganization: null, matchedIpAddress: null, matchedWallet: null, matchedSessionDate: null });
+      const detail = (await (await t.request('GET', `/api/v1/forensics/cases/${body.caseId}`, { key: rival.apiKey })).json()) as Json;
+      expect(detail).toMatchObject({ case: { matchedOutsideOrganization: true, matchedViewerId: null }, evidenceChain: null });
+      const identities = [leaker.viewerId, leaker.sessionId, leaker.walletAddress, leaker.binaryId, leaker.externalViewerId, 'Acme Films', 'ops@acme.test', org.organizationId, org.apiKey.slice(0, 12)];
+      for (const seen of [body, list, detail]) {
+        const text = JSON.stringify(seen);
+        for (const identity of identities) expect(text, `${identity} shown to another organization`).not.toContain(identity);
+      }
+
+      const own = (await (await t.request('GET', '/api/v1/forensics/cases?limit=100', { key: org.apiKey })).json()) as Json;
+      expect(own.cases.find((c: Json) => c.classification === 'strong_match')).toMatchObject({ matchedOutsideOrganization: false, matchedViewerId: leaker.viewerId });
+
+      const token = await adminToken(t);
+      const asOperator = await t.request('GET', `/api/v1/admin/forensics/cases/${body.caseId}`, { headers: { authorization: `Bearer ${token}` } });
+      expect(asOperator.status).toBe(200);
+      expect(await asOperator.json()).toMatchObject({
+        organizationId: rival.organizationId,
+        case: { matchedOutsideOrganization: false, matchedViewerId: leaker.viewerId, matchedOrganization: 'Acme Films', binaryId: leaker.binaryId },
+        evidenceChain: { organization: { id: org.organizationId, name: 'Acme Films' }, session: { id: leaker.sessionId } },
+      });
+      const all = (await (await t.request('GET', '/api/v1/admin/forensics/cases?limit=100', { headers: { authorization: `Bearer ${token}` } })).json()) as Json;
+      expect(all.cases.map((c: Json) => c.organizationId)).toEqual(expect.arrayContaining([org.organizationId, rival.organizationId]));
+    }, T);
+
+    it('keeps the operator endpoints to signed-in admins, and unknown cases are 404', async () => {
+      await expectError(await t.request('GET', '/api/v1/admin/forensics/cases/00000000-0000-4000-8000-000000000000'), 401, 'INVALID_ADMIN_TOKEN');
+      await expectError(await t.request('GET', '/api/v1/admin/forensics/cases', { key: org.apiKey }), 401, 'INVALID_ADMIN_TOKEN');
+      const token = await adminToken(t);
+      const admin = { authorization: `Bearer ${token}` };
+      await expectError(await t.request('GET', '/api/v1/admin/forensics/cases/00000000-0000-4000-8000-000000000000', { headers: admin }), 404, 'NOT_FOUND');
+      await expectError(await t.request('GET', '/api/v1/admin/forensics/cases/not-a-case', { headers: admin }), 404, 'NOT_FOUND');
+      await expectError(await t.request('GET', '/api/v1/admin/forensics/cases?page=1e21', { headers: admin }), 400, 'BAD_REQUEST');
+    });
+  });
+
   describe('bad input', () => {
     const ok = () => ({ contentId: marked.id, contentType: 'video' });
 
@@ -196,6 +255,7 @@ describe.each(DIALECTS)('forensics on %s', (dialect) => {
     });
 
     it('refuses unknown content (404) and content without a mark (400)', async () => {
+      await license(t, org.organizationId, plain.id);
       await expectError(await analyze({ contentId: '00000000-0000-4000-8000-000000000000', contentType: 'video' }, leak), 404, 'NOT_FOUND');
       await expectError(await analyze({ contentId: plain.id, contentType: 'video' }, leak), 400, 'BAD_REQUEST');
       expect(uploads()).toEqual([]);

@@ -105,8 +105,9 @@ export function forensicCasesRepo(x: Executor) {
       );
     },
 
-    async listForOrg(organizationId: string, limit: number, offset: number): Promise<{ cases: CaseRow[]; total: number }> {
-      const mine = eq(t.organizationId, organizationId);
+    /** One page of cases, most recent first: an organization's, or (null) every case on the platform. */
+    async list(organizationId: string | null, limit: number, offset: number): Promise<{ cases: CaseRow[]; total: number }> {
+      const mine = organizationId === null ? undefined : eq(t.organizationId, organizationId);
       const [rows, totals] = await Promise.all([
         x.run((q) => q.select().from(t).where(mine).orderBy(desc(t.createdAt), desc(t.id)).limit(limit).offset(offset)),
         x.run((q) => q.select({ n: count() }).from(t).where(mine)),

@@ -11,6 +11,7 @@ import { detectMusic } from '../../watermark/music-pipeline.js';
 import { MUSIC_REFERENCE, VIDEO_REFERENCE } from '../../watermark/reference.js';
 import type { Detection } from '../../watermark/segments.js';
 import { detectVideo } from '../../watermark/video-detect.js';
+import { isUuid } from '../validate.js';
 import { evidenceFor, type ForensicReport } from './report.js';
 
 export type AnalysisStage = 'decode' | 'align' | 'score' | 'match';
@@ -23,14 +24,25 @@ export interface AnalysisHooks {
 }
 
 /**
- * What an analysis is asked about, checked before any work is queued: the content exists, is of
- * the named type and was watermarked, and the leak is media holding a stream of that type.
+ * What an analysis is asked about, checked before any work is queued: the content exists, the
+ * asking organization (none for the platform operator) holds a license for it, it is of the named
+ * type and was watermarked, and the leak is media holding a stream of that type.
  */
-export async function checkAnalysis(ctx: Context, leak: string, contentId: string, contentType: string): Promise<ContentRow> {
+export async function checkAnalysis(
+  ctx: Context,
+  leak: string,
+  request: { contentId: string; contentType: string; organizationId: string | null },
+): Promise<ContentRow> {
+  const { contentId, contentType, organizationId } = request;
   if (!contentId) throw badRequest('contentId is required: the id of the content the leak was taken from');
   if (contentType !== 'video' && contentType !== 'music') throw badRequest(`contentType must be video or music, got ${JSON.stringify(contentType)}`);
-  const content = await ctx.repos.content.find(contentId);
+  const content = isUuid(contentId) ? await ctx.repos.content.find(contentId) : undefined;
   if (!content) throw notFound(`content ${contentId}`);
+  // An organization traces leaks only of what it may stream: otherwise any key could learn, from a
+  // leak of someone else's film, that film's viewers (DESIGN.md, "Tenancy in forensics").
+  if (organizationId !== null && !(await ctx.repos.licenses.findFor(organizationId, content.id, content.type))) {
+    throw new DrmError('LICENSE_REQUIRED', `the organization has no active license for content ${contentId}`);
+  }
   if (content.type !== contentType) throw badRequest(`content ${contentId} is ${content.type}, not ${contentType}`);
   if (!content.isWatermarked) throw badRequest(`content ${contentId} is not watermarked: a leak of it carries no mark to trace`);
   let info: MediaInfo;
@@ -82,6 +94,7 @@ export async function analyzeLeak(ctx: Context, leak: string, content: ContentRo
   return {
     classification: match.classification,
     binaryId: match.binaryId,
+    readout: match.readout,
     supportedBits: match.supportedBits,
     falsePositiveProbability: match.falsePositiveProbability,
     confusionProbability: match.confusionProbability,

@@ -22,12 +22,13 @@ export interface LeakUpload {
 }
 
 /**
- * Opens a case for a leak on disk: checks what was asked (content, type, media) and queues it as
- * `processing`. The case owns the file from here on; a refused request's file is removed.
+ * Opens a case for a leak on disk: checks what was asked (content, license, type, media) and
+ * queues it as `processing`. The case owns the file from here on; a refused request's file is
+ * removed. `auth` is null for the platform operator (`drm analyze` on the data directory).
  */
 export async function openCase(ctx: Context, auth: KeyAuth | null, upload: LeakUpload, contentId: string, contentType: string): Promise<CaseRow> {
   try {
-    await checkAnalysis(ctx, upload.path, contentId, contentType);
+    await checkAnalysis(ctx, upload.path, { contentId, contentType, organizationId: auth?.org.id ?? null });
   } catch (err) {
     fs.rmSync(upload.path, { force: true });
     throw err;
@@ -98,6 +99,14 @@ export async function ownCase(ctx: Context, auth: KeyAuth, caseId: string): Prom
   return row;
 }
 
-export function listCases(ctx: Context, auth: KeyAuth, page: { limit: number; offset: number }) {
-  return ctx.repos.forensicCases.listForOrg(auth.org.id, page.limit, page.offset);
+/** The calling organization's cases, or (null: the platform operator) every case. */
+export function listCases(ctx: Context, auth: KeyAuth | null, page: { limit: number; offset: number }) {
+  return ctx.repos.forensicCases.list(auth?.org.id ?? null, page.limit, page.offset);
+}
+
+/** Any organization's case, for the platform operator. */
+export async function anyCase(ctx: Context, caseId: string): Promise<CaseRow> {
+  const row = await ctx.repos.forensicCases.find(caseId);
+  if (!row) throw notFound(`forensic case ${caseId}`);
+  return row;
 }

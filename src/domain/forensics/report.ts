@@ -23,6 +23,8 @@ export interface Evidence {
 export interface ForensicReport {
   classification: MatchResult['classification'];
   binaryId: string;
+  /** the bits the leak decides on its own, `?` elsewhere (absent in reports made before it was kept) */
+  readout?: string;
   supportedBits: number;
   falsePositiveProbability: number;
   confusionProbability: number;
