@@ -35,6 +35,7 @@ describe('the forensics queue across a restart', () => {
   it('completes a case whose server was killed with SIGKILL, on the next server, and removes its upload', async () => {
     let server = await startServe({ dataDir, env });
     const org = await registerOver(server.url, 'Restart Films');
+    await drm(['admin', 'license', '--org', org.organizationId, '--content', filmId, '--type', 'video', '--watermark', '--data-dir', dataDir]);
     const auth = { authorization: `Bearer ${org.apiKey}` };
     const form = new FormData();
     form.set('contentId', filmId);
