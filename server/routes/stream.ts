@@ -38,7 +38,7 @@ export function streamRoutes(ctx: Context) {
     const segments = ctx.storage.segments(content.storagePath, content.isWatermarked ? 'a' : 'plain');
     const q = `?session=${s.serving.session.id}`;
     const base = `/api/v1/stream/${content.id}`;
-    const text = sessionPlaylist(segments, { key: `${base}/key${q}`, segment: (n) => `${base}/segment/${n}${q}` });
+    const text = sessionPlaylist(segments, { key: `${base}/key${q}`, segment: (n) => `${base}/segment/${n}.ts${q}` });
     return c.body(text, 200, { 'Content-Type': 'application/vnd.apple.mpegurl', ...PRIVATE });
   });
 

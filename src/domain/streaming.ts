@@ -135,8 +135,11 @@ export function contentKey(ctx: Context, content: ContentRow): Buffer {
 
 /** A segment number from the URL: a whole number below the content's segment count. */
 export function segmentNumber(raw: string, content: ContentRow): number {
-  if (!/^\d{1,9}$/.test(raw)) throw badRequest(`segment must be a whole number, got ${JSON.stringify(raw.slice(0, 20))}`);
-  const n = Number(raw);
+  // `{n}.ts` is what served playlists name (players since ffmpeg's 2025 HLS fixes refuse segment
+  // URIs without a media extension); the spec's bare `{n}` is served the same.
+  const m = /^(\d{1,9})(?:\.ts)?$/.exec(raw);
+  if (!m) throw badRequest(`segment must be a whole number, optionally with .ts, got ${JSON.stringify(raw.slice(0, 20))}`);
+  const n = Number(m[1]);
   if (n >= content.segmentCount) throw notFound(`segment ${n} (the content has ${content.segmentCount})`);
   return n;
 }

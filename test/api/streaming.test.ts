@@ -225,8 +225,9 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       expect(text).toContain('#EXT-X-TARGETDURATION:10\n');
       expect(text).toContain(`#EXT-X-KEY:METHOD=AES-128,URI="/api/v1/stream/${plain.id}/key?session=${s.sessionId}"`);
       expect(text.match(/^#EXTINF:/gm)).toHaveLength(2);
-      expect(text).toContain(`\n/api/v1/stream/${plain.id}/segment/0?session=${s.sessionId}\n`);
-      expect(text).toContain(`\n/api/v1/stream/${plain.id}/segment/1?session=${s.sessionId}\n`);
+      // Segment URIs end in .ts: ffmpeg since its 2025 HLS fixes refuses any without a media extension.
+      expect(text).toContain(`\n/api/v1/stream/${plain.id}/segment/0.ts?session=${s.sessionId}\n`);
+      expect(text).toContain(`\n/api/v1/stream/${plain.id}/segment/1.ts?session=${s.sessionId}\n`);
       expect(text.trimEnd().endsWith('#EXT-X-ENDLIST')).toBe(true);
     });
 
@@ -239,17 +240,18 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       expect(bytes).toEqual(Buffer.from(unseal(t.ctx.keys.seal, plain.contentKey as string), 'base64'));
     });
 
-    it('serves segment s of watermarked content from variant A or B by bit (s mod 40) of the viewer\'s binaryId', async () => {
+    it('serves segment s of watermarked content from variant A or B by bit (s mod 40) of the viewer\'s binaryId, as {n}.ts and as {n}', async () => {
       const s = await session(marked);
-      for (const n of [0, 1]) {
+      for (const n of [0, 1, '0.ts', '1.ts']) {
         const res = await get(segmentUrl(marked, s.sessionId, n));
         expect(res.status).toBe(200);
         expect(res.headers.get('content-type')).toBe('video/mp2t');
-        const variant = s.binaryId[n] === '1' ? 'b' : 'a';
+        const index = Number.parseInt(String(n), 10);
+        const variant = s.binaryId[index] === '1' ? 'b' : 'a';
         const other = variant === 'a' ? 'b' : 'a';
         const body = Buffer.from(await res.arrayBuffer());
-        expect(body.equals(fs.readFileSync(t.ctx.storage.segmentFile(marked.storagePath as string, variant, n)))).toBe(true);
-        expect(body.equals(fs.readFileSync(t.ctx.storage.segmentFile(marked.storagePath as string, other, n)))).toBe(false);
+        expect(body.equals(fs.readFileSync(t.ctx.storage.segmentFile(marked.storagePath as string, variant, index)))).toBe(true);
+        expect(body.equals(fs.readFileSync(t.ctx.storage.segmentFile(marked.storagePath as string, other, index)))).toBe(false);
       }
     });
 
@@ -272,6 +274,9 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       await expectError(await get(keyUrl(marked, s.sessionId)), 404, 'NOT_FOUND');
       await expectError(await get(segmentUrl(plain, s.sessionId, 2)), 404, 'NOT_FOUND');
       await expectError(await get(segmentUrl(plain, s.sessionId, 'abc')), 400, 'BAD_REQUEST');
+      await expectError(await get(segmentUrl(plain, s.sessionId, '0.mp4')), 400, 'BAD_REQUEST');
+      await expectError(await get(segmentUrl(plain, s.sessionId, '0.ts.ts')), 400, 'BAD_REQUEST');
+      await expectError(await get(segmentUrl(plain, s.sessionId, '2.ts')), 404, 'NOT_FOUND');
       await expectError(await get(segmentUrl(plain, s.sessionId, '-1')), 400, 'BAD_REQUEST');
     });
 

@@ -19,6 +19,8 @@ import { drm, killAll, runDrm, type ServeProcess, startServe } from '../helpers/
 // what that viewer received.
 const T = 300_000;
 const bins = mediaBinaries();
+/** Debian's ffmpeg, not the bundled static build. */
+const SYSTEM_FFMPEG = process.env.DRM_SYSTEM_FFMPEG ?? '/usr/bin/ffmpeg';
 let dir: string;
 let dataDir: string;
 let server: ServeProcess;
@@ -105,6 +107,20 @@ describe('ffmpeg as the player', () => {
     // The session kept the address the request came from (the socket's: no proxy is trusted).
     const session = await fetch(`${server.url}/api/v1/stream/sessions/${s.sessionId}`, { headers: { authorization: `Bearer ${org.apiKey}` } });
     expect(await session.json()).toMatchObject({ ipAddress: '127.0.0.1', isActive: true, bytesServed: expect.any(Number) });
+  }, T);
+
+  it("Debian's own ffmpeg plays a session with no extra options (segment URIs end in .ts)", async () => {
+    // The system build (.ci/run installs Debian's ffmpeg), whose 2025 HLS fixes refuse segment
+    // URIs without a media extension unless told otherwise: players must not need telling.
+    const s = await startSession('debian-ffmpeg-viewer');
+    const out = file('debian.ts');
+    const play = spawnSync(SYSTEM_FFMPEG, ['-hide_banner', '-i', `${server.url}${s.playlistUrl}`, '-c', 'copy', out], { encoding: 'utf8' });
+    expect(play.error, `${SYSTEM_FFMPEG} must be installed (apt-get install ffmpeg)`).toBeUndefined();
+    expect(play.status, play.stderr).toBe(0);
+    expect(play.stderr).not.toMatch(/allowed_segment_extensions|not in allowed/);
+    const info = await probeMedia(bins, out);
+    expect(info.duration).toBeGreaterThan(21);
+    expect(info.video).toMatchObject({ width: 640, height: 360 });
   }, T);
 
   it('after DELETE of the session, the key and the segments are refused', async () => {
