@@ -62,22 +62,31 @@ export const orgs = (opts: DbOptions & { page?: string; limit?: string }) =>
     printTable(
       out,
       ['id', 'name', 'plan', 'active', 'streams (month)', 'APUSD', 'keys', 'licenses'],
-      rows.map((o) => [o.id, o.name, o.plan, o.isActive ? 'yes' : 'suspended', o.streamsThisMonth, o.apusdBalance, o.totalApiKeys, o.activeLicenses]),
+      rows.map((o) => [o.id, o.name, o.plan, o.isActive ? 'yes' : 'suspended', o.streamsThisMonth, o.apusdBalance, o.totalApiKeys, licenseCount(o)]),
     );
     if (rows.length === 0) out.write('no organizations yet (they register at POST /api/v1/auth/register)');
     return 0;
   });
+
+/** "3", or "3 (1 unmarked)" when licenses turn watermarking off. */
+function licenseCount(o: { activeLicenses: number; licenses: Array<{ watermarkingEnabled: boolean }> }): string {
+  const unmarked = o.licenses.filter((l) => !l.watermarkingEnabled).length;
+  return unmarked === 0 ? String(o.activeLicenses) : `${o.activeLicenses} (${unmarked} unmarked)`;
+}
 
 export const license = (opts: DbOptions & { org: string; content: string; type: string; watermark?: boolean; price: string }) =>
   withContext(opts, async (ctx, out) => {
     const row = await grantLicense(ctx, opts.org, {
       contentId: opts.content,
       contentType: opts.type,
-      watermarkingEnabled: Boolean(opts.watermark),
+      watermarkingEnabled: opts.watermark ?? true,
       pricePerStream: number(opts.price, '--price'),
     });
     if (out.json) printJson(out, { success: true, licenseId: row.id });
-    else out.write(`license ${row.id}: organization ${opts.org} may stream ${opts.content === '*' ? `all ${opts.type}` : opts.content}`);
+    else {
+      const what = opts.content === '*' ? `all ${opts.type}` : opts.content;
+      out.write(`license ${row.id}: organization ${opts.org} may stream ${what}, ${row.watermarkingEnabled ? 'watermarked per viewer' : 'unmarked (variant A for every viewer)'}`);
+    }
     return 0;
   });
 

@@ -103,7 +103,8 @@ export async function main(argv: string[]): Promise<number> {
       .requiredOption('--org <id>', 'organization id')
       .requiredOption('--content <id|*>', 'content id, or * for all content of the type')
       .addOption(new Option('--type <type>', 'content type').choices(['video', 'music']).makeOptionMandatory())
-      .option('--watermark', 'serve per-viewer watermarked variants')
+      .option('--watermark', 'serve per-viewer watermarked variants (the default)')
+      .option('--no-watermark', 'serve variant A to every viewer of the organization: its leaks cannot be traced to a viewer')
       .option('--price <apusd>', 'price per stream in APUSD', '0'),
   ).action(run(async () => (await import('./admin.js')).license));
   dbOptions(

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Context } from '../context.js';
-import type { ContentRow } from '../db/repos/index.js';
+import type { ContentRow, LicenseRow } from '../db/repos/index.js';
 import { DrmError, notFound } from '../errors.js';
 import type { KeyAuth } from './auth.js';
 import { isUuid } from './validate.js';
@@ -12,11 +12,16 @@ export function listCatalog(ctx: Context, auth: KeyAuth, page: { limit: number; 
 
 /** One content item, if it exists and the organization is licensed to it. */
 export async function getLicensedContent(ctx: Context, auth: KeyAuth, contentId: string): Promise<ContentRow> {
+  return (await licensedContent(ctx, auth, contentId)).content;
+}
+
+/** The content item and the license that covers it for the organization (a specific one over `*`). */
+export async function licensedContent(ctx: Context, auth: KeyAuth, contentId: string): Promise<{ content: ContentRow; license: LicenseRow }> {
   const item = isUuid(contentId) ? await ctx.repos.content.find(contentId) : undefined;
   if (item?.status !== 'ready') throw notFound('content');
   const license = await ctx.repos.licenses.findFor(auth.org.id, item.id, item.type);
   if (!license) throw new DrmError('LICENSE_REQUIRED', 'the organization has no active license for this content');
-  return item;
+  return { content: item, license };
 }
 
 /** A file ingest published beside the segments (thumbnail, preview), or NOT_FOUND. */

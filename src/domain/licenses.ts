@@ -24,7 +24,8 @@ export async function grantLicense(ctx: Context, organizationId: string, body: u
   if (wildcard !== (licenseScope === 'all')) {
     throw badRequest(`licenseScope all goes with contentId ${WILDCARD}, and specific with one content id`);
   }
-  const watermarkingEnabled = optionalBoolean(f, 'watermarkingEnabled') ?? false;
+  // Marking is the product's point and every plan includes it: a grant that does not say otherwise marks.
+  const watermarkingEnabled = optionalBoolean(f, 'watermarkingEnabled') ?? true;
   const pricePerStream = optionalNumber(f, 'pricePerStream', { min: 0, max: 1_000_000 }) ?? 0;
 
   return ctx.db.transaction(async (repos) => {

@@ -10,7 +10,7 @@ import type { VariantDir } from '../storage/content-store.js';
 import { variantFor } from '../watermark/segments.js';
 import type { KeyAuth } from './auth.js';
 import { monthlyStreamLimitOf } from './rate-limits.js';
-import { getLicensedContent } from './catalog.js';
+import { licensedContent } from './catalog.js';
 import { recordEvent } from './events.js';
 import { asObject, isUuid, optionalString } from './validate.js';
 import { verifyViewerToken } from './viewer-tokens.js';
@@ -50,7 +50,7 @@ async function identify(ctx: Context, auth: KeyAuth, body: unknown): Promise<Vie
  * and user agent, and the events, all in one transaction.
  */
 export async function createSession(ctx: Context, auth: KeyAuth, contentId: string, body: unknown, client: ClientInfo): Promise<CreatedSession> {
-  const content = await getLicensedContent(ctx, auth, contentId);
+  const { content, license } = await licensedContent(ctx, auth, contentId);
   if (!content.storagePath) throw notFound('a packaged stream of this content');
   const who = await identify(ctx, auth, body);
   const derive = await ctx.wallets.deriver();
@@ -74,6 +74,8 @@ export async function createSession(ctx: Context, auth: KeyAuth, contentId: stri
       bytesServed: 0,
       expiresAt: now + content.duration + SESSION_GRACE_MS,
       createdAt: now,
+      // Fixed for the session's life: a license changed later applies to the next session.
+      watermarked: content.isWatermarked && license.watermarkingEnabled,
     };
     await repos.sessions.insert(session);
     await repos.viewers.touch(viewer.id, now);
@@ -121,9 +123,14 @@ export async function servingSession(ctx: Context, contentId: string, sessionId:
   return { serving, content: content as Serving['content'] };
 }
 
-/** The variant directory segment n is served from for this session's viewer (DESIGN.md, "Watermark rule"). */
+/**
+ * The variant directory segment n is served from for this session's viewer (DESIGN.md, "Watermark
+ * rule"). A session whose license turned watermarking off gets variant A throughout: one copy for
+ * every viewer of that organization, which a leak cannot trace to one of them.
+ */
 export function variantOf(s: Serving, n: number): VariantDir {
   if (!s.content.isWatermarked) return 'plain';
+  if (!s.serving.session.watermarked) return 'a';
   return variantFor(s.serving.binaryId, n) === 'A' ? 'a' : 'b';
 }
 

@@ -1,6 +1,6 @@
 import type { ApiShape } from '../config.js';
 import { iso } from '../clock.js';
-import type { OrganizationRow } from '../db/repos/index.js';
+import type { LicenseRow, OrganizationRow } from '../db/repos/index.js';
 import type { KeyAuth } from '../domain/auth.js';
 import { fromMicro } from '../domain/money.js';
 import type { Registration } from '../domain/organizations.js';
@@ -66,6 +66,19 @@ export interface OrganizationStats {
   streamsThisMonth: number;
   totalApiKeys: number;
   activeLicenses: number;
+  licenses: LicenseRow[];
+}
+
+export function licenseBody(l: LicenseRow) {
+  return {
+    licenseId: l.id,
+    contentId: l.contentId,
+    contentType: l.contentType,
+    licenseScope: l.licenseScope,
+    watermarkingEnabled: l.watermarkingEnabled,
+    pricePerStream: fromMicro(l.pricePerStreamMicro),
+    createdAt: iso(l.createdAt),
+  };
 }
 
 export function adminOrganizationBody(o: OrganizationRow & OrganizationStats, shape: ApiShape) {
@@ -81,6 +94,7 @@ export function adminOrganizationBody(o: OrganizationRow & OrganizationStats, sh
     apusdBalance: amount(o.apusdBalanceMicro, shape),
     totalApiKeys: o.totalApiKeys,
     activeLicenses: o.activeLicenses,
+    licenses: o.licenses.map(licenseBody),
     rateLimitPerHour: o.rateLimitPerHour,
     monthlyStreamLimit: o.monthlyStreamLimit,
     createdAt: iso(o.createdAt),

@@ -275,7 +275,7 @@ describe.each(DIALECTS)('admin organizations on %s', (dialect) => {
       [video.id, 'video'],
       [song.id, 'music'],
     ]) {
-      const res = await admin('POST', `/organizations/${reg.organizationId}/license`, { contentId, contentType });
+      const res = await admin('POST', `/organizations/${reg.organizationId}/license`, { contentId, contentType, watermarkingEnabled: contentType === 'video' });
       expect(res.status).toBe(200);
     }
     await t.ctx.repos.organizations.update(reg.organizationId, { apusdBalanceMicro: 12_340_000 });
@@ -299,6 +299,15 @@ describe.each(DIALECTS)('admin organizations on %s', (dialect) => {
       totalApiKeys: 1,
       activeLicenses: 2,
     });
+    // Each license shows with its watermarking flag.
+    expect(row.licenses).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ contentId: video.id, contentType: 'video', licenseScope: 'specific', watermarkingEnabled: true, pricePerStream: 0 }),
+        expect.objectContaining({ contentId: song.id, contentType: 'music', watermarkingEnabled: false }),
+      ]),
+    );
+    expect(row.licenses).toHaveLength(2);
+    expect(await orgRow(other.organizationId)).toMatchObject({ licenses: [] });
     expect(await orgRow(other.organizationId)).toMatchObject({
       streamsThisMonth: 1,
       apusdBalance: 0,

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grantLicense } from '../../src/domain/licenses.js';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { unseal } from '../../src/crypto/sealed.js';
 import type { ContentRow } from '../../src/db/repos/index.js';
@@ -253,6 +254,26 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
         expect(body.equals(fs.readFileSync(t.ctx.storage.segmentFile(marked.storagePath as string, variant, index)))).toBe(true);
         expect(body.equals(fs.readFileSync(t.ctx.storage.segmentFile(marked.storagePath as string, other, index)))).toBe(false);
       }
+    });
+
+    it('serves variant A for every segment to an organization whose license turns watermarking off; a grant that does not say marks', async () => {
+      const unmarked = await registerOrg(t, { name: 'Unmarked Co', email: 'ops@unmarked.test' });
+      await grantLicense(t.ctx, unmarked.organizationId, { contentId: marked.id, contentType: 'video', watermarkingEnabled: false });
+      // A viewer with a 1 among the content's segments would get B there if marking were on.
+      let s: Json & { sessionId: string; binaryId: string };
+      for (let i = 0; ; i++) {
+        const res = await start(marked, { viewerId: `plain-viewer-${i}` }, unmarked.apiKey);
+        s = (await res.json()) as typeof s;
+        if (s.binaryId.slice(0, marked.segmentCount).includes('1')) break;
+      }
+      expect(s.watermarked).toBe(false);
+      for (let n = 0; n < marked.segmentCount; n++) {
+        const body = Buffer.from(await (await get(segmentUrl(marked, s.sessionId, `${n}.ts`))).arrayBuffer());
+        expect(body.equals(fs.readFileSync(t.ctx.storage.segmentFile(marked.storagePath as string, 'a', n))), `segment ${n}`).toBe(true);
+      }
+      const detail = await t.request('GET', `/api/v1/stream/sessions/${s.sessionId}`, { key: unmarked.apiKey });
+      expect(await detail.json()).toMatchObject({ watermarked: false });
+      expect(((await session(marked)) as Json).watermarked).toBe(true);
     });
 
     it('counts bytesServed exactly under concurrent segment requests', async () => {

@@ -136,6 +136,20 @@ describe('drm admin on SQLite (the default database in --data-dir)', SLOW, () =>
     expect(await ctx.repos.licenses.findFor(orgId, newId(), 'music')).toBeUndefined();
   });
 
+  it('admin license --no-watermark grants unmarked streaming, and admin orgs shows each license with its flag', async () => {
+    const out = await drmJson(['admin', 'license', '--org', orgId, '--content', '*', '--type', 'music', '--no-watermark', ...data()]);
+    expect(await ctx.repos.licenses.findFor(orgId, newId(), 'music')).toMatchObject({ id: out.licenseId, watermarkingEnabled: false });
+    const listed = await drmJson(['admin', 'orgs', ...data()]);
+    expect(listed.organizations[0].licenses).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ licenseId: out.licenseId, contentId: '*', contentType: 'music', watermarkingEnabled: false }),
+        expect.objectContaining({ contentId: '*', contentType: 'video', watermarkingEnabled: true, pricePerStream: 0.5 }),
+      ]),
+    );
+    const table = await drm(['admin', 'orgs', ...data()]);
+    expect(table.stdout).toContain('2 (1 unmarked)');
+  });
+
   it('admin rate-limit sets the hourly and monthly limits', async () => {
     const out = await drmJson(['admin', 'rate-limit', '--org', orgId, '--per-hour', '5', '--monthly-streams', '10', ...data()]);
     expect(out).toEqual({ success: true });

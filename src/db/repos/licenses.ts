@@ -1,4 +1,4 @@
-import { and, count, eq, or, sql } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, or, sql } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
 
 export interface LicenseRow {
@@ -54,6 +54,24 @@ export function licensesRepo(x: Executor) {
     async findFor(organizationId: string, contentId: string, contentType: string): Promise<LicenseRow | undefined> {
       const rows = await covering({ organizationId, contentId, contentType });
       return rows.find((r) => r.contentId === contentId) ?? rows[0];
+    },
+
+    /** The active licenses of a page of organizations, at most `perOrganization` each (newest first). */
+    async activeFor(organizationIds: string[], perOrganization: number): Promise<LicenseRow[]> {
+      if (organizationIds.length === 0) return [];
+      const rows = await x.run((q) =>
+        q
+          .select()
+          .from(t)
+          .where(and(inArray(t.organizationId, organizationIds), eq(t.isActive, true)))
+          .orderBy(desc(t.createdAt), desc(t.id)),
+      );
+      const kept = new Map<string, number>();
+      return rows.filter((r) => {
+        const n = kept.get(r.organizationId) ?? 0;
+        kept.set(r.organizationId, n + 1);
+        return n < perOrganization;
+      });
     },
 
     async countActive(organizationId: string): Promise<number> {

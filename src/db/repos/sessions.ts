@@ -13,6 +13,8 @@ export interface SessionRow {
   bytesServed: number;
   expiresAt: number;
   createdAt: number;
+  /** served A or B by the viewer's bits; false when the license turned watermarking off (A throughout) */
+  watermarked: boolean;
 }
 
 /** A session with what serving it depends on: the viewer's bits and block, the organization's standing. */

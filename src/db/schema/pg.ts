@@ -152,6 +152,8 @@ export const streamSessions = pgTable(
     bytesServed: bigint('bytes_served', { mode: 'number' }).notNull(),
     expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+    /** served A or B by the viewer's bits (false: the license turned watermarking off, A throughout) */
+    watermarked: boolean('watermarked').notNull().default(true),
   },
   (t) => [index('sessions_org_created').on(t.organizationId, t.createdAt), index('sessions_viewer').on(t.viewerId)],
 );

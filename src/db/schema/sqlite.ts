@@ -152,6 +152,8 @@ export const streamSessions = sqliteTable(
     bytesServed: integer('bytes_served').notNull(),
     expiresAt: integer('expires_at').notNull(),
     createdAt: integer('created_at').notNull(),
+    /** served A or B by the viewer's bits (false: the license turned watermarking off, A throughout) */
+    watermarked: integer('watermarked', { mode: 'boolean' }).notNull().default(true),
   },
   (t) => [index('sessions_org_created').on(t.organizationId, t.createdAt), index('sessions_viewer').on(t.viewerId)],
 );

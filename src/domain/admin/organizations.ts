@@ -9,9 +9,17 @@ import { asObject, isUuid, optionalNumber, optionalString, requiredString } from
 const MAX_PER_HOUR = 10_000_000;
 
 
-/** The admin overview of organizations, with this month's streams, balance, keys and licenses. */
-export function listOrganizations(ctx: Context, page: { limit: number; offset: number }) {
-  return ctx.repos.organizations.listWithStats({ monthStart: monthStart(ctx.clock.now()), ...page });
+/** Licenses listed with each organization in the admin overview (activeLicenses counts them all). */
+export const LISTED_LICENSES = 100;
+
+/** The admin overview of organizations, with this month's streams, balance, keys and licenses (each with its watermarking flag). */
+export async function listOrganizations(ctx: Context, page: { limit: number; offset: number }) {
+  const orgs = await ctx.repos.organizations.listWithStats({ monthStart: monthStart(ctx.clock.now()), ...page });
+  const licenses = await ctx.repos.licenses.activeFor(
+    orgs.map((o) => o.id),
+    LISTED_LICENSES,
+  );
+  return orgs.map((o) => ({ ...o, licenses: licenses.filter((l) => l.organizationId === o.id) }));
 }
 
 /** The organization, read through the repositories given (a transaction's, where it changes). */
