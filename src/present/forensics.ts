@@ -89,6 +89,7 @@ function analysisOf(report: ForensicReport) {
     falsePositiveProbability: report.falsePositiveProbability,
     confusionProbability: report.confusionProbability,
     candidates: report.candidates,
+    matchesUnmarkedSessions: report.matchesUnmarkedSessions ?? false,
     score: report.score,
     contradictions: report.contradictions,
     segments: report.detection.segments.map((s) => ({ index: s.index, z: Math.round(s.z * 100) / 100, bit: s.bit, coverage: Math.round(s.coverage * 10) / 10 })),

@@ -9,6 +9,7 @@ import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { createContext } from '../../src/context.js';
 import type { ContentRow } from '../../src/db/repos/index.js';
 import { ForensicsQueue } from '../../src/domain/forensics/queue.js';
+import { grantLicense } from '../../src/domain/licenses.js';
 import { ingestContent } from '../../src/ingest/ingest.js';
 import { createLogger } from '../../src/log.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
@@ -220,6 +221,19 @@ describe.each(DIALECTS)('forensics on %s', (dialect) => {
       });
       const all = (await (await t.request('GET', '/api/v1/admin/forensics/cases?limit=100', { headers: { authorization: `Bearer ${token}` } })).json()) as Json;
       expect(all.cases.map((c: Json) => c.organizationId)).toEqual(expect.arrayContaining([org.organizationId, rival.organizationId]));
+    }, T);
+
+    it('names nobody in a copy of a session served unmarked (variant A throughout, by its license)', async () => {
+      const unmarkedOrg = await registerOrg(t, { name: 'Unmarked Co', email: 'ops@unmarked.test' });
+      await grantLicense(t.ctx, unmarkedOrg.organizationId, { contentId: marked.id, contentType: 'video', watermarkingEnabled: false });
+      const res = await t.request('POST', `/api/v1/stream/${marked.id}`, { key: unmarkedOrg.apiKey, body: { viewerId: 'unmarked-viewer' } });
+      expect(((await res.json()) as Json).watermarked).toBe(false);
+      const copy = file(`unmarked-copy-${dialect}.mp4`);
+      copyOf({ binaryId: '0'.repeat(40) }, copy);
+      const body = (await (await analyze({ contentId: marked.id, contentType: 'video' }, copy)).json()) as Json;
+      expect(body).toMatchObject({ status: 'completed', classification: 'no_match', matchedSession: null, evidenceChain: null });
+      expect(body.analysis.matchesUnmarkedSessions).toBe(true);
+      expect(body.binaryId).toMatch(/^[0?]{40}$/);
     }, T);
 
     it('keeps the operator endpoints to signed-in admins, and unknown cases are 404', async () => {

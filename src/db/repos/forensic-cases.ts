@@ -115,16 +115,28 @@ export function forensicCasesRepo(x: Executor) {
       return { cases: rows as CaseRow[], total: Number(totals[0]?.n ?? 0) };
     },
 
-    /** Every viewer who streamed the content, with the bits their segments were served by. */
+    /** Every viewer who streamed the content marked, with the bits their segments were served by. */
     async candidates(contentId: string): Promise<Candidate[]> {
       return x.run((q) =>
         q
           .selectDistinct({ viewerId: viewers.id, binaryId: viewers.binaryId })
           .from(sessions)
           .innerJoin(viewers, eq(viewers.id, sessions.viewerId))
-          .where(eq(sessions.contentId, contentId))
+          .where(and(eq(sessions.contentId, contentId), eq(sessions.watermarked, true)))
           .orderBy(viewers.id),
       );
+    },
+
+    /** Whether any session of the content was served unmarked (variant A throughout, by its license). */
+    async hasUnmarkedSessions(contentId: string): Promise<boolean> {
+      const rows = await x.run((q) =>
+        q
+          .select({ id: sessions.id })
+          .from(sessions)
+          .where(and(eq(sessions.contentId, contentId), eq(sessions.watermarked, false)))
+          .limit(1),
+      );
+      return rows.length > 0;
     },
 
     /**

@@ -9,7 +9,7 @@ import { mediaBinaries } from '../../media/binaries.js';
 import { type MediaInfo, probeMedia } from '../../media/probe.js';
 import { detectMusic } from '../../watermark/music-pipeline.js';
 import { MUSIC_REFERENCE, VIDEO_REFERENCE } from '../../watermark/reference.js';
-import type { Detection } from '../../watermark/segments.js';
+import { type Detection, ID_BITS } from '../../watermark/segments.js';
 import { detectVideo } from '../../watermark/video-detect.js';
 import { isUuid } from '../validate.js';
 import { evidenceFor, type ForensicReport } from './report.js';
@@ -65,6 +65,21 @@ function referenceOf(ctx: Context, content: ContentRow): string {
   return file;
 }
 
+/** The candidate that stands for every session a license served unmarked (variant A, bit 0, throughout). */
+const UNMARKED_SESSIONS = 'unmarked-sessions';
+
+/**
+ * Every viewer who streamed the content marked, and, when some sessions were served unmarked, one
+ * more candidate whose bits are all 0: without it, a copy of such a session (A throughout) would
+ * point at whichever marked viewer has the most 0 bits. It comes first, so that it wins a tie
+ * with a viewer whose bits are 0 wherever the leak is read (matching keeps the first best).
+ */
+async function candidatesOf(ctx: Context, content: ContentRow) {
+  const marked = await ctx.repos.forensicCases.candidates(content.id);
+  if (!(await ctx.repos.forensicCases.hasUnmarkedSessions(content.id))) return marked;
+  return [{ viewerId: UNMARKED_SESSIONS, binaryId: '0'.repeat(ID_BITS) }, ...marked];
+}
+
 /**
  * Reads the leak's marks against the content's reference and matches them against every viewer
  * who streamed the content. A leak that does not line up with the content at all (another film,
@@ -87,12 +102,18 @@ export async function analyzeLeak(ctx: Context, leak: string, content: ContentRo
     detection = { segments: [], bits: '?'.repeat(40), alignment: { unmatched: err.message.replace(leak, path.basename(leak)) } };
   }
   hooks.onProgress?.('match', 0, 1);
-  const candidates = await ctx.repos.forensicCases.candidates(content.id);
-  const match = matchCandidates(detection.segments, candidates);
+  const candidates = await candidatesOf(ctx, content);
+  const found = matchCandidates(detection.segments, candidates);
+  // A leak of an unmarked session carries variant A throughout: it is matched as such and names nobody.
+  const unmarked = found.matched?.viewerId === UNMARKED_SESSIONS;
+  const match = unmarked
+    ? { ...found, classification: 'no_match' as const, matched: undefined, runnerUp: undefined, binaryId: found.readout, supportedBits: 0 }
+    : found;
   const evidence = match.matched ? await evidenceFor(ctx, match.matched.viewerId, content) : null;
   hooks.onProgress?.('match', 1, 1);
   return {
     classification: match.classification,
+    ...(unmarked && { matchesUnmarkedSessions: true }),
     binaryId: match.binaryId,
     readout: match.readout,
     supportedBits: match.supportedBits,

@@ -22,6 +22,8 @@ export interface Evidence {
 /** What an analysis found: the match, the detector's readings, and the evidence when a viewer is named. */
 export interface ForensicReport {
   classification: MatchResult['classification'];
+  /** the leak reads as variant A throughout, as served where a license turns watermarking off: nobody can be named */
+  matchesUnmarkedSessions?: boolean;
   binaryId: string;
   /** the bits the leak decides on its own, `?` elsewhere (absent in reports made before it was kept) */
   readout?: string;
