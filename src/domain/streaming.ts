@@ -60,7 +60,8 @@ export async function createSession(ctx: Context, auth: KeyAuth, contentId: stri
     if ((await repos.sessions.countSince(auth.org.id, monthStart(now))) >= limit) {
       throw new DrmError('MONTHLY_STREAM_LIMIT_EXCEEDED', `the organization's limit of ${limit} streams this month is reached`);
     }
-    const { viewer, isNew } = await findOrCreateViewer(ctx, repos, auth.org.id, who, derive);
+    // One instant for the session, the viewer's firstSeen and its lastSeen, so lastSeen >= firstSeen.
+    const { viewer, isNew } = await findOrCreateViewer(ctx, repos, auth.org.id, who, derive, now);
     if (viewer.isBlocked) throw new DrmError('VIEWER_BLOCKED', `viewer is blocked${viewer.blockedReason ? `: ${viewer.blockedReason}` : ''}`);
     const session: SessionRow = {
       id: newId(),
@@ -80,7 +81,8 @@ export async function createSession(ctx: Context, auth: KeyAuth, contentId: stri
     await repos.sessions.insert(session);
     await repos.viewers.touch(viewer.id, now);
     await recordEvent(ctx, repos, auth.org.id, 'viewer.stream', { viewerId: viewer.id, contentId: content.id, sessionId: session.id });
-    return { session, viewer: { ...viewer, totalStreams: viewer.totalStreams + 1, lastSeen: now }, isNewViewer: isNew };
+    const lastSeen = Math.max(viewer.lastSeen, now);
+    return { session, viewer: { ...viewer, totalStreams: viewer.totalStreams + 1, lastSeen }, isNewViewer: isNew };
   });
   ctx.wakeWebhooks();
   return created;

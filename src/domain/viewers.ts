@@ -31,13 +31,13 @@ export async function findOrCreateViewer(
   organizationId: string,
   who: ViewerIdentity,
   derive: (account: number, index: number) => string,
+  now: number,
 ): Promise<{ viewer: ViewerRow; isNew: boolean }> {
   const found = await repos.viewers.findByExternal(organizationId, who.externalViewerId);
   if (found) return { viewer: found, isNew: false };
   await repos.viewers.lockAllocation();
   const binaryId = allocateBinaryId(await repos.viewers.allBinaryIds());
   const walletIndex = who.walletAddress ? null : await repos.viewers.nextWalletIndex();
-  const now = ctx.clock.now();
   const viewer: ViewerRow = {
     id: newId(),
     organizationId,

@@ -1,5 +1,6 @@
 import Sqlite from 'better-sqlite3';
 import pg from 'pg';
+import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config.js';
 import { newId } from '../../src/crypto/tokens.js';
@@ -149,6 +150,15 @@ describe.each(DIALECTS)('admin sign-in on %s', (dialect) => {
     await expectError(await verifySignIn(t, message, account), 401, 'INVALID_ADMIN_TOKEN');
   });
 
+  it('an issuedAt more than 5 minutes ahead of the server is refused; 4 minutes of clock drift is accepted', async () => {
+    const account = newAccount();
+    await t.ctx.repos.admins.grant(account.address.toLowerCase(), t.clock.now());
+    const ahead = await siweMessage(t, account, { issuedAt: new Date(t.clock.now() + 5 * 60_000 + 1000) });
+    await expectError(await verifySignIn(t, ahead, account), 401, 'INVALID_ADMIN_TOKEN');
+    const drifted = await siweMessage(t, account, { issuedAt: new Date(t.clock.now() + 4 * 60_000) });
+    expect((await verifySignIn(t, drifted, account)).status).toBe(200);
+  });
+
   it('a signature by another key than the message address is refused', async () => {
     const account = newAccount();
     const other = newAccount();
@@ -212,6 +222,27 @@ describe.each(DIALECTS)('admin sign-in on %s', (dialect) => {
     } finally {
       await other.close();
     }
+  });
+
+  it('a token signed with the server secret but without exp, or living longer than 12 hours, is refused', async () => {
+    const account = newAccount();
+    await t.ctx.repos.admins.grant(account.address.toLowerCase(), t.clock.now());
+    const iat = Math.floor(t.clock.now() / 1000);
+    const forge = (lifetime: number | null, issuedAt: number | null = iat) => {
+      const jwt = new SignJWT({ role: 'admin' })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(account.address.toLowerCase())
+        .setIssuer('drm')
+        .setAudience('drm-admin');
+      if (issuedAt !== null) jwt.setIssuedAt(issuedAt);
+      if (lifetime !== null) jwt.setExpirationTime(iat + lifetime);
+      return jwt.sign(t.ctx.keys.adminToken);
+    };
+    expect((await listOrgs(await forge(12 * 3600))).status).toBe(200);
+    await expectError(await listOrgs(await forge(null)), 401, 'INVALID_ADMIN_TOKEN');
+    await expectError(await listOrgs(await forge(12 * 3600 + 1)), 401, 'INVALID_ADMIN_TOKEN');
+    await expectError(await listOrgs(await forge(365 * 86400)), 401, 'INVALID_ADMIN_TOKEN');
+    await expectError(await listOrgs(await forge(3600, null)), 401, 'INVALID_ADMIN_TOKEN');
   });
 
   it('with --public-url the message must name that host instead of the Host header', async () => {

@@ -364,6 +364,29 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
   });
 
   describe('viewers', () => {
+    it('lastSeen is never earlier than firstSeen: not while time passes during the first stream, nor when a server clock lags', async () => {
+      // Every reading of the clock a millisecond later than the one before, as on a real clock.
+      const now = t.clock.now.bind(t.clock);
+      t.clock.now = () => {
+        t.clock.advance(1);
+        return now();
+      };
+      try {
+        const first = await session(plain, { viewerId: 'time-traveller' });
+        const fresh = (await (await t.request('GET', `/api/v1/viewers/${first.viewerId}`, { key: org.apiKey })).json()) as Json;
+        expect(Date.parse(fresh.lastSeen as string)).toBeGreaterThanOrEqual(Date.parse(fresh.firstSeen as string));
+      } finally {
+        t.clock.now = now;
+      }
+      const s = await session(plain, { viewerId: 'time-traveller' });
+      t.clock.advance(-3_600_000);
+      await session(plain, { viewerId: 'time-traveller' });
+      t.clock.advance(3_600_000);
+      const later = (await (await t.request('GET', `/api/v1/viewers/${s.viewerId}`, { key: org.apiKey })).json()) as Json;
+      expect(Date.parse(later.lastSeen as string)).toBeGreaterThanOrEqual(Date.parse(later.firstSeen as string));
+      expect(later.totalStreams).toBe(3);
+    });
+
     it('blocks a viewer: viewer.blocked, no new session, no keys or segments for live ones; unblock restores', async () => {
       const s = await session(plain, { viewerId: 'to-block' });
       const block = await t.request('POST', `/api/v1/viewers/${s.viewerId}/block`, { key: org.apiKey, body: { reason: 'shared the stream' } });

@@ -357,7 +357,7 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
       expect(await deliveriesApi(t, reg.apiKey)).toEqual([]);
     });
 
-    it('reports {success: false} with no response code when the receiver cannot be reached', async () => {
+    it('reports {success: false, responseCode: 0} when the receiver cannot be reached, and lists the delivery with responseCode 0', async () => {
       const t = await app();
       const r = await receiver();
       const reg = await hookedOrg(t, r);
@@ -365,7 +365,7 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
       const res = await t.request('POST', '/api/v1/webhook/test', { key: reg.apiKey });
       expect(await res.json()).toEqual({ success: false, responseCode: 0 });
       const [delivery] = await deliveriesApi(t, reg.apiKey);
-      expect(delivery).toMatchObject({ status: 'failed', attempts: 1, responseCode: null, deliveredAt: null });
+      expect(delivery).toMatchObject({ status: 'failed', attempts: 1, responseCode: 0, deliveredAt: null });
     });
   });
 
@@ -500,6 +500,8 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
       const row = await deliveryRow(t.ctx, id);
       expect(row).toMatchObject({ status: 'retrying', attempts: 1, responseCode: null, deliveredAt: null });
       expect(row.lastError).toEqual(expect.any(String));
+      const [listed] = await deliveriesApi(t, reg.apiKey);
+      expect(listed).toMatchObject({ status: 'retrying', attempts: 1, responseCode: 0 });
     });
 
     it('an event whose transaction throws leaves no delivery behind', async () => {

@@ -65,9 +65,17 @@ export function viewersRepo(x: Executor) {
       return Number(rows[0]?.max ?? -1) + 1;
     },
 
-    /** One more stream: totalStreams and lastSeen. */
+    /**
+     * One more stream: totalStreams and lastSeen. lastSeen never moves back (servers' clocks
+     * differ a little), so it stays at or after firstSeen.
+     */
     touch: (id: string, now: number) =>
-      x.run((q) => q.update(t).set({ totalStreams: sql`${t.totalStreams} + 1`, lastSeen: now }).where(eq(t.id, id))),
+      x.run((q) =>
+        q
+          .update(t)
+          .set({ totalStreams: sql`${t.totalStreams} + 1`, lastSeen: sql`case when ${t.lastSeen} > ${now} then ${t.lastSeen} else ${now} end` })
+          .where(eq(t.id, id)),
+      ),
 
     async setBlocked(id: string, organizationId: string, blocked: boolean, reason: string | null): Promise<boolean> {
       const rows = await x.run((q) =>

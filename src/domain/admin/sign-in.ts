@@ -8,6 +8,8 @@ import { asObject, requiredString } from '../validate.js';
 
 export const NONCE_TTL_MS = 10 * 60_000;
 export const ADMIN_TOKEN_TTL_MS = 12 * 3_600_000;
+/** How far ahead of the server's clock a message's Issued At may be (wallet clocks drift). */
+export const ISSUED_AT_SKEW_MS = 5 * 60_000;
 const ISSUER = 'drm';
 const AUDIENCE = 'drm-admin';
 
@@ -53,6 +55,8 @@ export async function verifySignIn(
   }
   if (fields.expirationTime && fields.expirationTime.getTime() <= now) throw signInFailed('message has expired');
   if (fields.notBefore && fields.notBefore.getTime() > now) throw signInFailed('message is not valid yet');
+  // A message dated ahead is one made to be used later (by whoever holds it then).
+  if (fields.issuedAt && fields.issuedAt.getTime() > now + ISSUED_AT_SKEW_MS) throw signInFailed('message is issued in the future');
 
   let valid = false;
   try {
@@ -91,6 +95,12 @@ export async function authenticateAdmin(ctx: Context, token: string | undefined)
       currentDate: new Date(ctx.clock.now()),
     });
     if (payload.role !== 'admin' || typeof payload.sub !== 'string') throw new Error('not an admin token');
+    // jose accepts a token without exp, and any lifetime: a token signed with a leaked secret, or
+    // by a future bug, must not become a key that never expires.
+    const { iat, exp } = payload;
+    if (typeof iat !== 'number' || typeof exp !== 'number' || exp - iat > ADMIN_TOKEN_TTL_MS / 1000) {
+      throw new Error('admin token without a bounded lifetime');
+    }
     address = payload.sub;
   } catch {
     throw new DrmError('INVALID_ADMIN_TOKEN', 'admin token is invalid or expired');
