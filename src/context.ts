@@ -8,6 +8,7 @@ import type { Repos } from './db/repos/index.js';
 import { createLogger, type Logger } from './log.js';
 import { ContentStore } from './storage/content-store.js';
 import path from 'node:path';
+import { createWebhookFetch } from './domain/webhooks/guarded-fetch.js';
 
 /** Everything a core service needs, built once per process and passed down; no module singletons. */
 export interface Context {
@@ -29,7 +30,7 @@ export interface Context {
   storage: ContentStore;
   /** Called after an event is committed to the outbox, so a running delivery worker looks at once. */
   wakeWebhooks: () => void;
-  /** Outgoing HTTP, replaceable in tests. */
+  /** Outgoing webhook HTTP: connects only where the webhook policy allows at connect time; replaceable in tests. */
   fetch: typeof fetch;
 }
 
@@ -59,6 +60,6 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     wallets: new WalletFactory(secret),
     storage: new ContentStore(path.join(config.dataDir, 'content')),
     wakeWebhooks: () => {},
-    fetch: overrides.fetch ?? globalThis.fetch,
+    fetch: overrides.fetch ?? createWebhookFetch(config.allowPrivateWebhooks),
   };
 }

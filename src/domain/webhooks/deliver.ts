@@ -9,6 +9,13 @@ export const BACKOFF_MS = [30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_4
 export const MAX_ATTEMPTS = BACKOFF_MS.length + 1;
 const TIMEOUT_MS = 10_000;
 
+/** Why no answer came: fetch says only "fetch failed" and keeps the reason (refused address, DNS, reset) in its cause. */
+function failureText(err: unknown): string {
+  if (!(err instanceof Error)) return 'delivery failed';
+  const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+  return `${err.message}${cause}`.slice(0, 300);
+}
+
 export const signBody = (secret: string, body: string) => createHmac('sha256', secret).update(body, 'utf8').digest('hex');
 
 /**
@@ -51,7 +58,7 @@ export async function attemptDelivery(
     }
     lastError = `HTTP ${res.status}`;
   } catch (err) {
-    lastError = err instanceof Error ? err.message.slice(0, 300) : 'delivery failed';
+    lastError = failureText(err);
   }
   const wait = BACKOFF_MS[attempts - 1];
   if (options.retry && wait !== undefined) {
