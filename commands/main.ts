@@ -48,7 +48,9 @@ export async function main(argv: string[]): Promise<number> {
       .option('--log-level <level>', 'debug, info, warn, error or silent (env DRM_LOG_LEVEL; default info)')
       .option('--no-webhook-worker', 'do not deliver webhooks from this process')
       .option('--max-upload <size>', 'largest leak POST /forensics/analyze accepts, e.g. 4G or 500M (env DRM_MAX_UPLOAD; default 4G)')
-      .option('--analysis-concurrency <n>', 'leak analyses run at once, 1 or 2 (env DRM_ANALYSIS_CONCURRENCY; default 1)'),
+      .option('--analysis-concurrency <n>', 'leak analyses run at once, 1 or 2 (env DRM_ANALYSIS_CONCURRENCY; default 1)')
+      .option('--register-limit <n>', 'registrations one client address may make per hour (env DRM_REGISTER_LIMIT; default 20)')
+      .option('--nonce-limit <n>', 'admin sign-in nonces one client address may ask for per hour (env DRM_NONCE_LIMIT; default 60)'),
   ).action(run(async () => (await import('./serve.js')).serve));
 
   dbOptions(

@@ -33,6 +33,8 @@ export interface Config {
   registerLimitPerHour: number;
   /** Sign-in nonces one client IP may ask for per clock hour (GET /admin/auth/nonce is open). */
   nonceLimitPerHour: number;
+  /** Unused, unexpired sign-in nonces allowed at once (each lives 10 minutes). */
+  maxOutstandingNonces: number;
 }
 
 /** Option values as they come from commander (strings) — every one also has an environment variable. */
@@ -136,5 +138,6 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     analysisLeaseMs: analysisLease(env.DRM_ANALYSIS_LEASE_SECONDS ?? '120'),
     registerLimitPerHour: perHourLimit(input.registerLimit ?? env.DRM_REGISTER_LIMIT ?? 20, '--register-limit'),
     nonceLimitPerHour: perHourLimit(input.nonceLimit ?? env.DRM_NONCE_LIMIT ?? 60, '--nonce-limit'),
+    maxOutstandingNonces: 10_000,
   };
 }

@@ -14,6 +14,7 @@ import { adminOrganizationBody } from '../../src/present/organizations.js';
 import { readJson } from '../body.js';
 import type { AppEnv } from '../env.js';
 import { requireAdmin } from '../middleware/admin.js';
+import { limitPerClient } from '../middleware/open-limit.js';
 import { expectedHost } from '../origin.js';
 
 export function adminRoutes(ctx: Context) {
@@ -21,7 +22,7 @@ export function adminRoutes(ctx: Context) {
   const json = (c: Parameters<typeof readJson>[0]) => readJson(c, ctx.config.maxJsonBytes);
 
   // Sign-in with Ethereum: open endpoints that yield the admin token.
-  app.get('/auth/nonce', async (c) => c.json(await issueNonce(ctx)));
+  app.get('/auth/nonce', limitPerClient(ctx, 'nonce'), async (c) => c.json(await issueNonce(ctx)));
   app.post('/auth/verify', async (c) => c.json(await verifySignIn(ctx, await json(c), expectedHost(c, ctx))));
 
   // The guard covers the admin resources only: '*' would also catch a wrong method on the open

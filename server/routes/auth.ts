@@ -5,12 +5,13 @@ import { registrationBody, rotationBody, verifyBody } from '../../src/present/or
 import { readJson } from '../body.js';
 import type { AppEnv } from '../env.js';
 import { requireKey } from '../middleware/api-key.js';
+import { limitPerClient } from '../middleware/open-limit.js';
 
 export function authRoutes(ctx: Context) {
   const app = new Hono<AppEnv>();
   const shape = ctx.config.apiShape;
 
-  app.post('/register', async (c) => {
+  app.post('/register', limitPerClient(ctx, 'register'), async (c) => {
     const body = await readJson(c, ctx.config.maxJsonBytes);
     const reg = await registerOrganization(ctx, body, shape === 'a' ? 'paid' : 'professional');
     return c.json(registrationBody(reg), 201);

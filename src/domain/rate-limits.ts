@@ -34,22 +34,26 @@ export function rateHeaders(s: RateState): Record<string, string> {
  * organization: a key held back by its own limit must not use up the budget of the other keys.
  */
 export async function countRequest(ctx: Context, auth: KeyAuth): Promise<RateState> {
+  const keyLimit = auth.key.rateLimitPerHour;
+  const keyState = keyLimit === null ? undefined : await countInWindow(ctx, `key:${auth.key.id}`, keyLimit);
+  const orgState = await countInWindow(ctx, `org:${auth.org.id}`, hourlyLimitOf(auth));
+  return keyState && keyState.remaining < orgState.remaining ? keyState : orgState;
+}
+
+/**
+ * Counts one request in the current clock-hour window of a bucket (counters shared by every
+ * server on the database); past the limit, RATE_LIMIT_EXCEEDED with the headers and Retry-After.
+ */
+export async function countInWindow(ctx: Context, bucket: string, limit: number, what = 'requests'): Promise<RateState> {
   const now = ctx.clock.now();
   const windowStart = Math.floor(now / HOUR_MS) * HOUR_MS;
   const reset = (windowStart + HOUR_MS) / 1000;
-  const count = async (bucket: string, limit: number): Promise<RateState> => {
-    const used = await ctx.repos.rateCounters.hit(bucket, windowStart);
-    const state = { limit, remaining: Math.max(0, limit - used), reset };
-    if (used > limit) {
-      throw new DrmError('RATE_LIMIT_EXCEEDED', `rate limit of ${limit} requests per hour exceeded`, {
-        headers: { ...rateHeaders(state), 'Retry-After': String(Math.max(1, Math.ceil(reset - now / 1000))) },
-      });
-    }
-    return state;
-  };
-
-  const keyLimit = auth.key.rateLimitPerHour;
-  const keyState = keyLimit === null ? undefined : await count(`key:${auth.key.id}`, keyLimit);
-  const orgState = await count(`org:${auth.org.id}`, hourlyLimitOf(auth));
-  return keyState && keyState.remaining < orgState.remaining ? keyState : orgState;
+  const used = await ctx.repos.rateCounters.hit(bucket, windowStart);
+  const state = { limit, remaining: Math.max(0, limit - used), reset };
+  if (used > limit) {
+    throw new DrmError('RATE_LIMIT_EXCEEDED', `rate limit of ${limit} ${what} per hour exceeded`, {
+      headers: { ...rateHeaders(state), 'Retry-After': String(Math.max(1, Math.ceil(reset - now / 1000))) },
+    });
+  }
+  return state;
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, lte } from 'drizzle-orm';
+import { and, asc, count, eq, gt, isNull, lte } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
 
 export function adminsRepo(x: Executor) {
@@ -22,6 +22,17 @@ export function adminsRepo(x: Executor) {
     list: () => x.run((q) => q.select().from(w).orderBy(asc(w.grantedAt)).limit(1000)),
 
     addNonce: (nonce: string, expiresAt: number) => x.run((q) => q.insert(n).values({ nonce, expiresAt })),
+
+    /** Nonces handed out that are neither used nor expired (the open endpoint keeps them bounded). */
+    async countOutstandingNonces(now: number): Promise<number> {
+      const rows = await x.run((q) =>
+        q
+          .select({ c: count() })
+          .from(n)
+          .where(and(isNull(n.usedAt), gt(n.expiresAt, now))),
+      );
+      return Number(rows[0]?.c ?? 0);
+    },
 
     /** The nonce endpoint is open, so expired nonces are deleted by the server's housekeeping. */
     pruneNonces: (now: number) => x.run((q) => q.delete(n).where(lte(n.expiresAt, now))),
