@@ -235,7 +235,7 @@ describe.each(DIALECTS)('admin sign-in on %s', (dialect) => {
         .setIssuer('drm')
         .setAudience('drm-admin');
       if (issuedAt !== null) jwt.setIssuedAt(issuedAt);
-      if (lifetime !== null) jwt.setExpirationTime(iat + lifetime);
+      if (lifetime !== null) jwt.setExpirationTime((issuedAt ?? iat) + lifetime);
       return jwt.sign(t.ctx.keys.adminToken);
     };
     expect((await listOrgs(await forge(12 * 3600))).status).toBe(200);
@@ -243,6 +243,25 @@ describe.each(DIALECTS)('admin sign-in on %s', (dialect) => {
     await expectError(await listOrgs(await forge(12 * 3600 + 1)), 401, 'INVALID_ADMIN_TOKEN');
     await expectError(await listOrgs(await forge(365 * 86400)), 401, 'INVALID_ADMIN_TOKEN');
     await expectError(await listOrgs(await forge(3600, null)), 401, 'INVALID_ADMIN_TOKEN');
+  });
+
+  it('a token dated ahead is refused: an iat a year away with a 1-hour exp after it would work for a year', async () => {
+    const account = newAccount();
+    await t.ctx.repos.admins.grant(account.address.toLowerCase(), t.clock.now());
+    const now = Math.floor(t.clock.now() / 1000);
+    const forge = (iat: number) =>
+      new SignJWT({ role: 'admin' })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(account.address.toLowerCase())
+        .setIssuer('drm')
+        .setAudience('drm-admin')
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + 3600)
+        .sign(t.ctx.keys.adminToken);
+    await expectError(await listOrgs(await forge(now + 365 * 86400)), 401, 'INVALID_ADMIN_TOKEN');
+    await expectError(await listOrgs(await forge(now + 3600)), 401, 'INVALID_ADMIN_TOKEN');
+    // Another server of the deployment may run a few seconds ahead of this one.
+    expect((await listOrgs(await forge(now + 30))).status).toBe(200);
   });
 
   it('with --public-url the message must name that host instead of the Host header', async () => {

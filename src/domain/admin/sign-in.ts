@@ -9,6 +9,7 @@ import { asObject, requiredString } from '../validate.js';
 
 export const NONCE_TTL_MS = 10 * 60_000;
 export const ADMIN_TOKEN_TTL_MS = 12 * 3_600_000;
+const ADMIN_TOKEN_CLOCK_SKEW_S = 60;
 /** How far ahead of the server's clock a message's Issued At may be (wallet clocks drift). */
 export const ISSUED_AT_SKEW_MS = 5 * 60_000;
 const ISSUER = 'drm';
@@ -85,6 +86,18 @@ export async function verifySignIn(
   return { token, address, expiresAt: iso(expiresAt) };
 }
 
+/**
+ * jose accepts a token without exp, with any lifetime, and with an iat in the future: a token
+ * signed with a leaked secret, or by a future bug, must not become a key that never expires (an
+ * iat a year ahead with exp an hour after it would work for a year). Our servers' clocks may
+ * differ by a few seconds, so an iat up to a minute ahead is taken.
+ */
+function hasBoundedLifetime(payload: { iat?: unknown; exp?: unknown }, now: number): boolean {
+  const { iat, exp } = payload;
+  if (typeof iat !== 'number' || typeof exp !== 'number') return false;
+  return iat <= now / 1000 + ADMIN_TOKEN_CLOCK_SKEW_S && exp - iat <= ADMIN_TOKEN_TTL_MS / 1000;
+}
+
 /** The admin behind a bearer token; the wallet must still be granted (revoking takes effect at once). */
 export async function authenticateAdmin(ctx: Context, token: string | undefined): Promise<{ address: string }> {
   if (!token) throw new DrmError('INVALID_ADMIN_TOKEN', 'admin endpoints need a sign-in token (Authorization: Bearer)');
@@ -97,12 +110,7 @@ export async function authenticateAdmin(ctx: Context, token: string | undefined)
       currentDate: new Date(ctx.clock.now()),
     });
     if (payload.role !== 'admin' || typeof payload.sub !== 'string') throw new Error('not an admin token');
-    // jose accepts a token without exp, and any lifetime: a token signed with a leaked secret, or
-    // by a future bug, must not become a key that never expires.
-    const { iat, exp } = payload;
-    if (typeof iat !== 'number' || typeof exp !== 'number' || exp - iat > ADMIN_TOKEN_TTL_MS / 1000) {
-      throw new Error('admin token without a bounded lifetime');
-    }
+    if (!hasBoundedLifetime(payload, ctx.clock.now())) throw new Error('admin token without a bounded lifetime');
     address = payload.sub;
   } catch {
     throw new DrmError('INVALID_ADMIN_TOKEN', 'admin token is invalid or expired');
