@@ -159,6 +159,16 @@ describe.each(DIALECTS)('admin sign-in on %s', (dialect) => {
     expect((await verifySignIn(t, drifted, account)).status).toBe(200);
   });
 
+  it('a message without Issued At (EIP-4361 requires it) is refused, so the check above cannot be skipped', async () => {
+    const account = newAccount();
+    await t.ctx.repos.admins.grant(account.address.toLowerCase(), t.clock.now());
+    const valid = await siweMessage(t, account);
+    const undated = valid.replace(/\nIssued At: .*/, '');
+    expect(undated).not.toBe(valid);
+    await expectError(await verifySignIn(t, undated, account), 400, 'BAD_REQUEST');
+    expect((await verifySignIn(t, valid, account)).status).toBe(200);
+  });
+
   it('a signature by another key than the message address is refused', async () => {
     const account = newAccount();
     const other = newAccount();

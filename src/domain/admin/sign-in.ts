@@ -47,7 +47,9 @@ export async function verifySignIn(
   if (!/^0x[0-9a-fA-F]+$/.test(signature)) throw badRequest('signature must be a 0x-prefixed hex string');
 
   const fields = parseSiweMessage(message);
-  if (!fields.address || !fields.domain || !fields.nonce || !fields.uri || !fields.version || !fields.chainId) {
+  // EIP-4361 requires Issued At (viem's parser insists too): the check on it below must not be
+  // skippable by leaving it out.
+  if (!fields.address || !fields.domain || !fields.nonce || !fields.uri || !fields.version || !fields.chainId || !fields.issuedAt) {
     throw badRequest('message is not an EIP-4361 sign-in message');
   }
   if (fields.domain !== expectedHost) throw signInFailed(`message is for ${fields.domain}, not ${expectedHost}`);
