@@ -1,3 +1,4 @@
+import { isIPv4, isIPv6 } from 'node:net';
 import type { Context } from '../context.js';
 import { DrmError } from '../errors.js';
 import { countInWindow, type RateState } from './rate-limits.js';
@@ -16,7 +17,32 @@ const WHAT: Record<OpenEndpoint, string> = { register: 'registrations', nonce: '
 export async function countOpenRequest(ctx: Context, endpoint: OpenEndpoint, ip: string | null): Promise<RateState | null> {
   if (ip === null) return null;
   const limit = endpoint === 'register' ? ctx.config.registerLimitPerHour : ctx.config.nonceLimitPerHour;
-  return countInWindow(ctx, `ip-${endpoint}:${ip.slice(0, 64)}`, limit, `${WHAT[endpoint]} from one address`);
+  return countInWindow(ctx, `ip-${endpoint}:${clientBucket(ip)}`, limit, `${WHAT[endpoint]} from one address`);
+}
+
+/**
+ * Whose budget a client address spends. One IPv6 host is normally handed a whole /64 (2^64
+ * addresses to rotate through), so IPv6 clients are counted per /64, written
+ * `2001:db8:0:1::/64`; an IPv4 address (also when IPv4-mapped) as itself. Anything else (a
+ * forged X-Forwarded-For behind --trust-proxy) counts as its own text, cut to 64 characters.
+ */
+export function clientBucket(ip: string): string {
+  const bare = ip.trim().toLowerCase().replace(/%.*$/, '');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(bare)?.[1];
+  if (mapped && isIPv4(mapped)) return mapped;
+  if (!isIPv6(bare)) return bare.slice(0, 64);
+  return `${ipv6Groups(bare).slice(0, 4).join(':')}::/64`;
+}
+
+/** The eight groups of a valid IPv6 address, without leading zeros ('::' expanded). */
+function ipv6Groups(ip: string): string[] {
+  // A trailing dotted IPv4 part stands for the last two groups; only the first four matter here.
+  const groups = (part: string) => (part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [parseInt(g, 16).toString(16)])));
+  const gap = ip.indexOf('::');
+  if (gap < 0) return groups(ip);
+  const head = groups(ip.slice(0, gap));
+  const tail = groups(ip.slice(gap + 2));
+  return [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
 }
 
 /**
