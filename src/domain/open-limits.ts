@@ -46,17 +46,26 @@ function ipv6Groups(ip: string): string[] {
 }
 
 /**
- * Refuses a new sign-in nonce while as many unexpired, unused ones are outstanding as the
+ * Stores a new sign-in nonce unless as many unexpired, unused ones are outstanding as the
  * deployment allows (each lives 10 minutes): an open endpoint must not grow a table without
- * bound. Expired ones are swept first, so only a real flood is refused.
+ * bound. Expired ones are swept first, so only a real flood is refused. Counting and storing hold
+ * one lock, so requests arriving together cannot all slip under the bound.
  */
-export async function ensureNonceRoom(ctx: Context): Promise<void> {
-  const now = ctx.clock.now();
+export async function addNonceWithinBound(ctx: Context, nonce: string, expiresAt: number): Promise<void> {
   const max = ctx.config.maxOutstandingNonces;
-  if ((await ctx.repos.admins.countOutstandingNonces(now)) < max) return;
-  await ctx.repos.admins.pruneNonces(now);
-  if ((await ctx.repos.admins.countOutstandingNonces(now)) < max) return;
-  throw new DrmError('RATE_LIMIT_EXCEEDED', `too many sign-ins in progress (${max} nonces outstanding); try again in a minute`, {
-    headers: { 'Retry-After': '60' },
+  const stored = await ctx.db.transaction(async (repos) => {
+    const now = ctx.clock.now();
+    await repos.admins.lockNonces();
+    if ((await repos.admins.countOutstandingNonces(now)) >= max) {
+      await repos.admins.pruneNonces(now);
+      if ((await repos.admins.countOutstandingNonces(now)) >= max) return false;
+    }
+    await repos.admins.addNonce(nonce, expiresAt);
+    return true;
   });
+  if (!stored) {
+    throw new DrmError('RATE_LIMIT_EXCEEDED', `too many sign-ins in progress (${max} nonces outstanding); try again in a minute`, {
+      headers: { 'Retry-After': '60' },
+    });
+  }
 }

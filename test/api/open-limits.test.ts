@@ -107,4 +107,11 @@ describe.each(DIALECTS)('limits on the open endpoints on %s', (dialect) => {
     expect((await nonce('192.0.2.4')).status).toBe(200);
     expect(await outstanding()).toBe(1);
   });
+
+  it('the bound holds when the requests come at once', async () => {
+    t.clock.advance(NONCE_TTL_MS);
+    const answers = await Promise.all(['192.0.2.11', '192.0.2.12', '192.0.2.13', '192.0.2.14', '192.0.2.15', '192.0.2.16'].map(nonce));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 429, 429]);
+    expect(await t.ctx.repos.admins.countOutstandingNonces(t.clock.now())).toBe(4);
+  });
 });

@@ -1,5 +1,8 @@
-import { and, asc, count, eq, gt, isNull, lte } from 'drizzle-orm';
+import { and, asc, count, eq, gt, isNull, lte, sql } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
+
+/** A lock key of nonce issuance (any constant unique among the service's advisory locks). */
+const NONCE_LOCK = 724003;
 
 export function adminsRepo(x: Executor) {
   const w = x.s.adminWallets;
@@ -22,6 +25,15 @@ export function adminsRepo(x: Executor) {
     list: () => x.run((q) => q.select().from(w).orderBy(asc(w.grantedAt)).limit(1000)),
 
     addNonce: (nonce: string, expiresAt: number) => x.run((q) => q.insert(n).values({ nonce, expiresAt })),
+
+    /**
+     * Serializes nonce issuance inside a transaction, so that the bound on outstanding nonces is
+     * counted and kept in one step. SQLite transactions already run one at a time; on Postgres an
+     * advisory lock held to the commit.
+     */
+    async lockNonces(): Promise<void> {
+      if (x.dialect === 'postgres') await x.run((q) => q.execute(sql`select pg_advisory_xact_lock(${NONCE_LOCK})`));
+    },
 
     /** Nonces handed out that are neither used nor expired (the open endpoint keeps them bounded). */
     async countOutstandingNonces(now: number): Promise<number> {

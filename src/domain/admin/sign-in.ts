@@ -4,7 +4,7 @@ import { generateSiweNonce, parseSiweMessage } from 'viem/siwe';
 import type { Context } from '../../context.js';
 import { iso } from '../../clock.js';
 import { badRequest, DrmError } from '../../errors.js';
-import { ensureNonceRoom } from '../open-limits.js';
+import { addNonceWithinBound } from '../open-limits.js';
 import { asObject, requiredString } from '../validate.js';
 
 export const NONCE_TTL_MS = 10 * 60_000;
@@ -19,10 +19,9 @@ const signInFailed = (why: string) => new DrmError('INVALID_ADMIN_TOKEN', `sign-
 
 /** GET /admin/auth/nonce: a single-use nonce for one SIWE message, valid for 10 minutes. */
 export async function issueNonce(ctx: Context): Promise<{ nonce: string; expiresAt: string }> {
-  await ensureNonceRoom(ctx);
   const nonce = generateSiweNonce();
   const expiresAt = ctx.clock.now() + NONCE_TTL_MS;
-  await ctx.repos.admins.addNonce(nonce, expiresAt);
+  await addNonceWithinBound(ctx, nonce, expiresAt);
   return { nonce, expiresAt: iso(expiresAt) };
 }
 
