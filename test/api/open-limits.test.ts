@@ -102,6 +102,7 @@ describe.each(DIALECTS)('limits on the open endpoints on %s', (dialect) => {
     expect(refused.status).toBe(429);
     expect((await refused.json()).code).toBe('RATE_LIMIT_EXCEEDED');
     expect(refused.headers.get('retry-after')).toBe('60');
+    expect(refused.headers.get('x-ratelimit-remaining')).toBe('1'); // this address's own budget, not the bound
     expect(await outstanding()).toBe(4);
     t.clock.advance(NONCE_TTL_MS);
     expect((await nonce('192.0.2.4')).status).toBe(200);
