@@ -20,6 +20,14 @@ export interface ViewerRow {
 /** A lock key of the viewer-id allocation (any constant unique among the service's advisory locks). */
 const ALLOCATION_LOCK = 724002;
 
+/**
+ * Rows written before a session's firstSeen and lastSeen came from one instant can have lastSeen
+ * a few milliseconds before firstSeen; every read lifts it, so no caller ever sees it earlier.
+ */
+function inOrder<R extends ViewerRow | undefined>(row: R): R {
+  return row && row.lastSeen < row.firstSeen ? { ...row, lastSeen: row.firstSeen } : row;
+}
+
 export function viewersRepo(x: Executor) {
   const t = x.s.viewers;
   const byId = x.prepared('drm_viewer_by_id', (q) => q.select().from(t).where(eq(t.id, sql.placeholder('id'))));
@@ -36,15 +44,15 @@ export function viewersRepo(x: Executor) {
     insert: (row: ViewerRow) => x.run((q) => q.insert(t).values(row)),
 
     async find(id: string): Promise<ViewerRow | undefined> {
-      return (await byId({ id }))[0];
+      return inOrder((await byId({ id }))[0]);
     },
 
     async findByExternal(organizationId: string, externalViewerId: string): Promise<ViewerRow | undefined> {
-      return (await byExternal({ organizationId, externalViewerId }))[0];
+      return inOrder((await byExternal({ organizationId, externalViewerId }))[0]);
     },
 
     async findByBinaryId(binaryId: string): Promise<ViewerRow | undefined> {
-      return (await x.run((q) => q.select().from(t).where(eq(t.binaryId, binaryId)).limit(1)))[0];
+      return inOrder((await x.run((q) => q.select().from(t).where(eq(t.binaryId, binaryId)).limit(1)))[0]);
     },
 
     /**
@@ -89,8 +97,9 @@ export function viewersRepo(x: Executor) {
     },
 
     /** One page of an organization's viewers, most recently seen first. */
-    list(organizationId: string, o: { blocked?: boolean; limit: number; offset: number }): Promise<ViewerRow[]> {
-      return x.run((q) => q.select().from(t).where(filter(organizationId, o.blocked)).orderBy(desc(t.lastSeen), t.id).limit(o.limit).offset(o.offset));
+    async list(organizationId: string, o: { blocked?: boolean; limit: number; offset: number }): Promise<ViewerRow[]> {
+      const rows = await x.run((q) => q.select().from(t).where(filter(organizationId, o.blocked)).orderBy(desc(t.lastSeen), t.id).limit(o.limit).offset(o.offset));
+      return rows.map(inOrder);
     },
 
     async count(organizationId: string, blocked?: boolean): Promise<number> {
