@@ -1,3 +1,5 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOUR_MS } from '../../src/clock.js';
 import { resolveConfig } from '../../src/config.js';
@@ -114,5 +116,30 @@ describe.each(DIALECTS)('limits on the open endpoints on %s', (dialect) => {
     const answers = await Promise.all(['192.0.2.11', '192.0.2.12', '192.0.2.13', '192.0.2.14', '192.0.2.15', '192.0.2.16'].map(nonce));
     expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 429, 429]);
     expect(await t.ctx.repos.admins.countOutstandingNonces(t.clock.now())).toBe(4);
+  });
+});
+
+describe.each(DIALECTS)('over a real socket, without --trust-proxy, on %s', (dialect) => {
+  let t: TestApp;
+  let server: ReturnType<typeof serve>;
+  let url: string;
+  beforeAll(async () => {
+    t = await makeTestApp(dialect, { config: { nonceLimitPerHour: 2 } });
+    server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise((resolve) => server.once('listening', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await t.close();
+  });
+
+  it('the socket address is counted, and a forged X-Forwarded-For buys nothing', async () => {
+    const nonce = (forged: string) => fetch(`${url}/api/v1/admin/auth/nonce`, { headers: { 'x-forwarded-for': forged } });
+    expect((await nonce('198.51.100.1')).status).toBe(200);
+    expect((await nonce('198.51.100.2')).status).toBe(200);
+    const refused = await nonce('198.51.100.3');
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toEqual(expect.stringMatching(/^\d+$/));
   });
 });
