@@ -1,4 +1,6 @@
-import { Command, CommanderError, Option } from 'commander';
+import { createRequire } from 'node:module';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { parseSwitch } from '../src/config.js';
 import { createOutput, reportError } from './output.js';
 
 /** Options every command that opens the database takes. */
@@ -8,11 +10,29 @@ export interface DbOptions {
   json?: boolean;
 }
 
+/** An option that also reads an environment variable (commander's Option.env: the flag wins). */
+const envOption = (flags: string, description: string, env: string) => new Option(flags, description).env(env);
+
+/** An on/off setting: `--flag` alone is on, `--flag no` or its variable set to 0/no/false is off. */
+const switchOption = (flags: string, description: string, env: string) =>
+  envOption(flags, description, env).argParser((raw: string) => {
+    try {
+      return parseSwitch(raw, flags.split(' ')[0] as string);
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+  });
+
 function dbOptions(cmd: Command): Command {
   return cmd
-    .option('--db <url>', 'database: sqlite:PATH or postgres://… (env DRM_DB; default sqlite:<data-dir>/drm.db)')
-    .option('--data-dir <dir>', 'data directory (env DRM_DATA_DIR; default ./drm-data)')
+    .addOption(envOption('--db <url>', 'database: sqlite:PATH or postgres://… (default sqlite:<data-dir>/drm.db)', 'DRM_DB'))
+    .addOption(envOption('--data-dir <dir>', 'data directory (default ./drm-data)', 'DRM_DATA_DIR'))
     .option('--json', 'print JSON for scripts');
+}
+
+/** The version in package.json (read when the CLI starts: the sources run as they are, unbundled). */
+function packageVersion(): string {
+  return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 }
 
 /** commander's "error: …" (and a "(Did you mean …?)" line) as the CLI's single `drm: …` line. */
@@ -25,6 +45,7 @@ function usageLine(str: string): string {
 export async function main(argv: string[]): Promise<number> {
   const program = new Command('drm')
     .description('Forensic DRM streaming: AES-128 HLS with per-viewer watermarks, leak tracing, billing')
+    .version(packageVersion(), '-V, --version', 'print the version of drm')
     .exitOverride()
     // Usage errors as one line on stderr, like every other CLI error (commander would add a hint line).
     .configureOutput({ outputError: (str, write) => write(usageLine(str)) });
@@ -39,18 +60,19 @@ export async function main(argv: string[]): Promise<number> {
     program
       .command('serve')
       .description('serve the REST API (SQLite by default, or Postgres with --db postgres://…)')
-      .option('--port <port>', 'port to listen on (env DRM_PORT; default 8080; 0 picks a free one)')
-      .option('--host <host>', 'address to bind (env DRM_HOST; default 127.0.0.1)')
-      .addOption(new Option('--api-shape <shape>', 'response shape where the spec gives two (env DRM_API_SHAPE)').choices(['a', 'b']))
-      .option('--trust-proxy', 'take the client IP from X-Forwarded-For (env DRM_TRUST_PROXY)')
-      .option('--allow-private-webhooks', 'allow webhook URLs on loopback and private addresses (env DRM_ALLOW_PRIVATE_WEBHOOKS)')
-      .option('--public-url <url>', 'the URL clients use to reach the server (env DRM_PUBLIC_URL)')
-      .option('--log-level <level>', 'debug, info, warn, error or silent (env DRM_LOG_LEVEL; default info)')
+      .addOption(envOption('--port <port>', 'port to listen on (default 8080; 0 picks a free one)', 'DRM_PORT'))
+      .addOption(envOption('--host <host>', 'address to bind (default 127.0.0.1)', 'DRM_HOST'))
+      .addOption(envOption('--api-shape <shape>', 'response shape where the spec gives two (default b)', 'DRM_API_SHAPE').choices(['a', 'b']))
+      .addOption(switchOption('--trust-proxy [yes|no]', 'take the client IP from X-Forwarded-For', 'DRM_TRUST_PROXY'))
+      .addOption(switchOption('--allow-private-webhooks [yes|no]', 'allow webhook URLs on loopback and private addresses', 'DRM_ALLOW_PRIVATE_WEBHOOKS'))
+      .addOption(envOption('--public-url <url>', 'the URL clients use to reach the server', 'DRM_PUBLIC_URL'))
+      .addOption(envOption('--log-level <level>', 'debug, info, warn, error or silent (default info)', 'DRM_LOG_LEVEL'))
+      .addOption(switchOption('--webhook-worker [yes|no]', 'deliver webhooks from this process (default yes)', 'DRM_WEBHOOK_WORKER'))
       .option('--no-webhook-worker', 'do not deliver webhooks from this process')
-      .option('--max-upload <size>', 'largest leak POST /forensics/analyze accepts, e.g. 4G or 500M (env DRM_MAX_UPLOAD; default 4G)')
-      .option('--analysis-concurrency <n>', 'leak analyses run at once, 1 or 2 (env DRM_ANALYSIS_CONCURRENCY; default 1)')
-      .option('--register-limit <n>', 'registrations one client address may make per hour (env DRM_REGISTER_LIMIT; default 20)')
-      .option('--nonce-limit <n>', 'admin sign-in nonces one client address may ask for per hour (env DRM_NONCE_LIMIT; default 60)'),
+      .addOption(envOption('--max-upload <size>', 'largest leak POST /forensics/analyze accepts, e.g. 4G or 500M (default 4G)', 'DRM_MAX_UPLOAD'))
+      .addOption(envOption('--analysis-concurrency <n>', 'leak analyses run at once, 1 or 2 (default 1)', 'DRM_ANALYSIS_CONCURRENCY'))
+      .addOption(envOption('--register-limit <n>', 'registrations one client address may make per hour (default 20)', 'DRM_REGISTER_LIMIT'))
+      .addOption(envOption('--nonce-limit <n>', 'admin sign-in nonces one client address may ask for per hour (default 60)', 'DRM_NONCE_LIMIT')),
   ).action(run(async () => (await import('./serve.js')).serve));
 
   dbOptions(
@@ -75,7 +97,7 @@ export async function main(argv: string[]): Promise<number> {
       .requiredOption('--content <id>', 'id of the content the leak was taken from')
       .addOption(new Option('--type <type>', "content type (default: the content's own locally, video with --server)").choices(['video', 'music']))
       .option('--server <url>', 'analyse on this drm server (with --api-key) instead of the local database')
-      .option('--api-key <key>', 'API key with the forensics scope, for --server')
+      .addOption(envOption('--api-key <key>', 'API key with the forensics scope, for --server', 'DRM_API_KEY'))
       .addOption(new Option('--backend <kind>', 'DTCWT backend for local video analysis (default auto)').choices(['auto', 'cpu', 'tfjs'])),
   ).action(run(async () => (await import('./analyze.js')).analyze));
 
@@ -133,7 +155,7 @@ export async function main(argv: string[]): Promise<number> {
   const watermarkOptions = (cmd: Command) =>
     cmd
       .option('--content-id <uuid>', 'content id the patterns are keyed with (default: the local id for your own material)')
-      .option('--data-dir <dir>', 'data directory holding the secret (env DRM_DATA_DIR; or set DRM_SECRET)')
+      .addOption(envOption('--data-dir <dir>', 'data directory holding the secret (or set DRM_SECRET)', 'DRM_DATA_DIR'))
       .addOption(new Option('--backend <kind>', 'DTCWT backend for video').choices(['auto', 'cpu', 'tfjs']).default('auto'))
       .option('--json', 'print JSON for scripts');
   watermarkOptions(

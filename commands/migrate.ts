@@ -13,6 +13,6 @@ export function migrateCommand(opts: DbOptions): Promise<number> {
       else out.write(applied ? `applied ${applied} migration(s); schema is at version ${version}` : `schema is up to date (version ${version})`);
       return 0;
     },
-    { migrate: false },
+    { migrate: false, newDeployment: true },
   );
 }

@@ -1,5 +1,6 @@
 import { type ConfigInput, resolveConfig } from '../src/config.js';
 import { type Context, createContext } from '../src/context.js';
+import { isNewDeployment } from '../src/deployment.js';
 import { errorFields } from '../src/log.js';
 import { startServer } from '../server/listen.js';
 import type { DbOptions } from './main.js';
@@ -11,7 +12,10 @@ export async function serve(opts: DbOptions & ConfigInput): Promise<number> {
   let ctx: Context | undefined;
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
-    ctx = await createContext(resolveConfig(opts));
+    const config = resolveConfig(opts);
+    // Said first, so that an operator who mistyped --data-dir sees it before anything else.
+    if (isNewDeployment(config)) out.error(`drm serve: creating a new deployment in ${config.dataDir} (no database there yet)`);
+    ctx = await createContext(config);
     server = await startServer(ctx);
   } catch (err) {
     // Nothing listens: close what was opened (a Postgres pool would keep the process alive).
@@ -21,8 +25,13 @@ export async function serve(opts: DbOptions & ConfigInput): Promise<number> {
   const { log, config, db } = ctx;
   const dialect = db.dialect === 'sqlite' ? config.db : 'postgres';
   // One line, so that a supervisor or a test can read the address as soon as it is there.
-  if (out.json) out.write(JSON.stringify({ url: server.url, port: server.port, db: db.dialect, apiShape: config.apiShape }));
-  else out.write(`drm serve listening on ${server.url} (database ${dialect}, api shape ${config.apiShape})`);
+  if (out.json) {
+    const { apiShape, webhookWorker, trustProxy } = config;
+    out.write(JSON.stringify({ url: server.url, port: server.port, db: db.dialect, apiShape, webhookWorker, trustProxy }));
+  } else {
+    const worker = config.webhookWorker ? '' : ', webhook deliveries off';
+    out.write(`drm serve listening on ${server.url} (database ${dialect}, api shape ${config.apiShape}${worker})`);
+  }
   return new Promise<number>((resolve) => {
     const stop = (signal: string) => {
       log.info('shutting down', { signal });

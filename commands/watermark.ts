@@ -36,11 +36,14 @@ function dataDirOf(opts: WatermarkOptions): string {
   return path.resolve(opts.dataDir ?? process.env.DRM_DATA_DIR ?? './drm-data');
 }
 
-/** Detecting with a freshly made secret would read noise and look like "no mark": refuse instead. */
+/**
+ * The secret of an existing deployment. A freshly made one would mark copies no server can read,
+ * and detecting with it would read noise and look like "no mark": refuse instead, creating nothing.
+ */
 function existingKey(opts: WatermarkOptions): Buffer {
   const dir = dataDirOf(opts);
   if (!process.env.DRM_SECRET && !fs.existsSync(path.join(dir, 'secret.key'))) {
-    throw new DrmError('BAD_REQUEST', `no secret: set DRM_SECRET or point --data-dir at the data directory that marked the copy (${dir} has no secret.key)`);
+    throw new DrmError('BAD_REQUEST', `no secret: set DRM_SECRET or point --data-dir at the data directory of the deployment that marks and reads copies (${dir} has no secret.key)`);
   }
   return watermarkKey(loadServerSecret(dir));
 }
@@ -65,9 +68,9 @@ export function embed(input: string, opts: WatermarkOptions & { bits: string; ou
     const contentId = contentIdOf(opts);
     checkInput(input, 'input');
     if (path.resolve(opts.out) === path.resolve(input)) throw new DrmError('BAD_REQUEST', '--out must not be the input file');
+    const key = existingKey(opts);
     const bins = mediaBinaries();
     const info = await probeMedia(bins, input);
-    const key = watermarkKey(loadServerSecret(dataDirOf(opts)));
     const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
     const controller = new AbortController();
     const stop = () => controller.abort();

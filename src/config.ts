@@ -68,9 +68,18 @@ export function parseByteSize(raw: string, what: string): number {
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'];
 
-function flag(v: boolean | undefined, env: string | undefined): boolean {
+const SWITCH: Record<string, boolean> = { '1': true, true: true, yes: true, on: true, '0': false, false: false, no: false, off: false };
+
+/** An on/off setting as written in a flag's value or an environment variable: 1/0, true/false, yes/no, on/off. */
+export function parseSwitch(raw: string, what: string): boolean {
+  const v = SWITCH[raw.trim().toLowerCase()];
+  if (v === undefined) throw new DrmError('BAD_REQUEST', `${what} must be yes or no (1/0, true/false, on/off), got "${raw}"`);
+  return v;
+}
+
+function flag(v: boolean | undefined, env: string | undefined, what: string, byDefault = false): boolean {
   if (v !== undefined) return v;
-  return env === '1' || env === 'true' || env === 'yes';
+  return env === undefined || env === '' ? byDefault : parseSwitch(env, what);
 }
 
 function analysisConcurrency(raw: string | number): number {
@@ -123,8 +132,8 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     db,
     dataDir,
     apiShape,
-    trustProxy: flag(input.trustProxy, env.DRM_TRUST_PROXY),
-    allowPrivateWebhooks: flag(input.allowPrivateWebhooks, env.DRM_ALLOW_PRIVATE_WEBHOOKS),
+    trustProxy: flag(input.trustProxy, env.DRM_TRUST_PROXY, 'DRM_TRUST_PROXY'),
+    allowPrivateWebhooks: flag(input.allowPrivateWebhooks, env.DRM_ALLOW_PRIVATE_WEBHOOKS, 'DRM_ALLOW_PRIVATE_WEBHOOKS'),
     publicUrl,
     logLevel: logLevel as LogLevel,
     adminWallets: (env.DRM_ADMIN_WALLETS ?? '')
@@ -132,7 +141,7 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
       .map((w) => w.trim().toLowerCase())
       .filter(Boolean),
     maxJsonBytes: 1024 * 1024,
-    webhookWorker: input.webhookWorker ?? env.DRM_WEBHOOK_WORKER !== '0',
+    webhookWorker: flag(input.webhookWorker, env.DRM_WEBHOOK_WORKER, 'DRM_WEBHOOK_WORKER', true),
     maxUploadBytes: parseByteSize(input.maxUpload ?? env.DRM_MAX_UPLOAD ?? '4G', '--max-upload'),
     analysisConcurrency: analysisConcurrency(input.analysisConcurrency ?? env.DRM_ANALYSIS_CONCURRENCY ?? 1),
     analysisLeaseMs: analysisLease(env.DRM_ANALYSIS_LEASE_SECONDS ?? '120'),

@@ -309,6 +309,8 @@ async function main(): Promise<void> {
         dataDir,
         db,
         logLevel: 'warn',
+        // --keys N registers N organizations from this one address.
+        args: ['--register-limit', String(Math.max(20, opts.keys))],
         nodeArgs: opts.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProf, '--cpu-prof-name', `drm-serve-${target}.cpuprofile`] : [],
       });
       servers.push(server);

@@ -130,6 +130,7 @@ try {
   if (!fs.existsSync(NGINX)) throw new Error(`${NGINX} not found: apt-get install nginx-light`);
   const dataDir = path.join(work, 'data');
   log(`ingesting ${values.input} with --watermark`);
+  await drm(['migrate', '--data-dir', dataDir]);
   const contentId = (JSON.parse(await drm(['ingest', values.input, '--title', 'bench', '--type', 'video', '--watermark', '--data-dir', dataDir, '--json'])) as { contentId: string }).contentId;
   const server = await startServe({ dataDir });
   const { org } = await setUp(server, dataDir, [], contentId);
@@ -174,6 +175,7 @@ try {
       const pgDir = path.join(work, 'pg-data');
       const db = ['--db', cluster.url];
       log('ingesting again into Postgres (plain: only the sessions are timed)');
+      await drm(['migrate', '--data-dir', pgDir, ...db]);
       const pgContent = (JSON.parse(await drm(['ingest', values.input, '--title', 'bench', '--type', 'video', '--data-dir', pgDir, '--json', ...db])) as { contentId: string }).contentId;
       const pgServer = await startServe({ dataDir: pgDir, db: cluster.url });
       results.sessionsPostgres = await sessionsPerSecond(pgServer, pgDir, db, pgContent);

@@ -15,7 +15,19 @@ export interface Database {
    */
   transaction<T>(fn: (repos: Repos) => Promise<T>): Promise<T>;
   migrate(): Promise<number>;
+  /** The newest migration applied (0 for a database drm never set up). */
+  appliedVersion(): Promise<number>;
   close(): Promise<void>;
+}
+
+/** The highest version in drm_migrations, or 0 where the table does not exist. */
+async function highestVersion(query: (sql: string) => Promise<Record<string, unknown>[]>): Promise<number> {
+  try {
+    const rows = await query('select max(version) as v from drm_migrations');
+    return Number(rows[0]?.v ?? 0);
+  } catch {
+    return 0;
+  }
 }
 
 export interface OpenOptions {
@@ -84,6 +96,7 @@ async function openSqlite(file: string): Promise<Database> {
         lock: async () => void sqlite.exec('BEGIN IMMEDIATE'),
         unlock: async (ok) => void sqlite.exec(ok ? 'COMMIT' : 'ROLLBACK'),
       }),
+    appliedVersion: () => highestVersion(async (sql) => sqlite.prepare(sql).all() as Record<string, unknown>[]),
     async close() {
       await mutex.acquire();
       sqlite.close();
@@ -129,6 +142,7 @@ async function openPostgres(url: string): Promise<Database> {
         client.release();
       }
     },
+    appliedVersion: () => highestVersion(async (sql) => (await pool.query(sql)).rows),
     close: () => pool.end(),
   };
   repos.transaction = db.transaction;

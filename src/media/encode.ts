@@ -2,7 +2,7 @@ import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { DrmError } from '../errors.js';
-import { lastLine } from './spawn.js';
+import { lastLine, stopOnAbort } from './spawn.js';
 
 /**
  * An ffmpeg fed on stdin (startMedia in ./spawn.ts only reads): marked frames and samples are
@@ -20,7 +20,8 @@ export interface FedProcess {
 }
 
 export function startFed(bin: string, args: string[], signal?: AbortSignal): FedProcess {
-  const child = spawn(bin, args, { stdio: ['pipe', 'ignore', 'pipe'], signal });
+  const child = spawn(bin, args, { stdio: ['pipe', 'ignore', 'pipe'] });
+  stopOnAbort(child, signal);
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => {
     stderr = (stderr + d).slice(-STDERR_TAIL);
@@ -29,8 +30,7 @@ export function startFed(bin: string, args: string[], signal?: AbortSignal): Fed
   const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve, reject) => {
     child.once('error', (err) => {
       exited = true;
-      if ((err as NodeJS.ErrnoException).code === 'ABORT_ERR') resolve({ code: null, signal: 'SIGTERM', stderr });
-      else reject(err);
+      reject(err);
     });
     child.once('close', (code, sig) => {
       exited = true;

@@ -42,6 +42,7 @@ beforeAll(async () => {
   dataDir = file('data');
   makePanFilm(file('film.mp4'), 27);
   fs.writeFileSync(file('notes.txt'), 'not a film\n'.repeat(100));
+  await drm(['migrate', '--data-dir', dataDir]);
   const ingested = JSON.parse(await drm(['ingest', file('film.mp4'), '--title', 'Pan', '--type', 'video', '--watermark', '--data-dir', dataDir, '--json'])) as Json;
   filmId = ingested.contentId;
   server = await startServe({ dataDir });
@@ -70,8 +71,8 @@ describe('drm analyze --server', () => {
     await server.stop();
   });
 
-  it('traces alice\'s re-encoded, cut copy to her session: --json is the analyze response, exit 0', async () => {
-    const r = await runDrm(['analyze', file('alice-leak.mp4'), '--content', filmId, '--server', server.url, '--api-key', org.apiKey, '--json'], {}, T);
+  it('traces alice\'s re-encoded, cut copy to her session (the key from DRM_API_KEY): --json is the analyze response, exit 0', async () => {
+    const r = await runDrm(['analyze', file('alice-leak.mp4'), '--content', filmId, '--server', server.url, '--json'], { DRM_API_KEY: org.apiKey }, T);
     expect(r.code, r.stderr).toBe(0);
     const body = JSON.parse(r.stdout) as Json;
     expect(body).toMatchObject({
@@ -102,8 +103,9 @@ describe('drm analyze --server', () => {
 
 describe('drm analyze on the data directory', () => {
   it('prints the finding and the evidence chain as a table, exit 0', async () => {
-    const r = await runDrm(['analyze', file('alice-leak.mp4'), '--content', filmId, '--data-dir', dataDir], {}, T);
+    const r = await runDrm(['analyze', file('alice-leak.mp4'), '--content', filmId, '--data-dir', dataDir], { NODE_OPTIONS: '--trace-warnings' }, T);
     expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/Warning/);
     expect(r.stdout).toMatch(/^case [0-9a-f-]{36}: strong_match$/m);
     expect(r.stdout).toMatch(/false positive\s+\d\.\de-\d+ \(1 candidate, no other viewer to confuse with\)/);
     expect(r.stdout).toMatch(new RegExp(`│ session\\s+│ ${alice.sessionId}, created \\d{4}-`));

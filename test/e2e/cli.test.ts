@@ -187,8 +187,9 @@ describe('drm admin on SQLite (the default database in --data-dir)', SLOW, () =>
 
 describe.concurrent('drm errors and help', SLOW, () => {
   let dir: string;
-  beforeAll(() => {
+  beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-cli-err-'));
+    expect((await drm(['migrate', '--data-dir', dir])).code).toBe(0);
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -278,5 +279,45 @@ describe('drm admin on Postgres (--db)', SLOW, () => {
   it('reactivate acts on Postgres', async () => {
     expect(await drmJson(['admin', 'reactivate', '--org', orgId, ...opts()])).toEqual({ success: true });
     expect((await ctx.repos.organizations.find(orgId))?.isActive).toBe(true);
+  });
+});
+
+describe('the CLI never starts a new deployment by mistake', SLOW, () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-cli-none-'));
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('every command but serve and migrate refuses a data directory without a database: one line, exit 2, nothing created', async () => {
+    const nowhere = path.join(dir, 'typo');
+    const film = path.join(ROOT, 'package.json');
+    const runs = await Promise.all([
+      drm(['admin', 'orgs', '--data-dir', nowhere]),
+      drm(['admin', 'grant', WALLET, '--data-dir', nowhere]),
+      drm(['admin', 'license', '--org', newId(), '--content', '*', '--type', 'video', '--data-dir', nowhere]),
+      drm(['ingest', film, '--title', 'x', '--type', 'video', '--data-dir', nowhere]),
+      drm(['analyze', film, '--content', newId(), '--data-dir', nowhere]),
+      drm(['watermark', 'embed', film, '--bits', '0'.repeat(40), '--out', path.join(dir, 'out.mp4'), '--data-dir', nowhere]),
+    ]);
+    for (const r of runs.slice(0, 4)) expectOneLineError(r, 2, /names no deployment; `drm serve` or `drm migrate` starts a new one/);
+    // analyze answers 2 for a weak match, so its errors are 1; watermark needs the secret only.
+    expectOneLineError(runs[4] as Run, 1, /names no deployment/);
+    expectOneLineError(runs[5] as Run, 2, /no secret: set DRM_SECRET or point --data-dir/);
+    expect(fs.existsSync(nowhere)).toBe(false);
+  });
+
+  it('an empty Postgres database is refused too, and left empty', async () => {
+    const db = await freshDatabaseUrl('postgres', dir);
+    fs.writeFileSync(path.join(dir, 'secret.key'), 'a'.repeat(64));
+    expectOneLineError(await drm(['admin', 'orgs', '--db', db, '--data-dir', dir]), 2, /the Postgres database holds no drm schema/);
+    const migrated = await drmJson(['migrate', '--db', db, '--data-dir', dir]);
+    expect(migrated.applied).toBeGreaterThan(0);
+  });
+
+  it('drm --version prints the version of package.json', async () => {
+    const r = await drm(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version);
   });
 });

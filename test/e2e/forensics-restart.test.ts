@@ -24,6 +24,7 @@ beforeAll(async () => {
   dataDir = file('data');
   makePanFilm(file('film.mp4'), 22);
   execFileSync(bins.ffmpeg, ['-v', 'error', '-y', '-i', file('film.mp4'), '-ss', '3', '-vf', 'scale=1280:720', '-c:v', 'libx264', '-crf', '28', '-preset', 'veryfast', file('copy.mp4')]);
+  await drm(['migrate', '--data-dir', dataDir]);
   filmId = (JSON.parse(await drm(['ingest', file('film.mp4'), '--title', 'Pan', '--type', 'video', '--watermark', '--data-dir', dataDir, '--json'])) as { contentId: string }).contentId;
 }, T);
 afterAll(() => {

@@ -157,6 +157,31 @@ describe('drm serve on SQLite, over HTTP', () => {
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
   });
 
+  it('says in its first line that it creates a new deployment, and only then', async () => {
+    expect(server.stderr().split('\n')[0]).toBe(`drm serve: creating a new deployment in ${dir} (no database there yet)`);
+    const again = await startServe({ dataDir: dir });
+    try {
+      expect(again.stderr()).not.toMatch(/creating a new deployment/);
+    } finally {
+      await again.stop();
+    }
+  }, T);
+
+  it('reads every setting from its environment variable: DRM_WEBHOOK_WORKER=0 turns the worker off, DRM_TRUST_PROXY=yes trusts the proxy; a flag wins', async () => {
+    const env = { DRM_WEBHOOK_WORKER: '0', DRM_TRUST_PROXY: 'yes' };
+    const fromEnv = await startServe({ dataDir: dir, env });
+    const flagWins = await startServe({ dataDir: dir, env, args: ['--webhook-worker', '--trust-proxy', 'no'] });
+    try {
+      expect(fromEnv.info).toMatchObject({ webhookWorker: false, trustProxy: true });
+      expect(flagWins.info).toMatchObject({ webhookWorker: true, trustProxy: false });
+    } finally {
+      await Promise.all([fromEnv.stop(), flagWins.stop()]);
+    }
+    const bad = await runDrm(['serve', '--port', '0', '--data-dir', dir], { DRM_WEBHOOK_WORKER: 'maybe' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/DRM_WEBHOOK_WORKER.*must be yes or no/);
+  }, T);
+
   it('a second drm serve on the same port fails with one clear line and a non-zero exit', async () => {
     const second = await runDrm(['serve', '--port', String(server.port), '--data-dir', dir, '--log-level', 'warn']);
     expect(second.code).not.toBe(0);

@@ -34,6 +34,7 @@ beforeAll(async () => {
   dataDir = file('data');
   makePanFilm(file('film.mp4'), 22);
   fs.writeFileSync(file('notes.txt'), 'not a film\n'.repeat(100));
+  await drm(['migrate', '--data-dir', dataDir]);
   const out = JSON.parse(await drm(['ingest', file('film.mp4'), '--title', 'Pan', '--type', 'video', '--watermark', '--data-dir', dataDir, '--json'])) as Record<string, unknown>;
   filmId = out.contentId as string;
   server = await startServe({ dataDir });

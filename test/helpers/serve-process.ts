@@ -18,6 +18,8 @@ export interface ServeProcess {
   url: string;
   port: number;
   db: string;
+  /** the whole listening line (url, port, db, apiShape, webhookWorker, trustProxy) */
+  info: Record<string, unknown>;
   child: ChildProcess;
   /** Everything the process wrote to stderr so far. */
   stderr(): string;
@@ -145,6 +147,7 @@ export function startServe(opts: ServeOptions): Promise<ServeProcess> {
         url: info.url,
         port: info.port,
         db: info.db,
+        info,
         child,
         stderr: () => err,
         waitForStderr,
