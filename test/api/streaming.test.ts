@@ -5,13 +5,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { grantLicense } from '../../src/domain/licenses.js';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { unseal } from '../../src/crypto/sealed.js';
 import type { ContentRow } from '../../src/db/repos/index.js';
 import { ingestContent } from '../../src/ingest/ingest.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
+import { adminToken } from '../helpers/admin.js';
 import { license, registerOrg } from '../helpers/fixtures.js';
 
 // Section 4.4 and 4.5 through app.request on both dialects, over content really ingested (a
@@ -241,8 +241,19 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       expect(bytes).toEqual(Buffer.from(unseal(t.ctx.keys.seal, plain.contentKey as string), 'base64'));
     });
 
+    /** A session of `key`'s organization for a viewer with a 1 among the bits of the first `bits` segments (where marking would serve B). */
+    async function sessionWithAOne(key: string, name: string, bits: number) {
+      for (let i = 0; ; i++) {
+        const res = await start(marked, { viewerId: `${name}-${i}` }, key);
+        expect(res.status).toBe(201);
+        const s = (await res.json()) as Json & { sessionId: string; binaryId: string };
+        if (s.binaryId.slice(0, bits).includes('1')) return s;
+      }
+    }
+
     it('serves segment s of watermarked content from variant A or B by bit (s mod 40) of the viewer\'s binaryId, as {n}.ts and as {n}', async () => {
-      const s = await session(marked);
+      const s = await sessionWithAOne(org.apiKey, 'ab-viewer', 2);
+      expect(s.watermarked).toBe(true);
       for (const n of [0, 1, '0.ts', '1.ts']) {
         const res = await get(segmentUrl(marked, s.sessionId, n));
         expect(res.status).toBe(200);
@@ -257,23 +268,32 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
     });
 
     it('serves variant A for every segment to an organization whose license turns watermarking off; a grant that does not say marks', async () => {
+      const bearer = await adminToken(t);
+      const grant = async (org: { organizationId: string }, flag: Json) => {
+        const path = `/api/v1/admin/organizations/${org.organizationId}/license`;
+        const res = await t.request('POST', path, { key: bearer, body: { contentId: marked.id, contentType: 'video', ...flag } });
+        expect(res.status).toBe(200);
+      };
       const unmarked = await registerOrg(t, { name: 'Unmarked Co', email: 'ops@unmarked.test' });
-      await grantLicense(t.ctx, unmarked.organizationId, { contentId: marked.id, contentType: 'video', watermarkingEnabled: false });
-      // A viewer with a 1 among the content's segments would get B there if marking were on.
-      let s: Json & { sessionId: string; binaryId: string };
-      for (let i = 0; ; i++) {
-        const res = await start(marked, { viewerId: `plain-viewer-${i}` }, unmarked.apiKey);
-        s = (await res.json()) as typeof s;
-        if (s.binaryId.slice(0, marked.segmentCount).includes('1')) break;
-      }
+      await grant(unmarked, { watermarkingEnabled: false });
+      const s = await sessionWithAOne(unmarked.apiKey, 'plain-viewer', marked.segmentCount);
       expect(s.watermarked).toBe(false);
+      const variantFile = (v: 'a' | 'b', n: number) => fs.readFileSync(t.ctx.storage.segmentFile(marked.storagePath as string, v, n));
       for (let n = 0; n < marked.segmentCount; n++) {
         const body = Buffer.from(await (await get(segmentUrl(marked, s.sessionId, `${n}.ts`))).arrayBuffer());
-        expect(body.equals(fs.readFileSync(t.ctx.storage.segmentFile(marked.storagePath as string, 'a', n))), `segment ${n}`).toBe(true);
+        expect(body.equals(variantFile('a', n)), `segment ${n}`).toBe(true);
       }
       const detail = await t.request('GET', `/api/v1/stream/sessions/${s.sessionId}`, { key: unmarked.apiKey });
       expect(await detail.json()).toMatchObject({ watermarked: false });
-      expect(((await session(marked)) as Json).watermarked).toBe(true);
+
+      // Granted without the flag: marked, B where the viewer's bit is 1.
+      const byDefault = await registerOrg(t, { name: 'Default Co', email: 'ops@default.test' });
+      await grant(byDefault, {});
+      const m = await sessionWithAOne(byDefault.apiKey, 'default-viewer', marked.segmentCount);
+      expect(m.watermarked).toBe(true);
+      const one = m.binaryId.indexOf('1');
+      const body = Buffer.from(await (await get(segmentUrl(marked, m.sessionId, `${one}.ts`))).arrayBuffer());
+      expect(body.equals(variantFile('b', one))).toBe(true);
     });
 
     it('counts bytesServed exactly under concurrent segment requests', async () => {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { latestMigration } from '../../src/db/migrate.js';
+import { migrationsFor } from '../../src/db/migrations/index.js';
 import { runDrm } from '../helpers/serve-process.js';
 import { newId } from '../../src/crypto/tokens.js';
 import type { OrganizationRow } from '../../src/db/repos/index.js';
@@ -52,7 +52,8 @@ describe.each(DIALECTS)('migrations on %s', (dialect) => {
       );
       for (const r of runs) expect(r.code, r.stderr).toBe(0);
       const applied = runs.map((r) => JSON.parse(r.stdout).applied as number).sort();
-      expect(applied).toEqual([0, 0, 0, latestMigration(dialect === 'sqlite' ? 'sqlite' : 'postgres')]);
+      // a count, not the latest version: versions are handed out per change and may leave gaps
+      expect(applied).toEqual([0, 0, 0, migrationsFor(dialect === 'sqlite' ? 'sqlite' : 'postgres').length]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

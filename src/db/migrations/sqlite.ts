@@ -171,7 +171,7 @@ create index sessions_content_viewer on stream_sessions (content_id, viewer_id);
 `,
   },
   {
-    version: 5,
+    version: 7,
     name: 'stream sessions: whether the session is served watermarked (a license may turn it off)',
     sql: `alter table stream_sessions add column watermarked integer not null default 1;`,
   },
