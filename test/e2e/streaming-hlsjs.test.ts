@@ -44,6 +44,7 @@ beforeAll(async () => {
   ff('-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
     '-t', '24', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', path.join(dir, 'film.mp4'));
   const dataDir = path.join(dir, 'data');
+  await drm(['migrate', '--data-dir', dataDir]);
   filmId = (JSON.parse(await drm(['ingest', path.join(dir, 'film.mp4'), '--title', 'Test card', '--type', 'video', '--data-dir', dataDir, '--json'])) as { contentId: string }).contentId;
   server = await startServe({ dataDir });
   org = await registerOver(server.url, 'Web Player Co');
