@@ -1,5 +1,5 @@
-import { and, count, desc, eq, inArray, or, sql } from 'drizzle-orm';
-import type { Executor } from '../executor.js';
+import { and, count, desc, eq, getTableColumns, inArray, lte, or, sql } from 'drizzle-orm';
+import { type Executor, literalInt } from '../executor.js';
 
 export interface LicenseRow {
   id: string;
@@ -59,18 +59,22 @@ export function licensesRepo(x: Executor) {
     /** The active licenses of a page of organizations, at most `perOrganization` each (newest first). */
     async activeFor(organizationIds: string[], perOrganization: number): Promise<LicenseRow[]> {
       if (organizationIds.length === 0) return [];
-      const rows = await x.run((q) =>
-        q
-          .select()
+      // Cut per organization in the database: one organization may hold thousands of licenses.
+      return x.run((q) => {
+        const ranked = q
+          .select({
+            ...getTableColumns(t),
+            rank: sql<number>`row_number() over (partition by ${t.organizationId} order by ${t.createdAt} desc, ${t.id} desc)`.as('rank'),
+          })
           .from(t)
           .where(and(inArray(t.organizationId, organizationIds), eq(t.isActive, true)))
-          .orderBy(desc(t.createdAt), desc(t.id)),
-      );
-      const kept = new Map<string, number>();
-      return rows.filter((r) => {
-        const n = kept.get(r.organizationId) ?? 0;
-        kept.set(r.organizationId, n + 1);
-        return n < perOrganization;
+          .as('ranked');
+        const { rank, ...columns } = ranked._.selectedFields;
+        return q
+          .select(columns)
+          .from(ranked)
+          .where(lte(rank, literalInt(perOrganization)))
+          .orderBy(desc(ranked.createdAt), desc(ranked.id)) as unknown as PromiseLike<LicenseRow[]>;
       });
     },
 
