@@ -122,6 +122,10 @@ describe('ffmpeg as the player', () => {
     const info = await probeMedia(bins, out);
     expect(info.duration).toBeGreaterThan(21);
     expect(info.video).toMatchObject({ width: 640, height: 360 });
+    // What it wrote decodes, to the last frame, without a complaint from the same ffmpeg.
+    const decode = spawnSync(SYSTEM_FFMPEG, ['-v', 'error', '-i', out, '-f', 'null', '-'], { encoding: 'utf8' });
+    expect(decode.status).toBe(0);
+    expect(decode.stderr).toBe('');
   }, T);
 
   it('after DELETE of the session, the key and the segments are refused', async () => {
