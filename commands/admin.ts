@@ -12,7 +12,7 @@ import { grantLicense } from '../src/domain/licenses.js';
 import { paging } from '../src/domain/validate.js';
 import { badRequest } from '../src/errors.js';
 import { adminOrganizationBody } from '../src/present/organizations.js';
-import type { DbOptions } from './main.js';
+import type { DbOptions } from './options.js';
 import { printJson, printTable } from './output.js';
 import { withContext } from './with-context.js';
 

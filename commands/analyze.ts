@@ -10,7 +10,7 @@ import { ForensicsQueue } from '../src/domain/forensics/queue.js';
 import type { AnalysisStage } from '../src/domain/forensics/analyze.js';
 import { notFound } from '../src/errors.js';
 import { analysisBody } from '../src/present/forensics.js';
-import type { DbOptions } from './main.js';
+import type { DbOptions } from './options.js';
 import { CANCELLED, EXIT, FAILED, type Json, printAnalysis } from './analysis-report.js';
 import { analyzeOnServer, checkLeak } from './analyze-server.js';
 import { createTicker } from './ticker.js';

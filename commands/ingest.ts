@@ -1,7 +1,7 @@
 import { createDtcwtBackend, type DtcwtBackend, type DtcwtBackendKind } from '../gpu/index.js';
 import { badRequest } from '../src/errors.js';
 import { type ContentType, ingestContent } from '../src/ingest/ingest.js';
-import type { DbOptions } from './main.js';
+import type { DbOptions } from './options.js';
 import { printJson } from './output.js';
 import { createProgress } from './progress.js';
 import { withContext } from './with-context.js';

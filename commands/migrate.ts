@@ -1,5 +1,5 @@
 import { latestMigration } from '../src/db/migrate.js';
-import type { DbOptions } from './main.js';
+import type { DbOptions } from './options.js';
 import { printJson } from './output.js';
 import { withContext } from './with-context.js';
 

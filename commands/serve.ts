@@ -3,7 +3,7 @@ import { type Context, createContext } from '../src/context.js';
 import { isNewDeployment } from '../src/deployment.js';
 import { errorFields } from '../src/log.js';
 import { startServer } from '../server/listen.js';
-import type { DbOptions } from './main.js';
+import type { DbOptions } from './options.js';
 import { createOutput, reportError } from './output.js';
 
 /** drm serve: runs until SIGTERM or SIGINT, then drains requests in flight and closes the database. */

@@ -1,7 +1,7 @@
 import { type ConfigInput, resolveConfig } from '../src/config.js';
 import { type Context, createContext } from '../src/context.js';
 import { requireDeploymentFiles, requireDeploymentSchema } from '../src/deployment.js';
-import type { DbOptions } from './main.js';
+import type { DbOptions } from './options.js';
 import { createOutput, type Output, reportError } from './output.js';
 
 /**

@@ -1,0 +1,29 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { parseSwitch } from '../src/config.js';
+
+/** Options every command that opens the database takes. */
+export interface DbOptions {
+  db?: string;
+  dataDir?: string;
+  json?: boolean;
+}
+
+/** An option that also reads an environment variable (commander's Option.env: the flag wins). */
+export const envOption = (flags: string, description: string, env: string) => new Option(flags, description).env(env);
+
+/** An on/off setting: `--flag` alone is on, `--flag no` or its variable set to 0/no/false is off. */
+export const switchOption = (flags: string, description: string, env: string) =>
+  envOption(flags, description, env).argParser((raw: string) => {
+    try {
+      return parseSwitch(raw, flags.split(' ')[0] as string);
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+  });
+
+export function dbOptions(cmd: Command): Command {
+  return cmd
+    .addOption(envOption('--db <url>', 'database: sqlite:PATH or postgres://… (default sqlite:<data-dir>/drm.db)', 'DRM_DB'))
+    .addOption(envOption('--data-dir <dir>', 'data directory (default ./drm-data)', 'DRM_DATA_DIR'))
+    .option('--json', 'print JSON for scripts');
+}
