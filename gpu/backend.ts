@@ -1,15 +1,16 @@
 /**
  * The one interface every DTCWT backend implements (DESIGN.md, "Watermarking"): the CPU worker
- * pool now, a tfjs backend later. Callers (ingest, embed, detect) only see this, so a backend can
- * be swapped without touching watermark code, and one test suite can compare all of them.
+ * pool (cpu-pool.ts), tfjs (tfjs/backend.ts) and the single-thread reference (cpu-direct.ts).
+ * Callers (ingest, embed, detect) only see this, so a backend can be swapped without touching
+ * watermark code, and one test suite can compare all of them.
  *
  * Float32 is the working type: video frames are 8-bit, so f32 storage costs nothing in accuracy
  * and halves memory traffic, and it is what tfjs computes in. The float64 reference path stays
  * available through gpu/dtcwt/cpu.ts directly, for tests against python's coefficients.
  */
-import { type Dtcwt2d, forward2d, inverse2d } from './dtcwt/cpu.js';
+import type { Dtcwt2d } from './dtcwt/cpu.js';
 import { type BiortName, type DtcwtFilters, dtcwtFilters, type QshiftName } from './dtcwt/filters.js';
-import { type ModulateJob, type ModulateResult, modulateFrame } from './modulate.js';
+import type { ModulateJob, ModulateResult } from './modulate-job.js';
 
 export type { Highpass, Plane } from './dtcwt/cpu.js';
 export type { BiortName, QshiftName } from './dtcwt/filters.js';
@@ -99,30 +100,4 @@ export function transferableTransform(t: Transform): { transform: Transform; tra
     width: t.width,
   };
   return { transform, transfer };
-}
-
-/**
- * The reference backend: cpu.ts on the calling thread. Used where threads do not pay (tiny images,
- * one core) and in tests as the baseline the other backends must match bit for bit.
- */
-export function createCpuDirectBackend(): DtcwtBackend {
-  let closed = false;
-  const run = async <R>(fn: () => R): Promise<R> => {
-    if (closed) throw new Error('DTCWT backend is closed');
-    return fn();
-  };
-  const backend: DtcwtBackend = {
-    name: 'cpu (direct)',
-    forward: (image, height, width, levels, filters, firstHighpass) =>
-      run(() => forward2d(image, height, width, levels, resolveFilters(filters), firstHighpass)),
-    inverse: (transform, filters) => run(() => inverse2d(transform, resolveFilters(filters))),
-    forwardMany: (frames, levels, filters, firstHighpass) =>
-      Promise.all(frames.map((f) => backend.forward(f.image, f.height, f.width, levels, filters, firstHighpass))),
-    inverseMany: (transforms, filters) => Promise.all(transforms.map((t) => backend.inverse(t, filters))),
-    modulate: (job) => modulateFrame(backend, job),
-    close: async () => {
-      closed = true;
-    },
-  };
-  return backend;
 }

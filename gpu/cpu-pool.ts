@@ -18,7 +18,7 @@ import {
   type Transform,
   transferableTransform,
 } from './backend.js';
-import type { ModulateJob, ModulateResult } from './modulate.js';
+import type { ModulateJob, ModulateResult } from './modulate-job.js';
 import type { PoolError, PoolMessage, PoolRequest, PoolResponse } from './cpu-pool-worker.js';
 
 export interface CpuPoolOptions {

@@ -9,7 +9,7 @@ import type { DtcwtBackend } from './backend.js';
 import { type CpuPoolOptions, createCpuPoolBackend } from './cpu-pool.js';
 
 export type { DtcwtBackend, FilterNames, Frame, Transform } from './backend.js';
-export { createCpuDirectBackend } from './backend.js';
+export { createCpuDirectBackend } from './cpu-direct.js';
 export { CpuPoolBackend, type CpuPoolOptions, createCpuPoolBackend } from './cpu-pool.js';
 
 /**

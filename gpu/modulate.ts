@@ -17,48 +17,10 @@
  * so no frame carries the change computed for another scene.
  */
 import type { DtcwtBackend, Transform } from './backend.js';
+import type { MarkedFrame, ModulateJob, ModulateResult, RmsRange } from './modulate-job.js';
 import { downsample, reducedSize, writeVariants } from './resample.js';
 
-export interface ModulateJob {
-  /** A frame whose first width × height bytes are the luma (yuv420p, or a bare luma plane); the rest passes through. */
-  frame: Uint8Array;
-  /** frames that follow `frame` in the same segment (same gains) and take its δ; taken like `frame` */
-  next?: Uint8Array[];
-  width: number;
-  height: number;
-  /** the luma is box-reduced by this factor before the transform */
-  scale: number;
-  levels: number;
-  /** 1-based levels whose coefficients are modulated, in the order `gains` lists them */
-  modulated: readonly number[];
-  /** one gain per coefficient of the modulated levels: level, then position, then orientation */
-  gains: Float32Array;
-  /** which frames to return: the luma plus δ, minus δ, or both */
-  want: 'plus' | 'minus' | 'both';
-  /**
-   * The root-mean-square change (grey levels) a frame's δ is held within: a frame whose texture
-   * would let it grow past `max` is scaled down to it; one so smooth that it stays under `min` is
-   * raised towards it, by at most `maxBoost` (absent: δ as the gains make it).
-   */
-  rms?: RmsRange;
-}
-
-export interface RmsRange {
-  min: number;
-  max: number;
-  maxBoost: number;
-}
-
-/** `frame` itself (transferred back) carries the first wanted variant; `both` adds a copy for minus. */
-export interface MarkedFrame {
-  plus?: Uint8Array;
-  minus?: Uint8Array;
-}
-
-/** The first frame's variants, and those of each of `next` in order. */
-export interface ModulateResult extends MarkedFrame {
-  next?: MarkedFrame[];
-}
+export type { MarkedFrame, ModulateJob, ModulateResult, RmsRange } from './modulate-job.js';
 
 /**
  * Mean absolute difference (grey levels, on the reduced luma) above which a frame is taken for a

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { DtcwtBackend } from '../../gpu/backend.js';
-import { createCpuDirectBackend } from '../../gpu/backend.js';
+import { createCpuDirectBackend } from '../../gpu/cpu-direct.js';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { yuvFrames } from '../../src/media/decode.js';

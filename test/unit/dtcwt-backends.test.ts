@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCpuDirectBackend, type DtcwtBackend, type Transform } from '../../gpu/backend.js';
+import type { DtcwtBackend, Transform } from '../../gpu/backend.js';
+import { createCpuDirectBackend } from '../../gpu/cpu-direct.js';
 import { CpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { forward2d, inverse2d } from '../../gpu/dtcwt/cpu.js';
 import { type BiortName, dtcwtFilters } from '../../gpu/dtcwt/filters.js';

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createCpuDirectBackend } from '../../gpu/backend.js';
+import { createCpuDirectBackend } from '../../gpu/cpu-direct.js';
 import { KeyedRandom, watermarkKey } from '../../src/watermark/keyed-random.js';
 import { downsample, reducedSize, upsample, writeVariants } from '../../gpu/resample.js';
 import { clampRms } from '../../gpu/modulate.js';
