@@ -100,6 +100,19 @@ function copyTransform<T extends FloatArray>(t: Dtcwt2d<T>): Dtcwt2d<T> {
 }
 
 /**
+ * The checks forward2d makes of its arguments, exported so that the tfjs backend rejects the
+ * same inputs with the same messages: every backend fails alike.
+ */
+export function checkForwardInput(image: FloatArray, height: number, width: number, levels: number, firstHighpass: number): void {
+  if (!Number.isInteger(height) || !Number.isInteger(width) || height < 1 || width < 1) {
+    throw new RangeError(`forward2d: invalid size ${height}x${width}`);
+  }
+  if (image.length !== height * width) throw new RangeError('forward2d: image length does not match its size');
+  if (!Number.isInteger(levels) || levels < 0) throw new RangeError(`forward2d: invalid level count ${levels}`);
+  if (!Number.isInteger(firstHighpass) || firstHighpass < 1) throw new RangeError(`forward2d: invalid first highpass level ${firstHighpass}`);
+}
+
+/**
  * Forward 2-D DTCWT of a row-major `height` x `width` image over `levels` levels. Level 1 uses the
  * biort filters without decimation of the lowpass; levels >= 2 use the q-shift filters.
  * Orientation pairs: horizontal (15, 165), vertical (75, 105), diagonal (45, 135).
@@ -115,12 +128,7 @@ export function forward2d<T extends FloatArray>(
   filters: DtcwtFilters = dtcwtFilters(),
   firstHighpass = 1,
 ): Dtcwt2d<T> {
-  if (!Number.isInteger(height) || !Number.isInteger(width) || height < 1 || width < 1) {
-    throw new RangeError(`forward2d: invalid size ${height}x${width}`);
-  }
-  if (image.length !== height * width) throw new RangeError('forward2d: image length does not match its size');
-  if (!Number.isInteger(levels) || levels < 0) throw new RangeError(`forward2d: invalid level count ${levels}`);
-  if (!Number.isInteger(firstHighpass) || firstHighpass < 1) throw new RangeError(`forward2d: invalid first highpass level ${firstHighpass}`);
+  checkForwardInput(image, height, width, levels, firstHighpass);
   if (outsideWasm(image)) {
     return inWasm(image, height * width, (copy) => forward2d(copy as T, height, width, levels, filters, firstHighpass), copyTransform);
   }

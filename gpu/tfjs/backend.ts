@@ -8,6 +8,7 @@
  */
 import type * as Tf from '@tensorflow/tfjs';
 import { type DtcwtBackend, type FilterNames, type Frame, resolveFilters, type Transform } from '../backend.js';
+import { checkForwardInput } from '../dtcwt/cpu.js';
 import { ORIENTATIONS } from '../dtcwt/quads.js';
 import type { TfModule } from './column.js';
 import { type ModulateJob, type ModulateResult, modulateFrame } from '../modulate.js';
@@ -35,16 +36,6 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): number[][] {
     else groups.set(k, [i]);
   });
   return [...groups.values()];
-}
-
-/** The checks (and messages) of cpu.ts's forward2d, so backends fail alike. */
-function checkFrame({ image, height, width }: Frame, levels: number, firstHighpass: number): void {
-  if (!Number.isInteger(height) || !Number.isInteger(width) || height < 1 || width < 1) {
-    throw new RangeError(`forward2d: invalid size ${height}x${width}`);
-  }
-  if (image.length !== height * width) throw new RangeError('forward2d: image length does not match its size');
-  if (!Number.isInteger(levels) || levels < 0) throw new RangeError(`forward2d: invalid level count ${levels}`);
-  if (!Number.isInteger(firstHighpass) || firstHighpass < 1) throw new RangeError(`forward2d: invalid first highpass level ${firstHighpass}`);
 }
 
 /**
@@ -109,7 +100,7 @@ export class TfjsBackend implements DtcwtBackend {
   async forwardMany(frames: readonly Frame[], levels: number, filters?: FilterNames, firstHighpass = 1): Promise<Transform[]> {
     this.checkOpen();
     const bank = resolveFilters(filters);
-    for (const f of frames) checkFrame(f, levels, firstHighpass);
+    for (const f of frames) checkForwardInput(f.image, f.height, f.width, levels, firstHighpass);
     const out: Transform[] = new Array(frames.length);
     for (const group of groupBy(frames, (f) => `${f.height}x${f.width}`)) {
       const { height, width } = frames[group[0] as number] as Frame;
