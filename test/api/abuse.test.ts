@@ -5,6 +5,7 @@ import type { CaseRow } from '../../src/db/repos/index.js';
 import { adminToken } from '../helpers/admin.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { addContent, license, registerOrg } from '../helpers/fixtures.js';
+import { expectError } from '../helpers/expect-error.js';
 
 // The abuse suite: what an attacker or a careless client sends, endpoint by endpoint. Every
 // answer must be the spec's error body {error, code, status} with the right code, never a 500,
@@ -127,13 +128,6 @@ describe.each(DIALECTS)('abuse on %s', (dialect) => {
   afterAll(() => t.close());
 
   const credentials = (auth: 'none' | 'key' | 'admin') => (auth === 'key' ? f.org.apiKey : auth === 'admin' ? f.token : undefined);
-
-  /** The spec's error body, exactly, with status equal to the HTTP status, and never a 500. */
-  async function expectError(res: Response, status: number | number[], code?: string) {
-    const text = await res.text();
-    expect([status].flat(), text).toContain(res.status);
-    expect(JSON.parse(text)).toEqual({ error: expect.any(String), code: code ?? expect.any(String), status: res.status });
-  }
 
   /** The server answers as before: health, and the organization's key. */
   async function expectStillServing() {

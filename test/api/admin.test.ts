@@ -7,14 +7,9 @@ import { newId } from '../../src/crypto/tokens.js';
 import { adminToken, newAccount, siweMessage, verifySignIn } from '../helpers/admin.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { addContent, registerOrg } from '../helpers/fixtures.js';
+import { expectError } from '../helpers/expect-error.js';
 
 const HOUR = 3_600_000;
-
-async function expectError(res: Response, status: number, code: string) {
-  const body = await res.json();
-  expect({ status: res.status, code: body.code }).toEqual({ status, code });
-  expect(body).toEqual({ error: expect.any(String), code, status });
-}
 
 /** Stream sessions stand in for streaming until it exists: a viewer and a session written straight into the tables. */
 async function insertSession(t: TestApp, organizationId: string, createdAt: number) {

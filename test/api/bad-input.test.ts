@@ -6,6 +6,7 @@ import type { ContentRow } from '../../src/db/repos/index.js';
 import { adminToken, newAccount, siweMessage } from '../helpers/admin.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { addContent, license, registerOrg } from '../helpers/fixtures.js';
+import { expectError } from '../helpers/expect-error.js';
 
 // A table-driven matrix of bad requests over every endpoint served so far: each must answer with
 // the spec's error body {error, code, status} (status equal to the HTTP status), never a 500, and
@@ -254,14 +255,6 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
 
   const send = (e: Endpoint, init: { key?: string; body?: unknown; headers?: Record<string, string> } = {}, query = '') =>
     t.request(e.method, `${e.path(f)}${query}`, { key: credentials(e), ...init });
-
-  /** The spec's error body, exactly, with status equal to the HTTP status. */
-  async function expectError(res: Response, status: number, code: string) {
-    const text = await res.text();
-    expect(res.status, text).toBe(status);
-    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(JSON.parse(text)).toEqual({ error: expect.any(String), code, status });
-  }
 
   /** A JSON text of exactly `bytes` bytes: {"name":"Padded","pad":"aaa…"}. */
   const paddedJson = (bytes: number) => {

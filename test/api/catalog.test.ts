@@ -2,13 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { addContent, license, registerOrg } from '../helpers/fixtures.js';
+import { expectError } from '../helpers/expect-error.js';
 
 type Item = Record<string, unknown> & { id: string };
-
-async function expectError(res: Response, status: number, code: string) {
-  expect(res.status).toBe(status);
-  expect(await res.json()).toEqual({ error: expect.any(String), code, status });
-}
 
 const music = { type: 'music', title: 'Night Drive', resolution: null, isWatermarked: false, duration: 95_500 };
 

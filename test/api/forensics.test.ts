@@ -16,6 +16,7 @@ import { mediaBinaries } from '../../src/media/binaries.js';
 import { adminToken } from '../helpers/admin.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { license, registerOrg, viewerCopy } from '../helpers/fixtures.js';
+import { expectError } from '../helpers/expect-error.js';
 
 // Section 4.8 through app.request on both dialects, over a film really ingested with its marks:
 // three viewers stream it, one viewer's copy (assembled from the segments that viewer was
@@ -43,11 +44,6 @@ afterAll(async () => {
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field in assertions
 type Json = Record<string, any>;
-
-async function expectError(res: Response, status: number, code: string) {
-  expect(res.status, await res.clone().text()).toBe(status);
-  expect(await res.json()).toMatchObject({ error: expect.any(String), code });
-}
 
 function form(fields: Record<string, string>, upload?: string): FormData {
   const f = new FormData();

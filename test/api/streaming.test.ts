@@ -13,6 +13,7 @@ import { mediaBinaries } from '../../src/media/binaries.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { adminToken } from '../helpers/admin.js';
 import { license, registerOrg } from '../helpers/fixtures.js';
+import { expectError } from '../helpers/expect-error.js';
 
 // Section 4.4 and 4.5 through app.request on both dialects, over content really ingested (a
 // 12-s clip: two AES-128 segments, plain and watermarked).
@@ -33,11 +34,6 @@ afterAll(async () => {
   await backend.close();
   fs.rmSync(mediaDir, { recursive: true, force: true });
 });
-
-async function expectError(res: Response, status: number, code: string) {
-  expect(res.status, await res.clone().text()).toBe(status);
-  expect(await res.json()).toEqual({ error: expect.any(String), code, status });
-}
 
 type Json = Record<string, unknown>;
 
