@@ -6,6 +6,7 @@ import { watermarkKey } from './watermark/keyed-random.js';
 import { type Database, openDatabase } from './db/database.js';
 import type { Repos } from './db/repos/index.js';
 import { createLogger, type Logger } from './log.js';
+import { type MediaBinaries, mediaBinaries } from './media/binaries.js';
 import { ContentStore } from './storage/content-store.js';
 import path from 'node:path';
 import { createWebhookFetch } from './domain/webhooks/guarded-fetch.js';
@@ -32,12 +33,15 @@ export interface Context {
   wakeWebhooks: () => void;
   /** Outgoing webhook HTTP: connects only where the webhook policy allows at connect time; replaceable in tests. */
   fetch: typeof fetch;
+  /** ffmpeg and ffprobe, found once from the environment when the context is made */
+  media: MediaBinaries;
 }
 
 export interface ContextOverrides {
   clock?: Clock;
   log?: Logger;
   fetch?: typeof fetch;
+  media?: MediaBinaries;
   /** Skip migrations on open (`drm migrate` runs them itself and reports). */
   migrate?: boolean;
 }
@@ -61,5 +65,6 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     storage: new ContentStore(path.join(config.dataDir, 'content')),
     wakeWebhooks: () => {},
     fetch: overrides.fetch ?? createWebhookFetch(config.allowPrivateWebhooks),
+    media: overrides.media ?? mediaBinaries(),
   };
 }
