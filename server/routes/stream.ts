@@ -6,11 +6,10 @@ import {
   createSession,
   endSession,
   ownSession,
-  segmentNumber,
+  servedSegment,
+  servingPlaylist,
   servingSession,
-  variantOf,
 } from '../../src/domain/streaming.js';
-import { sessionPlaylist } from '../../src/media/hls.js';
 import { createdSessionBody, sessionBody } from '../../src/present/streaming.js';
 import { readJson } from '../body.js';
 import { fileBody } from '../file-body.js';
@@ -34,12 +33,7 @@ export function streamRoutes(ctx: Context) {
 
   app.get('/:contentId/playlist', async (c) => {
     const s = await servingSession(ctx, c.req.param('contentId'), c.req.query('session'));
-    const { content } = s;
-    const segments = ctx.storage.segments(content.storagePath, content.isWatermarked ? 'a' : 'plain');
-    const q = `?session=${s.serving.session.id}`;
-    const base = `/api/v1/stream/${content.id}`;
-    const text = sessionPlaylist(segments, { key: `${base}/key${q}`, segment: (n) => `${base}/segment/${n}.ts${q}` });
-    return c.body(text, 200, { 'Content-Type': 'application/vnd.apple.mpegurl', ...PRIVATE });
+    return c.body(servingPlaylist(ctx, s), 200, { 'Content-Type': 'application/vnd.apple.mpegurl', ...PRIVATE });
   });
 
   app.get('/:contentId/key', async (c) => {
@@ -49,12 +43,8 @@ export function streamRoutes(ctx: Context) {
 
   app.get('/:contentId/segment/:seg', async (c) => {
     const s = await servingSession(ctx, c.req.param('contentId'), c.req.query('session'));
-    const n = segmentNumber(c.req.param('seg'), s.content);
-    const file = ctx.storage.segmentFile(s.content.storagePath, variantOf(s, n), n);
-    // Counted in one UPDATE when the file is done or the player hung up.
-    return fileBody(c, file, { 'Content-Type': 'video/mp2t', ...PRIVATE }, (bytes) => {
-      ctx.repos.sessions.addBytes(s.serving.session.id, bytes).catch((err) => ctx.log.warn('bytesServed not counted', { err: String(err) }));
-    });
+    const segment = servedSegment(ctx, s, c.req.param('seg'));
+    return fileBody(c, segment.file, { 'Content-Type': 'video/mp2t', ...PRIVATE }, segment.countBytes);
   });
 
   app.get('/sessions/:sessionId', keyed, async (c) => {

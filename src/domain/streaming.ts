@@ -6,6 +6,7 @@ import { newId } from '../crypto/tokens.js';
 import { isEvmAddress } from '../crypto/wallets.js';
 import type { ContentRow, ServingSession, SessionRow, ViewerRow } from '../db/repos/index.js';
 import { badRequest, DrmError, notFound } from '../errors.js';
+import { sessionPlaylist } from '../media/hls.js';
 import type { VariantDir } from '../storage/content-store.js';
 import { variantFor } from '../watermark/segments.js';
 import type { KeyAuth } from './auth.js';
@@ -151,4 +152,39 @@ export function segmentNumber(raw: string, content: ContentRow): number {
   const n = Number(m[1]);
   if (n >= content.segmentCount) throw notFound(`segment ${n} (the content has ${content.segmentCount})`);
   return n;
+}
+
+/**
+ * The session's playlist. Its key and segment URIs are capability URLs carrying the session id,
+ * since a player holds no API key. One playlist serves both variants: the segment URIs name no
+ * variant, the server picks it per segment (variantOf), so A's durations stand for B's.
+ */
+export function servingPlaylist(ctx: Context, s: Serving): string {
+  const { content } = s;
+  const segments = ctx.storage.segments(content.storagePath, content.isWatermarked ? 'a' : 'plain');
+  const capability = `?session=${s.serving.session.id}`;
+  const base = `/api/v1/stream/${content.id}`;
+  return sessionPlaylist(segments, { key: `${base}/key${capability}`, segment: (n) => `${base}/segment/${n}.ts${capability}` });
+}
+
+/** A segment as served: its file, and the callback that counts what was sent of it. */
+export interface ServedSegment {
+  file: string;
+  countBytes(bytes: number): void;
+}
+
+/**
+ * Segment `raw` (the URL's `{n}` or `{n}.ts`) in the variant this session's viewer gets. The bytes
+ * are counted once, in one UPDATE, when the file is done or the player hung up. By then the
+ * response is under way and nobody awaits the count, so a failure is logged, not thrown.
+ */
+export function servedSegment(ctx: Context, s: Serving, raw: string): ServedSegment {
+  const n = segmentNumber(raw, s.content);
+  const sessionId = s.serving.session.id;
+  return {
+    file: ctx.storage.segmentFile(s.content.storagePath, variantOf(s, n), n),
+    countBytes: (bytes) => {
+      ctx.repos.sessions.addBytes(sessionId, bytes).catch((err) => ctx.log.warn('bytesServed not counted', { err: String(err) }));
+    },
+  };
 }
