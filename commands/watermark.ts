@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { createDtcwtBackend, type DtcwtBackendKind } from '../gpu/index.js';
+import { createDtcwtBackend, type DtcwtBackend, type DtcwtBackendKind } from '../gpu/index.js';
+import { resolveConfig } from '../src/config.js';
 import { loadServerSecret } from '../src/crypto/secret.js';
 import { DrmError } from '../src/errors.js';
 import { mediaBinaries } from '../src/media/binaries.js';
-import { probeMedia } from '../src/media/probe.js';
+import { type BackendSource, kindOf, watermarkEngine } from '../src/watermark/engine.js';
 import { watermarkKey } from '../src/watermark/keyed-random.js';
-import { type Detection, parseBits, SEGMENT_SECONDS } from '../src/watermark/segments.js';
+import { parseBits, SEGMENT_SECONDS } from '../src/watermark/segments.js';
 import { createOutput, type Output, printJson, printTable, reportError } from './output.js';
 import { createProgress } from './progress.js';
 
@@ -32,16 +33,12 @@ function contentIdOf(opts: WatermarkOptions): string {
   return id.toLowerCase();
 }
 
-function dataDirOf(opts: WatermarkOptions): string {
-  return path.resolve(opts.dataDir ?? process.env.DRM_DATA_DIR ?? './drm-data');
-}
-
 /**
  * The secret of an existing deployment. A freshly made one would mark copies no server can read,
  * and detecting with it would read noise and look like "no mark": refuse instead, creating nothing.
  */
 function existingKey(opts: WatermarkOptions): Buffer {
-  const dir = dataDirOf(opts);
+  const dir = resolveConfig({ dataDir: opts.dataDir }).dataDir;
   if (!process.env.DRM_SECRET && !fs.existsSync(path.join(dir, 'secret.key'))) {
     throw new DrmError('BAD_REQUEST', `no secret: set DRM_SECRET or point --data-dir at the data directory of the deployment that marks and reads copies (${dir} has no secret.key)`);
   }
@@ -62,6 +59,19 @@ async function run(json: boolean | undefined, body: (out: Output) => Promise<num
   }
 }
 
+/** The DTCWT backend, made when video asks for it (after the one line that names it) and closed by `close`. */
+function lazyBackend(kind: DtcwtBackendKind | undefined, announce: (name: string) => void): { source: BackendSource; close: () => Promise<void> } {
+  let made: DtcwtBackend | undefined;
+  return {
+    source: async () => {
+      made = await createDtcwtBackend(kind ?? 'auto');
+      announce(made.name);
+      return made;
+    },
+    close: async () => made?.close(),
+  };
+}
+
 export function embed(input: string, opts: WatermarkOptions & { bits: string; out: string }): Promise<number> {
   return run(opts.json, async (out) => {
     const bits = parseBits(opts.bits);
@@ -70,32 +80,26 @@ export function embed(input: string, opts: WatermarkOptions & { bits: string; ou
     if (path.resolve(opts.out) === path.resolve(input)) throw new DrmError('BAD_REQUEST', '--out must not be the input file');
     const key = existingKey(opts);
     const bins = mediaBinaries();
-    const info = await probeMedia(bins, input);
+    const kind = await kindOf(bins, input);
     const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
     const controller = new AbortController();
     const stop = () => controller.abort();
     process.once('SIGINT', stop);
+    const backend = lazyBackend(opts.backend, (name) => {
+      if (!out.json) out.error(`marking video with DTCWT backend ${name}`);
+    });
     try {
-      if (info.video) {
-        const backend = await createDtcwtBackend(opts.backend ?? 'auto');
-        try {
-          if (!out.json) out.error(`marking video with DTCWT backend ${backend.name}`);
-          const r = await (await import('../src/watermark/video-embed.js')).embedVideo({
-            bins, key, contentId, input, output: opts.out, bits, backend, signal: controller.signal,
-            onProgress: (d, n) => progress.update('embedding', d, n),
-          });
-          progress.done();
-          if (out.json) printJson(out, { output: opts.out, kind: 'video', contentId, bits, backend: backend.name, ...r });
-          else out.write(`wrote ${opts.out}: ${r.frames} frames of ${r.width}x${r.height}, ${r.segments} segment(s) of ${SEGMENT_SECONDS} s marked for ${bits}`);
-        } finally {
-          await backend.close();
-        }
+      const copy = await watermarkEngine(kind).embed({
+        bins, key, contentId, input, output: opts.out, bits, backend: backend.source, signal: controller.signal,
+        onProgress: (d, n) => progress.update('embedding', Math.round(d), Math.round(n)),
+      });
+      progress.done();
+      if (copy.kind === 'video') {
+        const r = copy.result;
+        if (out.json) printJson(out, { output: opts.out, kind: 'video', contentId, bits, backend: copy.backend, ...r });
+        else out.write(`wrote ${opts.out}: ${r.frames} frames of ${r.width}x${r.height}, ${r.segments} segment(s) of ${SEGMENT_SECONDS} s marked for ${bits}`);
       } else {
-        const r = await (await import('../src/watermark/music-pipeline.js')).embedMusic({
-          bins, key, contentId, input, output: opts.out, bits, signal: controller.signal,
-          onProgress: (d, n) => progress.update('embedding', Math.round(d), Math.round(n)),
-        });
-        progress.done();
+        const r = copy.result;
         if (out.json) printJson(out, { output: opts.out, kind: 'music', contentId, bits, ...r });
         else out.write(`wrote ${opts.out}: ${r.segments} segment(s) of ${SEGMENT_SECONDS} s marked for ${bits}, mark at ${r.snrDb.toFixed(1)} dB below the music`);
       }
@@ -103,9 +107,13 @@ export function embed(input: string, opts: WatermarkOptions & { bits: string; ou
     } finally {
       progress.done();
       process.off('SIGINT', stop);
+      await backend.close();
     }
   });
 }
+
+/** The progress line's words for each stage of detection. */
+const DETECT_STAGES = { decode: 'decoding the leak', align: 'aligning', score: { video: 'scoring frames', music: 'scoring' } } as const;
 
 export function detect(leak: string, opts: WatermarkOptions & { original: string }): Promise<number> {
   return run(opts.json, async (out) => {
@@ -114,29 +122,18 @@ export function detect(leak: string, opts: WatermarkOptions & { original: string
     checkInput(opts.original, 'original');
     const key = existingKey(opts);
     const bins = mediaBinaries();
-    const info = await probeMedia(bins, opts.original);
+    const kind = await kindOf(bins, opts.original);
     const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
-    let detection: Detection;
-    try {
-      if (info.video) {
-        const backend = await createDtcwtBackend(opts.backend ?? 'auto');
-        try {
-          detection = await (await import('../src/watermark/video-detect.js')).detectVideo({
-            bins, key, contentId, leak, original: opts.original, backend,
-            onProgress: (stage, d, n) => progress.update(stage === 'decode' ? 'decoding the leak' : stage === 'align' ? 'aligning' : 'scoring frames', d, n),
-          });
-        } finally {
-          await backend.close();
-        }
-      } else {
-        detection = await (await import('../src/watermark/music-pipeline.js')).detectMusic({
-          bins, key, contentId, leak, original: opts.original,
-          onProgress: (d, n) => progress.update('scoring', Math.round(d), Math.round(n)),
-        });
-      }
-    } finally {
-      progress.done();
-    }
+    const backend = lazyBackend(opts.backend, () => {});
+    const detection = await watermarkEngine(kind)
+      .detect({
+        bins, key, contentId, leak, original: opts.original, backend: backend.source,
+        onProgress: (stage, d, n) => progress.update(stage === 'score' ? DETECT_STAGES.score[kind] : DETECT_STAGES[stage], Math.round(d), Math.round(n)),
+      })
+      .finally(async () => {
+        await backend.close();
+        progress.done();
+      });
     const round = (v: number) => Math.round(v * 100) / 100;
     if (out.json) {
       printJson(out, {

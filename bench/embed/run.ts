@@ -1,7 +1,7 @@
 // Embedding speed: `npm run bench:embed -- [--input FILE] [--frames 150] [--runs 3] [--backends cpu,pool,tfjs] [--full] [--json]`.
 //
-// Decodes the clip (yuv420p, src/media/decode.ts) and, per backend, marks every frame and writes
-// both variants A and B (src/watermark/video-mark.ts), without encoding: what ingest does before
+// Decodes the clip (yuv420p, src/media/video-frames.ts) and, per backend, marks every frame and writes
+// both variants A and B (src/watermark/video/mark.ts), without encoding: what ingest does before
 // its two x264 encodes. Each figure is the median of --runs timed runs after a warm-up; beside it
 // decoding alone, measured in the same run, so the embedding cost reads apart from ffmpeg's.
 // Frames are kept in flight in a small window so a pool can use every core.
@@ -18,11 +18,11 @@ import type { DtcwtBackend } from '../../gpu/backend.js';
 import { createCpuDirectBackend } from '../../gpu/cpu-direct.js';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
-import { yuvFrames } from '../../src/media/decode.js';
+import { yuvFrames } from '../../src/media/video-frames.js';
 import { probeMedia } from '../../src/media/probe.js';
-import { embedVideo } from '../../src/watermark/video-embed.js';
+import { embedVideo } from '../../src/watermark/video/embed.js';
 import { watermarkKey } from '../../src/watermark/keyed-random.js';
-import { DEFAULT_VIDEO_MARK, markFrame, patternLength, segmentGains, segmentPattern } from '../../src/watermark/video-mark.js';
+import { DEFAULT_VIDEO_MARK, markFrame, patternLength, segmentGains, segmentPattern } from '../../src/watermark/video/mark.js';
 
 const { values } = parseArgs({
   options: {

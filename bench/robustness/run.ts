@@ -19,10 +19,11 @@ import { DrmError } from '../../src/errors.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { watermarkKey } from '../../src/watermark/keyed-random.js';
-import { detectMusic, embedMusic } from '../../src/watermark/music-pipeline.js';
+import { detectMusic } from '../../src/watermark/music/detect.js';
+import { embedMusic } from '../../src/watermark/music/embed.js';
 import type { Detection } from '../../src/watermark/segments.js';
-import { detectVideo } from '../../src/watermark/video-detect.js';
-import { embedVideo } from '../../src/watermark/video-embed.js';
+import { detectVideo } from '../../src/watermark/video/detect.js';
+import { embedVideo } from '../../src/watermark/video/embed.js';
 
 const { values } = parseArgs({
   options: {

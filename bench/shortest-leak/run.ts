@@ -27,10 +27,10 @@ import { matchCandidates, signFor } from '../../src/forensics/matching.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { watermarkKey } from '../../src/watermark/keyed-random.js';
-import { VIDEO_REFERENCE } from '../../src/watermark/reference.js';
+import { VIDEO_REFERENCE } from '../../src/watermark/video/reference.js';
 import type { SegmentReading } from '../../src/watermark/segments.js';
-import { detectVideo } from '../../src/watermark/video-detect.js';
-import { embedVideo } from '../../src/watermark/video-embed.js';
+import { detectVideo } from '../../src/watermark/video/detect.js';
+import { embedVideo } from '../../src/watermark/video/embed.js';
 import { filmArgs } from '../film.js';
 
 const { values } = parseArgs({

@@ -5,11 +5,12 @@ import type { DtcwtBackend } from '../../gpu/backend.js';
 import type { Context } from '../context.js';
 import { seal } from '../crypto/sealed.js';
 import { badRequest, DrmError } from '../errors.js';
-import { mediaBinaries } from '../media/binaries.js';
 import { type HlsSegment, playlistIn, readPlaylist, writeKeyInfo } from '../media/hls.js';
 import { type MediaInfo, probeMedia, resolutionLabel } from '../media/probe.js';
-import { packageMarkedMusic, packagePlainMusic } from './package-music.js';
-import { type PackageJob, packageMarkedVideo, packagePlainVideo } from './package-video.js';
+import { watermarkEngine } from '../watermark/engine.js';
+import { musicPackaging } from './package-music.js';
+import { videoPackaging } from './package-video.js';
+import { type PackageJob, packageVariants } from './packaging.js';
 import { makePreview, makeThumbnail } from './previews.js';
 
 export type ContentType = 'video' | 'music';
@@ -77,6 +78,28 @@ function segmentsOf(dir: string, watermarked: boolean): HlsSegment[] {
 }
 
 /**
+ * Plain HLS, or variants A and B that the watermark engine marks; returns the DTCWT backend that
+ * marked video, if one did.
+ */
+async function packageContent(ctx: Context, r: IngestRequest, job: PackageJob, contentId: string, hooks: IngestHooks): Promise<string | null> {
+  const packaging = r.type === 'music' ? musicPackaging : videoPackaging;
+  if (!r.watermark) {
+    await packaging.plain(job);
+    return null;
+  }
+  let backendName: string | null = null;
+  const make = hooks.backend;
+  const backend = make && (async () => {
+    const b = await make();
+    backendName = b.name;
+    return b;
+  });
+  const request = { bins: job.bins, key: ctx.keys.watermark, contentId, input: r.input, referenceDir: job.dir, backend, signal: job.signal };
+  await packageVariants(job, await watermarkEngine(r.type).variants(request), packaging.markedArgs(job));
+  return backendName;
+}
+
+/**
  * `drm ingest`: probes the input, packages it as AES-128 HLS (with variants A and B for
  * --watermark), makes the thumbnail and preview, and publishes: the files move into place in one
  * rename and the catalog row follows. Any failure, or the signal, removes everything it wrote.
@@ -84,7 +107,7 @@ function segmentsOf(dir: string, watermarked: boolean): HlsSegment[] {
 export async function ingestContent(ctx: Context, r: IngestRequest, hooks: IngestHooks = {}): Promise<IngestResult> {
   const started = performance.now();
   checkRequest(r);
-  const bins = mediaBinaries();
+  const bins = ctx.media;
   const info = await probeMedia(bins, r.input);
   checkMedia(r, info);
   await ctx.storage.sweep(async (id) => Boolean(await ctx.repos.content.find(id)));
@@ -104,18 +127,7 @@ export async function ingestContent(ctx: Context, r: IngestRequest, hooks: Inges
       signal: hooks.signal,
       onProgress: (d, n) => hooks.onProgress?.(r.watermark ? 'marking A and B' : 'packaging', d, n),
     };
-    let backendName: string | null = null;
-    if (r.type === 'music') {
-      if (r.watermark) await packageMarkedMusic({ ...job, key: ctx.keys.watermark, contentId });
-      else await packagePlainMusic(job);
-    } else if (r.watermark) {
-      if (!hooks.backend) throw new DrmError('INTERNAL_ERROR', 'watermarking video needs a DTCWT backend');
-      const backend = await hooks.backend();
-      backendName = backend.name;
-      await packageMarkedVideo({ ...job, backend, key: ctx.keys.watermark, contentId });
-    } else {
-      await packagePlainVideo(job);
-    }
+    const backendName = await packageContent(ctx, r, job, contentId, hooks);
     const segments = segmentsOf(staging.dir, r.watermark);
     hooks.onProgress?.('thumbnail and preview', 0, 1);
     await makeThumbnail(bins, r.input, info, staging.dir, hooks.signal);
@@ -125,7 +137,7 @@ export async function ingestContent(ctx: Context, r: IngestRequest, hooks: Inges
     hooks.signal?.throwIfAborted();
 
     const duration = segments.reduce((s, x) => s + x.duration, 0) || info.duration;
-    const resolution = info.video ? resolutionLabel(info.video.width, info.video.height) : null;
+    const resolution = r.type === 'video' && info.video ? resolutionLabel(info.video.width, info.video.height) : null;
     const storagePath = staging.publish();
     await ctx.repos.content.insert({
       id: contentId,
@@ -133,7 +145,7 @@ export async function ingestContent(ctx: Context, r: IngestRequest, hooks: Inges
       description: r.description ?? null,
       type: r.type,
       duration: Math.round(duration * 1000),
-      resolution: r.type === 'video' ? resolution : null,
+      resolution,
       isWatermarked: r.watermark,
       segmentCount: segments.length,
       storagePath,
@@ -148,7 +160,7 @@ export async function ingestContent(ctx: Context, r: IngestRequest, hooks: Inges
       title: r.title.trim(),
       type: r.type,
       duration: Math.round(duration * 10) / 10,
-      resolution: r.type === 'video' ? resolution : null,
+      resolution,
       isWatermarked: r.watermark,
       segmentCount: segments.length,
       backend: backendName,

@@ -1,7 +1,6 @@
 import type { MediaBinaries } from '../media/binaries.js';
 import { DrmError } from '../errors.js';
 import { HLS_SEGMENT_SECONDS } from '../media/hls.js';
-import type { Variant } from './video-mark.js';
 
 /** The watermark carries one bit per HLS segment (10 s, DESIGN.md "HLS"). */
 export const SEGMENT_SECONDS = HLS_SEGMENT_SECONDS;
@@ -16,6 +15,9 @@ export function parseBits(bits: string): string {
   }
   return bits;
 }
+
+/** The two marked copies of every segment. */
+export type Variant = 'A' | 'B';
 
 /** DESIGN.md, "Watermark rule": bit 0 → variant A, bit 1 → variant B. */
 export function variantFor(bits: string, segment: number): Variant {

@@ -9,7 +9,7 @@ import { loadServerSecret } from '../../src/crypto/secret.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { watermarkKey } from '../../src/watermark/keyed-random.js';
-import { detectVideo } from '../../src/watermark/video-detect.js';
+import { detectVideo } from '../../src/watermark/video/detect.js';
 import { contentRowsIn, registerOver } from '../helpers/fixtures.js';
 import { drm, killAll, runDrm, type ServeProcess, startServe } from '../helpers/serve-process.js';
 

@@ -5,7 +5,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DrmError } from '../../src/errors.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
-import { frameLogTimes, lumaFrames, monoPcm, preciseLumaFrames, readMonoPcm, sampleVideo } from '../../src/media/decode.js';
+import { monoPcm, readMonoPcm } from '../../src/media/audio-pcm.js';
+import { lumaFrames, preciseLumaFrames } from '../../src/media/video-frames.js';
+import { frameLogTimes, sampleVideo } from '../../src/media/video-samples.js';
 import { parseFfmpegReport, probeMedia } from '../../src/media/probe.js';
 
 // Real ffmpeg on media made here from ffmpeg's own test sources (lavfi): no fixture files.

@@ -10,7 +10,8 @@ import { ingestContent } from '../../src/ingest/ingest.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { readPlaylist } from '../../src/media/hls.js';
 import { probeMedia } from '../../src/media/probe.js';
-import { MUSIC_REFERENCE, thumbsBeside, VIDEO_REFERENCE } from '../../src/watermark/reference.js';
+import { MUSIC_REFERENCE } from '../../src/watermark/music/reference.js';
+import { thumbsBeside, VIDEO_REFERENCE } from '../../src/watermark/video/reference.js';
 import { makeTestApp, type TestApp } from '../helpers/context.js';
 import { contentRowsIn, decryptedSegment } from '../helpers/fixtures.js';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { probeMedia } from '../../src/media/probe.js';
-import { type LeakSamples, sampleLeak } from '../../src/watermark/leak-samples.js';
+import { type LeakSamples, sampleLeak } from '../../src/watermark/video/leak-samples.js';
 
 // A 64-s film (long enough to be decoded in two parts) made here with ffmpeg's test source.
 const bins = mediaBinaries();

@@ -6,10 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { musicGraph } from '../helpers/media.js';
 import { DrmError } from '../../src/errors.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
-import { readMonoPcm } from '../../src/media/decode.js';
+import { readMonoPcm } from '../../src/media/audio-pcm.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { watermarkKey } from '../../src/watermark/keyed-random.js';
-import { detectMusic, embedMusic, musicSegmentVariants } from '../../src/watermark/music-pipeline.js';
+import { detectMusic } from '../../src/watermark/music/detect.js';
+import { embedMusic } from '../../src/watermark/music/embed.js';
+import { musicSegmentVariants } from '../../src/watermark/music/segment.js';
 import type { Detection } from '../../src/watermark/segments.js';
 
 // Real ffmpeg end to end, on music synthesised here with lavfi: no fixture files.

@@ -9,8 +9,8 @@ import { mediaBinaries } from '../../src/media/binaries.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { watermarkKey } from '../../src/watermark/keyed-random.js';
 import type { Detection } from '../../src/watermark/segments.js';
-import { detectVideo } from '../../src/watermark/video-detect.js';
-import { embedVideo } from '../../src/watermark/video-embed.js';
+import { detectVideo } from '../../src/watermark/video/detect.js';
+import { embedVideo } from '../../src/watermark/video/embed.js';
 
 // Real ffmpeg and x264 end to end on a slow pan across a still of the Mandelbrot set (detail at
 // every scale, always moving, like the corpus's photographs in motion), made here with lavfi: no

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { alignTime, framePositions, refineTime } from '../../src/watermark/video-align.js';
+import { alignTime, framePositions, refineTime } from '../../src/watermark/video/align.js';
 import { readAhead } from '../../src/watermark/in-order.js';
 
 /** Unit-norm signatures that tell every frame apart (a seeded walk, so neighbours stay alike, as in a film). */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { findRect, type Rect, resizeArea, viewThrough } from '../../src/watermark/video-geometry.js';
+import { findRect } from '../../src/watermark/video/find-rect.js';
+import { type Rect, resizeArea, viewThrough } from '../../src/watermark/video/geometry.js';
 
 // A reference plane of 480 × 270 with smooth, seeded content, and leaks that show a rectangle of it.
 const W = 480;

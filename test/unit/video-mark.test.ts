@@ -3,9 +3,9 @@ import { createCpuDirectBackend } from '../../gpu/cpu-direct.js';
 import { KeyedRandom, watermarkKey } from '../../src/watermark/keyed-random.js';
 import { downsample, reducedSize, upsample, writeVariants } from '../../gpu/resample.js';
 import { clampRms } from '../../gpu/modulate.js';
-import { analyse, DEFAULT_VIDEO_MARK, markedCount, markFrame, markFrames, patternLength, rmsForPsnr, segmentGains, segmentPattern } from '../../src/watermark/video-mark.js';
+import { analyse, DEFAULT_VIDEO_MARK, markedCount, markFrame, markFrames, patternLength, rmsForPsnr, segmentGains, segmentPattern } from '../../src/watermark/video/mark.js';
 import { bitFromZ } from '../../src/watermark/score.js';
-import { nullPatterns, SegmentScore } from '../../src/watermark/video-score.js';
+import { nullPatterns, SegmentScore } from '../../src/watermark/video/score.js';
 
 const backend = createCpuDirectBackend();
 afterAll(() => backend.close());

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { insetRect, restoreLeak } from '../../src/watermark/video-restore.js';
+import { insetRect, restoreLeak } from '../../src/watermark/video/restore.js';
 
 const W = 64;
 const H = 36;

@@ -5,12 +5,8 @@ import type { Context } from '../../context.js';
 import type { ContentRow } from '../../db/repos/index.js';
 import { badRequest, DrmError, notFound } from '../../errors.js';
 import { matchCandidates } from '../../forensics/matching.js';
-import { mediaBinaries } from '../../media/binaries.js';
-import { type MediaInfo, probeMedia } from '../../media/probe.js';
-import { detectMusic } from '../../watermark/music-pipeline.js';
-import { MUSIC_REFERENCE, VIDEO_REFERENCE } from '../../watermark/reference.js';
+import { kindsIn, type MediaKind, watermarkEngine } from '../../watermark/engine.js';
 import { type Detection, ID_BITS } from '../../watermark/segments.js';
-import { detectVideo } from '../../watermark/video-detect.js';
 import { isUuid } from '../validate.js';
 import { evidenceFor, type ForensicReport } from './report.js';
 
@@ -45,20 +41,24 @@ export async function checkAnalysis(
   }
   if (content.type !== contentType) throw badRequest(`content ${contentId} is ${content.type}, not ${contentType}`);
   if (!content.isWatermarked) throw badRequest(`content ${contentId} is not watermarked: a leak of it carries no mark to trace`);
-  let info: MediaInfo;
+  let kinds: MediaKind[];
   try {
-    info = await probeMedia(mediaBinaries(), leak);
+    kinds = await kindsIn(ctx.media, leak);
   } catch {
     throw badRequest('the uploaded file is not a video or audio file that ffmpeg can read');
   }
-  if (contentType === 'video' && !info.video) throw badRequest('the uploaded file holds no video stream to compare with the video content');
-  if (contentType === 'music' && !info.audio) throw badRequest('the uploaded file holds no audio stream to compare with the music content');
+  if (!kinds.includes(contentType)) {
+    throw badRequest(`the uploaded file holds no ${contentType === 'video' ? 'video' : 'audio'} stream to compare with the ${contentType} content`);
+  }
   return content;
 }
 
-/** The reference ingest kept for detection (../../watermark/reference.ts). */
+/** Content is music unless it is video (ingest stores no other type). */
+const kindOf = (content: ContentRow): MediaKind => (content.type === 'video' ? 'video' : 'music');
+
+/** The reference ingest kept for detection (../../watermark/video/reference.ts, ../../watermark/music/reference.ts). */
 function referenceOf(ctx: Context, content: ContentRow): string {
-  const file = content.storagePath && ctx.storage.file(content.storagePath, content.type === 'video' ? VIDEO_REFERENCE : MUSIC_REFERENCE);
+  const file = content.storagePath && ctx.storage.file(content.storagePath, watermarkEngine(kindOf(content)).referenceFile);
   if (!file || !fs.existsSync(file)) {
     throw new DrmError('CONFLICT', `content ${content.id} has no detection reference (it was ingested before drm kept one): ingest it again to analyse its leaks`);
   }
@@ -87,15 +87,11 @@ async function candidatesOf(ctx: Context, content: ContentRow) {
  */
 export async function analyzeLeak(ctx: Context, leak: string, content: ContentRow, hooks: AnalysisHooks): Promise<ForensicReport> {
   const started = performance.now();
-  const bins = mediaBinaries();
   const original = referenceOf(ctx, content);
-  const job = { bins, key: ctx.keys.watermark, contentId: content.id, leak, original, signal: hooks.signal };
+  const job = { bins: ctx.media, key: ctx.keys.watermark, contentId: content.id, leak, original, reference: true, signal: hooks.signal };
   let detection: Detection;
   try {
-    detection =
-      content.type === 'video'
-        ? await detectVideo({ ...job, reference: true, backend: await hooks.backend(), onProgress: hooks.onProgress })
-        : await detectMusic({ ...job, onProgress: (done, total) => hooks.onProgress?.('score', done, total) });
+    detection = await watermarkEngine(kindOf(content)).detect({ ...job, backend: hooks.backend, onProgress: hooks.onProgress });
   } catch (err) {
     hooks.signal?.throwIfAborted();
     if (!(err instanceof DrmError) || err.code !== 'BAD_REQUEST') throw err;

@@ -1,8 +1,8 @@
-import type { Rect } from './video-geometry.js';
+import type { Rect } from './geometry.js';
 
 /**
  * A leak frame put back into the original's place, for scoring: the leak's proxy (the whole leak
- * frame area-scaled to the reference plane's size, see sampleVideo in ../media/decode.ts) is
+ * frame area-scaled to the reference plane's size, see sampleVideo in ../../media/video-samples.ts) is
  * sampled where the found rectangle says each reference pixel was, its tones mapped back through
  * the fitted curve, and what the leak does not show is taken from the original, so it scores
  * nothing.

@@ -1,6 +1,6 @@
-import { istft, type Spectrogram, stft } from '../../gpu/stft/stft.js';
-import { segmentRandom } from './keyed-random.js';
-import { calibratedZ } from './score.js';
+import { istft, type Spectrogram, stft } from '../../../gpu/stft/stft.js';
+import { segmentRandom } from '../keyed-random.js';
+import { calibratedZ } from '../score.js';
 
 /**
  * The music mark of one segment: STFT magnitudes in the band a lossy codec keeps are scaled by

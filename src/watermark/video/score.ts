@@ -1,7 +1,7 @@
-import type { Transform } from '../../gpu/backend.js';
-import { segmentRandom } from './keyed-random.js';
-import { calibratedZ } from './score.js';
-import { markedCount, markedPlanes, type VideoMarkParams } from './video-mark.js';
+import type { Transform } from '../../../gpu/backend.js';
+import { segmentRandom } from '../keyed-random.js';
+import { calibratedZ } from '../score.js';
+import { markedCount, markedPlanes, type VideoMarkParams } from './mark.js';
 
 /**
  * The non-blind score of one segment. For each frame, the marked coefficients of the original

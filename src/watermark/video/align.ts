@@ -1,4 +1,4 @@
-import type { Rect } from './video-geometry.js';
+import type { Rect } from './geometry.js';
 
 /**
  * Time alignment and tone of a leak against its original, on small grey thumbnails: every frame of

@@ -1,7 +1,7 @@
-import type { DtcwtBackend, Transform } from '../../gpu/backend.js';
-import { type MarkedFrame, modulatedCount } from '../../gpu/modulate.js';
-import { downsample, reducedSize } from '../../gpu/resample.js';
-import { segmentRandom } from './keyed-random.js';
+import type { DtcwtBackend, Transform } from '../../../gpu/backend.js';
+import { type MarkedFrame, modulatedCount } from '../../../gpu/modulate.js';
+import { downsample, reducedSize } from '../../../gpu/resample.js';
+import { segmentRandom } from '../keyed-random.js';
 
 /**
  * The video mark of one segment: a keyed ±1 pattern p over the DTCWT coefficients of chosen
@@ -48,8 +48,6 @@ export const DEFAULT_VIDEO_MARK: VideoMarkParams = {
 
 /** The RMS change in grey levels that a PSNR of `db` allows. */
 export const rmsForPsnr = (db: number) => 255 / 10 ** (db / 20);
-
-export type Variant = 'A' | 'B';
 
 /** The marked coefficients of a transform, in a fixed order: level, then plane position, then orientation. */
 export function markedPlanes(t: Transform, params: VideoMarkParams) {

@@ -1,15 +1,15 @@
 import os from 'node:os';
 import path from 'node:path';
-import type { DtcwtBackend } from '../../gpu/backend.js';
-import { DrmError } from '../errors.js';
-import { yuvFrames } from '../media/decode.js';
-import { startPipeEncoder } from '../media/encode.js';
-import { type MediaInfo, probeMedia } from '../media/probe.js';
-import { reducedSize } from '../../gpu/resample.js';
-import { type EmbedJob, segmentAt, variantFor } from './segments.js';
-import { inOrder } from './in-order.js';
+import type { DtcwtBackend } from '../../../gpu/backend.js';
+import { DrmError } from '../../errors.js';
+import { yuvFrames } from '../../media/video-frames.js';
+import { startPipeEncoder } from '../../media/encode.js';
+import { type MediaInfo, probeMedia } from '../../media/probe.js';
+import { reducedSize } from '../../../gpu/resample.js';
+import { type EmbedJob, segmentAt, variantFor } from '../segments.js';
+import { inOrder } from '../in-order.js';
 import { videoReferenceOutputs } from './reference.js';
-import { DEFAULT_VIDEO_MARK, markFrames, patternLength, segmentGains, segmentPattern, type VideoMarkParams } from './video-mark.js';
+import { DEFAULT_VIDEO_MARK, markFrames, patternLength, segmentGains, segmentPattern, type VideoMarkParams } from './mark.js';
 
 /** `output` is an .mp4 (x264, the original's audio). */
 export interface VideoEmbedOptions extends EmbedJob {
@@ -83,6 +83,11 @@ async function* segmentRuns(source: AsyncIterable<Uint8Array>, fps: number, leng
   if (run) yield run;
 }
 
+/** ffmpeg input options that read the marked frames (yuv420p) from stdin. */
+export function rawVideoInput(v: { width: number; height: number; fps: number }): string[] {
+  return ['-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-s', `${v.width}x${v.height}`, '-r', String(v.fps), '-i', 'pipe:0'];
+}
+
 /** Probes and checks the input (a video stream big enough to carry the mark) before any work. */
 export async function openVideoMarking(o: VideoMarkingJob): Promise<VideoMarking> {
   const info = await probeMedia(o.bins, o.input);
@@ -129,7 +134,7 @@ export async function embedVideo(o: VideoEmbedOptions): Promise<VideoEmbedResult
     o.bins.ffmpeg,
     [
       '-v', 'error', '-y',
-      '-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-s', `${width}x${height}`, '-r', String(fps), '-i', 'pipe:0',
+      ...rawVideoInput(marking),
       ...(info.audio ? ['-i', o.input] : []),
       '-map', '0:v:0', ...audio,
       '-c:v', 'libx264', '-crf', String(o.crf ?? 18), '-preset', o.preset ?? 'fast', '-pix_fmt', 'yuv420p',

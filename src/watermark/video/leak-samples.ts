@@ -1,9 +1,10 @@
 import path from 'node:path';
-import type { MediaBinaries } from '../media/binaries.js';
-import { lumaFrameAt, preciseLumaFrames, sampleVideo, type VideoSamples } from '../media/decode.js';
+import type { MediaBinaries } from '../../media/binaries.js';
+import { lumaFrameAt, preciseLumaFrames } from '../../media/video-frames.js';
+import { sampleVideo, type VideoSamples } from '../../media/video-samples.js';
 
 /**
- * A leak's samples for the video detector (./video-detect.ts): a frame every few, each as a
+ * A leak's samples for the video detector (./detect.ts): a frame every few, each as a
  * thumbnail, a proxy at the reference plane's size and its time. The leak is decoded once, in
  * `parts` consecutive time ranges at the same time: decoding without the unreferenced frames
  * leaves ffmpeg's frame threads too little to overlap (1.4 of 2 cores busy), and two ranges at

@@ -1,16 +1,16 @@
 import path from 'node:path';
-import { DrmError } from '../errors.js';
-import type { MediaBinaries } from '../media/binaries.js';
-import { splitOutputs, type VideoOutput } from '../media/decode.js';
-import { probeMedia } from '../media/probe.js';
-import { transcode } from '../media/transcode.js';
-import { reducedSize } from '../../gpu/resample.js';
-import { DEFAULT_VIDEO_MARK, type VideoMarkParams } from './video-mark.js';
+import { DrmError } from '../../errors.js';
+import type { MediaBinaries } from '../../media/binaries.js';
+import { splitOutputs, type VideoOutput } from '../../media/video-frames.js';
+import { probeMedia } from '../../media/probe.js';
+import { transcode } from '../../media/transcode.js';
+import { reducedSize } from '../../../gpu/resample.js';
+import { DEFAULT_VIDEO_MARK, type VideoMarkParams } from './mark.js';
 
 /**
- * What detection compares a leak with, kept beside a watermarked item at ingest (DESIGN.md:
+ * What video detection compares a leak with, kept beside a watermarked item at ingest (DESIGN.md:
  * detection is not blind). The source file is not kept: it may be huge, and the detector needs
- * little of it.
+ * little of it (music's: ../music/reference.ts).
  *
  * Video: the mark is made and read on the luma box-reduced by the mark's scale, so that plane,
  * unmarked, is the whole reference: a grey video of 480×270 for a 1080p film, written from the
@@ -21,14 +21,11 @@ import { DEFAULT_VIDEO_MARK, type VideoMarkParams } from './video-mark.js';
  * (about 10 MB a minute, a sixth of the two variants), far below what a leak's own re-encode
  * changes; its error does not correlate with any pattern, so it only adds a little noise.
  *
- * Beside it, a thumbnail of every frame (./video-align.ts lines a leak up in time on them), from
+ * Beside it, a thumbnail of every frame (./align.ts lines a leak up in time on them), from
  * the same decode: the detector would otherwise decode the whole reference again for them, beside
  * the leak's own decode (measured: a tenth of a 10-minute analysis).
- *
- * Music: the original mixed to mono at its own rate (what the detector reads), as FLAC.
  */
 export const VIDEO_REFERENCE = 'reference.mp4';
-export const MUSIC_REFERENCE = 'reference.flac';
 
 const REFERENCE_CRF = 12;
 
@@ -99,9 +96,4 @@ export async function writeVideoReferenceThumbs(bins: MediaBinaries, reference: 
  */
 export function referenceParams(params: VideoMarkParams = DEFAULT_VIDEO_MARK): VideoMarkParams {
   return { ...params, scale: 1 };
-}
-
-/** Writes the music reference of `input` (its first audio stream, mono, lossless). */
-export async function writeMusicReference(bins: MediaBinaries, input: string, file: string, signal?: AbortSignal): Promise<void> {
-  await transcode(bins, ['-i', input, '-map', '0:a:0', '-ac', '1', '-c:a', 'flac', '-f', 'flac', file], { what: 'the detection reference of the music', signal });
 }

@@ -1,9 +1,16 @@
-import { concatSamples } from '../media/decode.js';
-export { type FedProcess, startFed } from '../media/encode.js';
+import path from 'node:path';
+import { DrmError } from '../../errors.js';
+import { concatSamples } from '../../media/audio-pcm.js';
+import type { MediaBinaries } from '../../media/binaries.js';
+import type { FedProcess } from '../../media/encode.js';
+import { type MediaInfo, probeMedia } from '../../media/probe.js';
+import { lastLine, type MediaProcess } from '../../media/spawn.js';
+export { type FedProcess, startFed } from '../../media/encode.js';
 
 /**
- * Plumbing for the music pipeline: a reader that hands out consecutive spans of a decoded stream while keeping
- * no more of it than the span asked for.
+ * Plumbing for the music embedder and detector: the audio stream a file must have, a reader that
+ * hands out consecutive spans of a decoded stream while keeping no more of it than the span asked
+ * for, planar and interleaved samples, and the decoders' ends.
  */
 
 /**
@@ -75,4 +82,27 @@ export function interleave(planes: readonly Float32Array[]): Float32Array {
     for (let i = 0; i < frames; i++) out[i * channels + c] = plane[i] as number;
   });
   return out;
+}
+
+/** The audio stream of a file, or a BAD_REQUEST saying why there is none to work on. */
+export async function audioOf(bins: MediaBinaries, file: string, role: string): Promise<{ info: MediaInfo; sampleRate: number; channels: number }> {
+  const info = await probeMedia(bins, file);
+  const name = path.basename(file);
+  if (!info.audio) throw new DrmError('BAD_REQUEST', `${role} ${name} has no audio stream`);
+  const { sampleRate, channels } = info.audio;
+  if (!(sampleRate > 0 && channels > 0)) throw new DrmError('BAD_REQUEST', `${role} ${name} has an audio stream without a sample rate or channels`);
+  return { info, sampleRate, channels };
+}
+
+/** Stops whatever of these processes still runs, and waits for them all. */
+export async function stop(...processes: (MediaProcess | FedProcess)[]): Promise<void> {
+  for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+  await Promise.all(processes.map((p) => p.done.catch(() => undefined)));
+}
+
+/** Waits for a decoder to end, and turns a failure into a BAD_REQUEST naming the file. */
+export async function finishDecoder(decoder: MediaProcess, file: string, signal?: AbortSignal): Promise<void> {
+  const { code, stderr } = await decoder.done;
+  signal?.throwIfAborted();
+  if (code !== 0) throw new DrmError('BAD_REQUEST', `could not decode the audio of ${path.basename(file)}: ${lastLine(stderr)}`);
 }

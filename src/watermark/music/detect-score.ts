@@ -1,0 +1,119 @@
+import { monoPcm } from '../../media/audio-pcm.js';
+import { bitFromZ } from '../score.js';
+import { SEGMENT_SECONDS, type SegmentReading } from '../segments.js';
+import { fineAlign } from './align.js';
+import type { MusicDetectOptions } from './detect.js';
+import { musicScore } from './mark.js';
+import { SampleWindow } from './pipe.js';
+import { segmentPattern } from './segment.js';
+
+// The second stage of music detection (./detect.ts): each segment aligned to the sample and scored.
+
+/** A segment the leak covers for less than this is not scored: too few tiles to say anything. */
+export const MIN_COVERAGE_SECONDS = 2;
+
+/** The waveforms must agree this well once aligned to the sample (about 0.98 and up for a true leak, near 0 otherwise) */
+const MIN_WAVEFORM_CORRELATION = 0.3;
+
+/** How far (seconds) the sample-exact search looks around the envelope's lag. */
+const FINE_RANGE_SECONDS = 0.04;
+
+export interface AlignedStreams {
+  sampleRate: number;
+  /** original index = leak index + lag (samples, from the envelopes) */
+  lag: number;
+  originalSamples: number;
+  leakSamples: number;
+}
+
+export interface ScoredSegment {
+  reading: SegmentReading;
+  /** the sample-exact search in this segment, and whether it was trusted */
+  fine: { lag: number; correlation: number; trusted: boolean };
+  /** original index = leak index + lag, as used for this segment */
+  lag: number;
+  /** Σ original·leak and Σ original² over the covered samples, for the overall gain */
+  ol: number;
+  oo: number;
+}
+
+/** Samples [start, start + samples.length) of one stream. */
+interface Span {
+  samples: Float32Array;
+  start: number;
+}
+
+/**
+ * Second pass over both files side by side, one original segment at a time: refine the lag to
+ * the sample on the segment's own waveform (a quiet segment that cannot be trusted keeps the
+ * last good lag), undo the gain, and score the segment.
+ */
+export async function scoreSegments(o: MusicDetectOptions, a: AlignedStreams): Promise<ScoredSegment[]> {
+  const { sampleRate, originalSamples } = a;
+  const original = new SampleWindow(monoPcm(o.bins, o.original, { sampleRate, signal: o.signal })[Symbol.asyncIterator]());
+  const leak = new SampleWindow(monoPcm(o.bins, o.leak, { sampleRate, signal: o.signal })[Symbol.asyncIterator]());
+  const range = Math.round(FINE_RANGE_SECONDS * sampleRate);
+  const segmentLength = SEGMENT_SECONDS * sampleRate;
+  const out: ScoredSegment[] = [];
+  let lastGood = 0;
+  try {
+    for (let s = 0; s * segmentLength < originalSamples; s++) {
+      const s0 = s * segmentLength;
+      const s1 = Math.min(s0 + segmentLength, originalSamples);
+      const c0 = Math.max(s0, a.lag);
+      const c1 = Math.min(s1, a.lag + a.leakSamples);
+      if (c1 - c0 >= MIN_COVERAGE_SECONDS * sampleRate) {
+        const segment: Span = { samples: await original.span(s0, s1), start: s0 };
+        const window: Span = { samples: await leak.span(c0 - a.lag - range, c1 - a.lag + range), start: c0 - a.lag - range };
+        const found = fineAlign(segment.samples.subarray(c0 - s0, c1 - s0), window.samples, range);
+        const trusted = found.correlation >= MIN_WAVEFORM_CORRELATION;
+        if (trusted) lastGood = found.lag;
+        // fineAlign: segment[i] matches window[i + range + f], and window[w] is leak[c0 − lag − range + w],
+        // so the segment's own lag is lag − f (the sign mattered once the coarse lag stopped being whole blocks).
+        const scored = scoreSegment(o, s, segment, window, a.lag - lastGood, a);
+        out.push({ ...scored, fine: { ...found, trusted } });
+      }
+      o.signal?.throwIfAborted();
+      o.onProgress?.(s1 / sampleRate, originalSamples / sampleRate);
+    }
+  } finally {
+    await Promise.all([original.close(), leak.close()]);
+  }
+  o.signal?.throwIfAborted();
+  return out;
+}
+
+/**
+ * One segment's reading, with the leak (gain undone) in place of the original where it covers
+ * the segment. Samples it does not cover are the original's own, so their tiles measure no
+ * change and add nothing to z either way.
+ */
+function scoreSegment(
+  o: MusicDetectOptions,
+  index: number,
+  segment: Span,
+  window: Span,
+  lag: number,
+  a: AlignedStreams,
+): Omit<ScoredSegment, 'fine'> {
+  const { samples, start } = segment;
+  const c0 = Math.max(start, lag);
+  const c1 = Math.min(start + samples.length, lag + a.leakSamples);
+  const leakAt = (n: number) => window.samples[n - lag - window.start] as number;
+  let ol = 0;
+  let oo = 0;
+  for (let n = c0; n < c1; n++) {
+    const x = samples[n - start] as number;
+    ol += x * leakAt(n);
+    oo += x * x;
+  }
+  const gain = oo > 0 ? ol / oo : 0;
+  const coverage = Math.max(0, c1 - c0) / a.sampleRate;
+  // A leak that is silent (or inverted) where the original plays has nothing to score.
+  if (!(gain > 1e-3)) return { lag, ol, oo, reading: { index, z: 0, bit: '?', coverage } };
+  const suspect = Float32Array.from(samples);
+  for (let n = c0; n < c1; n++) suspect[n - start] = leakAt(n) / gain;
+  const pattern = segmentPattern(o.key, o.contentId, index, samples.length, a.sampleRate);
+  const z = musicScore(samples, suspect, a.sampleRate).z(pattern);
+  return { lag, ol, oo, reading: { index, z, bit: bitFromZ(z), coverage } };
+}

@@ -1,0 +1,113 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { DtcwtBackend } from '../../../gpu/backend.js';
+import { DrmError } from '../../errors.js';
+import type { MediaBinaries } from '../../media/binaries.js';
+import { type MediaInfo, probeMedia } from '../../media/probe.js';
+import { type Detection, readOut } from '../segments.js';
+import { placeLeak } from './detect-place.js';
+import { chooseFrames, FRAMES_PER_SEGMENT, readSegments, scoreSegments } from './detect-score.js';
+import { alignLeakInTime } from './detect-time.js';
+import type { Rect } from './geometry.js';
+import { DEFAULT_VIDEO_MARK, patternLength, type VideoMarkParams } from './mark.js';
+import { referenceParams, VIDEO_REFERENCE, writeVideoReference } from './reference.js';
+import { insetRect, type LeakPlacement } from './restore.js';
+
+export type DetectStage = 'decode' | 'align' | 'score';
+
+export interface VideoDetectOptions {
+  bins: MediaBinaries;
+  key: Buffer;
+  contentId: string;
+  leak: string;
+  /** the unmarked original, or the reduced reference ingest kept (with `reference`) */
+  original: string;
+  /**
+   * `original` is a reference plane (./reference.ts), its thumbnails beside it where ingest wrote
+   * them; otherwise both are made from it first
+   */
+  reference?: boolean;
+  backend: DtcwtBackend;
+  params?: VideoMarkParams;
+  /** frames scored per segment, evenly spread over what the leak holds of it (default 10) */
+  framesPerSegment?: number;
+  /** also score each segment against this many patterns of keys never used (SegmentReading.nullZ) */
+  nullPatterns?: number;
+  /** where the working files go (a reference made from an original, the leak's proxies); the system's by default */
+  tempDir?: string;
+  /** decode: leak samples (about every fourth frame) decoded of those expected; align: steps done of 2; score: frames scored */
+  onProgress?: (stage: DetectStage, done: number, total: number) => void;
+  signal?: AbortSignal;
+}
+
+export type VideoInfo = NonNullable<MediaInfo['video']> & { duration: number };
+
+async function videoOf(bins: MediaBinaries, file: string, role: string): Promise<VideoInfo> {
+  const info = await probeMedia(bins, file);
+  if (!info.video) throw new DrmError('BAD_REQUEST', `the ${role} ${file} has no video stream`);
+  return { ...info.video, duration: info.duration };
+}
+
+/**
+ * Reads the mark of every segment a leak holds, with its original at hand (DESIGN.md: detection is
+ * not blind). The leak is decoded once (./leak-samples.ts), keeping about every fourth frame as a
+ * thumbnail (time alignment) and a proxy at the reference plane's size (geometry and scoring);
+ * everything after that reads the proxies and the reference, which are small. Aligns the leak in
+ * time and space (./align.ts, ./geometry.ts), undoes its tone curve, puts each sampled leak frame
+ * back into the original's geometry (./restore.ts), and scores each segment.
+ */
+export async function detectVideo(o: VideoDetectOptions): Promise<Detection> {
+  const work = fs.mkdtempSync(path.join(o.tempDir ?? os.tmpdir(), 'drm-detect-'));
+  try {
+    let reference = o.original;
+    if (!o.reference) {
+      const orig = await videoOf(o.bins, o.original, 'original');
+      reference = path.join(work, VIDEO_REFERENCE);
+      await writeVideoReference(o.bins, o.original, reference, orig.width, orig.height, o.params ?? DEFAULT_VIDEO_MARK, o.signal);
+    }
+    return await detectOnReference(o, reference, work);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The three stages on a reference: the leak decoded and lined up in time (./detect-time.ts), put
+ * in place in space and tone (./detect-place.ts), and its frames scored (./detect-score.ts).
+ */
+async function detectOnReference(o: VideoDetectOptions, reference: string, work: string): Promise<Detection> {
+  // The reduction is done in the reference: the leak is brought to the plane's size instead.
+  const params = referenceParams(o.params);
+  const [orig, leak] = await Promise.all([videoOf(o.bins, reference, 'reference'), videoOf(o.bins, o.leak, 'leak')]);
+  const { width: W, height: H, fps } = orig;
+  const timed = await alignLeakInTime(o, reference, work, orig, leak);
+  o.onProgress?.('align', 0, 2);
+  const placed = await placeLeak(o, reference, timed, orig, leak);
+  o.onProgress?.('align', 1, 2);
+  const { bySegment, aligned, chosen } = chooseFrames(placed.time.frameMap, fps, o.framesPerSegment ?? FRAMES_PER_SEGMENT);
+  o.onProgress?.('align', 2, 2);
+  const { rect, activeP, tone } = placed;
+  const placement: LeakPlacement = { active: activeP, rect, inside: insetRect(rect, 2, W, H), tone };
+  const scores = await scoreSegments(o, { reference, leak: timed.sampled, W, H, fps, params, chosen, frameMap: placed.time.frameMap, placement });
+  const segments = readSegments(o, scores, patternLength(W, H, params), (index) => timed.seconds(bySegment.get(index) ?? []));
+  return {
+    segments,
+    bits: readOut(segments),
+    alignment: {
+      offsetSeconds: placed.time.offset / fps,
+      timeCorrelation: round3(placed.time.correlation),
+      rect: box(rect),
+      geometryScore: round3(placed.geometryScore),
+      activeArea: box(placed.active),
+      // Counted on the samples: each stands for the leak's frames up to the next one.
+      matchedFrames: Math.round(timed.seconds(aligned) * fps),
+      leakFrames: Math.round(timed.seconds([...placed.time.frameMap.keys()]) * fps),
+    },
+  };
+}
+
+const round3 = (v: number) => Math.round(v * 1000) / 1000;
+
+/** A rectangle as ffmpeg writes a crop: 1280x720+0+0, in whole pixels. */
+const box = (r: Rect) => `${Math.round(r.w)}x${Math.round(r.h)}+${Math.round(r.x)}+${Math.round(r.y)}`;
