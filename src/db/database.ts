@@ -1,10 +1,10 @@
 import type { Logger } from '../log.js';
 import { type Dialect, makeExecutor, type Q, type Schema } from './executor.js';
-import { migrate } from './migrate.js';
+import { migrate, postgresMigrationTarget, sqliteMigrationTarget } from './migrate.js';
 import { Mutex } from './mutex.js';
 import { makeRepos, type Repos } from './repos/index.js';
-import * as pgTables from './schema/pg.js';
-import * as sqliteTables from './schema/sqlite.js';
+import { buildSqliteTables } from './schema/sqlite.js';
+import * as tables from './schema/tables.js';
 
 export interface Database {
   readonly dialect: Dialect;
@@ -62,7 +62,9 @@ async function openSqlite(file: string): Promise<Database> {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   const q = drizzle(sqlite) as unknown as Q;
-  const s = sqliteTables as unknown as Schema;
+  // The repositories are typed once, against the description; SQLite's tables are built from it
+  // column for column, so only the query builder behind this cast differs (and drizzle renders it).
+  const s = buildSqliteTables() as unknown as Schema;
   const mutex = new Mutex();
 
   const waitForTransactions = async () => {
@@ -89,13 +91,7 @@ async function openSqlite(file: string): Promise<Database> {
         mutex.release();
       }
     },
-    migrate: () =>
-      migrate('sqlite', {
-        exec: async (sql) => void sqlite.exec(sql),
-        query: async (sql) => sqlite.prepare(sql).all() as Record<string, unknown>[],
-        lock: async () => void sqlite.exec('BEGIN IMMEDIATE'),
-        unlock: async (ok) => void sqlite.exec(ok ? 'COMMIT' : 'ROLLBACK'),
-      }),
+    migrate: () => migrate('sqlite', sqliteMigrationTarget(sqlite)),
     appliedVersion: () => highestVersion(async (sql) => sqlite.prepare(sql).all() as Record<string, unknown>[]),
     async close() {
       await mutex.acquire();
@@ -116,7 +112,7 @@ async function openPostgres(url: string): Promise<Database> {
   });
   await pool.query('select 1');
   const q = drizzle(pool) as unknown as Q;
-  const s = pgTables;
+  const s = tables;
   const repos = makeRepos(makeExecutor('postgres', s, q));
 
   const db: Database = {
@@ -131,13 +127,7 @@ async function openPostgres(url: string): Promise<Database> {
     async migrate() {
       const client = await pool.connect();
       try {
-        return await migrate('postgres', {
-          exec: async (sql) => void (await client.query(sql)),
-          query: async (sql) => (await client.query(sql)).rows,
-          // Several `drm serve` processes may start at once on one database.
-          lock: async () => void (await client.query('select pg_advisory_lock(724001)')),
-          unlock: async () => void (await client.query('select pg_advisory_unlock(724001)')),
-        });
+        return await migrate('postgres', postgresMigrationTarget(client));
       } finally {
         client.release();
       }

@@ -1,13 +1,14 @@
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import type * as pgSchema from './schema/pg.js';
+import type * as tables from './schema/tables.js';
 
 /**
- * Repositories are written once against the pg-core typings. At run time a SQLite database gets
- * the sqlite-core tables (./schema/sqlite.ts mirrors ./schema/pg.ts column for column), and
- * drizzle renders each query in the right dialect; only this folder knows which one is in use.
+ * Repositories are written once against the one table description (./schema/tables.ts, in
+ * pg-core typings). At run time a SQLite database gets the sqlite-core tables built from that
+ * description (./schema/sqlite.ts), and drizzle renders each query in the right dialect; only
+ * this folder knows which one is in use.
  */
-export type Schema = typeof pgSchema;
+export type Schema = typeof tables;
 // biome-ignore lint/suspicious/noExplicitAny: the relational-query schema parameter is unused here
 export type Q = PgDatabase<PgQueryResultHKT, any>;
 export type Dialect = 'sqlite' | 'postgres';

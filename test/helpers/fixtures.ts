@@ -33,6 +33,7 @@ export async function addContent(t: TestApp, fields: Partial<ContentRow> = {}): 
     isWatermarked: true,
     segmentCount: 6,
     storagePath: null,
+    contentKey: null,
     status: 'ready',
     createdAt: t.clock.now(),
     ...fields,

@@ -1,12 +1,11 @@
-import { pgMigrations } from './pg.js';
-import { sqliteMigrations } from './sqlite.js';
+import { postgresHistory } from './history/postgres.js';
+import { sqliteHistory } from './history/sqlite.js';
+import { generatedSteps } from './steps/index.js';
+import type { Dialect, GeneratedStep, Migration } from './types.js';
 
-/** One migration per step, numbered; the same numbers exist for both dialects. */
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
+export type { Dialect, GeneratedStep, Migration } from './types.js';
+
+export function migrationsFor(dialect: Dialect, steps: readonly GeneratedStep[] = generatedSteps): Migration[] {
+  const history = dialect === 'sqlite' ? sqliteHistory : postgresHistory;
+  return [...history, ...steps.map(({ version, name, ...sql }) => ({ version, name, sql: sql[dialect] }))];
 }
-
-export const migrationsFor = (dialect: 'sqlite' | 'postgres'): Migration[] =>
-  dialect === 'sqlite' ? sqliteMigrations : pgMigrations;

@@ -2,18 +2,9 @@ import { and, count, eq, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
 import { batchPerTurn } from '../per-turn.js';
 import type { OrganizationRow } from './organizations.js';
+import type * as tables from '../schema/tables.js';
 
-export interface ApiKeyRow {
-  id: string;
-  organizationId: string;
-  name: string;
-  prefix: string;
-  keyHash: string;
-  scopes: string[];
-  rateLimitPerHour: number | null;
-  revokedAt: number | null;
-  createdAt: number;
-}
+export type ApiKeyRow = typeof tables.apiKeys.$inferSelect;
 
 export function apiKeysRepo(x: Executor) {
   const t = x.s.apiKeys;

@@ -1,23 +1,11 @@
 import { and, eq, inArray, ne, or, type SQL, sql } from 'drizzle-orm';
 import { type Executor, literalInt } from '../executor.js';
 import { batchPerTurn } from '../per-turn.js';
+import type * as tables from '../schema/tables.js';
 
-export interface ContentRow {
-  id: string;
-  title: string;
-  description: string | null;
-  type: string;
-  /** milliseconds */
-  duration: number;
-  resolution: string | null;
-  isWatermarked: boolean;
-  segmentCount: number;
-  storagePath: string | null;
-  /** the AES-128 key of the segments, sealed with the server secret (null before packaging) */
-  contentKey?: string | null;
-  status: string;
-  createdAt: number;
-}
+export type ContentRow = typeof tables.content.$inferSelect;
+/** A catalog entry as stored before packaging: the sealed key may come later. */
+export type NewContent = typeof tables.content.$inferInsert;
 
 export function contentRepo(x: Executor) {
   const t = x.s.content;
@@ -69,7 +57,7 @@ export function contentRepo(x: Executor) {
   );
 
   return {
-    insert: (row: ContentRow) => x.run((q) => q.insert(t).values(row)),
+    insert: (row: NewContent) => x.run((q) => q.insert(t).values(row)),
 
     async find(id: string): Promise<ContentRow | undefined> {
       return (await byId({ id }))[0];

@@ -1,33 +1,10 @@
 import { and, count, desc, eq, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
+import type * as tables from '../schema/tables.js';
 
-export type CaseStatus = 'processing' | 'completed' | 'failed';
+export type { CaseStatus } from '../schema/tables.js';
 
-export interface CaseRow {
-  id: string;
-  /** the organization whose investigator asked (null for a local `drm analyze`) */
-  organizationId: string | null;
-  apiKeyId: string | null;
-  contentId: string;
-  contentType: string;
-  status: CaseStatus;
-  failureReason: string | null;
-  /** the leak on disk while the case waits or runs; removed when it ends */
-  uploadPath: string | null;
-  uploadName: string | null;
-  uploadBytes: number | null;
-  attempts: number;
-  leaseUntil: number | null;
-  classification: string | null;
-  binaryId: string | null;
-  supportedBits: number | null;
-  matchedViewerId: string | null;
-  matchedSessionId: string | null;
-  /** JSON of the whole report (src/domain/forensics/report.ts) */
-  report: string | null;
-  createdAt: number;
-  completedAt: number | null;
-}
+export type CaseRow = typeof tables.forensicCases.$inferSelect;
 
 export type CaseOutcome = Pick<
   CaseRow,

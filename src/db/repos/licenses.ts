@@ -1,18 +1,8 @@
 import { and, count, desc, eq, getTableColumns, inArray, lte, or, sql } from 'drizzle-orm';
 import { type Executor, literalInt } from '../executor.js';
+import type * as tables from '../schema/tables.js';
 
-export interface LicenseRow {
-  id: string;
-  organizationId: string;
-  /** a content UUID, or '*' for all content of contentType */
-  contentId: string;
-  contentType: string;
-  licenseScope: string;
-  watermarkingEnabled: boolean;
-  pricePerStreamMicro: number;
-  isActive: boolean;
-  createdAt: number;
-}
+export type LicenseRow = typeof tables.licenses.$inferSelect;
 
 export function licensesRepo(x: Executor) {
   const t = x.s.licenses;

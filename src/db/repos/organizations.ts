@@ -1,26 +1,8 @@
 import { count, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
+import type * as tables from '../schema/tables.js';
 
-export interface OrganizationRow {
-  id: string;
-  name: string;
-  email: string | null;
-  walletAddress: string;
-  walletIndex: number | null;
-  signingPublicKey: string | null;
-  signingAlgorithm: string;
-  webhookUrl: string | null;
-  webhookSecretSealed: string;
-  plan: string;
-  isActive: boolean;
-  suspendedReason: string | null;
-  suspendedAt: number | null;
-  apusdBalanceMicro: number;
-  rateLimitPerHour: number | null;
-  monthlyStreamLimit: number | null;
-  lastRotationAt: number | null;
-  createdAt: number;
-}
+export type OrganizationRow = typeof tables.organizations.$inferSelect;
 
 export type OrganizationPatch = Partial<Omit<OrganizationRow, 'id' | 'createdAt'>>;
 

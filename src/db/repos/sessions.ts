@@ -1,21 +1,8 @@
 import { and, count, desc, eq, gte, sql } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
+import type * as tables from '../schema/tables.js';
 
-export interface SessionRow {
-  id: string;
-  organizationId: string;
-  apiKeyId: string;
-  contentId: string;
-  viewerId: string;
-  ipAddress: string | null;
-  userAgent: string | null;
-  isActive: boolean;
-  bytesServed: number;
-  expiresAt: number;
-  createdAt: number;
-  /** served A or B by the viewer's bits; false when the license turned watermarking off (A throughout) */
-  watermarked: boolean;
-}
+export type SessionRow = typeof tables.streamSessions.$inferSelect;
 
 /** A session with what serving it depends on: the viewer's bits and block, the organization's standing. */
 export interface ServingSession {

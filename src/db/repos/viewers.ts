@@ -1,21 +1,8 @@
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
+import type * as tables from '../schema/tables.js';
 
-export interface ViewerRow {
-  id: string;
-  organizationId: string;
-  externalViewerId: string;
-  binaryId: string;
-  walletAddress: string;
-  walletIndex: number | null;
-  hasOwnWallet: boolean;
-  email: string | null;
-  totalStreams: number;
-  isBlocked: boolean;
-  blockedReason: string | null;
-  firstSeen: number;
-  lastSeen: number;
-}
+export type ViewerRow = typeof tables.viewers.$inferSelect;
 
 /** A lock key of the viewer-id allocation (any constant unique among the service's advisory locks). */
 const ALLOCATION_LOCK = 724002;

@@ -1,23 +1,10 @@
 import { and, desc, eq, inArray, isNull, lte, or } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
+import type * as tables from '../schema/tables.js';
 
-export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed' | 'skipped';
+export type { DeliveryStatus } from '../schema/tables.js';
 
-export interface DeliveryRow {
-  id: string;
-  organizationId: string;
-  eventType: string;
-  /** The exact envelope bytes that are signed and sent, kept so that every retry sends the same. */
-  body: string;
-  status: DeliveryStatus;
-  attempts: number;
-  responseCode: number | null;
-  lastError: string | null;
-  nextAttemptAt: number | null;
-  leaseUntil: number | null;
-  createdAt: number;
-  deliveredAt: number | null;
-}
+export type DeliveryRow = typeof tables.webhookDeliveries.$inferSelect;
 
 export type DeliveryOutcome = Pick<
   DeliveryRow,

@@ -1,187 +1,113 @@
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { getTableConfig, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
+import {
+  foreignKey,
+  index,
+  integer,
+  primaryKey,
+  type SQLiteColumn,
+  type SQLiteTableWithColumns,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/sqlite-core';
+import * as tables from './tables.js';
 
-// Mirrors ./pg.ts column for column: repositories are written once and run on either.
-// Times are epoch milliseconds; money is integer micro-APUSD.
+/**
+ * SQLite's tables, built from the one description in ./tables.ts: same table, column, index,
+ * key and constraint names, each column mapped to its SQLite storage class. Nothing here is
+ * written per table, so a column added there exists here too.
+ *
+ * SQLite stores booleans as integers 0/1, bigints as integers (64-bit) and JSON as text; drizzle
+ * converts at the edges, so a row read back has the same TypeScript shape on both dialects.
+ */
 
-export const organizations = sqliteTable('organizations', {
-  id: text('id').primaryKey(),
-  name: text('name').notNull(),
-  email: text('email'),
-  walletAddress: text('wallet_address').notNull(),
-  walletIndex: integer('wallet_index'),
-  signingPublicKey: text('signing_public_key'),
-  signingAlgorithm: text('signing_algorithm').notNull(),
-  webhookUrl: text('webhook_url'),
-  webhookSecretSealed: text('webhook_secret_sealed').notNull(),
-  plan: text('plan').notNull(),
-  isActive: integer('is_active', { mode: 'boolean' }).notNull(),
-  suspendedReason: text('suspended_reason'),
-  suspendedAt: integer('suspended_at'),
-  apusdBalanceMicro: integer('apusd_balance_micro').notNull(),
-  rateLimitPerHour: integer('rate_limit_per_hour'),
-  monthlyStreamLimit: integer('monthly_stream_limit'),
-  lastRotationAt: integer('last_rotation_at'),
-  createdAt: integer('created_at').notNull(),
-});
+// biome-ignore lint/suspicious/noExplicitAny: the builders' generic parameters differ per column kind
+type AnyBuilder = any;
 
-export const apiKeys = sqliteTable(
-  'api_keys',
-  {
-    id: text('id').primaryKey(),
-    organizationId: text('organization_id').notNull(),
-    name: text('name').notNull(),
-    prefix: text('prefix').notNull(),
-    keyHash: text('key_hash').notNull(),
-    scopes: text('scopes', { mode: 'json' }).$type<string[]>().notNull(),
-    rateLimitPerHour: integer('rate_limit_per_hour'),
-    revokedAt: integer('revoked_at'),
-    createdAt: integer('created_at').notNull(),
-  },
-  (t) => [uniqueIndex('api_keys_hash').on(t.keyHash), index('api_keys_org').on(t.organizationId)],
-);
+function sqliteColumnFor(column: PgColumn): AnyBuilder {
+  let builder: AnyBuilder;
+  switch (column.columnType) {
+    case 'PgText':
+      builder = text(column.name);
+      break;
+    case 'PgInteger':
+    case 'PgBigInt53':
+      builder = integer(column.name);
+      break;
+    case 'PgBoolean':
+      builder = integer(column.name, { mode: 'boolean' });
+      break;
+    case 'PgJsonb':
+      builder = text(column.name, { mode: 'json' });
+      break;
+    default:
+      // A new column kind needs its SQLite counterpart here; failing at start-up beats a wrong type.
+      throw new Error(`no SQLite column for ${column.columnType} (${column.name})`);
+  }
+  if (column.primary) builder = builder.primaryKey();
+  if (column.notNull) builder = builder.notNull();
+  if (column.hasDefault && column.default !== undefined) builder = builder.default(column.default);
+  return builder;
+}
 
-export const content = sqliteTable(
-  'content',
-  {
-    id: text('id').primaryKey(),
-    title: text('title').notNull(),
-    description: text('description'),
-    type: text('type').notNull(),
-    duration: integer('duration_ms').notNull(),
-    resolution: text('resolution'),
-    isWatermarked: integer('is_watermarked', { mode: 'boolean' }).notNull(),
-    segmentCount: integer('segment_count').notNull(),
-    storagePath: text('storage_path'),
-    contentKey: text('content_key'),
-    status: text('status').notNull(),
-    createdAt: integer('created_at').notNull(),
-  },
-  (t) => [index('content_ready').on(t.status, t.createdAt, t.id)],
-);
+type SqliteTable = SQLiteTableWithColumns<AnyBuilder>;
 
-export const licenses = sqliteTable(
-  'licenses',
-  {
-    id: text('id').primaryKey(),
-    organizationId: text('organization_id').notNull(),
-    contentId: text('content_id').notNull(),
-    contentType: text('content_type').notNull(),
-    licenseScope: text('license_scope').notNull(),
-    watermarkingEnabled: integer('watermarking_enabled', { mode: 'boolean' }).notNull(),
-    pricePerStreamMicro: integer('price_per_stream_micro').notNull(),
-    isActive: integer('is_active', { mode: 'boolean' }).notNull(),
-    createdAt: integer('created_at').notNull(),
-  },
-  (t) => [uniqueIndex('licenses_target').on(t.organizationId, t.contentId, t.contentType)],
-);
+function sqliteTableFor(table: PgTable, tableNamed: (name: string) => SqliteTable): SqliteTable {
+  const config = getTableConfig(table);
+  const columnKey = new Map<string, string>();
+  const builders: Record<string, AnyBuilder> = {};
+  for (const [key, column] of Object.entries(table) as [string, unknown][]) {
+    if (!isColumnOf(column, config.columns)) continue;
+    columnKey.set(column.name, key);
+    builders[key] = sqliteColumnFor(column);
+  }
+  const own = (t: Record<string, SQLiteColumn>, c: { name: string }) => t[columnKey.get(c.name) as string] as SQLiteColumn;
+  return sqliteTable(config.name, builders, (t: Record<string, SQLiteColumn>) => [
+    ...config.indexes.map((i) => {
+      const columns = i.config.columns.map((c) => own(t, c as PgColumn));
+      const make = i.config.unique ? uniqueIndex : index;
+      return make(i.config.name as string).on(columns[0] as SQLiteColumn, ...columns.slice(1));
+    }),
+    ...config.primaryKeys.map((pk) => primaryKey({ name: pk.getName(), columns: pk.columns.map((c) => own(t, c)) as [SQLiteColumn] })),
+    ...config.foreignKeys.map((fk) => {
+      const ref = fk.reference();
+      const target = tableNamed(getTableConfig(ref.foreignTable).name);
+      return foreignKey({
+        name: fk.getName(),
+        columns: ref.columns.map((c) => own(t, c)) as [SQLiteColumn],
+        foreignColumns: ref.foreignColumns.map((c) => target[keyOfColumn(target, c.name)]) as [SQLiteColumn],
+      });
+    }),
+  ]);
+}
 
-export const rateCounters = sqliteTable(
-  'rate_counters',
-  {
-    bucket: text('bucket').notNull(),
-    windowStart: integer('window_start').notNull(),
-    count: integer('count').notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.bucket, t.windowStart] })],
-);
+function isColumnOf(value: unknown, columns: PgColumn[]): value is PgColumn {
+  return columns.includes(value as PgColumn);
+}
 
-export const adminWallets = sqliteTable('admin_wallets', {
-  address: text('address').primaryKey(),
-  grantedAt: integer('granted_at').notNull(),
-});
+function keyOfColumn(table: SqliteTable, name: string): string {
+  const key = Object.keys(table).find((k) => (table[k] as { name?: unknown } | undefined)?.name === name);
+  if (!key) throw new Error(`a foreign key names a column ${name} that its table lacks`);
+  return key;
+}
 
-export const adminNonces = sqliteTable('admin_nonces', {
-  nonce: text('nonce').primaryKey(),
-  expiresAt: integer('expires_at').notNull(),
-  usedAt: integer('used_at'),
-});
-
-export const webhookDeliveries = sqliteTable(
-  'webhook_deliveries',
-  {
-    id: text('id').primaryKey(),
-    organizationId: text('organization_id').notNull(),
-    eventType: text('event_type').notNull(),
-    body: text('body').notNull(),
-    status: text('status').notNull(),
-    attempts: integer('attempts').notNull(),
-    responseCode: integer('response_code'),
-    lastError: text('last_error'),
-    nextAttemptAt: integer('next_attempt_at'),
-    leaseUntil: integer('lease_until'),
-    createdAt: integer('created_at').notNull(),
-    deliveredAt: integer('delivered_at'),
-  },
-  (t) => [index('webhook_due').on(t.status, t.nextAttemptAt), index('webhook_org').on(t.organizationId, t.createdAt)],
-);
-
-export const viewers = sqliteTable(
-  'viewers',
-  {
-    id: text('id').primaryKey(),
-    organizationId: text('organization_id').notNull(),
-    externalViewerId: text('external_viewer_id').notNull(),
-    binaryId: text('binary_id').notNull(),
-    walletAddress: text('wallet_address').notNull(),
-    walletIndex: integer('wallet_index'),
-    hasOwnWallet: integer('has_own_wallet', { mode: 'boolean' }).notNull(),
-    email: text('email'),
-    totalStreams: integer('total_streams').notNull(),
-    isBlocked: integer('is_blocked', { mode: 'boolean' }).notNull(),
-    blockedReason: text('blocked_reason'),
-    firstSeen: integer('first_seen').notNull(),
-    lastSeen: integer('last_seen').notNull(),
-  },
-  (t) => [
-    uniqueIndex('viewers_binary').on(t.binaryId),
-    uniqueIndex('viewers_external').on(t.organizationId, t.externalViewerId),
-  ],
-);
-
-export const streamSessions = sqliteTable(
-  'stream_sessions',
-  {
-    id: text('id').primaryKey(),
-    organizationId: text('organization_id').notNull(),
-    apiKeyId: text('api_key_id').notNull(),
-    contentId: text('content_id').notNull(),
-    viewerId: text('viewer_id').notNull(),
-    ipAddress: text('ip_address'),
-    userAgent: text('user_agent'),
-    isActive: integer('is_active', { mode: 'boolean' }).notNull(),
-    bytesServed: integer('bytes_served').notNull(),
-    expiresAt: integer('expires_at').notNull(),
-    createdAt: integer('created_at').notNull(),
-    /** served A or B by the viewer's bits (false: the license turned watermarking off, A throughout) */
-    watermarked: integer('watermarked', { mode: 'boolean' }).notNull().default(true),
-  },
-  (t) => [index('sessions_org_created').on(t.organizationId, t.createdAt), index('sessions_viewer').on(t.viewerId)],
-);
-
-/** A leak analysis: queued (processing) with its upload on disk, then completed or failed with its report. */
-export const forensicCases = sqliteTable(
-  'forensic_cases',
-  {
-    id: text('id').primaryKey(),
-    organizationId: text('organization_id'),
-    apiKeyId: text('api_key_id'),
-    contentId: text('content_id').notNull(),
-    contentType: text('content_type').notNull(),
-    status: text('status').notNull(),
-    failureReason: text('failure_reason'),
-    uploadPath: text('upload_path'),
-    uploadName: text('upload_name'),
-    uploadBytes: integer('upload_bytes'),
-    attempts: integer('attempts').notNull(),
-    leaseUntil: integer('lease_until'),
-    classification: text('classification'),
-    binaryId: text('binary_id'),
-    supportedBits: integer('supported_bits'),
-    matchedViewerId: text('matched_viewer_id'),
-    matchedSessionId: text('matched_session_id'),
-    report: text('report'),
-    createdAt: integer('created_at').notNull(),
-    completedAt: integer('completed_at'),
-  },
-  (t) => [index('cases_org_created').on(t.organizationId, t.createdAt), index('cases_queue').on(t.status, t.leaseUntil)],
-);
+/** Every table of a description (./tables.ts unless told), built for SQLite, under the same names. */
+export function buildSqliteTables<D extends Record<string, PgTable> = typeof tables>(
+  description: D = tables as unknown as D,
+): Record<keyof D, SqliteTable> {
+  const described = new Map(Object.entries(description).map(([exportName, t]) => [getTableConfig(t as PgTable).name, { exportName, t }]));
+  const built = new Map<string, SqliteTable>();
+  // A table is built when first needed, so one that references another gets it built first.
+  const tableNamed = (name: string): SqliteTable => {
+    const done = built.get(name);
+    if (done) return done;
+    const entry = described.get(name);
+    if (!entry) throw new Error(`a foreign key references ${name}, which is not described`);
+    const sqlite = sqliteTableFor(entry.t as PgTable, tableNamed);
+    built.set(name, sqlite);
+    return sqlite;
+  };
+  const out: Record<string, SqliteTable> = {};
+  for (const [name, { exportName }] of described) out[exportName] = tableNamed(name);
+  return out as Record<keyof D, SqliteTable>;
+}

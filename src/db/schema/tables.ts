@@ -1,7 +1,17 @@
-import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, bigint, boolean, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
 
-// Mirrors ./sqlite.ts column for column: repositories are written once and run on either.
-// Times are epoch milliseconds; money is integer micro-APUSD.
+/**
+ * The one description of drm's tables. It is written with drizzle's pg-core builders (the richer
+ * type set: boolean, jsonb, bigint); ./sqlite.ts builds SQLite's tables from it, the row types
+ * come from it ($inferSelect), and `npm run db:generate` diffs it against the last snapshot to
+ * write both dialects' next migration. Times are epoch milliseconds; money is integer micro-APUSD.
+ *
+ * Foreign keys carry the names Postgres gave them when migration 1 created them inline
+ * (`<table>_<column>_fkey`), so a generated migration that touches one names the real constraint.
+ */
+
+export type CaseStatus = 'processing' | 'completed' | 'failed';
+export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed' | 'skipped';
 
 export const organizations = pgTable('organizations', {
   id: text('id').primaryKey(),
@@ -24,6 +34,10 @@ export const organizations = pgTable('organizations', {
   createdAt: bigint('created_at', { mode: 'number' }).notNull(),
 });
 
+/** `<table>.organization_id references organizations(id)`, under the name Postgres gave it. */
+const ofOrganization = (table: string, column: AnyPgColumn) =>
+  foreignKey({ name: `${table}_organization_id_fkey`, columns: [column], foreignColumns: [organizations.id] });
+
 export const apiKeys = pgTable(
   'api_keys',
   {
@@ -37,7 +51,11 @@ export const apiKeys = pgTable(
     revokedAt: bigint('revoked_at', { mode: 'number' }),
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
   },
-  (t) => [uniqueIndex('api_keys_hash').on(t.keyHash), index('api_keys_org').on(t.organizationId)],
+  (t) => [
+    uniqueIndex('api_keys_hash').on(t.keyHash),
+    index('api_keys_org').on(t.organizationId),
+    ofOrganization('api_keys', t.organizationId),
+  ],
 );
 
 export const content = pgTable(
@@ -47,11 +65,13 @@ export const content = pgTable(
     title: text('title').notNull(),
     description: text('description'),
     type: text('type').notNull(),
+    /** milliseconds */
     duration: bigint('duration_ms', { mode: 'number' }).notNull(),
     resolution: text('resolution'),
     isWatermarked: boolean('is_watermarked').notNull(),
     segmentCount: integer('segment_count').notNull(),
     storagePath: text('storage_path'),
+    /** the AES-128 key of the segments, sealed with the server secret (null before packaging) */
     contentKey: text('content_key'),
     status: text('status').notNull(),
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
@@ -64,6 +84,7 @@ export const licenses = pgTable(
   {
     id: text('id').primaryKey(),
     organizationId: text('organization_id').notNull(),
+    /** a content UUID, or '*' for all content of contentType */
     contentId: text('content_id').notNull(),
     contentType: text('content_type').notNull(),
     licenseScope: text('license_scope').notNull(),
@@ -72,7 +93,10 @@ export const licenses = pgTable(
     isActive: boolean('is_active').notNull(),
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
   },
-  (t) => [uniqueIndex('licenses_target').on(t.organizationId, t.contentId, t.contentType)],
+  (t) => [
+    uniqueIndex('licenses_target').on(t.organizationId, t.contentId, t.contentType),
+    ofOrganization('licenses', t.organizationId),
+  ],
 );
 
 export const rateCounters = pgTable(
@@ -82,7 +106,7 @@ export const rateCounters = pgTable(
     windowStart: bigint('window_start', { mode: 'number' }).notNull(),
     count: integer('count').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.bucket, t.windowStart] })],
+  (t) => [primaryKey({ name: 'rate_counters_pkey', columns: [t.bucket, t.windowStart] })],
 );
 
 export const adminWallets = pgTable('admin_wallets', {
@@ -102,8 +126,9 @@ export const webhookDeliveries = pgTable(
     id: text('id').primaryKey(),
     organizationId: text('organization_id').notNull(),
     eventType: text('event_type').notNull(),
+    /** the exact envelope bytes that are signed and sent, kept so that every retry sends the same */
     body: text('body').notNull(),
-    status: text('status').notNull(),
+    status: text('status').$type<DeliveryStatus>().notNull(),
     attempts: integer('attempts').notNull(),
     responseCode: integer('response_code'),
     lastError: text('last_error'),
@@ -112,7 +137,11 @@ export const webhookDeliveries = pgTable(
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
     deliveredAt: bigint('delivered_at', { mode: 'number' }),
   },
-  (t) => [index('webhook_due').on(t.status, t.nextAttemptAt), index('webhook_org').on(t.organizationId, t.createdAt)],
+  (t) => [
+    index('webhook_due').on(t.status, t.nextAttemptAt),
+    index('webhook_org').on(t.organizationId, t.createdAt),
+    ofOrganization('webhook_deliveries', t.organizationId),
+  ],
 );
 
 export const viewers = pgTable(
@@ -135,6 +164,7 @@ export const viewers = pgTable(
   (t) => [
     uniqueIndex('viewers_binary').on(t.binaryId),
     uniqueIndex('viewers_external').on(t.organizationId, t.externalViewerId),
+    ofOrganization('viewers', t.organizationId),
   ],
 );
 
@@ -155,7 +185,13 @@ export const streamSessions = pgTable(
     /** served A or B by the viewer's bits (false: the license turned watermarking off, A throughout) */
     watermarked: boolean('watermarked').notNull().default(true),
   },
-  (t) => [index('sessions_org_created').on(t.organizationId, t.createdAt), index('sessions_viewer').on(t.viewerId)],
+  (t) => [
+    index('sessions_org_created').on(t.organizationId, t.createdAt),
+    index('sessions_viewer').on(t.viewerId),
+    index('sessions_content_viewer').on(t.contentId, t.viewerId),
+    ofOrganization('stream_sessions', t.organizationId),
+    foreignKey({ name: 'stream_sessions_viewer_id_fkey', columns: [t.viewerId], foreignColumns: [viewers.id] }),
+  ],
 );
 
 /** A leak analysis: queued (processing) with its upload on disk, then completed or failed with its report. */
@@ -163,12 +199,14 @@ export const forensicCases = pgTable(
   'forensic_cases',
   {
     id: text('id').primaryKey(),
+    /** the organization whose investigator asked (null for a local `drm analyze`) */
     organizationId: text('organization_id'),
     apiKeyId: text('api_key_id'),
     contentId: text('content_id').notNull(),
     contentType: text('content_type').notNull(),
-    status: text('status').notNull(),
+    status: text('status').$type<CaseStatus>().notNull(),
     failureReason: text('failure_reason'),
+    /** the leak on disk while the case waits or runs; removed when it ends */
     uploadPath: text('upload_path'),
     uploadName: text('upload_name'),
     uploadBytes: bigint('upload_bytes', { mode: 'number' }),
@@ -179,9 +217,14 @@ export const forensicCases = pgTable(
     supportedBits: integer('supported_bits'),
     matchedViewerId: text('matched_viewer_id'),
     matchedSessionId: text('matched_session_id'),
+    /** JSON of the whole report (src/domain/forensics/report.ts) */
     report: text('report'),
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
     completedAt: bigint('completed_at', { mode: 'number' }),
   },
-  (t) => [index('cases_org_created').on(t.organizationId, t.createdAt), index('cases_queue').on(t.status, t.leaseUntil)],
+  (t) => [
+    index('cases_org_created').on(t.organizationId, t.createdAt),
+    index('cases_queue').on(t.status, t.leaseUntil),
+    ofOrganization('forensic_cases', t.organizationId),
+  ],
 );

@@ -1,8 +1,9 @@
-import type { Migration } from './index.js';
+import type { Migration } from '../types.js';
 
-// Generated once from one table list so that both dialects match ../schema/pg.ts; later
-// migrations are appended by hand with the same version number in both files.
-export const pgMigrations: Migration[] = [
+// The migrations written by hand before the schema had one description (versions 1 to 7; 5 and
+// 6 were handed out to changes that did not land). Frozen: every database made before then was
+// made by these, so they stay exactly as they ran. Later migrations are generated into ../steps.
+export const sqliteHistory: Migration[] = [
   {
     version: 1,
     name: 'platform core',
@@ -18,14 +19,14 @@ create table organizations (
   webhook_url text,
   webhook_secret_sealed text not null,
   plan text not null,
-  is_active boolean not null,
+  is_active integer not null,
   suspended_reason text,
-  suspended_at bigint,
-  apusd_balance_micro bigint not null,
+  suspended_at integer,
+  apusd_balance_micro integer not null,
   rate_limit_per_hour integer,
   monthly_stream_limit integer,
-  last_rotation_at bigint,
-  created_at bigint not null
+  last_rotation_at integer,
+  created_at integer not null
 );
 create table api_keys (
   id text primary key,
@@ -33,10 +34,10 @@ create table api_keys (
   name text not null,
   prefix text not null,
   key_hash text not null,
-  scopes jsonb not null,
+  scopes text not null,
   rate_limit_per_hour integer,
-  revoked_at bigint,
-  created_at bigint not null
+  revoked_at integer,
+  created_at integer not null
 );
 create unique index api_keys_hash on api_keys (key_hash);
 create index api_keys_org on api_keys (organization_id);
@@ -45,13 +46,13 @@ create table content (
   title text not null,
   description text,
   type text not null,
-  duration_ms bigint not null,
+  duration_ms integer not null,
   resolution text,
-  is_watermarked boolean not null,
+  is_watermarked integer not null,
   segment_count integer not null,
   storage_path text,
   status text not null,
-  created_at bigint not null
+  created_at integer not null
 );
 create table licenses (
   id text primary key,
@@ -59,26 +60,26 @@ create table licenses (
   content_id text not null,
   content_type text not null,
   license_scope text not null,
-  watermarking_enabled boolean not null,
-  price_per_stream_micro bigint not null,
-  is_active boolean not null,
-  created_at bigint not null
+  watermarking_enabled integer not null,
+  price_per_stream_micro integer not null,
+  is_active integer not null,
+  created_at integer not null
 );
 create unique index licenses_target on licenses (organization_id, content_id, content_type);
 create table rate_counters (
   bucket text not null,
-  window_start bigint not null,
+  window_start integer not null,
   count integer not null,
   primary key (bucket, window_start)
 );
 create table admin_wallets (
   address text primary key,
-  granted_at bigint not null
+  granted_at integer not null
 );
 create table admin_nonces (
   nonce text primary key,
-  expires_at bigint not null,
-  used_at bigint
+  expires_at integer not null,
+  used_at integer
 );
 create table webhook_deliveries (
   id text primary key,
@@ -89,10 +90,10 @@ create table webhook_deliveries (
   attempts integer not null,
   response_code integer,
   last_error text,
-  next_attempt_at bigint,
-  lease_until bigint,
-  created_at bigint not null,
-  delivered_at bigint
+  next_attempt_at integer,
+  lease_until integer,
+  created_at integer not null,
+  delivered_at integer
 );
 create index webhook_due on webhook_deliveries (status, next_attempt_at);
 create index webhook_org on webhook_deliveries (organization_id, created_at);
@@ -103,13 +104,13 @@ create table viewers (
   binary_id text not null,
   wallet_address text not null,
   wallet_index integer,
-  has_own_wallet boolean not null,
+  has_own_wallet integer not null,
   email text,
   total_streams integer not null,
-  is_blocked boolean not null,
+  is_blocked integer not null,
   blocked_reason text,
-  first_seen bigint not null,
-  last_seen bigint not null
+  first_seen integer not null,
+  last_seen integer not null
 );
 create unique index viewers_binary on viewers (binary_id);
 create unique index viewers_external on viewers (organization_id, external_viewer_id);
@@ -121,10 +122,10 @@ create table stream_sessions (
   viewer_id text not null references viewers(id),
   ip_address text,
   user_agent text,
-  is_active boolean not null,
-  bytes_served bigint not null,
-  expires_at bigint not null,
-  created_at bigint not null
+  is_active integer not null,
+  bytes_served integer not null,
+  expires_at integer not null,
+  created_at integer not null
 );
 create index sessions_org_created on stream_sessions (organization_id, created_at);
 create index sessions_viewer on stream_sessions (viewer_id);
@@ -153,17 +154,17 @@ create index sessions_viewer on stream_sessions (viewer_id);
   failure_reason text,
   upload_path text,
   upload_name text,
-  upload_bytes bigint,
+  upload_bytes integer,
   attempts integer not null,
-  lease_until bigint,
+  lease_until integer,
   classification text,
   binary_id text,
   supported_bits integer,
   matched_viewer_id text,
   matched_session_id text,
   report text,
-  created_at bigint not null,
-  completed_at bigint
+  created_at integer not null,
+  completed_at integer
 );
 create index cases_org_created on forensic_cases (organization_id, created_at);
 create index cases_queue on forensic_cases (status, lease_until);
@@ -173,6 +174,6 @@ create index sessions_content_viewer on stream_sessions (content_id, viewer_id);
   {
     version: 7,
     name: 'stream sessions: whether the session is served watermarked (a license may turn it off)',
-    sql: `alter table stream_sessions add column watermarked boolean not null default true;`,
+    sql: `alter table stream_sessions add column watermarked integer not null default 1;`,
   },
 ];
