@@ -1,5 +1,6 @@
 import { bitFromZ } from '../watermark/score.js';
 import { ID_BITS } from '../watermark/segments.js';
+import { BYTES, byteTable, type Candidate, packIds } from './packed-ids.js';
 
 /**
  * Names a leaker by matching the detector's per-segment scores against every candidate's
@@ -65,56 +66,15 @@ export function signFor(binaryId: string, segment: number): 1 | -1 {
 
 const clip = (z: number) => (z > Z_CLIP ? Z_CLIP : z < -Z_CLIP ? -Z_CLIP : z);
 
-const ID_PATTERN = new RegExp(`^[01]{${ID_BITS}}$`);
-/** An id packs into 5 bytes, byte j holding bits 8j..8j+7 with bit 8j as its top bit. */
-const BYTES = ID_BITS / 8;
-
-/**
- * Per byte position and byte value, the sum of the per-bit weights w over the bits that value sets.
- * Any sum of w over a candidate's 1-bits (or over the bits two candidates disagree on, via XOR)
- * then costs 5 look-ups instead of 40 multiply-adds: 100,000 candidates stay a few milliseconds.
- */
-function byteTable(w: ArrayLike<number>): Float64Array {
-  const table = new Float64Array(BYTES * 256);
-  for (let j = 0; j < BYTES; j++) {
-    for (let v = 1; v < 256; v++) {
-      let acc = 0;
-      for (let k = 0; k < 8; k++) if (v & (0x80 >>> k)) acc += w[8 * j + k] as number;
-      table[j * 256 + v] = acc;
-    }
-  }
-  return table;
+/** The clipped z summed per bit, how many segments carry each bit, and the bits the leak decides on its own. */
+interface FoldedScores {
+  sum: Float64Array;
+  count: Float64Array;
+  readout: string;
 }
 
-export function matchCandidates(
-  segments: readonly { index: number; z: number }[],
-  candidates: readonly { viewerId: string; binaryId: string }[],
-): MatchResult {
-  const N = candidates.length;
-  const n = segments.length;
-
-  // Parsed once into bytes (parseInt is exact: 2^40 is far below 2^53); the loops below then
-  // touch only typed arrays and allocate nothing.
-  const packed = new Uint8Array(N * BYTES);
-  for (let c = 0; c < N; c++) {
-    const candidate = candidates[c] as { viewerId: string; binaryId: string };
-    const id = candidate.binaryId;
-    if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
-      throw new RangeError(
-        `candidate ${String(candidate.viewerId)}: binaryId must be exactly ${ID_BITS} characters of 0 and 1 (got ${JSON.stringify(String(id).slice(0, 60))})`,
-      );
-    }
-    const x = Number.parseInt(id, 2);
-    const lo = x >>> 0;
-    const o = c * BYTES;
-    packed[o] = Math.floor(x / 2 ** 32);
-    packed[o + 1] = lo >>> 24;
-    packed[o + 2] = lo >>> 16;
-    packed[o + 3] = lo >>> 8;
-    packed[o + 4] = lo;
-  }
-
-  // Segments s and s + 40 carry the same bit, so every sum below only needs the z folded per bit.
+/** Segments s and s + 40 carry the same bit, so every sum the match needs only takes the z folded per bit. */
+function foldSegments(segments: readonly { index: number; z: number }[]): FoldedScores {
   const sum = new Float64Array(ID_BITS);
   const count = new Float64Array(ID_BITS);
   const seen = new Set<number>();
@@ -129,62 +89,61 @@ export function matchCandidates(
     sum[b] = (sum[b] as number) + clip(s.z);
     count[b] = (count[b] as number) + 1;
   }
-
   let readout = '';
   for (let b = 0; b < ID_BITS; b++) {
     const k = count[b] as number;
     readout += bitFromZ(k === 0 ? 0 : (sum[b] as number) / Math.sqrt(k), DECIDED_Z);
   }
+  return { sum, count, readout };
+}
 
-  const none: MatchResult = {
-    classification: 'no_match',
-    falsePositiveProbability: 1,
-    confusionProbability: 1,
-    binaryId: readout,
-    readout,
-    supportedBits: 0,
-    candidates: N,
-    segments: n,
-  };
-  if (N === 0) return none;
+interface Ranking {
+  best: number;
+  bestScore: number;
+  /** -1 with a single candidate */
+  second: number;
+  secondScore: number;
+}
 
+/** Every candidate's score S = Σ σ·z / √n, keeping the best two. */
+function rankCandidates(packed: Uint8Array, N: number, folded: FoldedScores, n: number): Ranking {
+  const { sum } = folded;
   // σ is +1 on a 0-bit and −1 on a 1-bit, so Σ σ·z = Σ z − 2·(Σ z over the candidate's 1-bits).
   let total = 0;
   for (let b = 0; b < ID_BITS; b++) total += sum[b] as number;
   const onesSum = byteTable(sum);
   const invSqrtN = n === 0 ? 0 : 1 / Math.sqrt(n);
-  let best = 0;
-  let bestScore = 0;
-  let second = -1;
-  let secondScore = 0;
+  const r: Ranking = { best: 0, bestScore: 0, second: -1, secondScore: 0 };
   for (let c = 0; c < N; c++) {
     const o = c * BYTES;
     let ones = 0;
     for (let j = 0; j < BYTES; j++) ones += onesSum[j * 256 + (packed[o + j] as number)] as number;
     const score = (total - 2 * ones) * invSqrtN;
     // Strict comparisons: on a tie the earlier candidate keeps its place.
-    if (c === 0 || score > bestScore) {
+    if (c === 0 || score > r.bestScore) {
       if (c > 0) {
-        second = best;
-        secondScore = bestScore;
+        r.second = r.best;
+        r.secondScore = r.bestScore;
       }
-      best = c;
-      bestScore = score;
-    } else if (second < 0 || score > secondScore) {
-      second = c;
-      secondScore = score;
+      r.best = c;
+      r.bestScore = score;
+    } else if (r.second < 0 || score > r.secondScore) {
+      r.second = c;
+      r.secondScore = score;
     }
   }
+  return r;
+}
 
-  // Past ~38σ exp underflows to 0: read it as "below 1e-300", which every threshold treats alike.
-  const falsePositiveProbability = bestScore > 0 ? Math.min(1, N * Math.exp((-bestScore * bestScore) / 2)) : 1;
-
-  // D_c is where c's bits differ from the best's: the XOR of their bytes picks |D_c| and Σ σ₁·z out of tables.
-  const winner = candidates[best] as { viewerId: string; binaryId: string };
+/**
+ * The chance that someone other than the best is the leaker (see Confusion above). D_c is where
+ * c's bits differ from the best's: the XOR of their bytes picks |D_c| and Σ σ₁·z out of tables.
+ */
+function confusionProbability(packed: Uint8Array, N: number, best: number, winner: Candidate, folded: FoldedScores): number {
   const toward = new Float64Array(ID_BITS);
-  for (let b = 0; b < ID_BITS; b++) toward[b] = signFor(winner.binaryId, b) * (sum[b] as number);
+  for (let b = 0; b < ID_BITS; b++) toward[b] = signFor(winner.binaryId, b) * (folded.sum[b] as number);
   const towardSum = byteTable(toward);
-  const countSum = byteTable(count);
+  const countSum = byteTable(folded.count);
   const bo = best * BYTES;
   let confusion = 0;
   for (let c = 0; c < N && confusion < 1; c++) {
@@ -200,40 +159,72 @@ export function matchCandidates(
     const M = d === 0 ? 0 : m / Math.sqrt(d);
     confusion += M > 0 ? Math.exp((-M * M) / 2) : 1;
   }
-  const confusionProbability = Math.min(1, confusion);
+  return Math.min(1, confusion);
+}
 
+/** Segments decided firmly against the variant the viewer was served. */
+function contradictionsOf(segments: readonly { index: number; z: number }[], binaryId: string): number {
   let contradictions = 0;
   for (const s of segments) {
     const z = clip(s.z);
-    if (Math.abs(z) >= DECIDED_Z && Math.sign(z) !== signFor(winner.binaryId, s.index)) contradictions++;
+    if (Math.abs(z) >= DECIDED_Z && Math.sign(z) !== signFor(binaryId, s.index)) contradictions++;
   }
+  return contradictions;
+}
 
-  const classification: MatchResult['classification'] =
-    n === 0
-      ? 'no_match'
-      : falsePositiveProbability <= STRONG_FP && confusionProbability <= STRONG_CONFUSION && contradictions === 0
-        ? 'strong_match'
-        : falsePositiveProbability <= WEAK_FP
-          ? 'weak_match'
-          : 'no_match';
-  if (classification === 'no_match') return { ...none, falsePositiveProbability, confusionProbability };
+function classify(segments: number, falsePositiveProbability: number, confusionProbability: number, contradictions: number): MatchResult['classification'] {
+  if (segments === 0) return 'no_match';
+  if (falsePositiveProbability <= STRONG_FP && confusionProbability <= STRONG_CONFUSION && contradictions === 0) return 'strong_match';
+  return falsePositiveProbability <= WEAK_FP ? 'weak_match' : 'no_match';
+}
 
-  // The leak's own decided bits stand (a disagreement must show in the report); the rest is the match.
+/** The leak's own decided bits stand (a disagreement must show in the report); the rest is the match's. */
+function matchedBinaryId(readout: string, own: string): { binaryId: string; supportedBits: number } {
   let binaryId = '';
   let supportedBits = 0;
   for (let b = 0; b < ID_BITS; b++) {
     const read = readout[b] as string;
-    const own = winner.binaryId[b] as string;
-    binaryId += read === '?' ? own : read;
-    if (read === own) supportedBits++;
+    binaryId += read === '?' ? (own[b] as string) : read;
+    if (read === own[b]) supportedBits++;
   }
+  return { binaryId, supportedBits };
+}
+
+export function matchCandidates(segments: readonly { index: number; z: number }[], candidates: readonly Candidate[]): MatchResult {
+  const N = candidates.length;
+  const n = segments.length;
+  const packed = packIds(candidates);
+  const folded = foldSegments(segments);
+  const { readout } = folded;
+  const none: MatchResult = {
+    classification: 'no_match',
+    falsePositiveProbability: 1,
+    confusionProbability: 1,
+    binaryId: readout,
+    readout,
+    supportedBits: 0,
+    candidates: N,
+    segments: n,
+  };
+  if (N === 0) return none;
+
+  const { best, bestScore, second, secondScore } = rankCandidates(packed, N, folded, n);
+  // Past ~38σ exp underflows to 0: read it as "below 1e-300", which every threshold treats alike.
+  const falsePositiveProbability = bestScore > 0 ? Math.min(1, N * Math.exp((-bestScore * bestScore) / 2)) : 1;
+  const winner = candidates[best] as Candidate;
+  const confusion = confusionProbability(packed, N, best, winner, folded);
+  const contradictions = contradictionsOf(segments, winner.binaryId);
+  const classification = classify(n, falsePositiveProbability, confusion, contradictions);
+  if (classification === 'no_match') return { ...none, falsePositiveProbability, confusionProbability: confusion };
+
   const runner = second >= 0 ? (candidates[second] as { viewerId: string }) : undefined;
+  const { binaryId, supportedBits } = matchedBinaryId(readout, winner.binaryId);
   return {
     classification,
     matched: { viewerId: winner.viewerId, binaryId: winner.binaryId, score: bestScore, contradictions },
     ...(runner ? { runnerUp: { viewerId: runner.viewerId, score: secondScore } } : {}),
     falsePositiveProbability,
-    confusionProbability,
+    confusionProbability: confusion,
     binaryId,
     readout,
     supportedBits,

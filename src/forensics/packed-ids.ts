@@ -1,0 +1,51 @@
+import { ID_BITS } from '../watermark/segments.js';
+
+// Viewers' 40-bit ids packed into bytes, so that matching scores 100,000 candidates in milliseconds.
+
+const ID_PATTERN = new RegExp(`^[01]{${ID_BITS}}$`);
+/** An id packs into 5 bytes, byte j holding bits 8j..8j+7 with bit 8j as its top bit. */
+export const BYTES = ID_BITS / 8;
+
+/**
+ * Per byte position and byte value, the sum of the per-bit weights w over the bits that value sets.
+ * Any sum of w over a candidate's 1-bits (or over the bits two candidates disagree on, via XOR)
+ * then costs 5 look-ups instead of 40 multiply-adds: 100,000 candidates stay a few milliseconds.
+ */
+export function byteTable(w: ArrayLike<number>): Float64Array {
+  const table = new Float64Array(BYTES * 256);
+  for (let j = 0; j < BYTES; j++) {
+    for (let v = 1; v < 256; v++) {
+      let acc = 0;
+      for (let k = 0; k < 8; k++) if (v & (0x80 >>> k)) acc += w[8 * j + k] as number;
+      table[j * 256 + v] = acc;
+    }
+  }
+  return table;
+}
+
+export type Candidate = { viewerId: string; binaryId: string };
+
+/**
+ * The candidates' ids parsed once into bytes (parseInt is exact: 2^40 is far below 2^53), so that
+ * the loops over them touch only typed arrays and allocate nothing.
+ */
+export function packIds(candidates: readonly Candidate[]): Uint8Array {
+  const packed = new Uint8Array(candidates.length * BYTES);
+  for (const [c, candidate] of candidates.entries()) {
+    const id = candidate.binaryId;
+    if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
+      throw new RangeError(
+        `candidate ${String(candidate.viewerId)}: binaryId must be exactly ${ID_BITS} characters of 0 and 1 (got ${JSON.stringify(String(id).slice(0, 60))})`,
+      );
+    }
+    const x = Number.parseInt(id, 2);
+    const lo = x >>> 0;
+    const o = c * BYTES;
+    packed[o] = Math.floor(x / 2 ** 32);
+    packed[o + 1] = lo >>> 24;
+    packed[o + 2] = lo >>> 16;
+    packed[o + 3] = lo >>> 8;
+    packed[o + 4] = lo;
+  }
+  return packed;
+}
