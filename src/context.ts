@@ -14,7 +14,8 @@ import { createWebhookFetch } from './domain/webhooks/guarded-fetch.js';
 /** Everything a core service needs, built once per process and passed down; no module singletons. */
 export interface Context {
   config: Config;
-  db: Database;
+  db: ContextDatabase;
+  /** the repositories of this context: the database's, or inside a transaction the transaction's */
   repos: Repos;
   clock: Clock;
   log: Logger;
@@ -37,6 +38,33 @@ export interface Context {
   media: MediaBinaries;
 }
 
+export interface ContextDatabase extends Omit<Database, 'transaction'> {
+  /**
+   * Runs fn with a context bound to one transaction (its repos, and a db whose transaction joins
+   * this one): all of fn's database work commits or none of it does. The outer context's repos
+   * and db refuse to work inside, with an error that says so. fn must only do database work: on
+   * SQLite the transaction holds the only connection.
+   */
+  transaction<T>(fn: (tx: Context) => Promise<T>): Promise<T>;
+}
+
+/**
+ * The context with db and repos bound to the database. A transaction's context is made when the
+ * transaction starts, from the context as it is then (the delivery worker replaces wakeWebhooks).
+ */
+function bindDatabase(base: Omit<Context, 'db' | 'repos'>, database: Database): Context {
+  const ctx: Context = {
+    ...base,
+    repos: database.repos,
+    db: { ...database, transaction: (fn) => database.transaction((txRepos) => fn(inTransaction(txRepos))) },
+  };
+  const inTransaction = (txRepos: Repos): Context => {
+    const tx: Context = { ...ctx, repos: txRepos, db: { ...ctx.db, repos: txRepos, transaction: (fn) => fn(tx) } };
+    return tx;
+  };
+  return ctx;
+}
+
 export interface ContextOverrides {
   clock?: Clock;
   log?: Logger;
@@ -50,10 +78,9 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const log = overrides.log ?? createLogger(config.logLevel);
   const secret = loadServerSecret(config.dataDir);
   const db = await openDatabase(config.db, { log, migrate: overrides.migrate });
-  return {
+  return bindDatabase(
+    {
     config,
-    db,
-    repos: db.repos,
     clock: overrides.clock ?? systemClock,
     log,
     keys: {
@@ -66,5 +93,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     wakeWebhooks: () => {},
     fetch: overrides.fetch ?? createWebhookFetch(config.allowPrivateWebhooks),
     media: overrides.media ?? mediaBinaries(),
-  };
+    },
+    db,
+  );
 }

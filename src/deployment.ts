@@ -25,7 +25,7 @@ export function requireDeploymentFiles(config: Config, env: NodeJS.ProcessEnv = 
 }
 
 /** A database drm has set up (an empty Postgres database is not one). */
-export async function requireDeploymentSchema(db: Database, config: Config): Promise<void> {
+export async function requireDeploymentSchema(db: Pick<Database, 'appliedVersion' | 'dialect'>, config: Config): Promise<void> {
   if ((await db.appliedVersion()) === 0) {
     const where = db.dialect === 'sqlite' ? config.db.slice('sqlite:'.length) : 'the Postgres database';
     throw noDeployment(`${where} holds no drm schema`);

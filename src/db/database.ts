@@ -2,6 +2,7 @@ import type { Logger } from '../log.js';
 import { type Dialect, makeExecutor, type Q, type Schema } from './executor.js';
 import { migrate, postgresMigrationTarget, sqliteMigrationTarget } from './migrate.js';
 import { Mutex } from './mutex.js';
+import { guardOuterRepos, TransactionScope } from './transaction-scope.js';
 import { makeRepos, type Repos } from './repos/index.js';
 import { buildSqliteTables } from './schema/sqlite.js';
 import * as tables from './schema/tables.js';
@@ -72,16 +73,18 @@ async function openSqlite(file: string): Promise<Database> {
   };
   const txRepos = makeRepos(makeExecutor('sqlite', s, q));
   txRepos.transaction = (fn) => fn(txRepos);
-  const repos = makeRepos(makeExecutor('sqlite', s, q, waitForTransactions));
+  const scope = new TransactionScope();
+  const repos = guardOuterRepos(makeRepos(makeExecutor('sqlite', s, q, waitForTransactions)), scope);
 
   const db: Database = {
     dialect: 'sqlite',
     repos,
     async transaction(fn) {
+      scope.refuseInside('db.transaction() of the outer database handle');
       await mutex.acquire();
       sqlite.exec('BEGIN IMMEDIATE');
       try {
-        const result = await fn(txRepos);
+        const result = await scope.run(() => fn(txRepos));
         sqlite.exec('COMMIT');
         return result;
       } catch (err) {
@@ -113,17 +116,20 @@ async function openPostgres(url: string): Promise<Database> {
   await pool.query('select 1');
   const q = drizzle(pool) as unknown as Q;
   const s = tables;
-  const repos = makeRepos(makeExecutor('postgres', s, q));
+  const scope = new TransactionScope();
+  const repos = guardOuterRepos(makeRepos(makeExecutor('postgres', s, q)), scope);
 
   const db: Database = {
     dialect: 'postgres',
     repos,
-    transaction: (fn) =>
-      q.transaction(async (tx) => {
+    transaction(fn) {
+      scope.refuseInside('db.transaction() of the outer database handle');
+      return q.transaction(async (tx) => {
         const txRepos = makeRepos(makeExecutor('postgres', s, tx as unknown as Q));
         txRepos.transaction = (inner) => inner(txRepos);
-        return fn(txRepos);
-      }),
+        return scope.run(() => fn(txRepos));
+      });
+    },
     async migrate() {
       const client = await pool.connect();
       try {

@@ -1,18 +1,16 @@
 import type { Context } from '../context.js';
 import { iso } from '../clock.js';
 import { newId } from '../crypto/tokens.js';
-import type { Repos } from '../db/repos/index.js';
 
 export type EventType = 'viewer.created' | 'viewer.stream' | 'viewer.blocked' | 'organization.suspended' | 'webhook.test';
 
 /**
- * Writes an event to the outbox through the given repositories: called inside the transaction
- * of the change that caused it, the event exists exactly when the change does. The delivery
+ * Writes an event to the outbox: called with the context of the transaction of the change
+ * that caused it, the event exists exactly when the change does. The delivery
  * worker sends it later (ctx.wakeWebhooks after commit makes that prompt).
  */
 export async function recordEvent(
   ctx: Context,
-  repos: Repos,
   organizationId: string,
   type: EventType,
   data: Record<string, unknown>,
@@ -21,7 +19,7 @@ export async function recordEvent(
   const id = newId();
   const now = ctx.clock.now();
   const body = JSON.stringify({ id, type, createdAt: iso(now), organizationId, data });
-  await repos.webhookDeliveries.insert({
+  await ctx.repos.webhookDeliveries.insert({
     id,
     organizationId,
     eventType: type,

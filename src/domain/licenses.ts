@@ -28,14 +28,14 @@ export async function grantLicense(ctx: Context, organizationId: string, body: u
   const watermarkingEnabled = optionalBoolean(f, 'watermarkingEnabled') ?? true;
   const pricePerStream = optionalNumber(f, 'pricePerStream', { min: 0, max: 1_000_000 }) ?? 0;
 
-  return ctx.db.transaction(async (repos) => {
-    if (!(await repos.organizations.find(organizationId))) throw notFound('organization');
+  return ctx.db.transaction(async (tx) => {
+    if (!(await tx.repos.organizations.find(organizationId))) throw notFound('organization');
     if (!wildcard) {
-      const item = await repos.content.find(contentId);
+      const item = await tx.repos.content.find(contentId);
       if (!item) throw notFound('content');
       if (item.type !== contentType) throw badRequest(`content ${contentId} is ${item.type}, not ${contentType}`);
     }
-    return repos.licenses.upsert({
+    return tx.repos.licenses.upsert({
       id: newId(),
       organizationId,
       contentId,

@@ -53,14 +53,14 @@ function ipv6Groups(ip: string): string[] {
  */
 export async function addNonceWithinBound(ctx: Context, nonce: string, expiresAt: number): Promise<void> {
   const max = ctx.config.maxOutstandingNonces;
-  const stored = await ctx.db.transaction(async (repos) => {
+  const stored = await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now();
-    await repos.admins.lockNonces();
-    if ((await repos.admins.countOutstandingNonces(now)) >= max) {
-      await repos.admins.pruneNonces(now);
-      if ((await repos.admins.countOutstandingNonces(now)) >= max) return false;
+    await tx.repos.admins.lockNonces();
+    if ((await tx.repos.admins.countOutstandingNonces(now)) >= max) {
+      await tx.repos.admins.pruneNonces(now);
+      if ((await tx.repos.admins.countOutstandingNonces(now)) >= max) return false;
     }
-    await repos.admins.addNonce(nonce, expiresAt);
+    await tx.repos.admins.addNonce(nonce, expiresAt);
     return true;
   });
   if (!stored) {

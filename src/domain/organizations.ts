@@ -66,8 +66,8 @@ export async function registerOrganization(ctx: Context, body: unknown, defaultP
   const webhookSecret = generateWebhookSecret();
   const now = ctx.clock.now();
   const deriveAddress = await ctx.wallets.deriver();
-  return ctx.db.transaction(async (repos) => {
-    const walletIndex = walletAddress ? null : await repos.organizations.nextWalletIndex();
+  return ctx.db.transaction(async (tx) => {
+    const walletIndex = walletAddress ? null : await tx.repos.organizations.nextWalletIndex();
     const organization: OrganizationRow = {
       id: newId(),
       name: name.trim(),
@@ -88,9 +88,9 @@ export async function registerOrganization(ctx: Context, body: unknown, defaultP
       lastRotationAt: null,
       createdAt: now,
     };
-    await repos.organizations.insert(organization);
+    await tx.repos.organizations.insert(organization);
     const apiKeyId = newId();
-    await repos.apiKeys.insert({
+    await tx.repos.apiKeys.insert({
       id: apiKeyId,
       organizationId: organization.id,
       name: 'default',
@@ -110,9 +110,9 @@ export const ROTATION_COOLDOWN_MS = HOUR_MS;
 /** POST /auth/rotate: a new key with the same name, scopes and limit; the old one is revoked in the same transaction. */
 export async function rotateApiKey(ctx: Context, keyId: string): Promise<{ apiKey: string; apiKeyId: string }> {
   const now = ctx.clock.now();
-  return ctx.db.transaction(async (repos) => {
-    const old = await repos.apiKeys.find(keyId);
-    const org = old && (await repos.organizations.find(old.organizationId));
+  return ctx.db.transaction(async (tx) => {
+    const old = await tx.repos.apiKeys.find(keyId);
+    const org = old && (await tx.repos.organizations.find(old.organizationId));
     if (!old || !org) throw new DrmError('INVALID_API_KEY', 'API key is missing, invalid or revoked');
     if (org.lastRotationAt !== null && now - org.lastRotationAt < ROTATION_COOLDOWN_MS) {
       const retryAfter = Math.ceil((org.lastRotationAt + ROTATION_COOLDOWN_MS - now) / 1000);
@@ -123,12 +123,12 @@ export async function rotateApiKey(ctx: Context, keyId: string): Promise<{ apiKe
       );
     }
     // Revoking with a condition makes two simultaneous rotations of one key produce one new key.
-    if (!(await repos.apiKeys.revoke(old.id, now))) {
+    if (!(await tx.repos.apiKeys.revoke(old.id, now))) {
       throw new DrmError('INVALID_API_KEY', 'API key is missing, invalid or revoked');
     }
     const apiKey = generateApiKey();
     const apiKeyId = newId();
-    await repos.apiKeys.insert({
+    await tx.repos.apiKeys.insert({
       ...old,
       id: apiKeyId,
       prefix: apiKey.slice(0, API_KEY_DISPLAY_PREFIX_LENGTH),
@@ -136,7 +136,7 @@ export async function rotateApiKey(ctx: Context, keyId: string): Promise<{ apiKe
       revokedAt: null,
       createdAt: now,
     });
-    await repos.organizations.update(org.id, { lastRotationAt: now });
+    await tx.repos.organizations.update(org.id, { lastRotationAt: now });
     return { apiKey, apiKeyId };
   });
 }

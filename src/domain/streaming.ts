@@ -55,14 +55,14 @@ export async function createSession(ctx: Context, auth: KeyAuth, contentId: stri
   if (!content.storagePath) throw notFound('a packaged stream of this content');
   const who = await identify(ctx, auth, body);
   const derive = await ctx.wallets.deriver();
-  const created = await ctx.db.transaction(async (repos) => {
+  const created = await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now();
     const limit = monthlyStreamLimitOf(auth);
-    if ((await repos.sessions.countSince(auth.org.id, monthStart(now))) >= limit) {
+    if ((await tx.repos.sessions.countSince(auth.org.id, monthStart(now))) >= limit) {
       throw new DrmError('MONTHLY_STREAM_LIMIT_EXCEEDED', `the organization's limit of ${limit} streams this month is reached`);
     }
     // One instant for the session, the viewer's firstSeen and its lastSeen, so lastSeen >= firstSeen.
-    const { viewer, isNew } = await findOrCreateViewer(ctx, repos, auth.org.id, who, derive, now);
+    const { viewer, isNew } = await findOrCreateViewer(tx, auth.org.id, who, derive, now);
     if (viewer.isBlocked) throw new DrmError('VIEWER_BLOCKED', `viewer is blocked${viewer.blockedReason ? `: ${viewer.blockedReason}` : ''}`);
     const session: SessionRow = {
       id: newId(),
@@ -79,9 +79,9 @@ export async function createSession(ctx: Context, auth: KeyAuth, contentId: stri
       // Fixed for the session's life: a license changed later applies to the next session.
       watermarked: content.isWatermarked && license.watermarkingEnabled,
     };
-    await repos.sessions.insert(session);
-    await repos.viewers.touch(viewer.id, now);
-    await recordEvent(ctx, repos, auth.org.id, 'viewer.stream', { viewerId: viewer.id, contentId: content.id, sessionId: session.id });
+    await tx.repos.sessions.insert(session);
+    await tx.repos.viewers.touch(viewer.id, now);
+    await recordEvent(tx, auth.org.id, 'viewer.stream', { viewerId: viewer.id, contentId: content.id, sessionId: session.id });
     const lastSeen = Math.max(viewer.lastSeen, now);
     return { session, viewer: { ...viewer, totalStreams: viewer.totalStreams + 1, lastSeen }, isNewViewer: isNew };
   });

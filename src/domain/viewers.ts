@@ -1,7 +1,7 @@
 import type { Context } from '../context.js';
 import { newId } from '../crypto/tokens.js';
 import { VIEWER_WALLETS } from '../crypto/wallets.js';
-import type { Repos, SessionRow, ViewerRow } from '../db/repos/index.js';
+import type { SessionRow, ViewerRow } from '../db/repos/index.js';
 import { badRequest, notFound } from '../errors.js';
 import type { KeyAuth } from './auth.js';
 import { allocateBinaryId, isBinaryId } from './binary-ids.js';
@@ -22,22 +22,21 @@ export function identityFromClaims(c: ViewerClaims): ViewerIdentity {
 
 /**
  * The organization's viewer with this external id, made on first sight: a permanent binaryId far
- * from every other, and a wallet derived for it unless it brought its own. Runs inside the
- * caller's transaction, so the viewer.created event exists exactly when the viewer does.
+ * from every other, and a wallet derived for it unless it brought its own. Called with the
+ * context of the caller's transaction, so the viewer.created event exists exactly when the viewer does.
  */
 export async function findOrCreateViewer(
   ctx: Context,
-  repos: Repos,
   organizationId: string,
   who: ViewerIdentity,
   derive: (account: number, index: number) => string,
   now: number,
 ): Promise<{ viewer: ViewerRow; isNew: boolean }> {
-  const found = await repos.viewers.findByExternal(organizationId, who.externalViewerId);
+  const found = await ctx.repos.viewers.findByExternal(organizationId, who.externalViewerId);
   if (found) return { viewer: found, isNew: false };
-  await repos.viewers.lockAllocation();
-  const binaryId = allocateBinaryId(await repos.viewers.allBinaryIds());
-  const walletIndex = who.walletAddress ? null : await repos.viewers.nextWalletIndex();
+  await ctx.repos.viewers.lockAllocation();
+  const binaryId = allocateBinaryId(await ctx.repos.viewers.allBinaryIds());
+  const walletIndex = who.walletAddress ? null : await ctx.repos.viewers.nextWalletIndex();
   const viewer: ViewerRow = {
     id: newId(),
     organizationId,
@@ -53,8 +52,8 @@ export async function findOrCreateViewer(
     firstSeen: now,
     lastSeen: now,
   };
-  await repos.viewers.insert(viewer);
-  await recordEvent(ctx, repos, organizationId, 'viewer.created', { viewerId: viewer.id, walletAddress: viewer.walletAddress, binaryId });
+  await ctx.repos.viewers.insert(viewer);
+  await recordEvent(ctx, organizationId, 'viewer.created', { viewerId: viewer.id, walletAddress: viewer.walletAddress, binaryId });
   return { viewer, isNew: true };
 }
 
@@ -84,9 +83,9 @@ const MAX_REASON = 500;
 export async function setViewerBlocked(ctx: Context, auth: KeyAuth, viewerId: string, blocked: boolean, reason?: string): Promise<void> {
   if (reason !== undefined && reason.length > MAX_REASON) throw badRequest(`reason is longer than ${MAX_REASON} characters`);
   const viewer = await ownViewer(ctx, auth, viewerId);
-  await ctx.db.transaction(async (repos) => {
-    await repos.viewers.setBlocked(viewer.id, auth.org.id, blocked, blocked ? (reason ?? null) : null);
-    if (blocked) await recordEvent(ctx, repos, auth.org.id, 'viewer.blocked', { viewerId: viewer.id, reason: reason ?? '' });
+  await ctx.db.transaction(async (tx) => {
+    await tx.repos.viewers.setBlocked(viewer.id, auth.org.id, blocked, blocked ? (reason ?? null) : null);
+    if (blocked) await recordEvent(tx, auth.org.id, 'viewer.blocked', { viewerId: viewer.id, reason: reason ?? '' });
   });
   if (blocked) ctx.wakeWebhooks();
 }

@@ -93,8 +93,8 @@ const quietLog = () => createLogger('silent');
 
 /** Writes a viewer.blocked event the way a domain action does: inside its transaction. */
 async function emit(ctx: Context, organizationId: string, options: { wake?: boolean } = {}): Promise<string> {
-  const id = await ctx.db.transaction((repos) =>
-    recordEvent(ctx, repos, organizationId, 'viewer.blocked', { viewerId: 'viewer-1', reason: 'leaked a screener' }),
+  const id = await ctx.db.transaction((tx) =>
+    recordEvent(tx, organizationId, 'viewer.blocked', { viewerId: 'viewer-1', reason: 'leaked a screener' }),
   );
   if (options.wake !== false) ctx.wakeWebhooks();
   return id;
@@ -509,9 +509,9 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
       const r = await receiver();
       const reg = await hookedOrg(t, r);
       await expect(
-        t.ctx.db.transaction(async (repos) => {
-          await repos.organizations.update(reg.organizationId, { name: 'Renamed' });
-          await recordEvent(t.ctx, repos, reg.organizationId, 'viewer.blocked', { viewerId: 'v-1', reason: 'leak' });
+        t.ctx.db.transaction(async (tx) => {
+          await tx.repos.organizations.update(reg.organizationId, { name: 'Renamed' });
+          await recordEvent(tx, reg.organizationId, 'viewer.blocked', { viewerId: 'v-1', reason: 'leak' });
           throw new Error('boom');
         }),
       ).rejects.toThrow('boom');
@@ -522,9 +522,9 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
       expect(r.hits).toHaveLength(0);
 
       // The same transaction without the throw keeps both the change and its event.
-      await t.ctx.db.transaction(async (repos) => {
-        await repos.organizations.update(reg.organizationId, { name: 'Renamed' });
-        await recordEvent(t.ctx, repos, reg.organizationId, 'viewer.blocked', { viewerId: 'v-1', reason: 'leak' });
+      await t.ctx.db.transaction(async (tx) => {
+        await tx.repos.organizations.update(reg.organizationId, { name: 'Renamed' });
+        await recordEvent(tx, reg.organizationId, 'viewer.blocked', { viewerId: 'v-1', reason: 'leak' });
       });
       expect(await t.ctx.repos.webhookDeliveries.listForOrg(reg.organizationId, 10)).toHaveLength(1);
       expect(await new WebhookWorker(t.ctx).tick()).toBe(1);

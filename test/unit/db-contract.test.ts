@@ -94,9 +94,9 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
   it('a transaction that throws leaves nothing behind', async () => {
     const row = orgRow(t);
     await expect(
-      t.ctx.db.transaction(async (repos) => {
-        await repos.organizations.insert(row);
-        expect(await repos.organizations.find(row.id)).toBeDefined();
+      t.ctx.db.transaction(async (tx) => {
+        await tx.repos.organizations.insert(row);
+        expect(await tx.repos.organizations.find(row.id)).toBeDefined();
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');
@@ -107,9 +107,9 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
     const a = orgRow(t);
     const b = orgRow(t);
     await expect(
-      t.ctx.db.transaction(async (repos) => {
-        await repos.organizations.insert(a);
-        await repos.transaction(async (inner) => inner.organizations.insert(b));
+      t.ctx.db.transaction(async (tx) => {
+        await tx.repos.organizations.insert(a);
+        await tx.db.transaction(async (inner) => inner.repos.organizations.insert(b));
         throw new Error('roll back both');
       }),
     ).rejects.toThrow();
@@ -117,13 +117,39 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
     expect(await t.ctx.repos.organizations.find(b.id)).toBeUndefined();
   });
 
+  it('hands its function a context bound to it: the same config, clock and keys, its own repos and db', async () => {
+    const row = orgRow(t);
+    await t.ctx.db.transaction(async (tx) => {
+      expect(tx).not.toBe(t.ctx);
+      expect([tx.config, tx.clock, tx.keys, tx.storage]).toEqual([t.ctx.config, t.ctx.clock, t.ctx.keys, t.ctx.storage]);
+      expect(tx.repos).not.toBe(t.ctx.repos);
+      await tx.repos.organizations.insert(row);
+    });
+    expect(await t.ctx.repos.organizations.find(row.id)).toEqual(row);
+  });
+
+  it('refuses the outer handle inside a transaction with a clear error instead of hanging, and rolls back', async () => {
+    const row = orgRow(t);
+    const outerRead = t.ctx.db.transaction(async (tx) => {
+      await tx.repos.organizations.insert(row);
+      await t.ctx.repos.organizations.find(row.id);
+    });
+    await expect(outerRead).rejects.toThrow(/repos\.organizations\.find\(\) of the outer database handle was used inside a transaction/);
+    const outerTransaction = t.ctx.db.transaction(async () => t.ctx.db.transaction(async () => undefined));
+    await expect(outerTransaction).rejects.toThrow(/db\.transaction\(\) of the outer database handle was used inside a transaction/);
+    expect(await t.ctx.repos.organizations.find(row.id)).toBeUndefined();
+    // the database serves the next caller at once
+    await t.ctx.db.transaction((tx) => tx.repos.organizations.insert(row));
+    expect(await t.ctx.repos.organizations.find(row.id)).toBeDefined();
+  }, 10_000);
+
   it('a write made outside a transaction while one is open is not rolled back with it', async () => {
     const inside = orgRow(t);
     const outside = orgRow(t);
     const opened = deferred();
     const release = deferred();
-    const tx = t.ctx.db.transaction(async (repos) => {
-      await repos.organizations.insert(inside);
+    const tx = t.ctx.db.transaction(async (tx) => {
+      await tx.repos.organizations.insert(inside);
       opened.resolve();
       await release.promise;
       throw new Error('abort');
@@ -141,9 +167,9 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
     const rows = [orgRow(t), orgRow(t), orgRow(t)];
     await Promise.all(
       rows.map((r) =>
-        t.ctx.db.transaction(async (repos) => {
-          await repos.organizations.insert(r);
-          await repos.organizations.update(r.id, { name: `renamed ${r.id}` });
+        t.ctx.db.transaction(async (tx) => {
+          await tx.repos.organizations.insert(r);
+          await tx.repos.organizations.update(r.id, { name: `renamed ${r.id}` });
         }),
       ),
     );
@@ -176,14 +202,14 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
     };
     expect(await t.ctx.repos.apiKeys.findByHash(key.keyHash)).toBeUndefined();
     await expect(
-      t.ctx.db.transaction(async (repos) => {
-        await repos.apiKeys.insert(key);
-        expect((await repos.apiKeys.findByHash(key.keyHash))?.key.id).toBe(key.id);
+      t.ctx.db.transaction(async (tx) => {
+        await tx.repos.apiKeys.insert(key);
+        expect((await tx.repos.apiKeys.findByHash(key.keyHash))?.key.id).toBe(key.id);
         throw new Error('undo');
       }),
     ).rejects.toThrow('undo');
     expect(await t.ctx.repos.apiKeys.findByHash(key.keyHash)).toBeUndefined();
-    await t.ctx.db.transaction((repos) => repos.apiKeys.insert(key));
+    await t.ctx.db.transaction((tx) => tx.repos.apiKeys.insert(key));
     expect((await t.ctx.repos.apiKeys.findByHash(key.keyHash))?.key.id).toBe(key.id);
   });
 

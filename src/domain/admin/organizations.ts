@@ -1,7 +1,7 @@
 import { monthStart } from '../../clock.js';
 import type { Context } from '../../context.js';
 import { isEvmAddress } from '../../crypto/wallets.js';
-import type { OrganizationRow, Repos } from '../../db/repos/index.js';
+import type { OrganizationRow, } from '../../db/repos/index.js';
 import { badRequest, DrmError, notFound } from '../../errors.js';
 import { recordEvent } from '../events.js';
 import { asObject, isUuid, optionalNumber, optionalString, requiredString } from '../validate.js';
@@ -23,8 +23,8 @@ export async function listOrganizations(ctx: Context, page: { limit: number; off
 }
 
 /** The organization, read through the repositories given (a transaction's, where it changes). */
-async function findOrganization(repos: Repos, id: string): Promise<OrganizationRow> {
-  const org = isUuid(id) ? await repos.organizations.find(id) : undefined;
+async function findOrganization(ctx: Context, id: string): Promise<OrganizationRow> {
+  const org = isUuid(id) ? await ctx.repos.organizations.find(id) : undefined;
   if (!org) throw notFound('organization');
   return org;
 }
@@ -56,15 +56,15 @@ export function readRateLimitChange(body: unknown): RateLimitChange {
 
 /** Sets the organization's hourly and monthly limits, or with keyId one key's own hourly limit. */
 export async function setRateLimit(ctx: Context, organizationId: string, change: RateLimitChange): Promise<void> {
-  await ctx.db.transaction(async (repos) => {
-    const org = await findOrganization(repos, organizationId);
+  await ctx.db.transaction(async (tx) => {
+    const org = await findOrganization(tx, organizationId);
     if (change.keyId !== undefined) {
-      const key = isUuid(change.keyId) ? await repos.apiKeys.find(change.keyId) : undefined;
+      const key = isUuid(change.keyId) ? await tx.repos.apiKeys.find(change.keyId) : undefined;
       if (!key || key.organizationId !== org.id) throw notFound('API key');
-      await repos.apiKeys.setRateLimit(key.id, change.rateLimitPerHour ?? null);
+      await tx.repos.apiKeys.setRateLimit(key.id, change.rateLimitPerHour ?? null);
       return;
     }
-    await repos.organizations.update(org.id, {
+    await tx.repos.organizations.update(org.id, {
       ...(change.rateLimitPerHour !== undefined && { rateLimitPerHour: change.rateLimitPerHour }),
       ...(change.monthlyStreamLimit !== undefined && { monthlyStreamLimit: change.monthlyStreamLimit }),
     });
@@ -74,20 +74,20 @@ export async function setRateLimit(ctx: Context, organizationId: string, change:
 /** Suspends an organization: every call with its keys is refused, and it hears organization.suspended. */
 export async function suspendOrganization(ctx: Context, organizationId: string, body: unknown): Promise<void> {
   const reason = requiredString(asObject(body), 'reason', { max: 500 });
-  await ctx.db.transaction(async (repos) => {
-    const org = await findOrganization(repos, organizationId);
+  await ctx.db.transaction(async (tx) => {
+    const org = await findOrganization(tx, organizationId);
     if (!org.isActive) throw new DrmError('CONFLICT', 'organization is already suspended');
-    await repos.organizations.update(org.id, { isActive: false, suspendedReason: reason, suspendedAt: ctx.clock.now() });
-    await recordEvent(ctx, repos, org.id, 'organization.suspended', { organizationId: org.id, reason });
+    await tx.repos.organizations.update(org.id, { isActive: false, suspendedReason: reason, suspendedAt: ctx.clock.now() });
+    await recordEvent(tx, org.id, 'organization.suspended', { organizationId: org.id, reason });
   });
   ctx.wakeWebhooks();
 }
 
 export async function reactivateOrganization(ctx: Context, organizationId: string): Promise<void> {
-  await ctx.db.transaction(async (repos) => {
-    const org = await findOrganization(repos, organizationId);
+  await ctx.db.transaction(async (tx) => {
+    const org = await findOrganization(tx, organizationId);
     if (org.isActive) throw new DrmError('CONFLICT', 'organization is not suspended');
-    await repos.organizations.update(org.id, { isActive: true, suspendedReason: null, suspendedAt: null });
+    await tx.repos.organizations.update(org.id, { isActive: true, suspendedReason: null, suspendedAt: null });
   });
 }
 
