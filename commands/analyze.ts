@@ -1,14 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
-import { createDtcwtBackend, type DtcwtBackend, type DtcwtBackendKind } from '../gpu/index.js';
+import { createDtcwtBackend, type DtcwtBackendKind } from '../gpu/index.js';
 import type { Context } from '../src/context.js';
-import type { CaseRow } from '../src/db/repos/index.js';
-import type { Logger } from '../src/log.js';
-import { openCase, uploadsDir } from '../src/domain/forensics/cases.js';
-import { ForensicsQueue } from '../src/domain/forensics/queue.js';
 import type { AnalysisStage } from '../src/domain/forensics/analyze.js';
-import { notFound } from '../src/errors.js';
+import { analyzeLocalLeak } from '../src/domain/forensics/submit.js';
+import type { Logger } from '../src/log.js';
 import { analysisBody } from '../src/present/forensics.js';
 import type { DbOptions } from './options.js';
 import { CANCELLED, EXIT, FAILED, type Json, printAnalysis } from './analysis-report.js';
@@ -31,9 +26,6 @@ export interface AnalyzeOptions extends DbOptions {
   apiKey?: string;
   backend?: DtcwtBackendKind;
 }
-
-
-
 
 export async function analyze(leak: string, opts: AnalyzeOptions): Promise<number> {
   if (opts.server !== undefined || opts.apiKey !== undefined) {
@@ -64,7 +56,6 @@ function failWith(out: Output, err: unknown): number {
   return FAILED;
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Local: the data directory's database, the case run in this process.
 
@@ -77,64 +68,53 @@ export function stageLine(stage: AnalysisStage, done: number, total: number): st
   return 'matching against the viewers who streamed it';
 }
 
-async function analyzeLocally(ctx: Context, out: Output, leak: string, opts: AnalyzeOptions): Promise<number> {
-  const stat = checkLeak(leak);
-  const content = await ctx.repos.content.find(opts.content);
-  if (!content) throw notFound(`content ${opts.content}`);
-  // The case owns its upload and removes it (openCase on a refused request, the queue when done):
-  // it gets a copy in the uploads directory, never the user's own file.
-  const upload = path.join(uploadsDir(ctx), `${randomUUID()}.upload`);
-  fs.copyFileSync(leak, upload);
-  let row: CaseRow;
-  try {
-    row = await openCase(ctx, null, { path: upload, name: path.basename(leak), bytes: stat.size }, content.id, opts.type ?? content.type);
-  } catch (err) {
-    fs.rmSync(upload, { force: true });
-    throw err;
-  }
-
-  const ticker = createTicker(!out.json && Boolean(process.stderr.isTTY), `analysing ${path.basename(leak)}`);
-  let backend: Promise<DtcwtBackend> | undefined;
-  // The queue logs a failed case with its error; here the case's reason is printed instead, so
-  // its warnings wait and are shown only where that reason is the terse one of an internal error.
-  const { log } = ctx;
+/**
+ * The queue logs a failed case with its error; here the case's reason is printed instead, so its
+ * warnings wait and are shown only where that reason is the terse one of an internal error.
+ */
+function holdWarnings(log: Logger): { log: Logger; show: () => void } {
   const held: Array<() => void> = [];
   const hold = (write: Logger['error']): Logger['error'] => (msg, fields) => void held.push(() => write(msg, fields));
-  const showHeld = () => {
-    for (const write of held.splice(0)) write();
-  };
-  const queueCtx: Context = { ...ctx, log: { ...log, warn: hold(log.warn), error: hold(log.error) } };
-  const queue = new ForensicsQueue(queueCtx, {
-    backend: () => {
-      backend ??= createDtcwtBackend(opts.backend ?? 'auto').then((b) => {
-        if (!out.json) ticker.note(`analysing with DTCWT backend ${b.name}`);
-        return b;
-      });
-      return backend;
+  return {
+    log: { ...log, warn: hold(log.warn), error: hold(log.error) },
+    show: () => {
+      for (const write of held.splice(0)) write();
     },
-  });
+  };
+}
+
+async function analyzeLocally(ctx: Context, out: Output, leak: string, opts: AnalyzeOptions): Promise<number> {
+  checkLeak(leak);
+  const ticker = createTicker(!out.json && Boolean(process.stderr.isTTY), `analysing ${path.basename(leak)}`);
+  const warnings = holdWarnings(ctx.log);
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    const outcome = await queue.run(row.id, controller.signal, (stage, done, total) => ticker.label(stageLine(stage, done, total))).catch((err) => {
-      showHeld();
+    const outcome = await analyzeLocalLeak({ ...ctx, log: warnings.log }, leak, { contentId: opts.content, contentType: opts.type }, {
+      backend: () =>
+        createDtcwtBackend(opts.backend ?? 'auto').then((b) => {
+          if (!out.json) ticker.note(`analysing with DTCWT backend ${b.name}`);
+          return b;
+        }),
+      signal: controller.signal,
+      onProgress: (stage, done, total) => ticker.label(stageLine(stage, done, total)),
+    }).catch((err) => {
+      warnings.show();
       throw err;
     });
+    ticker.stop();
     if (controller.signal.aborted) {
-      ticker.stop();
-      out.error(`drm: analysis cancelled; case ${row.id} is recorded as failed`);
+      out.error(`drm: analysis cancelled; case ${outcome.id} is recorded as failed`);
       return CANCELLED;
     }
-    ticker.stop();
-    if (outcome.status === 'failed' && outcome.failureReason?.startsWith('analysis failed:')) showHeld();
+    if (outcome.status === 'failed' && outcome.failureReason?.startsWith('analysis failed:')) warnings.show();
     const body = analysisBody(outcome, ctx.config.apiShape, 'operator');
     return printAnalysis(out, body as unknown as Json, ctx.config.apiShape === 'a');
   } finally {
     ticker.stop();
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
-    await queue.stop();
   }
 }

@@ -1,7 +1,8 @@
 import { type Context as HonoContext, Hono } from 'hono';
 import type { Context } from '../../src/context.js';
-import { openCase, listCases, ownCase, uploadsDir } from '../../src/domain/forensics/cases.js';
+import { listCases, ownCase, uploadsDir } from '../../src/domain/forensics/cases.js';
 import type { ForensicsQueue } from '../../src/domain/forensics/queue.js';
+import { submitLeak } from '../../src/domain/forensics/submit.js';
 import { paging } from '../../src/domain/validate.js';
 import { badRequest } from '../../src/errors.js';
 import { analysisBody, caseBody, caseDetailBody } from '../../src/present/forensics.js';
@@ -27,21 +28,12 @@ export function forensicsRoutes(ctx: Context, queue: ForensicsQueue) {
   // The leak streams to disk (never whole in memory); short ones are analysed within the request,
   // long ones with ?async=true answer 202 at once and are picked up by the queue.
   app.post('/analyze', async (c) => {
-    const wantAsync = asyncFlag(c.req.query('async'));
+    const queued = asyncFlag(c.req.query('async'));
     const upload = await receiveUpload(c, { dir: uploadsDir(ctx), maxFileBytes: ctx.config.maxUploadBytes, fileField: 'file', fields: ['contentId', 'contentType'] });
     const { contentId, contentType } = upload.fields;
-    const row = await openCase(
-      ctx,
-      c.get('auth'),
-      { path: upload.path, name: upload.filename, bytes: upload.size },
-      contentId ?? '',
-      contentType ?? '',
-    );
-    if (wantAsync) {
-      queue.wake();
-      return c.json(analysisBody(row, shape, ownOrganization(c)), 202);
-    }
-    return c.json(analysisBody(await queue.run(row.id), shape, ownOrganization(c)));
+    const leak = { upload: { path: upload.path, name: upload.filename, bytes: upload.size }, contentId: contentId ?? '', contentType: contentType ?? '' };
+    const row = await submitLeak(ctx, queue, c.get('auth'), leak, { queued });
+    return c.json(analysisBody(row, shape, ownOrganization(c)), queued ? 202 : 200);
   });
 
   app.get('/cases', async (c) => {

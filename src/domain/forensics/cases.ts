@@ -23,16 +23,21 @@ export interface LeakUpload {
 
 /**
  * Opens a case for a leak on disk: checks what was asked (content, license, type, media) and
- * queues it as `processing`. The case owns the file from here on; a refused request's file is
- * removed. `auth` is null for the platform operator (`drm analyze` on the data directory).
+ * queues it as `processing`. The case owns the file from here on; the file of a request that is
+ * refused, or whose case cannot be stored, is removed. `auth` is null for the platform operator
+ * (`drm analyze` on the data directory).
  */
 export async function openCase(ctx: Context, auth: KeyAuth | null, upload: LeakUpload, contentId: string, contentType: string): Promise<CaseRow> {
   try {
     await checkAnalysis(ctx, upload.path, { contentId, contentType, organizationId: auth?.org.id ?? null });
+    return await insertCase(ctx, auth, upload, contentId, contentType);
   } catch (err) {
     fs.rmSync(upload.path, { force: true });
     throw err;
   }
+}
+
+async function insertCase(ctx: Context, auth: KeyAuth | null, upload: LeakUpload, contentId: string, contentType: string): Promise<CaseRow> {
   const row: CaseRow = {
     id: randomUUID(),
     organizationId: auth?.org.id ?? null,

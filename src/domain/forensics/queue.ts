@@ -199,7 +199,7 @@ export class ForensicsQueue {
     void (async () => {
       for (const name of fs.readdirSync(dir)) {
         const file = path.join(dir, name);
-        const age = Date.now() - fs.statSync(file).mtimeMs;
+        const age = this.ctx.clock.now() - fs.statSync(file).mtimeMs;
         if (age > 24 * 3600_000 && !(await this.ctx.repos.forensicCases.usesUpload(file))) fs.rmSync(file, { force: true });
       }
     })().catch((err) => this.ctx.log.warn('could not sweep uploads', errorFields(err)));
