@@ -72,13 +72,8 @@ function whenClosed(s: fs.WriteStream): Promise<void> {
   return new Promise((resolve) => s.once('close', () => resolve()));
 }
 
-/**
- * Streams a multipart/form-data request body to disk: the one file part into a new file in
- * `o.dir` (named by a random UUID, never by the client), the accepted text fields into memory.
- * The body is never held whole; backpressure from the disk paces the read. On any failure the
- * partial file is removed and the body stops being read before the DrmError is thrown.
- */
-export async function receiveUpload(c: HonoContext, o: UploadOptions): Promise<Upload> {
+/** A multipart parser reading the request's body, or the error that says why the body is not one. */
+function openParser(c: HonoContext, o: UploadOptions): { bb: busboy.Busboy; source: Readable } {
   const contentType = c.req.header('content-type') ?? '';
   if (!/^multipart\/form-data\s*(;|$)/i.test(contentType)) {
     throw badRequest('expected a multipart/form-data body with a file field');
@@ -87,10 +82,9 @@ export async function receiveUpload(c: HonoContext, o: UploadOptions): Promise<U
   if (Number.isFinite(declared) && declared > o.maxFileBytes + ENVELOPE_MAX) throw tooLarge(o.maxFileBytes);
   const body = c.req.raw.body;
   if (!body) throw badRequest('expected a multipart/form-data body with a file field');
-
-  let parser: busboy.Busboy;
+  let bb: busboy.Busboy;
   try {
-    parser = busboy({
+    bb = busboy({
       headers: c.req.header(),
       // One byte over each limit, so that a file (a field) of exactly the limit is not cut.
       limits: { fileSize: o.maxFileBytes + 1, fieldSize: FIELD_MAX + 1, fields: FIELDS_MAX },
@@ -98,93 +92,129 @@ export async function receiveUpload(c: HonoContext, o: UploadOptions): Promise<U
   } catch (err) {
     throw classify(err);
   }
-  const bb = parser;
-  const source = Readable.fromWeb(body as unknown as WebReadableStream<Uint8Array>);
+  return { bb, source: Readable.fromWeb(body as unknown as WebReadableStream<Uint8Array>) };
+}
 
-  return new Promise<Upload>((resolve, reject) => {
-    let settled = false;
-    let files = 0;
-    let filename = '';
-    let filePath: string | undefined;
-    let out: fs.WriteStream | undefined;
-    /** settles when the file part is on disk (or has failed, which `fail` then handles) */
-    let written: Promise<void> = Promise.resolve();
-    const fields: Record<string, string> = {};
+/** One upload being received: the parser's events in, one settled promise out. */
+class UploadReceiver {
+  private settled = false;
+  private files = 0;
+  private filename = '';
+  private filePath: string | undefined;
+  private out: fs.WriteStream | undefined;
+  /** settles when the file part is on disk (or has failed, which `fail` then handles) */
+  private written: Promise<void> = Promise.resolve();
+  private readonly fields: Record<string, string> = {};
 
-    const fail = (err: unknown) => {
-      if (settled) return;
-      settled = true;
-      const error = classify(err);
-      // Deferred: busboy may be in the middle of emitting, and must finish that call first.
-      process.nextTick(() => {
-        source.unpipe(bb);
-        source.destroy();
-        bb.destroy();
-        out?.destroy();
-        const file = filePath;
-        const stream = out;
-        void (async () => {
-          try {
-            // The write stream opens its file asynchronously: remove it only once it is closed.
-            if (stream) await whenClosed(stream);
-            if (file) await fs.promises.rm(file, { force: true });
-          } finally {
-            reject(error);
-          }
-        })();
-      });
-    };
+  constructor(
+    private readonly o: UploadOptions,
+    private readonly source: Readable,
+    private readonly bb: busboy.Busboy,
+    private readonly resolve: (upload: Upload) => void,
+    private readonly reject: (err: DrmError) => void,
+  ) {}
 
-    source.on('error', (err) => fail(badRequest(`the upload was interrupted: ${err.message}`)));
-    bb.on('error', fail);
-
-    bb.on('file', (name, stream, info) => {
-      // busboy destroys a file stream it is cut off in with an error: never leave that unheard.
-      stream.on('error', ignore);
-      files += 1;
-      if (settled) return void stream.resume();
-      if (files > 1) {
-        stream.resume();
-        return fail(badRequest(`the form has more than one file; send exactly one, in the "${o.fileField}" field`));
-      }
-      if (name !== o.fileField) {
-        stream.resume();
-        return fail(badRequest(`unexpected file field "${name}"; the file goes in the "${o.fileField}" field`));
-      }
-      filename = info.filename ?? '';
-      filePath = path.resolve(o.dir, `${randomUUID()}.upload`);
-      const target = fs.createWriteStream(filePath, { flags: 'wx' });
-      target.on('error', ignore);
-      out = target;
-      stream.once('limit', () => fail(tooLarge(o.maxFileBytes)));
-      written = pipeline(stream, target).then(() => whenClosed(target), fail);
-    });
-
-    bb.on('field', (name, value, info) => {
-      if (settled) return;
-      if (name === o.fileField) {
-        return fail(badRequest(`"${o.fileField}" must be a file, not a text field`));
-      }
-      if (!o.fields.includes(name)) return;
-      if (info.valueTruncated) return fail(badRequest(`the field "${name}" is longer than ${formatBytes(FIELD_MAX)}`));
-      if (Object.hasOwn(fields, name)) return fail(badRequest(`the field "${name}" is given more than once`));
-      fields[name] = value;
-    });
-
-    bb.on('fieldsLimit', () => fail(badRequest(`the form has more than ${FIELDS_MAX} text fields`)));
-
-    bb.on('finish', () => {
-      void written.then(() => {
-        if (settled) return;
-        if (!filePath || !out) {
-          return fail(badRequest(`the form has no file; send it in the "${o.fileField}" field`));
+  fail(err: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    const error = classify(err);
+    // Deferred: busboy may be in the middle of emitting, and must finish that call first.
+    process.nextTick(() => {
+      this.source.unpipe(this.bb);
+      this.source.destroy();
+      this.bb.destroy();
+      this.out?.destroy();
+      const file = this.filePath;
+      const stream = this.out;
+      void (async () => {
+        try {
+          // The write stream opens its file asynchronously: remove it only once it is closed.
+          if (stream) await whenClosed(stream);
+          if (file) await fs.promises.rm(file, { force: true });
+        } finally {
+          this.reject(error);
         }
-        if (out.bytesWritten === 0) return fail(badRequest('the file is empty'));
-        settled = true;
-        resolve({ path: filePath, size: out.bytesWritten, filename, fields });
-      });
+      })();
     });
+  }
 
+  onFile(name: string, stream: Readable, info: busboy.FileInfo): void {
+    const { o } = this;
+    // busboy destroys a file stream it is cut off in with an error: never leave that unheard.
+    stream.on('error', ignore);
+    this.files += 1;
+    const refusal = this.fileRefusal(name);
+    if (this.settled || refusal) {
+      stream.resume();
+      if (refusal) this.fail(badRequest(refusal));
+      return;
+    }
+    this.filename = info.filename ?? '';
+    this.filePath = path.resolve(o.dir, `${randomUUID()}.upload`);
+    const target = fs.createWriteStream(this.filePath, { flags: 'wx' });
+    target.on('error', ignore);
+    this.out = target;
+    stream.once('limit', () => this.fail(tooLarge(o.maxFileBytes)));
+    this.written = pipeline(stream, target).then(
+      () => whenClosed(target),
+      (err) => this.fail(err),
+    );
+  }
+
+  /** Why a file part is refused, if it is: the form takes one file, in its named field. */
+  private fileRefusal(name: string): string | undefined {
+    const { fileField } = this.o;
+    if (this.files > 1) return `the form has more than one file; send exactly one, in the "${fileField}" field`;
+    if (name !== fileField) return `unexpected file field "${name}"; the file goes in the "${fileField}" field`;
+    return undefined;
+  }
+
+  onField(name: string, value: string, info: busboy.FieldInfo): void {
+    if (this.settled) return;
+    const refusal = this.fieldRefusal(name, info);
+    if (refusal) this.fail(badRequest(refusal));
+    else if (this.o.fields.includes(name)) this.fields[name] = value;
+  }
+
+  /** Why a text field is refused, if it is; fields the form does not take are ignored, not refused. */
+  private fieldRefusal(name: string, info: busboy.FieldInfo): string | undefined {
+    const { o } = this;
+    if (name === o.fileField) return `"${o.fileField}" must be a file, not a text field`;
+    if (!o.fields.includes(name)) return undefined;
+    if (info.valueTruncated) return `the field "${name}" is longer than ${formatBytes(FIELD_MAX)}`;
+    if (Object.hasOwn(this.fields, name)) return `the field "${name}" is given more than once`;
+    return undefined;
+  }
+
+  onFinish(): void {
+    void this.written.then(() => {
+      if (this.settled) return;
+      if (!this.filePath || !this.out) this.fail(badRequest(`the form has no file; send it in the "${this.o.fileField}" field`));
+      else if (this.out.bytesWritten === 0) this.fail(badRequest('the file is empty'));
+      else {
+        this.settled = true;
+        this.resolve({ path: this.filePath, size: this.out.bytesWritten, filename: this.filename, fields: this.fields });
+      }
+    });
+  }
+}
+
+/**
+ * Streams a multipart/form-data request body to disk: the one file part into a new file in
+ * `o.dir` (named by a random UUID, never by the client), the accepted text fields into memory.
+ * The body is never held whole; backpressure from the disk paces the read. On any failure the
+ * partial file is removed and the body stops being read before the DrmError is thrown.
+ */
+export async function receiveUpload(c: HonoContext, o: UploadOptions): Promise<Upload> {
+  const { bb, source } = openParser(c, o);
+  return new Promise<Upload>((resolve, reject) => {
+    const receiver = new UploadReceiver(o, source, bb, resolve, reject);
+    source.on('error', (err) => receiver.fail(badRequest(`the upload was interrupted: ${err.message}`)));
+    bb.on('error', (err) => receiver.fail(err));
+    bb.on('file', (name, stream, info) => receiver.onFile(name, stream, info));
+    bb.on('field', (name, value, info) => receiver.onField(name, value, info));
+    bb.on('fieldsLimit', () => receiver.fail(badRequest(`the form has more than ${FIELDS_MAX} text fields`)));
+    bb.on('finish', () => receiver.onFinish());
     source.pipe(bb);
   });
 }
