@@ -77,11 +77,12 @@ export interface ContextOverrides {
 export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<Context> {
   const log = overrides.log ?? createLogger(config.logLevel);
   const secret = loadServerSecret(config.dataDir);
-  const db = await openDatabase(config.db, { log, migrate: overrides.migrate });
+  const clock = overrides.clock ?? systemClock;
+  const db = await openDatabase(config.db, { log, clock, migrate: overrides.migrate });
   return bindDatabase(
     {
     config,
-    clock: overrides.clock ?? systemClock,
+    clock,
     log,
     keys: {
       seal: deriveKey(secret, 'seal'),

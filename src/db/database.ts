@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { type Dialect, makeExecutor, type Q, type Schema } from './executor.js';
 import { migrate, postgresMigrationTarget, sqliteMigrationTarget } from './migrate.js';
@@ -33,12 +34,15 @@ async function highestVersion(query: (sql: string) => Promise<Record<string, unk
 
 export interface OpenOptions {
   log: Logger;
+  /** dates the migrations applied (drm_migrations.applied_at) */
+  clock?: Clock;
   /** Apply pending migrations while opening (servers do; `drm migrate` does it explicitly). */
   migrate?: boolean;
 }
 
 export async function openDatabase(url: string, options: OpenOptions): Promise<Database> {
-  const db = url.startsWith('sqlite:') ? await openSqlite(url.slice('sqlite:'.length)) : await openPostgres(url);
+  const clock = options.clock ?? systemClock;
+  const db = url.startsWith('sqlite:') ? await openSqlite(url.slice('sqlite:'.length), clock) : await openPostgres(url, clock);
   if (options.migrate !== false) {
     const applied = await db.migrate();
     if (applied > 0) options.log.info('database migrated', { dialect: db.dialect, applied });
@@ -46,7 +50,7 @@ export async function openDatabase(url: string, options: OpenOptions): Promise<D
   return db;
 }
 
-async function openSqlite(file: string): Promise<Database> {
+async function openSqlite(file: string, clock: Clock): Promise<Database> {
   const [{ default: BetterSqlite }, { drizzle }, fs, path] = await Promise.all([
     import('better-sqlite3'),
     import('drizzle-orm/better-sqlite3'),
@@ -94,7 +98,7 @@ async function openSqlite(file: string): Promise<Database> {
         mutex.release();
       }
     },
-    migrate: () => migrate('sqlite', sqliteMigrationTarget(sqlite)),
+    migrate: () => migrate('sqlite', sqliteMigrationTarget(sqlite), { clock }),
     appliedVersion: () => highestVersion(async (sql) => sqlite.prepare(sql).all() as Record<string, unknown>[]),
     async close() {
       await mutex.acquire();
@@ -105,7 +109,7 @@ async function openSqlite(file: string): Promise<Database> {
   return db;
 }
 
-async function openPostgres(url: string): Promise<Database> {
+async function openPostgres(url: string, clock: Clock): Promise<Database> {
   const [{ default: pg }, { drizzle }] = await Promise.all([import('pg'), import('drizzle-orm/node-postgres')]);
   // bigint columns hold epoch milliseconds and micro-APUSD, well inside 2^53.
   pg.types.setTypeParser(20, (v) => Number(v));
@@ -133,7 +137,7 @@ async function openPostgres(url: string): Promise<Database> {
     async migrate() {
       const client = await pool.connect();
       try {
-        return await migrate('postgres', postgresMigrationTarget(client));
+        return await migrate('postgres', postgresMigrationTarget(client), { clock });
       } finally {
         client.release();
       }

@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../clock.js';
 import { type Migration, migrationsFor } from './migrations/index.js';
 
 export interface MigrationTarget {
@@ -11,7 +12,7 @@ export interface MigrationTarget {
 export async function migrate(
   dialect: 'sqlite' | 'postgres',
   target: MigrationTarget,
-  migrations: Migration[] = migrationsFor(dialect),
+  { migrations = migrationsFor(dialect), clock = systemClock }: { migrations?: Migration[]; clock?: Clock } = {},
 ): Promise<number> {
   const big = dialect === 'sqlite' ? 'integer' : 'bigint';
   // The lock comes first: two processes creating drm_migrations at once on an empty Postgres
@@ -30,7 +31,7 @@ export async function migrate(
       try {
         await target.exec(m.sql);
         await target.exec(
-          `insert into drm_migrations (version, name, applied_at) values (${m.version}, '${m.name.replace(/'/g, "''")}', ${Date.now()})`,
+          `insert into drm_migrations (version, name, applied_at) values (${m.version}, '${m.name.replace(/'/g, "''")}', ${clock.now()})`,
         );
         if (dialect === 'postgres') await target.exec('commit');
       } catch (err) {

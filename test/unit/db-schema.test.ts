@@ -103,7 +103,7 @@ async function previousReleaseDatabase(dialect: DialectName, upTo: number): Prom
   const older = migrationsFor(dialectOf(dialect)).filter((m) => m.version <= upTo);
   const yes = dialect === 'sqlite' ? 1 : 'true';
   await withTarget(dialect, url, async (target, exec) => {
-    await migrate(dialectOf(dialect), target, older);
+    await migrate(dialectOf(dialect), target, { migrations: older });
     await exec(`insert into organizations (id, name, wallet_address, signing_algorithm, webhook_secret_sealed, plan, is_active, apusd_balance_micro, created_at)
       values ('org-1', 'Old Films', '0x${'1'.repeat(40)}', 'RS256', 'sealed', 'paid', ${yes}, 5000000, 1700000000000)`);
     await exec(`insert into viewers (id, organization_id, external_viewer_id, binary_id, wallet_address, has_own_wallet, total_streams, is_blocked, first_seen, last_seen)
@@ -174,10 +174,10 @@ describe('npm run db:generate', () => {
     const steps = [first, second].map((s) => ({ version: s?.version ?? 0, name: s?.name ?? '', sql: s?.[dialectOf(dialect)] ?? '' }));
     const url = await freshUrl(dialect);
     await withTarget(dialect, url, async (target, exec) => {
-      expect(await migrate(dialectOf(dialect), target, steps.slice(0, 1))).toBe(1);
+      expect(await migrate(dialectOf(dialect), target, { migrations: steps.slice(0, 1) })).toBe(1);
       await exec("insert into shelves (id, label) values ('s1', 'fiction')");
       await exec("insert into books (id, shelf_id, title) values ('b1', 's1', 'Dune')");
-      expect(await migrate(dialectOf(dialect), target, steps)).toBe(1);
+      expect(await migrate(dialectOf(dialect), target, { migrations: steps })).toBe(1);
       expect(await target.query('select id, shelf_id, title, rating from books')).toEqual([{ id: 'b1', shelf_id: 's1', title: 'Dune', rating: null }]);
     });
     expect(await catalogOf(dialect, url)).toEqual(await catalogOf(dialect, await describedDatabase(dialect, v2)));
