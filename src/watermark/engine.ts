@@ -7,7 +7,7 @@ import { detectMusic } from './music/detect.js';
 import { embedMusic } from './music/embed.js';
 import { MUSIC_REFERENCE } from './music/reference.js';
 import { openMusicVariants } from './music/variants.js';
-import type { Detection, EmbedJob } from './segments.js';
+import type { DetectJob, Detection, EmbedJob } from './segments.js';
 import { type DetectStage, detectVideo } from './video/detect.js';
 import { embedVideo, type VideoEmbedResult } from './video/embed.js';
 import { VIDEO_REFERENCE } from './video/reference.js';
@@ -76,18 +76,12 @@ export interface MarkedVariants {
   finish(): Promise<void>;
 }
 
-export interface DetectRequest {
-  bins: MediaBinaries;
-  key: Buffer;
-  contentId: string;
-  leak: string;
-  /** the unmarked original, or (with `reference`) the detection reference ingest kept */
-  original: string;
+export interface DetectRequest extends DetectJob {
+  /** `original` is the detection reference ingest kept (video makes one from an original otherwise) */
   reference?: boolean;
   backend: BackendSource;
   /** music reports its one pass as 'score' */
   onProgress?: (stage: DetectStage, done: number, total: number) => void;
-  signal?: AbortSignal;
 }
 
 interface KindEngine {

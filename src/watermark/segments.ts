@@ -72,6 +72,17 @@ export function readOut(segments: readonly SegmentReading[], threshold = 4): str
   return out;
 }
 
+/** What every detector is told: the leak, the original it was taken from, and the key that made the patterns. */
+export interface DetectJob {
+  bins: MediaBinaries;
+  key: Buffer;
+  contentId: string;
+  leak: string;
+  /** the unmarked original, or the detection reference ingest kept */
+  original: string;
+  signal?: AbortSignal;
+}
+
 /** What every embedder is told: the file, the viewer's bits, and the key that makes the patterns. */
 export interface EmbedJob {
   bins: MediaBinaries;

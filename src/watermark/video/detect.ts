@@ -5,7 +5,7 @@ import type { DtcwtBackend } from '../../../gpu/backend.js';
 import { DrmError } from '../../errors.js';
 import type { MediaBinaries } from '../../media/binaries.js';
 import { type MediaInfo, probeMedia } from '../../media/probe.js';
-import { type Detection, readOut } from '../segments.js';
+import { type DetectJob, type Detection, readOut } from '../segments.js';
 import { placeLeak } from './detect-place.js';
 import { chooseFrames, FRAMES_PER_SEGMENT, readSegments, scoreSegments } from './detect-score.js';
 import { alignLeakInTime } from './detect-time.js';
@@ -16,13 +16,7 @@ import { insetRect, type LeakPlacement } from './restore.js';
 
 export type DetectStage = 'decode' | 'align' | 'score';
 
-export interface VideoDetectOptions {
-  bins: MediaBinaries;
-  key: Buffer;
-  contentId: string;
-  leak: string;
-  /** the unmarked original, or the reduced reference ingest kept (with `reference`) */
-  original: string;
+export interface VideoDetectOptions extends DetectJob {
   /**
    * `original` is a reference plane (./reference.ts), its thumbnails beside it where ingest wrote
    * them; otherwise both are made from it first
@@ -38,7 +32,6 @@ export interface VideoDetectOptions {
   tempDir?: string;
   /** decode: leak samples (about every fourth frame) decoded of those expected; align: steps done of 2; score: frames scored */
   onProgress?: (stage: DetectStage, done: number, total: number) => void;
-  signal?: AbortSignal;
 }
 
 export type VideoInfo = NonNullable<MediaInfo['video']> & { duration: number };
