@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { badRequest } from '../src/errors.js';
 import { CANCELLED, exitFor, FAILED, type Json, obj, printAnalysis, text } from './analysis-report.js';
-import type { AnalyzeOptions } from './analyze.js';
+import type { AnalyzeOptions } from './options.js';
 import { type Output, printJson } from './output.js';
 import { createTicker } from './ticker.js';
 

@@ -5,7 +5,7 @@ import type { AnalysisStage } from '../src/domain/forensics/analyze.js';
 import { analyzeLocalLeak } from '../src/domain/forensics/submit.js';
 import type { Logger } from '../src/log.js';
 import { analysisBody } from '../src/present/forensics.js';
-import type { DbOptions } from './options.js';
+import type { AnalyzeOptions } from './options.js';
 import { CANCELLED, EXIT, FAILED, type Json, printAnalysis } from './analysis-report.js';
 import { analyzeOnServer, checkLeak } from './analyze-server.js';
 import { createTicker } from './ticker.js';
@@ -19,14 +19,6 @@ import { withContext } from './with-context.js';
  * a running `drm serve`. The exit code is the finding, for scripts: 0 strong match, 2 weak
  * match, 3 no match, 1 any error (a failed case included), 130 cancelled.
  */
-export interface AnalyzeOptions extends DbOptions {
-  content: string;
-  type?: 'video' | 'music';
-  server?: string;
-  apiKey?: string;
-  backend?: DtcwtBackendKind;
-}
-
 export async function analyze(leak: string, opts: AnalyzeOptions): Promise<number> {
   if (opts.server !== undefined || opts.apiKey !== undefined) {
     const out = createOutput(Boolean(opts.json));

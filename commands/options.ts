@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { DtcwtBackendKind } from '../gpu/index.js';
 import { parseSwitch } from '../src/config.js';
 
 /** Options every command that opens the database takes. */
@@ -6,6 +7,15 @@ export interface DbOptions {
   db?: string;
   dataDir?: string;
   json?: boolean;
+}
+
+/** `drm analyze`'s options: shared by the local analysis and the one sent to a server. */
+export interface AnalyzeOptions extends DbOptions {
+  content: string;
+  type?: 'video' | 'music';
+  server?: string;
+  apiKey?: string;
+  backend?: DtcwtBackendKind;
 }
 
 /** An option that also reads an environment variable (commander's Option.env: the flag wins). */

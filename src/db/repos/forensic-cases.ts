@@ -17,10 +17,14 @@ export interface Candidate {
   binaryId: string;
 }
 
+/** The cases and the queries a leak analysis asks about the content's viewers and sessions. */
 export function forensicCasesRepo(x: Executor) {
+  return { ...caseRows(x), ...leakEvidence(x) };
+}
+
+/** The case rows: stored, leased by the analysis queue, finished, listed. */
+function caseRows(x: Executor) {
   const t = x.s.forensicCases;
-  const sessions = x.s.streamSessions;
-  const viewers = x.s.viewers;
   return {
     insert: (row: CaseRow) => x.run((q) => q.insert(t).values(row)),
 
@@ -91,7 +95,14 @@ export function forensicCasesRepo(x: Executor) {
       ]);
       return { cases: rows as CaseRow[], total: Number(totals[0]?.n ?? 0) };
     },
+  };
+}
 
+/** Who streamed the content, and how: the candidates of a leak and the session a match names. */
+function leakEvidence(x: Executor) {
+  const sessions = x.s.streamSessions;
+  const viewers = x.s.viewers;
+  return {
     /** Every viewer who streamed the content marked, with the bits their segments were served by. */
     async candidates(contentId: string): Promise<Candidate[]> {
       return x.run((q) =>
