@@ -14,6 +14,8 @@ import { VIDEO_REFERENCE } from './video/reference.js';
 import { openVideoVariants } from './video/variants.js';
 
 export type { DetectStage } from './video/detect.js';
+export type { BackendSource, MarkedVariants, VariantPiece, VariantsRequest } from './engine-types.js';
+import type { BackendSource, MarkedVariants, VariantsRequest } from './engine-types.js';
 
 /**
  * The front door to the watermark engine: embedding a viewer's copy, making variants A and B for
@@ -22,8 +24,6 @@ export type { DetectStage } from './video/detect.js';
  */
 export type MediaKind = 'video' | 'music';
 
-/** Hands out the DTCWT backend that video needs, when it needs it; the caller owns and closes it. */
-export type BackendSource = () => Promise<DtcwtBackend>;
 
 /** The kinds a file can be marked or read as: video if it has a video stream, music if it has audio. */
 export async function kindsIn(bins: MediaBinaries, file: string): Promise<MediaKind[]> {
@@ -46,35 +46,6 @@ export interface EmbedRequest extends EmbedJob {
 export type EmbeddedCopy =
   | { kind: 'video'; backend: string; result: VideoEmbedResult }
   | { kind: 'music'; result: { segments: number; sampleRate: number; snrDb: number } };
-
-export interface VariantsRequest {
-  bins: MediaBinaries;
-  key: Buffer;
-  contentId: string;
-  input: string;
-  /** where the detection reference is written, under the kind's own name (referenceFile) */
-  referenceDir: string;
-  backend?: BackendSource;
-  signal?: AbortSignal;
-}
-
-/** One frame (video) or 10-s segment (music) as variants A and B, raw, and the progress once it is written. */
-export interface VariantPiece {
-  a: Uint8Array;
-  b: Uint8Array;
-  done: number;
-  total: number;
-}
-
-/** Variants A and B of a whole file, from one decode, for an encoder per variant to package. */
-export interface MarkedVariants {
-  /** ffmpeg input options that read one variant's raw pieces from stdin (`-i pipe:0` included) */
-  rawInput: string[];
-  /** A and B of every piece, in order; the consumer's pace holds the decoder back */
-  pieces(): AsyncGenerator<VariantPiece>;
-  /** what is left once both variants are written (music writes its detection reference here) */
-  finish(): Promise<void>;
-}
 
 export interface DetectRequest extends DetectJob {
   /** `original` is the detection reference ingest kept (video makes one from an original otherwise) */

@@ -1,8 +1,8 @@
+import type { DetectJob } from '../segments.js';
 import { monoPcm } from '../../media/audio-pcm.js';
 import { bitFromZ } from '../score.js';
 import { SEGMENT_SECONDS, type SegmentReading } from '../segments.js';
 import { fineAlign } from './align.js';
-import type { MusicDetectOptions } from './detect.js';
 import { musicScore } from './mark.js';
 import { SampleWindow } from './pipe.js';
 import { segmentPattern } from './segment.js';
@@ -17,6 +17,11 @@ const MIN_WAVEFORM_CORRELATION = 0.3;
 
 /** How far (seconds) the sample-exact search looks around the envelope's lag. */
 const FINE_RANGE_SECONDS = 0.04;
+
+/** What a music detection is asked (./detect.ts re-exports it). */
+export interface MusicDetectOptions extends DetectJob {
+  onProgress?: (doneSeconds: number, totalSeconds: number) => void;
+}
 
 export interface AlignedStreams {
   sampleRate: number;

@@ -13,9 +13,9 @@ import { audioOf } from './pipe.js';
  * (./detect-score.ts). Both stream through ffmpeg pipes, so a long file is never held whole.
  */
 
-export interface MusicDetectOptions extends DetectJob {
-  onProgress?: (doneSeconds: number, totalSeconds: number) => void;
-}
+import type { MusicDetectOptions } from './detect-score.js';
+
+export type { MusicDetectOptions } from './detect-score.js';
 
 /**
  * The leak must line up with the original this clearly. Measured: a leak of this original

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { DrmError } from '../../errors.js';
 import { fixedRecords } from '../../media/records.js';
 import { startMedia } from '../../media/spawn.js';
-import type { MarkedVariants, VariantPiece, VariantsRequest } from '../engine.js';
+import type { MarkedVariants, VariantPiece, VariantsRequest } from '../engine-types.js';
 import { SEGMENT_SECONDS } from '../segments.js';
 import { audioOf, deinterleave, finishDecoder, interleave, stop } from './pipe.js';
 import { MUSIC_REFERENCE, writeMusicReference } from './reference.js';

@@ -1,7 +1,7 @@
 import { DrmError } from '../../errors.js';
 import { lumaFrameAt } from '../../media/video-frames.js';
 import { activeArea, refineTime, type TimeAlignment, toneCurve } from './align.js';
-import type { VideoDetectOptions, VideoInfo } from './detect.js';
+import type { VideoDetectOptions, VideoInfo } from './detect-options.js';
 import type { TimedLeak } from './detect-time.js';
 import { findRect } from './find-rect.js';
 import { correlation, type Rect, resizeArea, viewThrough } from './geometry.js';

@@ -5,7 +5,7 @@ import { preciseLumaFrames } from '../../media/video-frames.js';
 import { inOrder, readAhead } from '../in-order.js';
 import { bitFromZ } from '../score.js';
 import { type SegmentReading, segmentAt } from '../segments.js';
-import type { VideoDetectOptions } from './detect.js';
+import type { VideoDetectOptions } from './detect-options.js';
 import type { LeakSamples } from './leak-samples.js';
 import { analyse, patternLength, segmentPattern, type VideoMarkParams } from './mark.js';
 import { type LeakPlacement, restoreLeak } from './restore.js';

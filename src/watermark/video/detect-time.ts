@@ -3,7 +3,7 @@ import os from 'node:os';
 import { DrmError } from '../../errors.js';
 import { lumaFrames } from '../../media/video-frames.js';
 import { activeArea, alignTime, centralRegion, framePositions, signature, type TimeAlignment } from './align.js';
-import type { VideoDetectOptions, VideoInfo } from './detect.js';
+import type { VideoDetectOptions, VideoInfo } from './detect-options.js';
 import { type LeakSamples, sampleLeak } from './leak-samples.js';
 import { thumbSize, thumbsBeside } from './reference.js';
 

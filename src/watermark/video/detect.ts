@@ -14,27 +14,9 @@ import { DEFAULT_VIDEO_MARK, patternLength, type VideoMarkParams } from './mark.
 import { referenceParams, VIDEO_REFERENCE, writeVideoReference } from './reference.js';
 import { insetRect, type LeakPlacement } from './restore.js';
 
-export type DetectStage = 'decode' | 'align' | 'score';
+import type { VideoDetectOptions, VideoInfo } from './detect-options.js';
 
-export interface VideoDetectOptions extends DetectJob {
-  /**
-   * `original` is a reference plane (./reference.ts), its thumbnails beside it where ingest wrote
-   * them; otherwise both are made from it first
-   */
-  reference?: boolean;
-  backend: DtcwtBackend;
-  params?: VideoMarkParams;
-  /** frames scored per segment, evenly spread over what the leak holds of it (default 10) */
-  framesPerSegment?: number;
-  /** also score each segment against this many patterns of keys never used (SegmentReading.nullZ) */
-  nullPatterns?: number;
-  /** where the working files go (a reference made from an original, the leak's proxies); the system's by default */
-  tempDir?: string;
-  /** decode: leak samples (about every fourth frame) decoded of those expected; align: steps done of 2; score: frames scored */
-  onProgress?: (stage: DetectStage, done: number, total: number) => void;
-}
-
-export type VideoInfo = NonNullable<MediaInfo['video']> & { duration: number };
+export type { DetectStage, VideoDetectOptions, VideoInfo } from './detect-options.js';
 
 async function videoOf(bins: MediaBinaries, file: string, role: string): Promise<VideoInfo> {
   const info = await probeMedia(bins, file);

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { DrmError } from '../../errors.js';
-import type { MarkedVariants, VariantPiece } from '../engine.js';
+import type { MarkedVariants, VariantPiece } from '../engine-types.js';
 import { openVideoMarking, rawVideoInput, type VideoMarkingJob } from './embed.js';
 
 /**
