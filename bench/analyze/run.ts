@@ -31,6 +31,7 @@ import { probeMedia } from '../../src/media/probe.js';
 import { filmArgs } from '../film.js';
 import { median } from '../stats.js';
 import { createViewerSession } from './viewer.js';
+import { corpusFile } from '../corpus.js';
 
 const { values } = parseArgs({
   options: {
@@ -42,6 +43,7 @@ const { values } = parseArgs({
     work: { type: 'string' },
   },
 });
+corpusFile(values.input);
 // --runs 0 with --work only prepares the leak (setup and timed runs can then go at different times).
 const runs = Math.max(values.work ? 0 : 1, Number(values.runs));
 const minutes = Number(values.minutes);

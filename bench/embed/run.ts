@@ -23,6 +23,7 @@ import { probeMedia } from '../../src/media/probe.js';
 import { embedVideo } from '../../src/watermark/video/embed.js';
 import { watermarkKey } from '../../src/watermark/keyed-random.js';
 import { DEFAULT_VIDEO_MARK, markFrame, patternLength, segmentGains, segmentPattern } from '../../src/watermark/video/mark.js';
+import { corpusFile } from '../corpus.js';
 
 const { values } = parseArgs({
   options: {
@@ -35,6 +36,7 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
   },
 });
+corpusFile(values.input);
 const frames = Number(values.frames);
 const runs = Math.max(1, Number(values.runs));
 const windowSize = Number(values.window);

@@ -23,6 +23,7 @@ import { mediaBinaries } from '../../src/media/binaries.js';
 import { hlsMuxArgs, keyframeGridArgs, playlistIn, writeKeyInfo } from '../../src/media/hls.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { transcode } from '../../src/media/transcode.js';
+import { corpusFile } from '../corpus.js';
 
 const { values } = parseArgs({
   options: {
@@ -31,6 +32,7 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
   },
 });
+corpusFile(values.input);
 const runs = Math.max(1, Number(values.runs));
 const bins = mediaBinaries();
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-bench-ingest-'));

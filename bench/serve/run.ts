@@ -21,6 +21,7 @@ import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { freePort, startCluster } from '../../test/helpers/postgres-cluster.js';
 import { drm, killAll, type ServeProcess, startServe } from '../../test/helpers/serve-process.js';
 import { median } from '../stats.js';
+import { corpusFile } from '../corpus.js';
 
 const { values } = parseArgs({
   options: {
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
   },
 });
+corpusFile(values.input);
 const players = Number(values.players);
 const duration = Number(values.duration);
 const runs = Math.max(1, Number(values.runs));

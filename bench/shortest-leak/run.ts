@@ -32,6 +32,7 @@ import type { SegmentReading } from '../../src/watermark/segments.js';
 import { detectVideo } from '../../src/watermark/video/detect.js';
 import { embedVideo } from '../../src/watermark/video/embed.js';
 import { filmArgs } from '../film.js';
+import { corpusFile } from '../corpus.js';
 
 const { values } = parseArgs({
   options: {
@@ -44,6 +45,7 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
   },
 });
+corpusFile(values.input);
 const seconds = Number(values.minutes) * 60;
 const viewerCount = Number(values.viewers);
 const trials = Number(values.trials);
