@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { createDtcwtBackend, type DtcwtBackendKind } from '../gpu/index.js';
+import { createDtcwtBackend, } from '../gpu/index.js';
 import type { Context } from '../src/context.js';
 import type { AnalysisStage } from '../src/domain/forensics/analyze.js';
 import { analyzeLocalLeak } from '../src/domain/forensics/submit.js';

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { DrmError } from '../../errors.js';
 import type { MediaBinaries } from '../../media/binaries.js';
 import { monoPcm } from '../../media/audio-pcm.js';
-import { type DetectJob, type Detection, readOut } from '../segments.js';
+import { type Detection, readOut } from '../segments.js';
 import { type CoarseAlignment, coarseAlign, EnvelopeMeter, envelopeBlock, onsetFeature } from './align.js';
 import { MIN_COVERAGE_SECONDS, scoreSegments } from './detect-score.js';
 import { audioOf } from './pipe.js';

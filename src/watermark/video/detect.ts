@@ -1,16 +1,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { DtcwtBackend } from '../../../gpu/backend.js';
 import { DrmError } from '../../errors.js';
 import type { MediaBinaries } from '../../media/binaries.js';
-import { type MediaInfo, probeMedia } from '../../media/probe.js';
-import { type DetectJob, type Detection, readOut } from '../segments.js';
+import { probeMedia } from '../../media/probe.js';
+import { type Detection, readOut } from '../segments.js';
 import { placeLeak } from './detect-place.js';
 import { chooseFrames, FRAMES_PER_SEGMENT, readSegments, scoreSegments } from './detect-score.js';
 import { alignLeakInTime } from './detect-time.js';
 import type { Rect } from './geometry.js';
-import { DEFAULT_VIDEO_MARK, patternLength, type VideoMarkParams } from './mark.js';
+import { DEFAULT_VIDEO_MARK, patternLength, } from './mark.js';
 import { referenceParams, VIDEO_REFERENCE, writeVideoReference } from './reference.js';
 import { insetRect, type LeakPlacement } from './restore.js';
 
