@@ -1,0 +1,107 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import {
+  CODE_LEVELS,
+  codeWord,
+  degree,
+  messageFromWindow,
+  NESTED_BASIS,
+  polyDivMod,
+  polyMul,
+  rankOf,
+  windowOf,
+} from '../../src/domain/identity/nested-code.js';
+import { messageFor, shellOf, viewerIdFor, viewerIdKey, viewerIdWord } from '../../src/domain/identity/viewer-ids.js';
+
+// Viewer ids as words of nested cyclic codes of length 40 (DESIGN.md, "Viewers", and issue 17):
+// every level's ids are named by any `dimension` consecutive segments, allocation is a pure
+// function of a counter, and it holds far past the old random allocation's cap of ~60,000.
+
+const X40_MINUS_1 = (1n << 40n) | 1n;
+const inCode = (word: bigint, check: bigint) => polyDivMod(polyMul(word, check), X40_MINUS_1).remainder === 0n;
+const randomBelow = (bits: number) => BigInt(`0x${randomBytes(8).toString('hex')}`) & ((1n << BigInt(bits)) - 1n);
+const key = viewerIdKey(Buffer.alloc(32, 42));
+
+describe('the nested codes', () => {
+  it('step 12, 13, …, 20 by (x + 1), then 24 … 40 by Φ5, each a divisor of x^40 − 1 dividing the next', () => {
+    expect(CODE_LEVELS.map((l) => l.dimension)).toEqual([12, 13, 14, 15, 16, 17, 18, 19, 20, 24, 28, 32, 36, 40]);
+    CODE_LEVELS.forEach((level, i) => {
+      expect(degree(level.check)).toBe(level.dimension);
+      expect(polyMul(level.check, level.generator)).toBe(X40_MINUS_1);
+      const next = CODE_LEVELS[i + 1];
+      if (next) expect(polyDivMod(next.check, level.check).remainder).toBe(0n);
+    });
+  });
+
+  it("have a nested basis: each level's first `dimension` words are independent words of its code", () => {
+    expect(rankOf(NESTED_BASIS)).toBe(40);
+    for (const level of CODE_LEVELS) {
+      const words = NESTED_BASIS.slice(0, level.dimension);
+      expect(rankOf(words)).toBe(level.dimension);
+      expect(words.every((w) => inCode(w, level.check))).toBe(true);
+    }
+  });
+
+  it('name a word from any `dimension` cyclically consecutive bits, at every level and every start', () => {
+    let windows = 0;
+    for (const level of CODE_LEVELS) {
+      for (let start = 0; start < 40; start++) {
+        expect(rankOf(NESTED_BASIS.slice(0, level.dimension).map((w) => windowOf(w, start, level.dimension))), `level ${level.dimension} at ${start}`).toBe(level.dimension);
+        const message = randomBelow(level.dimension);
+        expect(messageFromWindow(level, start, windowOf(codeWord(message), start, level.dimension))).toBe(message);
+        windows++;
+      }
+    }
+    expect(windows).toBe(14 * 40);
+  });
+});
+
+describe('allocation from a counter', () => {
+  it('gives the first 8,192 counters 8,192 distinct messages, each shell onto itself (levels 12 and 13)', () => {
+    const messages = new Set<bigint>();
+    for (let k = 0n; k < 8192n; k++) {
+      const { message, level } = messageFor(key, k);
+      expect(level.dimension).toBe(k < 4096n ? 12 : 13);
+      expect(k < 4096n ? message < 4096n : message >= 4096n && message < 8192n).toBe(true);
+      messages.add(message);
+    }
+    expect(messages.size).toBe(8192);
+  });
+
+  it('does not show the order of allocation: consecutive counters get unrelated ids', () => {
+    const ids = Array.from({ length: 200 }, (_, i) => viewerIdWord(key, BigInt(i)));
+    const distances = ids.slice(1).map((id, i) => [...((id ^ (ids[i] as bigint)).toString(2))].filter((b) => b === '1').length);
+    const mean = distances.reduce((a, b) => a + b, 0) / distances.length;
+    expect(mean).toBeGreaterThan(4);
+    const messages = ids.map((_, i) => messageFor(key, BigInt(i)).message);
+    expect(messages.filter((m, i) => i > 0 && m > (messages[i - 1] as bigint)).length).toBeLessThan(150);
+    expect(viewerIdFor(viewerIdKey(Buffer.alloc(32, 43)), 5n)).not.toBe(viewerIdFor(key, 5n));
+  });
+
+  it.each([
+    [100_000n, 17],
+    [1_000_000n, 20],
+    [100_000_000n, 28],
+    [100_000_000_000n, 40],
+  ])('holds at counter %s (level %i): distinct ids, each in its code, named by any window of its dimension', (around, dimension) => {
+    const shell = shellOf(around);
+    expect(shell.level.dimension).toBe(dimension);
+    const counters = Array.from({ length: 400 }, (_, i) => (i < 200 ? around + BigInt(i) : shell.start + (randomBelow(40) % shell.size)));
+    const words = new Map<bigint, bigint>();
+    for (const counter of counters) {
+      const word = viewerIdWord(key, counter);
+      const { message, level } = messageFor(key, counter);
+      expect(level).toBe(shell.level);
+      expect(inCode(word ^ key.mask, level.check)).toBe(true);
+      const start = Number(randomBelow(6) % 40n);
+      expect(messageFromWindow(level, start, windowOf(word ^ key.mask, start, dimension))).toBe(message);
+      const earlier = words.get(word);
+      expect(earlier === undefined || earlier === counter, `counters ${earlier} and ${counter} share an id`).toBe(true);
+      words.set(word, counter);
+    }
+  });
+
+  it('refuses a counter past 2^40', () => {
+    expect(() => shellOf(1n << 40n)).toThrow(/past 2\^40/);
+  });
+});
