@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import { deriveKey, loadServerSecret } from './crypto/secret.js';
 import { WalletFactory } from './crypto/wallets.js';
 import { watermarkKey } from './watermark/keyed-random.js';
+import { type ViewerIdKey, viewerIdKey } from './domain/identity/viewer-ids.js';
 import { type Database, openDatabase } from './db/database.js';
 import type { Repos } from './db/repos/index.js';
 import { createLogger, type Logger } from './log.js';
@@ -26,6 +27,8 @@ export interface Context {
     adminToken: Uint8Array;
     /** keys the watermark patterns (the same key `drm watermark` uses) */
     watermark: Buffer;
+    /** keys the permutation and mask that turn the viewer counter into ids */
+    viewerIds: ViewerIdKey;
   };
   wallets: WalletFactory;
   /** packaged content: playlists, encrypted segments, thumbnails, previews */
@@ -88,6 +91,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       seal: deriveKey(secret, 'seal'),
       adminToken: new Uint8Array(deriveKey(secret, 'admin-token')),
       watermark: watermarkKey(secret),
+      viewerIds: viewerIdKey(deriveKey(secret, 'viewer-ids')),
     },
     wallets: new WalletFactory(secret),
     storage: new ContentStore(path.join(config.dataDir, 'content')),

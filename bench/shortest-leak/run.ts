@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
-import { allocateBinaryId } from '../../src/domain/binary-ids.js';
+import { allocateBinaryId } from './random-ids.js';
 import { matchCandidates, signFor } from '../../src/forensics/matching.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { probeMedia } from '../../src/media/probe.js';

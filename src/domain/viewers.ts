@@ -4,7 +4,8 @@ import { VIEWER_WALLETS } from '../crypto/wallets.js';
 import type { SessionRow, ViewerRow } from '../db/repos/index.js';
 import { badRequest, notFound } from '../errors.js';
 import type { KeyAuth } from './auth.js';
-import { allocateBinaryId, isBinaryId } from './binary-ids.js';
+import { isBinaryId } from './binary-ids.js';
+import { allocateViewerId } from './identity/allocate.js';
 import { recordEvent } from './events.js';
 import { isUuid } from './validate.js';
 import type { ViewerClaims } from './viewer-tokens.js';
@@ -21,8 +22,9 @@ export function identityFromClaims(c: ViewerClaims): ViewerIdentity {
 }
 
 /**
- * The organization's viewer with this external id, made on first sight: a permanent binaryId far
- * from every other, and a wallet derived for it unless it brought its own. Called with the
+ * The organization's viewer with this external id, made on first sight: a permanent binaryId
+ * from the viewer counter (./identity/allocate.ts), and a wallet derived for it unless it
+ * brought its own. Called with the
  * context of the caller's transaction, so the viewer.created event exists exactly when the viewer does.
  */
 export async function findOrCreateViewer(
@@ -35,7 +37,7 @@ export async function findOrCreateViewer(
   const found = await ctx.repos.viewers.findByExternal(organizationId, who.externalViewerId);
   if (found) return { viewer: found, isNew: false };
   await ctx.repos.viewers.lockAllocation();
-  const binaryId = allocateBinaryId(await ctx.repos.viewers.allBinaryIds());
+  const binaryId = await allocateViewerId(ctx);
   const walletIndex = who.walletAddress ? null : await ctx.repos.viewers.nextWalletIndex();
   const viewer: ViewerRow = {
     id: newId(),

@@ -105,12 +105,15 @@ export const generatedSteps: GeneratedStep[] = [${ids.join(', ')}];
   );
 }
 
-const slug = (name: string) =>
-  name
+/** The file name's words: lower case, dashes between, cut after a whole word within 40 characters. */
+function slug(name: string): string {
+  const words = name
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-|-$/g, '')
-    .slice(0, 40) || 'step';
+    .replace(/^-|-$/g, '');
+  const cut = words.length <= 40 ? words : words.slice(0, words.lastIndexOf('-', 40));
+  return cut || words.slice(0, 40) || 'step';
+}
 
 /**
  * Diffs the description against the folder's snapshots and writes the next step; null when the

@@ -2,6 +2,7 @@ import type { Executor } from '../executor.js';
 import { adminsRepo } from './admins.js';
 import { apiKeysRepo } from './api-keys.js';
 import { contentRepo } from './content.js';
+import { countersRepo } from './counters.js';
 import { forensicCasesRepo } from './forensic-cases.js';
 import { licensesRepo } from './licenses.js';
 import { organizationsRepo } from './organizations.js';
@@ -20,6 +21,7 @@ function makeStores(x: Executor) {
     rateCounters: rateCountersRepo(x),
     admins: adminsRepo(x),
     webhookDeliveries: webhookDeliveriesRepo(x),
+    counters: countersRepo(x),
     viewers: viewersRepo(x),
     sessions: sessionsRepo(x),
     forensicCases: forensicCasesRepo(x),

@@ -43,17 +43,13 @@ export function viewersRepo(x: Executor) {
     },
 
     /**
-     * Serializes the allocation of binary ids and wallet indexes inside a transaction. SQLite
+     * Serializes the allocation of wallet indexes inside a transaction. SQLite
      * transactions already run one at a time; on Postgres an advisory lock held to the commit.
      */
     async lockAllocation(): Promise<void> {
       if (x.dialect === 'postgres') await x.run((q) => q.execute(sql`select pg_advisory_xact_lock(${ALLOCATION_LOCK})`));
     },
 
-    /** Every binary id on the platform, to keep a new one far from all of them. */
-    async allBinaryIds(): Promise<string[]> {
-      return (await x.run((q) => q.select({ b: t.binaryId }).from(t))).map((r) => r.b);
-    },
 
     async nextWalletIndex(): Promise<number> {
       const rows = await x.run((q) => q.select({ max: sql<number | null>`max(${t.walletIndex})` }).from(t));

@@ -228,3 +228,13 @@ export const forensicCases = pgTable(
     ofOrganization('forensic_cases', t.organizationId),
   ],
 );
+
+/**
+ * Named counters, each advanced atomically by one statement (an upsert that returns the new
+ * value), shared by every server on the database: `viewer-ids` numbers the viewers whose ids
+ * src/domain/identity/viewer-ids.ts derives from it.
+ */
+export const counters = pgTable('counters', {
+  name: text('name').primaryKey(),
+  value: bigint('value', { mode: 'number' }).notNull(),
+});
