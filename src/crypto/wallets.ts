@@ -17,9 +17,21 @@ export class WalletFactory {
 
   /** A synchronous deriver, for use inside a transaction once loaded. */
   deriver(): Promise<DeriveAddress> {
-    this.loading ??= import('viem/accounts').then(({ HDKey, hdKeyToAccount }) => {
+    this.loading ??= Promise.all([import('viem/accounts'), import('viem')]).then(([{ HDKey, privateKeyToAddress }, { toHex }]) => {
       const root = HDKey.fromMasterSeed(deriveKey(this.serverSecret, 'wallet-seed'));
-      return (accountIndex, addressIndex) => hdKeyToAccount(root, { accountIndex, addressIndex }).address;
+      // The BIP-44 path m/44'/60'/account'/0/index (viem's hdKeyToAccount's) with the account's
+      // node kept: only the last step is derived per address, 2 curve multiplications instead of 6.
+      const accounts = new Map<number, InstanceType<typeof HDKey>>();
+      return (accountIndex, addressIndex) => {
+        let account = accounts.get(accountIndex);
+        if (!account) {
+          account = root.derive(`m/44'/60'/${accountIndex}'/0`);
+          accounts.set(accountIndex, account);
+        }
+        const child = account.deriveChild(addressIndex);
+        if (!child.privateKey) throw new Error('derived wallet without a private key');
+        return privateKeyToAddress(toHex(child.privateKey));
+      };
     });
     return this.loading;
   }

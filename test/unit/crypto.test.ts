@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { deriveKey } from '../../src/crypto/secret.js';
 import { seal, unseal } from '../../src/crypto/sealed.js';
 import { generateApiKey, hashApiKey, looksLikeApiKey, randomBase62, safeEqual } from '../../src/crypto/tokens.js';
+import { HDKey, hdKeyToAccount } from 'viem/accounts';
 import { isEvmAddress, WalletFactory } from '../../src/crypto/wallets.js';
 import { isPrivateAddress } from '../../src/domain/webhooks/url-policy.js';
 
@@ -51,6 +52,17 @@ describe('secrets and identifiers', () => {
     expect(await a.address(0, 6)).not.toBe(a05);
     expect(await a.address(1, 5)).not.toBe(a05);
     expect(await new WalletFactory(Buffer.from('y'.repeat(32))).address(0, 5)).not.toBe(a05);
+  });
+
+  it("derives the addresses of BIP-44's m/44'/60'/account'/0/index, as viem's hdKeyToAccount does from the same seed", async () => {
+    const secret = Buffer.from('z'.repeat(32));
+    const root = HDKey.fromMasterSeed(deriveKey(secret, 'wallet-seed'));
+    const factory = new WalletFactory(secret);
+    for (const accountIndex of [0, 1]) {
+      for (const addressIndex of [0, 1, 77, 4095, 2 ** 31 - 1]) {
+        expect(await factory.address(accountIndex, addressIndex)).toBe(hdKeyToAccount(root, { accountIndex, addressIndex }).address);
+      }
+    }
   });
 
   it.each([

@@ -1,5 +1,5 @@
 // Written by `npm run db:generate`: the generated migrations, oldest first.
 import type { GeneratedStep } from '../types.js';
-import step0008 from './0008-counters-a-counter-numbers-new-viewers.js';
+import step0008 from './0008-counters-for-viewer-ids-and-an-index-for.js';
 
 export const generatedSteps: GeneratedStep[] = [step0008];
