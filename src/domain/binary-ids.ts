@@ -3,6 +3,4 @@
  * character i is the variant (0: A, 1: B) of segments i, i + 40, … New ids come from
  * ./identity/allocate.ts; ids allocated at random before that keep theirs.
  */
-export const BINARY_ID_BITS = 40;
-
 export const isBinaryId = (v: string) => /^[01]{40}$/.test(v);

@@ -1,3 +1,5 @@
+import { ID_BITS } from '../../watermark/segments.js';
+
 /**
  * Nested binary cyclic codes of length 40: the space viewer ids are drawn from (DESIGN.md,
  * "Viewers"). Polynomials over GF(2) are bigints, bit i the coefficient of x^i; a word's bit i is
@@ -13,7 +15,8 @@
  * past 2^20; 12 below 2,049).
  */
 
-export const WORD_BITS = 40;
+/** A viewer id's bits: one per segment position, cycling every 40 segments. */
+export const WORD_BITS = ID_BITS;
 const MASK = (1n << 40n) - 1n;
 const X40_MINUS_1 = (1n << 40n) | 1n;
 const X_PLUS_1 = 0b11n;
@@ -107,13 +110,6 @@ export function codeWord(message: bigint): bigint {
   let word = 0n;
   for (let j = 0, rest = message; rest > 0n; j++, rest >>= 1n) if (rest & 1n) word ^= NESTED_BASIS[j] as bigint;
   return word;
-}
-
-/** The level whose code holds `count` ids: the smallest of dimension ≥ log2(count). */
-export function levelFor(count: bigint): CodeLevel {
-  const level = CODE_LEVELS.find((l) => count <= 1n << BigInt(l.dimension));
-  if (!level) throw new Error(`more than 2^40 ids: ${count}`);
-  return level;
 }
 
 /** Bits i … i + n − 1 of a word, cyclically (segment i's bit first). */
