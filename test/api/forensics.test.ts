@@ -296,7 +296,8 @@ describe.each(DIALECTS)('forensics on %s', (dialect) => {
     try {
       const res = await appA.request('/api/v1/forensics/analyze', { method: 'POST', headers: { authorization: `Bearer ${org.apiKey}` }, body: form({ contentId: marked.id, contentType: 'video' }, leak) });
       const body = (await res.json()) as Json;
-      expect(body.confidence).toBeGreaterThan(0);
+      // the whole answer in the message: this failed once under a full suite's load (status, failure reason)
+      expect(body.confidence, JSON.stringify(body).slice(0, 2000)).toBeGreaterThan(0);
       expect(body.confidence).toBeLessThanOrEqual(1);
       expect(body.evidenceChain).toMatchObject({ organization: 'Acme Films', viewer: viewers[0]?.viewerId, wallet: viewers[0]?.walletAddress, content: 'Pan', streamDate: expect.any(String) });
       const detail = (await (await appA.request(`/api/v1/forensics/cases/${body.caseId}`, { headers: { authorization: `Bearer ${org.apiKey}` } })).json()) as Json;
