@@ -1,112 +1,79 @@
-// Framing an innocent: `npm run bench:framing -- [--viewers 1000000] [--splices 10000] [--aimed 2000] [--json]`.
+// Framing an innocent: `npm run bench:framing -- [--viewers 1000000] [--margins 0,8,16] [--splices 10000] [--aimed 2000] [--averaged 10000] [--json]`.
 //
-// Two colluding viewers splice their copies, taking each segment's bit from one of them. When
-// every one of the 40 bits is read firmly, the leak names exactly the id the splice spells; an
-// innocent is framed when that id belongs to a third viewer. Counted by looking the spliced id
-// up among --viewers allocated ids, two ways:
-//   random: the colluders pick each bit position's source at random (consistent per position);
-//   aimed:  the colluders know the public code and, from comparing their copies, where their ids
-//           differ (d = a XOR b), and splice so that the change to b is a code word inside d.
-// Beside the same counts for as many ids drawn at random. Averaged copies and splices that vary
-// per segment leave segments undecided and need the whole matcher (bench:matching's speed);
-// they are not counted here. Prints numbers; not a test.
-import { randomBytes } from 'node:crypto';
+// Colluding viewers make a copy out of theirs; an innocent is framed when the leak would give a
+// strong match on a viewer who did not collude. Counted among --viewers allocated ids, for code-word
+// ids with each of --margins spare dimensions (drm's is ID_MARGIN, src/domain/identity/viewer-ids.ts)
+// and for as many ids drawn at random:
+//   random:   two colluders take each bit position's segments from one of them at random;
+//   aimed:    two colluders who know the public code and where their ids differ make the splice a
+//             code word (./attacks.ts, exact search);
+//   minority: three colluders take the odd one out wherever they differ (a XOR b XOR c), which
+//             needs no code at all;
+//   averaged: two colluders average their copies (segments where they differ read as undecided),
+//             run through the real matcher.
+// A splice read in full names the id it spells: the matcher's best fits all 40 bits read at
+// |z| ≈ 8, its false-positive bound is far below 1e-300 and a runner-up at distance d adds
+// exp(−32·d) to the confusion, so the match is strong exactly when that id is allocated.
+// Prints numbers; not a test.
 import Table from 'cli-table3';
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { CODE_LEVELS, NESTED_BASIS } from '../../src/domain/identity/nested-code.js';
-import { viewerIdKey, viewerIdWord } from '../../src/domain/identity/viewer-ids.js';
+import { CODE_LEVELS } from '../../src/domain/identity/nested-code.js';
+import { viewerIdKey } from '../../src/domain/identity/viewer-ids.js';
+import { aimedSplices, averagedCopies, minoritySplices, randomSplices } from './attacks.js';
+import { codeWordPopulation, type Population, randomPopulation } from './populations.js';
 
 const { values } = parseArgs({
   options: {
     viewers: { type: 'string', default: '1000000' },
+    margins: { type: 'string', default: '0,8,16' },
     splices: { type: 'string', default: '10000' },
     aimed: { type: 'string', default: '2000' },
+    averaged: { type: 'string', default: '10000' },
     json: { type: 'boolean', default: false },
   },
 });
 const viewers = Number(values.viewers);
-const spliceCount = Number(values.splices);
-const aimedCount = Number(values.aimed);
+const margins = values.margins.split(',').map(Number);
+const trials = { splices: Number(values.splices), aimed: Number(values.aimed), averaged: Number(values.averaged) };
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
-const FULL = (1n << 40n) - 1n;
-const random40 = () => BigInt(`0x${randomBytes(5).toString('hex')}`);
-const pick = (ids: readonly bigint[]) => ids[Math.floor(Math.random() * ids.length)] as bigint;
+const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(0)} s`;
 
-interface Population {
-  name: string;
-  ids: bigint[];
-  set: Set<bigint>;
+/** Random ids have no code: their colluders aim with the smallest code that would hold as many ids. */
+const denseDimension = (CODE_LEVELS.find((l) => viewers <= 2 ** l.dimension) ?? CODE_LEVELS[CODE_LEVELS.length - 1])?.dimension as number;
+
+function attackAll(p: Population) {
+  let started = performance.now();
+  const random = randomSplices(p, trials.splices);
+  const minority = minoritySplices(p, trials.splices);
+  const aimed = aimedSplices(p, trials.aimed, p.dimension ?? denseDimension);
+  log(`${p.name}: splices in ${seconds(started)}`);
+  started = performance.now();
+  const averaged = averagedCopies(p, trials.averaged);
+  log(`${p.name}: averaged copies in ${seconds(started)}`);
+  return { ids: p.name, random, minority, aimed, averaged };
 }
 
-function codeWordPopulation(): Population {
-  const key = viewerIdKey(randomBytes(32));
-  const ids = Array.from({ length: viewers }, (_, i) => viewerIdWord(key, BigInt(i)));
-  return { name: 'code words (drm)', ids, set: new Set(ids) };
-}
-
-function randomPopulation(): Population {
-  const set = new Set<bigint>();
-  while (set.size < viewers) set.add(random40());
-  return { name: 'random ids', ids: [...set], set };
-}
-
-function randomSplices(p: Population): number {
-  let framed = 0;
-  for (let t = 0; t < spliceCount; t++) {
-    const [a, b] = [pick(p.ids), pick(p.ids)];
-    const fromA = random40();
-    const spliced = (a & fromA) | (b & ~fromA & FULL);
-    if (spliced !== a && spliced !== b && p.set.has(spliced)) framed++;
-  }
-  return framed;
-}
-
-/**
- * A nonzero word of the smallest code holding every id, inside d and other than d, if a random
- * search over the code finds one (the attacker's search: the code is in the source).
- */
-function codeWordInside(d: bigint, dimension: number): bigint | undefined {
-  const basis = NESTED_BASIS.slice(0, dimension);
-  for (let tries = 0; tries < 20_000; tries++) {
-    const choose = random40();
-    let word = 0n;
-    for (let j = 0; j < dimension; j++) if ((choose >> BigInt(j)) & 1n) word ^= basis[j] as bigint;
-    if (word !== 0n && word !== d && (word & ~d) === 0n) return word;
-  }
-  return undefined;
-}
-
-function aimedSplices(p: Population): { possible: number; framed: number } {
-  const dimension = (CODE_LEVELS.find((l) => viewers <= 2 ** l.dimension) ?? CODE_LEVELS[CODE_LEVELS.length - 1])?.dimension as number;
-  let possible = 0;
-  let framed = 0;
-  for (let t = 0; t < aimedCount; t++) {
-    const [a, b] = [pick(p.ids), pick(p.ids)];
-    if (a === b) continue;
-    const change = codeWordInside(a ^ b, dimension);
-    if (change === undefined) continue;
-    possible++;
-    if (p.set.has(b ^ change)) framed++;
-  }
-  return { possible, framed };
-}
-
+const makers: (() => Population)[] = [
+  ...margins.map((margin) => () => codeWordPopulation(viewers, margin, viewerIdKey(randomBytes(32)))),
+  () => randomPopulation(viewers),
+];
 const rows = [];
-for (const make of [codeWordPopulation, randomPopulation]) {
+for (const make of makers) {
   const started = performance.now();
   const p = make();
-  log(`${p.name}: ${viewers} ids in ${((performance.now() - started) / 1000).toFixed(0)} s`);
-  rows.push({ ids: p.name, randomFramed: randomSplices(p), aimed: aimedSplices(p) });
+  log(`${p.name}: ${viewers} ids in ${seconds(started)}`);
+  rows.push(attackAll(p));
 }
 
 if (values.json) {
-  process.stdout.write(`${JSON.stringify({ viewers, splices: spliceCount, aimedPairs: aimedCount, rows }, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ viewers, trials, rows }, null, 2)}\n`);
 } else {
-  process.stdout.write(`Two-viewer splices read in full (40 bits) among ${viewers.toLocaleString('en')} viewers\n`);
+  process.stdout.write(`Innocents framed by colluders' copies, among ${viewers.toLocaleString('en')} viewers\n`);
   const table = new Table({
-    head: ['ids', `random splices framing an innocent (of ${spliceCount})`, `aimed: pairs with a splice (of ${aimedCount})`, 'aimed: innocents framed'],
+    head: ['ids', `random 2-splices (of ${trials.splices})`, `aimed 2-splices: possible / framed (of ${trials.aimed})`, `3-way minority (of ${trials.splices})`, `averaged: framed / colluder named (of ${trials.averaged})`],
     style: { head: [], border: [] },
   });
-  for (const r of rows) table.push([r.ids, r.randomFramed, r.aimed.possible, r.aimed.framed]);
+  for (const r of rows) table.push([r.ids, r.random, `${r.aimed.possible} / ${r.aimed.framed}`, r.minority, `${r.averaged.framed} / ${r.averaged.colluderNamed}`]);
   process.stdout.write(`${table.toString()}\n`);
 }

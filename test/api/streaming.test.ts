@@ -10,8 +10,8 @@ import { unseal } from '../../src/crypto/sealed.js';
 import type { ContentRow } from '../../src/db/repos/index.js';
 import { ingestContent } from '../../src/ingest/ingest.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
-import { type CodeLevel, binaryIdToWord, CODE_LEVELS, codeWord, messageFromWindow, windowOf, wordToBinaryId } from '../../src/domain/identity/nested-code.js';
-import { viewerIdFor } from '../../src/domain/identity/viewer-ids.js';
+import { binaryIdToWord, codeWord, messageFromWindow, windowOf, wordToBinaryId } from '../../src/domain/identity/nested-code.js';
+import { shellOf, viewerIdFor } from '../../src/domain/identity/viewer-ids.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { adminToken } from '../helpers/admin.js';
 import { license, registerOrg } from '../helpers/fixtures.js';
@@ -130,18 +130,20 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       expect(anon1.isNewViewer).toBe(true);
     });
 
-    it('gives new viewers ids from the counter: distinct words of the smallest code, each named by any 12 consecutive segments', async () => {
+    it('gives new viewers ids from the counter: distinct words of the code of the first 4,096, each named by any 28 consecutive segments', async () => {
       const ids: string[] = [];
       for (let i = 0; i < 20; i++) ids.push((await session(plain, { viewerId: `spread-${i}` })).binaryId);
       expect(new Set(ids).size).toBe(20);
-      const [smallest] = CODE_LEVELS;
+      const level = shellOf(4095n).level;
+      expect(level.dimension).toBe(28);
+      expect(await t.ctx.repos.counters.next('viewer-ids')).toBeLessThan(4096);
       const messages = ids.map((id, i) => {
         const word = binaryIdToWord(id) ^ t.ctx.keys.viewerIds.mask;
-        return messageFromWindow(smallest as CodeLevel, (7 * i) % 40, windowOf(word, (7 * i) % 40, 12));
+        return messageFromWindow(level, (7 * i) % 40, windowOf(word, (7 * i) % 40, 28));
       });
       // a message decoded from a window names the whole id: its code word is the id's
       expect(messages.map((m) => wordToBinaryId(codeWord(m) ^ t.ctx.keys.viewerIds.mask))).toEqual(ids);
-      expect(messages.every((m) => m < 4096n)).toBe(true);
+      expect(messages.every((m) => m < 1n << 28n)).toBe(true);
     });
 
     it('skips an id an older viewer already holds (one allocated at random before ids came from the counter)', async () => {

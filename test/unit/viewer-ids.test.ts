@@ -11,7 +11,7 @@ import {
   rankOf,
   windowOf,
 } from '../../src/domain/identity/nested-code.js';
-import { messageFor, shellOf, viewerIdFor, viewerIdKey, viewerIdWord } from '../../src/domain/identity/viewer-ids.js';
+import { ID_MARGIN, messageFor, shellOf, viewerIdFor, viewerIdKey, viewerIdWord } from '../../src/domain/identity/viewer-ids.js';
 
 // Viewer ids as words of nested cyclic codes of length 40 (DESIGN.md, "Viewers", and issue 17):
 // every level's ids are named by any `dimension` consecutive segments, allocation is a pure
@@ -57,15 +57,28 @@ describe('the nested codes', () => {
 });
 
 describe('allocation from a counter', () => {
-  it('gives the first 8,192 counters 8,192 distinct messages, each shell onto itself (levels 12 and 13)', () => {
+  it('takes a keyed sample of 2^-16 of each level: the first 4,096 counters get distinct messages inside their shells (levels 16 … 28)', () => {
     const messages = new Set<bigint>();
-    for (let k = 0n; k < 8192n; k++) {
+    const perLevel = new Map<number, number>();
+    for (let k = 0n; k < 4096n; k++) {
       const { message, level } = messageFor(key, k);
-      expect(level.dimension).toBe(k < 4096n ? 12 : 13);
-      expect(k < 4096n ? message < 4096n : message >= 4096n && message < 8192n).toBe(true);
+      const shell = shellOf(k);
+      expect(shell.level).toBe(level);
+      expect(message >= shell.messageStart && message < shell.messageStart + shell.messageSpace).toBe(true);
+      perLevel.set(level.dimension, (perLevel.get(level.dimension) ?? 0) + 1);
       messages.add(message);
     }
-    expect(messages.size).toBe(8192);
+    expect(messages.size).toBe(4096);
+    // 2^(d − 16) counters up to a level of dimension d: 1, 1, 2, 4, 8, then 240 and 3,840
+    expect(Object.fromEntries(perLevel)).toEqual({ 16: 1, 17: 1, 18: 2, 19: 4, 20: 8, 24: 240, 28: 3840 });
+    expect(shellOf(4096n).level.dimension).toBe(32);
+  });
+
+  it('spreads a level\'s counters over its whole shell, not its start', () => {
+    const shell = shellOf(300n);
+    const offsets = Array.from({ length: 200 }, (_, i) => messageFor(key, shell.start + BigInt(i)).message - shell.messageStart);
+    // 200 draws from a shell of 2^28 − 2^24 messages: their maximum is near the top, far past 200
+    expect(offsets.reduce((a, b) => (a > b ? a : b)) > shell.messageSpace / 2n).toBe(true);
   });
 
   it('does not show the order of allocation: consecutive counters get unrelated ids', () => {
@@ -73,15 +86,13 @@ describe('allocation from a counter', () => {
     const distances = ids.slice(1).map((id, i) => [...((id ^ (ids[i] as bigint)).toString(2))].filter((b) => b === '1').length);
     const mean = distances.reduce((a, b) => a + b, 0) / distances.length;
     expect(mean).toBeGreaterThan(4);
-    const messages = ids.map((_, i) => messageFor(key, BigInt(i)).message);
-    expect(messages.filter((m, i) => i > 0 && m > (messages[i - 1] as bigint)).length).toBeLessThan(150);
     expect(viewerIdFor(viewerIdKey(Buffer.alloc(32, 43)), 5n)).not.toBe(viewerIdFor(key, 5n));
   });
 
   it.each([
-    [100_000n, 17],
-    [1_000_000n, 20],
-    [100_000_000n, 28],
+    [100_000n, 36],
+    [1_000_000n, 36],
+    [100_000_000n, 40],
     [100_000_000_000n, 40],
   ])('holds at counter %s (level %i): distinct ids, each in its code, named by any window of its dimension', (around, dimension) => {
     const shell = shellOf(around);
@@ -101,7 +112,55 @@ describe('allocation from a counter', () => {
     }
   });
 
-  it('refuses a counter past 2^40', () => {
-    expect(() => shellOf(1n << 40n)).toThrow(/past 2\^40/);
+  it('with no margin fills each level before the next (levels 12 and 13 for the first 8,192 counters)', () => {
+    const messages = new Set<bigint>();
+    for (let k = 0n; k < 8192n; k++) {
+      const { message, level } = messageFor(key, k, 0);
+      expect(level.dimension).toBe(k < 4096n ? 12 : 13);
+      expect(k < 4096n ? message < 4096n : message >= 4096n && message < 8192n).toBe(true);
+      messages.add(message);
+    }
+    expect(messages.size).toBe(8192);
+  });
+
+  it('holds 2^40 − 2^36 + 2^20 ids and refuses the counter after them', () => {
+    const capacity = (1n << 40n) - (1n << 36n) + (1n << 20n);
+    expect(shellOf(capacity - 1n).level.dimension).toBe(40);
+    expect(() => shellOf(capacity)).toThrow(/past the/);
+    expect(() => shellOf(1n << 40n, 0)).toThrow(/past the/);
+  });
+});
+
+describe('framing by colluders (why each level keeps only 2^-16 of its words)', () => {
+  // Three colluders who take, wherever their copies differ, the odd one out read as a XOR b XOR c:
+  // a word of the same coset of the same code, whoever they are and whatever the key.
+  const seeded = (seed: number) => () => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) / 2 ** 32;
+  };
+  const framedBy3WaySplices = (margin: number) => {
+    const ids = Array.from({ length: 4096 }, (_, i) => viewerIdWord(key, BigInt(i), margin));
+    const taken = new Set(ids);
+    const random = seeded(17);
+    const pick = () => ids[Math.floor(random() * ids.length)] as bigint;
+    let framed = 0;
+    for (let t = 0; t < 2000; t++) {
+      const [a, b, c] = [pick(), pick(), pick()];
+      const spliced = a ^ b ^ c;
+      expect(inCode(spliced ^ key.mask, shellOf(4095n, margin).level.check)).toBe(true);
+      if (spliced !== a && spliced !== b && spliced !== c && taken.has(spliced)) framed++;
+    }
+    return framed;
+  };
+
+  it('with every word of the code taken, most such splices spell an innocent viewer', () => {
+    expect(framedBy3WaySplices(0)).toBeGreaterThan(1500);
+  });
+
+  it('with ID_MARGIN spare dimensions, none of 2,000 does', () => {
+    expect(ID_MARGIN).toBe(16);
+    expect(framedBy3WaySplices(ID_MARGIN)).toBe(0);
   });
 });

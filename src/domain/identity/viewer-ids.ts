@@ -5,10 +5,11 @@ import { CODE_LEVELS, type CodeLevel, codeWord, WORD_BITS, wordToBinaryId } from
  * The N-th viewer's permanent id, in constant time: a pure function of a counter and a key
  * derived from the server secret (DESIGN.md, "Viewers"; ./nested-code.ts for the codes).
  *
- * Counter k falls in the shell of one level: [0, 2^12) for the first, [2^d', 2^d) for a level of
- * dimension d after one of d'. A keyed permutation of that shell turns k into the message, so
- * every id of a level is a word of its code (the window property) and the ids of all levels are
- * distinct (the shells are disjoint and the nested basis is independent); the order of allocation
+ * Counter k falls in one level's range of counters (see ID_MARGIN for how many each holds). A
+ * keyed permutation of that level's shell (its messages [2^d', 2^d) for a level of dimension d after
+ * one of d'; [0, 2^12) for the first) turns k into the message, so every id of a level is a word of
+ * its code (the window property) and the ids of all levels are distinct (the shells are disjoint and
+ * the nested basis is independent); the order of allocation
  * does not show. A keyed 40-bit mask is then added: a coset of the code keeps the window property
  * (the mask's bits are known to the detector's side, never to viewers) and no viewer is handed a
  * public code word such as 00…0, which an unmarked copy would read as.
@@ -27,23 +28,54 @@ export function viewerIdKey(secretKey: Buffer): ViewerIdKey {
   return { permutation: derive('drm viewer ids: permutation'), mask: BigInt(`0x${maskBytes.toString('hex')}`) };
 }
 
+/**
+ * Each level holds 2^−16 of its words (DESIGN.md, "Mind framing"). Two or three colluders who splice
+ * their copies bit position by bit position can make a word of the code without knowing anybody's id:
+ * a + b + c of three ids is a word of the same coset, and two who compare their copies can aim at one
+ * inside where their ids differ. A word so made belongs to a viewer only as often as the level is
+ * full, so the N-th viewer is given a word of the smallest level of dimension ≥ log2 N + 16: an
+ * aimed splice then names an innocent with chance ≤ 2^−16, and a leak of that level's dimension
+ * still names exactly one viewer. Spread by a keyed permutation over the whole shell, the taken
+ * words are a keyed sample, so a shorter window usually names the leaker too (as with random ids).
+ * bench/framing and bench/shortest-leak measure the trade for other margins.
+ */
+export const ID_MARGIN = 16;
+
 export interface Shell {
   level: CodeLevel;
   /** the first counter of the shell */
   start: bigint;
   /** how many counters it holds */
   size: bigint;
+  /** the first message of the level's shell (words of this code and of no smaller one) */
+  messageStart: bigint;
+  /** how many messages the shell holds: the counters are spread over all of them */
+  messageSpace: bigint;
 }
 
-/** The shell of the level counter k is allocated from. */
-export function shellOf(counter: bigint): Shell {
-  let start = 0n;
-  for (const level of CODE_LEVELS) {
-    const end = 1n << BigInt(level.dimension);
-    if (counter < end) return { level, start, size: end - start };
-    start = end;
+/** How many counters the levels up to this one hold: 2^(dimension − margin), all of the last level. */
+function countersUpTo(levelIndex: number, margin: number): bigint {
+  const level = CODE_LEVELS[levelIndex] as CodeLevel;
+  if (levelIndex === CODE_LEVELS.length - 1) {
+    const below = (CODE_LEVELS[levelIndex - 1] as CodeLevel).dimension;
+    return countersUpTo(levelIndex - 1, margin) + (1n << BigInt(level.dimension)) - (1n << BigInt(below));
   }
-  throw new Error(`viewer id counter past 2^${WORD_BITS}: ${counter}`);
+  return level.dimension >= margin ? 1n << BigInt(level.dimension - margin) : 0n;
+}
+
+/** The shell of the level counter k is allocated from, with `margin` spare dimensions (ID_MARGIN). */
+export function shellOf(counter: bigint, margin = ID_MARGIN): Shell {
+  let start = 0n;
+  let messageStart = 0n;
+  for (let i = 0; i < CODE_LEVELS.length; i++) {
+    const level = CODE_LEVELS[i] as CodeLevel;
+    const end = countersUpTo(i, margin);
+    const messageEnd = 1n << BigInt(level.dimension);
+    if (counter < end) return { level, start, size: end - start, messageStart, messageSpace: messageEnd - messageStart };
+    start = end;
+    messageStart = messageEnd;
+  }
+  throw new Error(`viewer id counter past the ${start} ids of 2^${WORD_BITS} words: ${counter}`);
 }
 
 const ROUNDS = 6;
@@ -71,15 +103,15 @@ export function permuteWithin(key: Buffer, domainLabel: string, size: bigint, va
 }
 
 /** The message (below 2^dimension of its level) that counter k is given. */
-export function messageFor(key: ViewerIdKey, counter: bigint): { message: bigint; level: CodeLevel } {
-  const shell = shellOf(counter);
-  const offset = permuteWithin(key.permutation, `level ${shell.level.dimension}`, shell.size, counter - shell.start);
-  return { message: shell.start + offset, level: shell.level };
+export function messageFor(key: ViewerIdKey, counter: bigint, margin = ID_MARGIN): { message: bigint; level: CodeLevel } {
+  const shell = shellOf(counter, margin);
+  const offset = permuteWithin(key.permutation, `level ${shell.level.dimension}`, shell.messageSpace, counter - shell.start);
+  return { message: shell.messageStart + offset, level: shell.level };
 }
 
 /** The id of counter k, as a 40-bit word (mask included). */
-export function viewerIdWord(key: ViewerIdKey, counter: bigint): bigint {
-  return codeWord(messageFor(key, counter).message) ^ key.mask;
+export function viewerIdWord(key: ViewerIdKey, counter: bigint, margin = ID_MARGIN): bigint {
+  return codeWord(messageFor(key, counter, margin).message) ^ key.mask;
 }
 
 /** The binaryId of counter k. */
