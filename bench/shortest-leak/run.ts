@@ -1,4 +1,4 @@
-// Shortest leak: `npm run bench:shortest-leak -- [--input FILE] [--minutes 4] [--viewers 10000] [--trials 1000] [--leakers 200] [--work DIR] [--json]`.
+// Shortest leak: `npm run bench:shortest-leak -- [--input FILE] [--minutes 4] [--viewers 10000] [--trials 1000] [--leakers 200] [--naming 10000,1000000] [--naming-only] [--work DIR] [--json]`.
 //
 // Issue 5: the shortest leak that still gives strong_match among 10,000 candidates (simulated
 // viewers with real binaryIds: drawn as drm draws them, each at Hamming distance ≥ 9 from the
@@ -14,6 +14,10 @@
 // Null trials: the detector also scores every segment against patterns of keys that were never
 // used (a wrong content reads exactly so); half the trials on the leak, half on the unmarked film
 // through the same 720p CRF 28, each trial matched over the whole length against all candidates.
+// Naming (issue 17, ./naming.ts): with this reading's strength per segment, the shortest strong
+// leak over --leakers leakers and 5 starting segments among each of --naming viewers, for drm's
+// ids, code words without a margin and random ids. --naming-only runs just that, with the reading
+// a full run left in --work (reading.json), or |z| 6–10 without one.
 import Table from 'cli-table3';
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -32,6 +36,7 @@ import type { SegmentReading } from '../../src/watermark/segments.js';
 import { detectVideo } from '../../src/watermark/video/detect.js';
 import { embedVideo } from '../../src/watermark/video/embed.js';
 import { filmArgs } from '../film.js';
+import { namingTable, printNaming } from './naming.js';
 import { corpusFile } from '../corpus.js';
 
 const { values } = parseArgs({
@@ -41,10 +46,22 @@ const { values } = parseArgs({
     viewers: { type: 'string', default: '10000' },
     trials: { type: 'string', default: '1000' },
     leakers: { type: 'string', default: '200' },
+    naming: { type: 'string', default: '10000,1000000' },
+    'naming-only': { type: 'boolean', default: false },
     work: { type: 'string' },
     json: { type: 'boolean', default: false },
   },
 });
+const namingSizes = values.naming.split(',').map(Number);
+const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
+if (values['naming-only']) {
+  const saved = values.work && path.join(path.resolve(values.work), 'reading.json');
+  const magnitudes = saved && fs.existsSync(saved) ? (JSON.parse(fs.readFileSync(saved, 'utf8')) as number[]) : Array.from({ length: 40 }, () => 6 + 4 * Math.random());
+  log(saved && fs.existsSync(saved) ? `segment strengths from ${saved}` : 'segment strengths |z| 6–10 (no reading.json in --work)');
+  const rows = namingTable(namingSizes, magnitudes, Number(values.leakers), log);
+  process.stdout.write(values.json ? `${JSON.stringify({ naming: rows }, null, 2)}\n` : printNaming(rows, Number(values.leakers)));
+  process.exit(0);
+}
 corpusFile(values.input);
 const seconds = Number(values.minutes) * 60;
 const viewerCount = Number(values.viewers);
@@ -52,7 +69,6 @@ const trials = Number(values.trials);
 const bins = mediaBinaries();
 const work = values.work ? path.resolve(values.work) : fs.mkdtempSync(path.join(os.tmpdir(), 'drm-bench-shortest-'));
 fs.mkdirSync(work, { recursive: true });
-const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
 const ff = (...args: string[]) => execFileSync(bins.ffmpeg, ['-v', 'error', '-y', ...args]);
 const backend = createCpuPoolBackend();
 const file = (name: string) => path.join(work, name);
@@ -93,6 +109,8 @@ const detect = (leak: string, nulls = 0) =>
 log('reading the whole leak');
 const half = Math.ceil(trials / 2);
 const whole = await detect(file('leak.mp4'), half);
+// Each segment's strength towards the leaker's variant (negative where it was read wrongly), for --naming-only.
+fs.writeFileSync(file('reading.json'), JSON.stringify(whole.segments.map((g) => g.z * signFor(setup.ids[0] as string, g.index))));
 const rows: Array<{ seconds: number; classification: string; right: boolean; fp: number; confusion: number }> = [];
 for (let n = 1; n <= whole.segments.length; n++) {
   const held = whole.segments.filter((s) => s.index < n);
@@ -152,9 +170,11 @@ for (const [segments, n] of [[whole.segments, half], [unmarked.segments, trials 
 }
 const unmarkedReal = matchCandidates(unmarked.segments, candidates);
 await backend.close();
+log(`naming among ${namingSizes.join(', ')} viewers with this reading's strengths`);
+const naming = namingTable(namingSizes, whole.segments.map((g) => g.z * signFor(leaker.binaryId, g.index)), leakerCount, log);
 if (!values.work) fs.rmSync(work, { recursive: true, force: true });
 
-const result = { viewers: viewerCount, leakSeconds: seconds, shortest, check, rows, otherLeakers: spread, trials: { count: trials, ...outcomes, smallestFalsePositiveProbability: smallestFp }, unmarkedWithRealKey: unmarkedReal.classification };
+const result = { viewers: viewerCount, leakSeconds: seconds, shortest, check, rows, otherLeakers: spread, trials: { count: trials, ...outcomes, smallestFalsePositiveProbability: smallestFp }, unmarkedWithRealKey: unmarkedReal.classification, naming };
 if (values.json) {
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 } else {
@@ -169,4 +189,5 @@ if (values.json) {
   );
   process.stdout.write(`null trials: ${trials} (${half} wrong-content on the leak, ${trials - half} on the unmarked film): strong ${outcomes.strong_match}, weak ${outcomes.weak_match}, none ${outcomes.no_match}; smallest false-positive probability ${smallestFp.toExponential(1)}\n`);
   process.stdout.write(`the unmarked film with the real key: ${unmarkedReal.classification}\n`);
+  process.stdout.write(printNaming(naming, leakerCount));
 }

@@ -191,9 +191,14 @@ function matchedBinaryId(readout: string, own: string): { binaryId: string; supp
 }
 
 export function matchCandidates(segments: readonly { index: number; z: number }[], candidates: readonly Candidate[]): MatchResult {
+  return matchPackedCandidates(segments, candidates, packIds(candidates));
+}
+
+/** matchCandidates with the candidates' ids packed once (packIds), for callers that match one population many times. */
+export function matchPackedCandidates(segments: readonly { index: number; z: number }[], candidates: readonly Candidate[], packed: Uint8Array): MatchResult {
   const N = candidates.length;
   const n = segments.length;
-  const packed = packIds(candidates);
+  if (packed.length !== N * BYTES) throw new RangeError(`${packed.length} packed bytes for ${N} candidates`);
   const folded = foldSegments(segments);
   const { readout } = folded;
   const none: MatchResult = {
