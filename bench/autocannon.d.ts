@@ -4,12 +4,14 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     duration?: number;
+    /** stop after this many requests instead of after `duration` */
+    amount?: number;
     pipelining?: number;
     method?: string;
     headers?: Record<string, string>;
     body?: string;
     timeout?: number;
-    requests?: Array<{ path?: string; setupRequest?(req: { headers?: Record<string, string>; body?: string }): unknown }>;
+    requests?: Array<{ path?: string; setupRequest?(req: { headers?: Record<string, string>; body?: string }): unknown; onResponse?(status: number, body: string): void }>;
     /** Called once per connection: setRequests gives that connection its own request list. */
     setupClient?(client: { setRequests(requests: Array<{ path: string }>): void }): void;
   }

@@ -1,4 +1,4 @@
-// Serving speed: `npm run bench:serve -- [--input FILE] [--players 50] [--duration 10] [--runs 3] [--targets sqlite,postgres] [--json]`.
+// Serving speed: `npm run bench:serve -- [--input FILE] [--players 50] [--duration 10] [--runs 3] [--targets sqlite,postgres] [--sessions 3000] [--sessions-only] [--json]`.
 //
 // 1. Segments: a watermarked item is ingested (default the corpus's 30-s 720p clip) and `drm
 //    serve` (SQLite) gives each of --players simulated players its own session; every player
@@ -6,20 +6,22 @@
 //    (autocannon, one connection per player). Beside it, in the same run, nginx (Debian's
 //    nginx-light) serves the same files from disk to the same players. MB/s and p99 latency,
 //    median of --runs interleaved pairs; target: drm ≥ 60% of nginx's MB/s.
-// 2. Sessions: POST /api/v1/stream/{id} with RS256 viewer tokens (signed beforehand, 2,000
-//    viewers, so the first pass makes viewers and later ones find them), on SQLite and on a
-//    private Postgres cluster: sessions per second and p99.
+// 2. Sessions (./sessions.ts): POST /api/v1/stream/{id} with RS256 viewer tokens signed beforehand,
+//    on SQLite and on a private Postgres cluster: --sessions first-time viewers a run, then the
+//    same viewers returning, beside bare insert transactions on the same kind of database.
+//    --sessions-only skips part 1 (no nginx, no corpus: a generated 12-s clip is ingested).
 // Every server is a child process, so the load generator never shares their event loop.
 import autocannon from 'autocannon';
 import Table from 'cli-table3';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { freePort, startCluster } from '../../test/helpers/postgres-cluster.js';
 import { drm, killAll, type ServeProcess, startServe } from '../../test/helpers/serve-process.js';
+import { mediaBinaries } from '../../src/media/binaries.js';
+import { bareInsertsPerSecond, benchOrganization, CONNECTIONS_NOTE, type SessionFigures, sessionsPerSecond } from './sessions.js';
 import { median } from '../stats.js';
 import { corpusFile } from '../corpus.js';
 
@@ -30,17 +32,19 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     runs: { type: 'string', default: '3' },
     targets: { type: 'string', default: 'sqlite,postgres' },
+    sessions: { type: 'string', default: '3000' },
+    'sessions-only': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
-corpusFile(values.input);
+const sessionsOnly = values['sessions-only'];
+if (!sessionsOnly) corpusFile(values.input);
 const players = Number(values.players);
 const duration = Number(values.duration);
 const runs = Math.max(1, Number(values.runs));
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-bench-serve-'));
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
 const NGINX = '/usr/sbin/nginx';
-const LIMITS = ['--per-hour', '10000000', '--monthly-streams', '100000000'];
 
 interface Load {
   mbPerSecond: number;
@@ -92,58 +96,23 @@ async function json<T>(res: Response): Promise<T> {
   return (await res.json()) as T;
 }
 
-async function setUp(server: ServeProcess, dataDir: string, db: string[], contentId: string) {
-  const { privateKey, publicKey } = await generateKeyPair('RS256');
-  const org = await json<{ organizationId: string; apiKey: string }>(
-    await fetch(`${server.url}/api/v1/auth/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Bench Org', email: 'ops@bench.test', signingPublicKey: await exportSPKI(publicKey), signingAlgorithm: 'RS256' }),
-    }),
-  );
-  await drm(['admin', 'license', '--org', org.organizationId, '--content', contentId, '--type', 'video', '--watermark', '--data-dir', dataDir, ...db]);
-  await drm(['admin', 'rate-limit', '--org', org.organizationId, ...LIMITS, '--data-dir', dataDir, ...db]);
-  return { org, privateKey };
+/** A 12-s clip made with the bundled ffmpeg, for --sessions-only (only the sessions are timed). */
+function generatedClip(): string {
+  const file = path.join(work, 'clip.mp4');
+  execFileSync(mediaBinaries().ffmpeg, ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25', '-t', '12', '-c:v', 'libx264', '-preset', 'ultrafast', file]);
+  return file;
 }
 
-async function sessionsPerSecond(server: ServeProcess, dataDir: string, db: string[], contentId: string) {
-  const { org, privateKey } = await setUp(server, dataDir, db, contentId);
-  const exp = Math.floor(Date.now() / 1000) + 3600;
-  const tokens = await Promise.all(Array.from({ length: 2000 }, (_, i) => new SignJWT({}).setProtectedHeader({ alg: 'RS256' }).setSubject(`viewer-${i}`).setExpirationTime(exp).sign(privateKey)));
-  const figures: Array<{ rps: number; p99: number; non2xx: number }> = [];
-  for (let r = 0; r < runs; r++) {
-    let next = 0;
-    const res = await autocannon({
-      url: `${server.url}/api/v1/stream/${contentId}`,
-      method: 'POST',
-      connections: 10,
-      duration: 5,
-      headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json' },
-      requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ viewerToken: tokens[next++ % tokens.length] }) }) }],
-    });
-    figures.push({ rps: res.requests.average, p99: res.latency.p99, non2xx: res.non2xx });
-    log(`sessions run ${r + 1}: ${res.requests.average.toFixed(0)}/s, p99 ${res.latency.p99} ms, non-2xx ${res.non2xx}`);
-  }
-  return { rps: median(figures.map((f) => f.rps)), p99: median(figures.map((f) => f.p99)), non2xx: figures.reduce((n, f) => n + f.non2xx, 0) };
-}
+const sessionOptions = (server: ServeProcess, dataDir: string, db: string[], contentId: string) => ({ server, dataDir, db, contentId, runs, perRun: Number(values.sessions), log });
 
-const results: Record<string, unknown> = {};
-try {
-  if (!fs.existsSync(NGINX)) throw new Error(`${NGINX} not found: apt-get install nginx-light`);
-  const dataDir = path.join(work, 'data');
-  log(`ingesting ${values.input} with --watermark`);
-  await drm(['migrate', '--data-dir', dataDir]);
-  const contentId = (JSON.parse(await drm(['ingest', values.input, '--title', 'bench', '--type', 'video', '--watermark', '--data-dir', dataDir, '--json'])) as { contentId: string }).contentId;
-  const server = await startServe({ dataDir });
-  const { org } = await setUp(server, dataDir, [], contentId);
-
-  // Each player: its own session, its own A/B sequence, the same files nginx serves.
+/** Part 1: each player its own session and A/B sequence, beside nginx serving the same files. */
+async function segmentsBesideNginx(server: ServeProcess, dataDir: string, contentId: string, apiKey: string) {
   const drmPaths: string[][] = [];
   const nginxPaths: string[][] = [];
   const segments = fs.readdirSync(path.join(dataDir, 'content', contentId, 'a')).filter((f) => f.endsWith('.ts')).length;
   for (let p = 0; p < players; p++) {
     const s = await json<{ sessionId: string; binaryId: string }>(
-      await fetch(`${server.url}/api/v1/stream/${contentId}`, { method: 'POST', headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ viewerId: `player-${p}` }) }),
+      await fetch(`${server.url}/api/v1/stream/${contentId}`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ viewerId: `player-${p}` }) }),
     );
     drmPaths.push(Array.from({ length: segments }, (_, n) => `/api/v1/stream/${contentId}/segment/${n}?session=${s.sessionId}`));
     nginxPaths.push(Array.from({ length: segments }, (_, n) => `/${s.binaryId[n % 40] === '1' ? 'b' : 'a'}/${String(n).padStart(5, '0')}.ts`));
@@ -161,15 +130,30 @@ try {
     log(`segments run ${r + 1}: drm ${d.mbPerSecond.toFixed(0)} MB/s p99 ${d.p99} ms (non-2xx ${d.non2xx}); nginx ${n.mbPerSecond.toFixed(0)} MB/s p99 ${n.p99} ms (non-2xx ${n.non2xx})`);
   }
   nginx.child.kill();
-  results.segments = {
+  return {
     players,
     drm: { mbPerSecond: median(pairs.map((p) => p.drm.mbPerSecond)), p99: median(pairs.map((p) => p.drm.p99)), non2xx: pairs.reduce((s, p) => s + p.drm.non2xx, 0) },
     nginx: { mbPerSecond: median(pairs.map((p) => p.nginx.mbPerSecond)), p99: median(pairs.map((p) => p.nginx.p99)), non2xx: pairs.reduce((s, p) => s + p.nginx.non2xx, 0) },
     ratio: median(pairs.map((p) => p.drm.mbPerSecond / p.nginx.mbPerSecond)),
     runs: pairs,
   };
-  const targets = values.targets.split(',');
-  if (targets.includes('sqlite')) results.sessionsSqlite = await sessionsPerSecond(server, dataDir, [], contentId);
+}
+
+const results: { segments?: Awaited<ReturnType<typeof segmentsBesideNginx>>; sessionsSqlite?: SessionFigures; sessionsPostgres?: SessionFigures } = {};
+const targets = values.targets.split(',');
+try {
+  if (!sessionsOnly && !fs.existsSync(NGINX)) throw new Error(`${NGINX} not found: apt-get install nginx-light`);
+  const input = sessionsOnly ? generatedClip() : values.input;
+  const dataDir = path.join(work, 'data');
+  log(`ingesting ${input}${sessionsOnly ? '' : ' with --watermark'}`);
+  await drm(['migrate', '--data-dir', dataDir]);
+  const contentId = (JSON.parse(await drm(['ingest', input, '--title', 'bench', '--type', 'video', ...(sessionsOnly ? [] : ['--watermark']), '--data-dir', dataDir, '--json'])) as { contentId: string }).contentId;
+  const server = await startServe({ dataDir });
+  if (!sessionsOnly) {
+    const { org } = await benchOrganization(server, dataDir, [], contentId);
+    results.segments = await segmentsBesideNginx(server, dataDir, contentId, org.apiKey);
+  }
+  if (targets.includes('sqlite')) results.sessionsSqlite = await sessionsPerSecond(sessionOptions(server, dataDir, [], contentId), () => bareInsertsPerSecond({ sqliteDir: dataDir }));
   await server.stop();
   if (targets.includes('postgres')) {
     const cluster = await startCluster();
@@ -178,9 +162,9 @@ try {
       const db = ['--db', cluster.url];
       log('ingesting again into Postgres (plain: only the sessions are timed)');
       await drm(['migrate', '--data-dir', pgDir, ...db]);
-      const pgContent = (JSON.parse(await drm(['ingest', values.input, '--title', 'bench', '--type', 'video', '--data-dir', pgDir, '--json', ...db])) as { contentId: string }).contentId;
+      const pgContent = (JSON.parse(await drm(['ingest', input, '--title', 'bench', '--type', 'video', '--data-dir', pgDir, '--json', ...db])) as { contentId: string }).contentId;
       const pgServer = await startServe({ dataDir: pgDir, db: cluster.url });
-      results.sessionsPostgres = await sessionsPerSecond(pgServer, pgDir, db, pgContent);
+      results.sessionsPostgres = await sessionsPerSecond(sessionOptions(pgServer, pgDir, db, pgContent), () => bareInsertsPerSecond({ postgresUrl: cluster.url }));
       await pgServer.stop();
     } finally {
       await cluster.stop();
@@ -194,17 +178,19 @@ try {
 
 if (values.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
 else {
-  type Side = { mbPerSecond: number; p99: number; non2xx: number };
-  const s = results.segments as { drm: Side; nginx: Side; ratio: number };
-  process.stdout.write(`${players} players fetching their own A/B segments (${path.basename(values.input)}, watermarked), ${runs} interleaved runs of ${duration} s, ${os.availableParallelism()} CPUs\n`);
-  const t = new Table({ head: ['server', 'MB/s (median)', 'p99 ms', 'non-2xx', 'vs nginx (target ≥ 60%)'], style: { head: [], border: [] } });
-  t.push(['drm serve (SQLite)', s.drm.mbPerSecond.toFixed(0), s.drm.p99, s.drm.non2xx, `${(s.ratio * 100).toFixed(0)}%`]);
-  t.push(['nginx-light, same files', s.nginx.mbPerSecond.toFixed(0), s.nginx.p99, s.nginx.non2xx, '']);
-  process.stdout.write(`${t.toString()}\n`);
-  const u = new Table({ head: ['sessions (RS256 viewer tokens, 10 connections)', 'per second (median)', 'p99 ms', 'non-2xx'], style: { head: [], border: [] } });
-  for (const [name, key] of [['SQLite', 'sessionsSqlite'], ['Postgres', 'sessionsPostgres']] as const) {
-    const r = results[key] as { rps: number; p99: number; non2xx: number } | undefined;
-    if (r) u.push([name, r.rps.toFixed(0), r.p99, r.non2xx]);
+  const s = results.segments;
+  if (s) {
+    process.stdout.write(`${players} players fetching their own A/B segments (${path.basename(values.input)}, watermarked), ${runs} interleaved runs of ${duration} s, ${os.availableParallelism()} CPUs\n`);
+    const t = new Table({ head: ['server', 'MB/s (median)', 'p99 ms', 'non-2xx', 'vs nginx (target ≥ 60%)'], style: { head: [], border: [] } });
+    t.push(['drm serve (SQLite)', s.drm.mbPerSecond.toFixed(0), s.drm.p99, s.drm.non2xx, `${(s.ratio * 100).toFixed(0)}%`]);
+    t.push(['nginx-light, same files', s.nginx.mbPerSecond.toFixed(0), s.nginx.p99, s.nginx.non2xx, '']);
+    process.stdout.write(`${t.toString()}\n`);
+  }
+  process.stdout.write(`sessions: RS256 viewer tokens, ${CONNECTIONS_NOTE}, ${values.sessions} viewers a run, medians of ${runs} runs, ${os.availableParallelism()} CPUs\n`);
+  const u = new Table({ head: ['database', 'first-time /s', 'p99 ms', 'returning /s', 'p99 ms', 'non-2xx', 'bare insert transactions /s', 'first-time / bare', 'returning / bare'], style: { head: [], border: [] } });
+  for (const [name, r] of [['SQLite', results.sessionsSqlite], ['Postgres', results.sessionsPostgres]] as const) {
+    if (!r) continue;
+    u.push([name, r.firstTime.perSecond.toFixed(0), r.firstTime.p99, r.returning.perSecond.toFixed(0), r.returning.p99, r.firstTime.non2xx + r.returning.non2xx, r.floor.toFixed(0), `${((100 * r.firstTime.perSecond) / r.floor).toFixed(1)}%`, `${((100 * r.returning.perSecond) / r.floor).toFixed(1)}%`]);
   }
   process.stdout.write(`${u.toString()}\n`);
 }

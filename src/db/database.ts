@@ -3,6 +3,7 @@ import type { Logger } from '../log.js';
 import { type Dialect, makeExecutor, type Q, type Schema } from './executor.js';
 import { migrate, postgresMigrationTarget, sqliteMigrationTarget } from './migrate.js';
 import { Mutex } from './mutex.js';
+import { withStatementCache } from './statement-cache.js';
 import { guardOuterRepos, TransactionScope } from './transaction-scope.js';
 import { makeRepos, type Repos } from './repos/index.js';
 import { buildSqliteTables } from './schema/sqlite.js';
@@ -66,7 +67,7 @@ async function openSqlite(file: string, clock: Clock): Promise<Database> {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  const q = drizzle(sqlite) as unknown as Q;
+  const q = drizzle(withStatementCache(sqlite)) as unknown as Q;
   // The repositories are typed once, against the description; SQLite's tables are built from it
   // column for column, so only the query builder behind this cast differs (and drizzle renders it).
   const s = buildSqliteTables() as unknown as Schema;

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { monthStart } from '../clock.js';
 import type { Context } from '../context.js';
 import { unseal } from '../crypto/sealed.js';
 import { newId } from '../crypto/tokens.js';
@@ -10,12 +9,12 @@ import { sessionPlaylist } from '../media/hls.js';
 import type { VariantDir } from '../storage/content-store.js';
 import { variantFor } from '../watermark/segments.js';
 import type { KeyAuth } from './auth.js';
-import { monthlyStreamLimitOf } from './rate-limits.js';
 import { licensedContent } from './catalog.js';
 import { recordEvent } from './events.js';
+import { countMonthlyStream } from './monthly-streams.js';
 import { asObject, isUuid, optionalString } from './validate.js';
 import { verifyViewerToken } from './viewer-tokens.js';
-import { findOrCreateViewer, identityFromClaims, type ViewerIdentity } from './viewers.js';
+import { findOrCreateViewer, identityFromClaims, type NewViewerNumbers, takeViewerNumbers, type ViewerIdentity } from './viewers.js';
 
 /** A session lasts the film plus this long, so a viewer who pauses still finishes it. */
 export const SESSION_GRACE_MS = 4 * 3_600_000;
@@ -48,45 +47,64 @@ async function identify(ctx: Context, auth: KeyAuth, body: unknown): Promise<Vie
 
 /**
  * POST /stream/{contentId}: the viewer (made on first sight), a session bound to the client's IP
- * and user agent, and the events, all in one transaction.
+ * and user agent, and the events, all in one transaction; the stream counted in the month first.
  */
 export async function createSession(ctx: Context, auth: KeyAuth, contentId: string, body: unknown, client: ClientInfo): Promise<CreatedSession> {
   const { content, license } = await licensedContent(ctx, auth, contentId);
   if (!content.storagePath) throw notFound('a packaged stream of this content');
   const who = await identify(ctx, auth, body);
   const derive = await ctx.wallets.deriver();
-  const created = await ctx.db.transaction(async (tx) => {
-    const now = ctx.clock.now();
-    const limit = monthlyStreamLimitOf(auth);
-    if ((await tx.repos.sessions.countSince(auth.org.id, monthStart(now))) >= limit) {
-      throw new DrmError('MONTHLY_STREAM_LIMIT_EXCEEDED', `the organization's limit of ${limit} streams this month is reached`);
-    }
-    // One instant for the session, the viewer's firstSeen and its lastSeen, so lastSeen >= firstSeen.
-    const { viewer, isNew } = await findOrCreateViewer(tx, auth.org.id, who, derive, now);
-    if (viewer.isBlocked) throw new DrmError('VIEWER_BLOCKED', `viewer is blocked${viewer.blockedReason ? `: ${viewer.blockedReason}` : ''}`);
-    const session: SessionRow = {
-      id: newId(),
-      organizationId: auth.org.id,
-      apiKeyId: auth.key.id,
-      contentId: content.id,
-      viewerId: viewer.id,
-      ipAddress: client.ip?.slice(0, 64) ?? null,
-      userAgent: client.userAgent?.slice(0, 512) ?? null,
-      isActive: true,
-      bytesServed: 0,
-      expiresAt: now + content.duration + SESSION_GRACE_MS,
-      createdAt: now,
-      // Fixed for the session's life: a license changed later applies to the next session.
-      watermarked: content.isWatermarked && license.watermarkingEnabled,
-    };
-    await tx.repos.sessions.insert(session);
-    await tx.repos.viewers.touch(viewer.id, now);
-    await recordEvent(tx, auth.org.id, 'viewer.stream', { viewerId: viewer.id, contentId: content.id, sessionId: session.id });
-    const lastSeen = Math.max(viewer.lastSeen, now);
-    return { session, viewer: { ...viewer, totalStreams: viewer.totalStreams + 1, lastSeen }, isNewViewer: isNew };
-  });
+  const counted = await countMonthlyStream(ctx, auth, ctx.clock.now());
+  let created: CreatedSession;
+  try {
+    const known = await ctx.repos.viewers.findByExternal(auth.org.id, who.externalViewerId);
+    const numbers = known ? undefined : await takeViewerNumbers(ctx, who);
+    created = await ctx.db.transaction((tx) => storeSession(tx, { auth, content, license, who, derive, client, numbers }));
+  } catch (err) {
+    await counted.release();
+    throw err;
+  }
   ctx.wakeWebhooks();
   return created;
+}
+
+interface SessionRequest {
+  auth: KeyAuth;
+  content: ContentRow;
+  license: { watermarkingEnabled: boolean };
+  who: ViewerIdentity;
+  derive: (account: number, index: number) => string;
+  client: ClientInfo;
+  /** a new viewer's numbers, taken before the transaction */
+  numbers: NewViewerNumbers | undefined;
+}
+
+async function storeSession(tx: Context, r: SessionRequest): Promise<CreatedSession> {
+  const { auth, content, client } = r;
+  // One instant for the session, the viewer's firstSeen and its lastSeen, so lastSeen >= firstSeen.
+  const now = tx.clock.now();
+  const { viewer, isNew } = await findOrCreateViewer(tx, auth.org.id, r.who, r.derive, now, r.numbers);
+  if (viewer.isBlocked) throw new DrmError('VIEWER_BLOCKED', `viewer is blocked${viewer.blockedReason ? `: ${viewer.blockedReason}` : ''}`);
+  const session: SessionRow = {
+    id: newId(),
+    organizationId: auth.org.id,
+    apiKeyId: auth.key.id,
+    contentId: content.id,
+    viewerId: viewer.id,
+    ipAddress: client.ip?.slice(0, 64) ?? null,
+    userAgent: client.userAgent?.slice(0, 512) ?? null,
+    isActive: true,
+    bytesServed: 0,
+    expiresAt: now + content.duration + SESSION_GRACE_MS,
+    createdAt: now,
+    // Fixed for the session's life: a license changed later applies to the next session.
+    watermarked: content.isWatermarked && r.license.watermarkingEnabled,
+  };
+  await tx.repos.sessions.insert(session);
+  await tx.repos.viewers.touch(viewer.id, now);
+  await recordEvent(tx, auth.org.id, 'viewer.stream', { viewerId: viewer.id, contentId: content.id, sessionId: session.id });
+  const lastSeen = Math.max(viewer.lastSeen, now);
+  return { session, viewer: { ...viewer, totalStreams: viewer.totalStreams + 1, lastSeen }, isNewViewer: isNew };
 }
 
 /** One of the organization's sessions (another organization's do not exist for it). */

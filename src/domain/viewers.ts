@@ -21,11 +21,29 @@ export function identityFromClaims(c: ViewerClaims): ViewerIdentity {
   return { externalViewerId: c.sub, ...(c.email && { email: c.email }), ...(c.walletAddress && { walletAddress: c.walletAddress }) };
 }
 
+/** What a new viewer is given: a permanent binaryId and, unless it brought its own wallet, a wallet index. */
+export interface NewViewerNumbers {
+  binaryId: string;
+  walletIndex: number | null;
+}
+
 /**
- * The organization's viewer with this external id, made on first sight: a permanent binaryId
- * from the viewer counter (./identity/allocate.ts), and a wallet derived for it unless it
- * brought its own. Called with the
- * context of the caller's transaction, so the viewer.created event exists exactly when the viewer does.
+ * Takes a new viewer's numbers from the shared counters (./identity/allocate.ts): each an atomic
+ * statement of its own, meant to run before the viewer's transaction, so that no lock or counter
+ * row is held while other sessions are made. A number taken for a viewer that turns out to exist
+ * (made meanwhile by another request) is simply never used.
+ */
+export async function takeViewerNumbers(ctx: Context, who: ViewerIdentity): Promise<NewViewerNumbers> {
+  const binaryId = await allocateViewerId(ctx);
+  const walletIndex = who.walletAddress ? null : await ctx.repos.counters.nextViewerWalletIndex();
+  return { binaryId, walletIndex };
+}
+
+/**
+ * The organization's viewer with this external id, made on first sight with `numbers` (taken
+ * before the transaction by takeViewerNumbers, or here when there are none) and a wallet derived
+ * for it unless it brought its own. Called with the context of the caller's transaction, so the
+ * viewer.created event exists exactly when the viewer does.
  */
 export async function findOrCreateViewer(
   ctx: Context,
@@ -33,12 +51,11 @@ export async function findOrCreateViewer(
   who: ViewerIdentity,
   derive: (account: number, index: number) => string,
   now: number,
+  numbers?: NewViewerNumbers,
 ): Promise<{ viewer: ViewerRow; isNew: boolean }> {
   const found = await ctx.repos.viewers.findByExternal(organizationId, who.externalViewerId);
   if (found) return { viewer: found, isNew: false };
-  await ctx.repos.viewers.lockAllocation();
-  const binaryId = await allocateViewerId(ctx);
-  const walletIndex = who.walletAddress ? null : await ctx.repos.viewers.nextWalletIndex();
+  const { binaryId, walletIndex } = numbers ?? (await takeViewerNumbers(ctx, who));
   const viewer: ViewerRow = {
     id: newId(),
     organizationId,
@@ -54,7 +71,12 @@ export async function findOrCreateViewer(
     firstSeen: now,
     lastSeen: now,
   };
-  await ctx.repos.viewers.insert(viewer);
+  if (!(await ctx.repos.viewers.insertUnlessKnown(viewer))) {
+    // Made meanwhile by a concurrent first session of the same person: that one is the viewer.
+    const made = await ctx.repos.viewers.findByExternal(organizationId, who.externalViewerId);
+    if (!made) throw new Error(`viewer ${who.externalViewerId} was neither inserted nor found`);
+    return { viewer: made, isNew: false };
+  }
   await recordEvent(ctx, organizationId, 'viewer.created', { viewerId: viewer.id, walletAddress: viewer.walletAddress, binaryId });
   return { viewer, isNew: true };
 }

@@ -4,9 +4,6 @@ import type * as tables from '../schema/tables.js';
 
 export type ViewerRow = typeof tables.viewers.$inferSelect;
 
-/** A lock key of the viewer-id allocation (any constant unique among the service's advisory locks). */
-const ALLOCATION_LOCK = 724002;
-
 /**
  * Rows written before a session's firstSeen and lastSeen came from one instant can have lastSeen
  * a few milliseconds before firstSeen; every read lifts it, so no caller ever sees it earlier.
@@ -30,6 +27,18 @@ export function viewersRepo(x: Executor) {
   return {
     insert: (row: ViewerRow) => x.run((q) => q.insert(t).values(row)),
 
+    /**
+     * Inserts a new viewer unless the organization already has one with its external id, and says
+     * whether it did. On Postgres a concurrent transaction inserting the same viewer is waited for
+     * and its row then counts as there: two first sessions of one person make one viewer.
+     */
+    async insertUnlessKnown(row: ViewerRow): Promise<boolean> {
+      const inserted = await x.run((q) =>
+        q.insert(t).values(row).onConflictDoNothing({ target: [t.organizationId, t.externalViewerId] }).returning({ id: t.id }),
+      );
+      return inserted.length === 1;
+    },
+
     async find(id: string): Promise<ViewerRow | undefined> {
       return inOrder((await byId({ id }))[0]);
     },
@@ -40,20 +49,6 @@ export function viewersRepo(x: Executor) {
 
     async findByBinaryId(binaryId: string): Promise<ViewerRow | undefined> {
       return inOrder((await x.run((q) => q.select().from(t).where(eq(t.binaryId, binaryId)).limit(1)))[0]);
-    },
-
-    /**
-     * Serializes the allocation of wallet indexes inside a transaction. SQLite
-     * transactions already run one at a time; on Postgres an advisory lock held to the commit.
-     */
-    async lockAllocation(): Promise<void> {
-      if (x.dialect === 'postgres') await x.run((q) => q.execute(sql`select pg_advisory_xact_lock(${ALLOCATION_LOCK})`));
-    },
-
-
-    async nextWalletIndex(): Promise<number> {
-      const rows = await x.run((q) => q.select({ max: sql<number | null>`max(${t.walletIndex})` }).from(t));
-      return Number(rows[0]?.max ?? -1) + 1;
     },
 
     /**

@@ -165,7 +165,7 @@ export const viewers = pgTable(
     uniqueIndex('viewers_binary').on(t.binaryId),
     uniqueIndex('viewers_external').on(t.organizationId, t.externalViewerId),
     ofOrganization('viewers', t.organizationId),
-    // the next wallet index is max(wallet_index) + 1: read from the index, not by a scan
+    // the viewer-wallets counter starts at max(wallet_index) + 1: read from the index, not by a scan
     index('viewers_wallet_index').on(t.walletIndex),
   ],
 );
