@@ -1,6 +1,6 @@
 import { type Clock, systemClock } from '../clock.js';
 import type { Logger } from '../log.js';
-import { type Dialect, makeExecutor, type Q, type Schema } from './executor.js';
+import { type Dialect, type Exclusive, makeExecutor, type Q, type Schema } from './executor.js';
 import { migrate, postgresMigrationTarget, sqliteMigrationTarget } from './migrate.js';
 import { Mutex } from './mutex.js';
 import { withStatementCache } from './statement-cache.js';
@@ -73,13 +73,11 @@ async function openSqlite(file: string, clock: Clock): Promise<Database> {
   const s = buildSqliteTables() as unknown as Schema;
   const mutex = new Mutex();
 
-  const waitForTransactions = async () => {
-    while (mutex.busy) await mutex.idle();
-  };
+  const outsideTransactions: Exclusive = (fn) => mutex.runExclusive(fn);
   const txRepos = makeRepos(makeExecutor('sqlite', s, q));
   txRepos.transaction = (fn) => fn(txRepos);
   const scope = new TransactionScope();
-  const repos = guardOuterRepos(makeRepos(makeExecutor('sqlite', s, q, waitForTransactions)), scope);
+  const repos = guardOuterRepos(makeRepos(makeExecutor('sqlite', s, q, outsideTransactions)), scope);
 
   const db: Database = {
     dialect: 'sqlite',

@@ -18,7 +18,7 @@ export type Params = Record<string, unknown>;
 export interface Executor {
   readonly dialect: Dialect;
   readonly s: Schema;
-  /** Runs one query built on q; on SQLite it waits while another request's transaction is open. */
+  /** Runs one query built on q; on SQLite, outside a transaction, it takes its turn after the transactions open or waiting. */
   run<T>(build: (q: Q) => PromiseLike<T>): Promise<T>;
   /**
    * A query built and prepared once, then run with new parameters (sql.placeholder): for the
@@ -48,23 +48,25 @@ export interface Preparable<T> {
   prepare(name: string): { execute(params: Params): PromiseLike<T> };
 }
 
-/** Builds an executor over q; `wait` (SQLite outside a transaction) resolves once no transaction is open. */
-export function makeExecutor(dialect: Dialect, s: Schema, q: Q, wait?: () => Promise<void>): Executor {
+/** Runs a statement where no transaction is open (SQLite's one connection outside a transaction); fn runs the SQL synchronously. */
+export type Exclusive = <T>(fn: () => Promise<T>) => Promise<T>;
+
+/** Builds an executor over q; with `exclusive`, every statement runs through it. */
+export function makeExecutor(dialect: Dialect, s: Schema, q: Q, exclusive?: Exclusive): Executor {
   return {
     dialect,
     s,
-    async run(build) {
-      if (wait) await wait();
-      return executeNow(build(q));
+    run(build) {
+      const now = () => executeNow(build(q));
+      return exclusive ? exclusive(now) : now();
     },
     prepared<T>(name: string, build: (q: Q) => Preparable<T>) {
       let statement: ReturnType<Preparable<T>['prepare']> | undefined;
-      return async (params: Params) => {
-        if (wait) await wait();
-        // The check above and the statement below run in one synchronous step on SQLite.
+      const now = (params: Params) => () => {
         statement ??= build(q).prepare(name);
         return executeNow(statement.execute(params));
       };
+      return (params: Params) => (exclusive ? exclusive(now(params)) : now(params)());
     },
   };
 }

@@ -21,10 +21,18 @@ export class Mutex {
     else this.locked = false;
   }
 
-  /** Resolves once nobody holds the lock (does not take it). */
-  async idle(): Promise<void> {
-    while (this.locked) {
-      await this.acquire();
+  /**
+   * Runs fn with the lock held: at once when it is free, else at its turn in the queue. For a
+   * statement outside any transaction: better-sqlite3 runs it within fn's synchronous part, so no
+   * transaction can begin around it. (Waiting for the lock to be free instead, and running after,
+   * let two such waiters hand the lock back and forth forever while neither freed it.)
+   */
+  async runExclusive<T>(fn: () => T | PromiseLike<T>): Promise<T> {
+    if (!this.locked) return fn();
+    await this.acquire();
+    try {
+      return fn();
+    } finally {
       this.release();
     }
   }

@@ -163,6 +163,29 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
     expect(await t.ctx.repos.organizations.find(outside.id)).toBeDefined();
   });
 
+  it('several statements made outside while a transaction is open all run once it ends, none inside it', async () => {
+    const inside = orgRow(t);
+    const outside = [orgRow(t), orgRow(t), orgRow(t)];
+    const opened = deferred();
+    const release = deferred();
+    const tx = t.ctx.db.transaction(async (tx) => {
+      await tx.repos.organizations.insert(inside);
+      opened.resolve();
+      await release.promise;
+      throw new Error('abort');
+    });
+    await opened.promise;
+    // Two or more waiting at once used to hand SQLite's lock back and forth forever (a spinning server).
+    const writes = outside.map((r) => t.ctx.repos.organizations.insert(r));
+    const reads = outside.map((r) => t.ctx.repos.organizations.find(r.id));
+    const later = t.ctx.db.transaction((tx) => tx.repos.organizations.find(inside.id));
+    release.resolve();
+    await expect(tx).rejects.toThrow('abort');
+    await Promise.all([...writes, ...reads]);
+    expect(await later).toBeUndefined();
+    for (const r of outside) expect(await t.ctx.repos.organizations.find(r.id)).toBeDefined();
+  }, 10_000);
+
   it('concurrent transactions both commit', async () => {
     const rows = [orgRow(t), orgRow(t), orgRow(t)];
     await Promise.all(
