@@ -14,7 +14,7 @@ import { recordEvent } from './events.js';
 import { countMonthlyStream } from './monthly-streams.js';
 import { asObject, isUuid, optionalString } from './validate.js';
 import { verifyViewerToken } from './viewer-tokens.js';
-import { findOrCreateViewer, identityFromClaims, type NewViewerNumbers, takeViewerNumbers, type ViewerIdentity } from './viewers.js';
+import { identityFromClaims, streamingViewer, type NewViewerNumbers, takeViewerNumbers, type ViewerIdentity } from './viewers.js';
 
 /** A session lasts the film plus this long, so a viewer who pauses still finishes it. */
 export const SESSION_GRACE_MS = 4 * 3_600_000;
@@ -59,7 +59,7 @@ export async function createSession(ctx: Context, auth: KeyAuth, contentId: stri
   try {
     const known = await ctx.repos.viewers.findByExternal(auth.org.id, who.externalViewerId);
     const numbers = known ? undefined : await takeViewerNumbers(ctx, who);
-    created = await ctx.db.transaction((tx) => storeSession(tx, { auth, content, license, who, derive, client, numbers }));
+    created = await ctx.db.transaction((tx) => storeSession(tx, { auth, content, license, who, derive, client, known, numbers }));
   } catch (err) {
     await counted.release();
     throw err;
@@ -75,6 +75,8 @@ interface SessionRequest {
   who: ViewerIdentity;
   derive: (account: number, index: number) => string;
   client: ClientInfo;
+  /** the viewer as found before the transaction */
+  known: ViewerRow | undefined;
   /** a new viewer's numbers, taken before the transaction */
   numbers: NewViewerNumbers | undefined;
 }
@@ -83,7 +85,7 @@ async function storeSession(tx: Context, r: SessionRequest): Promise<CreatedSess
   const { auth, content, client } = r;
   // One instant for the session, the viewer's firstSeen and its lastSeen, so lastSeen >= firstSeen.
   const now = tx.clock.now();
-  const { viewer, isNew } = await findOrCreateViewer(tx, auth.org.id, r.who, r.derive, now, r.numbers);
+  const { viewer, isNew } = await streamingViewer(tx, auth.org.id, r.who, r.derive, now, { known: r.known, numbers: r.numbers });
   if (viewer.isBlocked) throw new DrmError('VIEWER_BLOCKED', `viewer is blocked${viewer.blockedReason ? `: ${viewer.blockedReason}` : ''}`);
   const session: SessionRow = {
     id: newId(),
@@ -101,10 +103,8 @@ async function storeSession(tx: Context, r: SessionRequest): Promise<CreatedSess
     watermarked: content.isWatermarked && r.license.watermarkingEnabled,
   };
   await tx.repos.sessions.insert(session);
-  await tx.repos.viewers.touch(viewer.id, now);
   await recordEvent(tx, auth.org.id, 'viewer.stream', { viewerId: viewer.id, contentId: content.id, sessionId: session.id });
-  const lastSeen = Math.max(viewer.lastSeen, now);
-  return { session, viewer: { ...viewer, totalStreams: viewer.totalStreams + 1, lastSeen }, isNewViewer: isNew };
+  return { session, viewer, isNewViewer: isNew };
 }
 
 /** One of the organization's sessions (another organization's do not exist for it). */

@@ -2,7 +2,7 @@ import type { Context } from '../context.js';
 import { newId } from '../crypto/tokens.js';
 import { VIEWER_WALLETS } from '../crypto/wallets.js';
 import type { SessionRow, ViewerRow } from '../db/repos/index.js';
-import { badRequest, notFound } from '../errors.js';
+import { badRequest, DrmError, notFound } from '../errors.js';
 import type { KeyAuth } from './auth.js';
 import { isBinaryId } from './binary-ids.js';
 import { allocateViewerId } from './identity/allocate.js';
@@ -39,46 +39,70 @@ export async function takeViewerNumbers(ctx: Context, who: ViewerIdentity): Prom
   return { binaryId, walletIndex };
 }
 
+/** Ids an older viewer already holds are rare (an older random id lies in a code's coset with chance 2^(d−40)); this bounds a broken table. */
+const MAX_TAKEN_IDS = 1000;
+
 /**
- * The organization's viewer with this external id, made on first sight with `numbers` (taken
- * before the transaction by takeViewerNumbers, or here when there are none) and a wallet derived
- * for it unless it brought its own. Called with the context of the caller's transaction, so the
- * viewer.created event exists exactly when the viewer does.
+ * The viewer a new session is for, its stream counted (totalStreams and lastSeen), in the
+ * caller's transaction: `known` when the caller found the viewer before it, else made on first
+ * sight with `numbers` (taken before the transaction by takeViewerNumbers, or here) and a wallet
+ * derived unless it brought its own. The viewer.created event exists exactly when the viewer does.
  */
-export async function findOrCreateViewer(
+export async function streamingViewer(
   ctx: Context,
   organizationId: string,
   who: ViewerIdentity,
   derive: (account: number, index: number) => string,
   now: number,
-  numbers?: NewViewerNumbers,
+  prior: { known?: ViewerRow; numbers?: NewViewerNumbers },
 ): Promise<{ viewer: ViewerRow; isNew: boolean }> {
-  const found = await ctx.repos.viewers.findByExternal(organizationId, who.externalViewerId);
-  if (found) return { viewer: found, isNew: false };
-  const { binaryId, walletIndex } = numbers ?? (await takeViewerNumbers(ctx, who));
-  const viewer: ViewerRow = {
-    id: newId(),
-    organizationId,
-    externalViewerId: who.externalViewerId,
-    binaryId,
-    walletAddress: who.walletAddress ?? derive(VIEWER_WALLETS, walletIndex as number),
-    walletIndex,
-    hasOwnWallet: Boolean(who.walletAddress),
-    email: who.email ?? null,
-    totalStreams: 0,
-    isBlocked: false,
-    blockedReason: null,
-    firstSeen: now,
-    lastSeen: now,
-  };
-  if (!(await ctx.repos.viewers.insertUnlessKnown(viewer))) {
-    // Made meanwhile by a concurrent first session of the same person: that one is the viewer.
-    const made = await ctx.repos.viewers.findByExternal(organizationId, who.externalViewerId);
-    if (!made) throw new Error(`viewer ${who.externalViewerId} was neither inserted nor found`);
-    return { viewer: made, isNew: false };
+  if (!prior.known) {
+    const made = await createViewer(ctx, organizationId, who, derive, now, prior.numbers);
+    if (made) return { viewer: made, isNew: true };
   }
-  await recordEvent(ctx, organizationId, 'viewer.created', { viewerId: viewer.id, walletAddress: viewer.walletAddress, binaryId });
-  return { viewer, isNew: true };
+  // Known, or made meanwhile by a concurrent first session of the same person.
+  const id = prior.known?.id ?? (await ctx.repos.viewers.findByExternal(organizationId, who.externalViewerId))?.id;
+  const viewer = id === undefined ? undefined : await ctx.repos.viewers.countStream(id, now);
+  if (!viewer) throw new Error(`viewer ${who.externalViewerId} of ${organizationId} was neither made nor found`);
+  return { viewer, isNew: false };
+}
+
+/** Inserts the new viewer, or answers undefined when the organization has one with its external id already. */
+async function createViewer(
+  ctx: Context,
+  organizationId: string,
+  who: ViewerIdentity,
+  derive: (account: number, index: number) => string,
+  now: number,
+  numbers: NewViewerNumbers | undefined,
+): Promise<ViewerRow | undefined> {
+  let { binaryId, walletIndex } = numbers ?? (await takeViewerNumbers(ctx, who));
+  const walletAddress = who.walletAddress ?? derive(VIEWER_WALLETS, walletIndex as number);
+  for (let attempt = 0; attempt < MAX_TAKEN_IDS; attempt++) {
+    const viewer: ViewerRow = {
+      id: newId(),
+      organizationId,
+      externalViewerId: who.externalViewerId,
+      binaryId,
+      walletAddress,
+      walletIndex,
+      hasOwnWallet: Boolean(who.walletAddress),
+      email: who.email ?? null,
+      totalStreams: 1,
+      isBlocked: false,
+      blockedReason: null,
+      firstSeen: now,
+      lastSeen: now,
+    };
+    if (await ctx.repos.viewers.insertUnlessTaken(viewer)) {
+      await recordEvent(ctx, organizationId, 'viewer.created', { viewerId: viewer.id, walletAddress, binaryId });
+      return viewer;
+    }
+    if (await ctx.repos.viewers.findByExternal(organizationId, who.externalViewerId)) return undefined;
+    // The id is an older viewer's: the next number of the counter.
+    binaryId = await allocateViewerId(ctx);
+  }
+  throw new DrmError('INTERNAL_ERROR', `no free viewer id after ${MAX_TAKEN_IDS} numbers of the counter`);
 }
 
 /** An organization's own viewer, or NOT_FOUND (another organization's viewers do not exist for it). */

@@ -147,16 +147,28 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
     });
 
     it('skips an id an older viewer already holds (one allocated at random before ids came from the counter)', async () => {
-      const taken = await t.ctx.repos.counters.next('viewer-ids');
-      const planted = viewerIdFor(t.ctx.keys.viewerIds, BigInt(taken + 1));
-      const org = await registerOrg(t);
-      const now = t.clock.now();
-      await t.ctx.repos.viewers.insert({
-        id: randomUUID(), organizationId: org.organizationId, externalViewerId: 'from-before', binaryId: planted, walletAddress: `0x${'3'.repeat(40)}`,
-        walletIndex: null, hasOwnWallet: true, email: null, totalStreams: 0, isBlocked: false, blockedReason: null, firstSeen: now, lastSeen: now,
-      });
-      const created = await session(plain, { viewerId: 'after-the-planted-one' });
-      expect(created.binaryId).toBe(viewerIdFor(t.ctx.keys.viewerIds, BigInt(taken + 2)));
+      // A new deployment: its counter's first number is 0, and an older viewer already holds that number's id.
+      const fresh = await makeTestApp(dialect);
+      try {
+        const content = { ...plain, id: randomUUID() };
+        await fresh.ctx.repos.content.insert(content);
+        const other = await registerOrg(fresh);
+        await license(fresh, other.organizationId, content.id);
+        const now = fresh.clock.now();
+        await fresh.ctx.repos.viewers.insert({
+          id: randomUUID(), organizationId: other.organizationId, externalViewerId: 'from-before', binaryId: viewerIdFor(fresh.ctx.keys.viewerIds, 0n),
+          walletAddress: `0x${'3'.repeat(40)}`, walletIndex: null, hasOwnWallet: true, email: null, totalStreams: 0, isBlocked: false, blockedReason: null, firstSeen: now, lastSeen: now,
+        });
+        const res = await fresh.request('POST', `/api/v1/stream/${content.id}`, { key: other.apiKey, body: { viewerId: 'after-the-planted-one' } });
+        expect(res.status).toBe(201);
+        // The next free number's id: from the same block of the counter, or the transaction's own block.
+        const got = (await res.json()).binaryId;
+        const next = Array.from({ length: 64 }, (_, k) => viewerIdFor(fresh.ctx.keys.viewerIds, BigInt(k)));
+        expect(got).not.toBe(next[0]);
+        expect(next.indexOf(got)).toBeGreaterThan(0);
+      } finally {
+        await fresh.close();
+      }
     });
 
     it.each([

@@ -186,6 +186,14 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
     for (const r of outside) expect(await t.ctx.repos.organizations.find(r.id)).toBeDefined();
   }, 10_000);
 
+  it('hands out distinct counter numbers from blocks: 100 concurrent callers outside and 100 in a transaction never share one', async () => {
+    const outside = Promise.all(Array.from({ length: 100 }, () => t.ctx.repos.counters.distinct('contract-blocks')));
+    const inside = t.ctx.db.transaction((tx) => Promise.all(Array.from({ length: 100 }, () => tx.repos.counters.distinct('contract-blocks'))));
+    const numbers = [...(await outside), ...(await inside)];
+    expect(new Set(numbers).size).toBe(200);
+    expect(numbers.every((n) => Number.isSafeInteger(n) && n >= 0)).toBe(true);
+  });
+
   it('concurrent transactions both commit', async () => {
     const rows = [orgRow(t), orgRow(t), orgRow(t)];
     await Promise.all(

@@ -2,6 +2,9 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
 import { batchPerTurn } from '../per-turn.js';
 
+/** How many numbers a process reserves at a time for `distinct` and the wallet index. */
+export const BLOCK = 32;
+
 export function countersRepo(x: Executor) {
   const t = x.s.counters;
   /** Adds n to a counter, which a new one starts from at `first` − 1 (so its first n numbers are first … first + n − 1); returns the new value. */
@@ -24,6 +27,25 @@ export function countersRepo(x: Executor) {
       return (i) => last - n + 1 + i;
     },
   );
+  // Numbers only need to be distinct (viewer ids, wallet indexes): each process reserves them a
+  // block at a time, and a block left unused when it stops is a gap no one needs filled.
+  const blocks = new Map<string, { next: number; end: number; refill?: Promise<void> }>();
+  const fromBlock = async (name: string, first: SQL | number): Promise<number> => {
+    for (;;) {
+      const block = blocks.get(name) ?? { next: 0, end: 0 };
+      blocks.set(name, block);
+      if (block.next < block.end) return block.next++;
+      block.refill ??= addUp(name, BLOCK, first)
+        .then((last) => {
+          block.next = last - BLOCK + 1;
+          block.end = last + 1;
+        })
+        .finally(() => {
+          block.refill = undefined;
+        });
+      await block.refill;
+    }
+  };
   return {
     /**
      * Takes the next number of a named counter: 0 the first time, then 1, 2, … The database does
@@ -31,16 +53,19 @@ export function countersRepo(x: Executor) {
      */
     next: (name: string): Promise<number> => take({ name, first: 0 }),
 
+    /** A number of a named counter no one else takes, from this process's block of them (not in order across processes). */
+    distinct: (name: string): Promise<number> => fromBlock(name, 0),
+
     /** Like next, but a new counter starts at `first` (a number, or an expression the same statement evaluates). */
     nextFrom: (name: string, first: SQL | number): Promise<number> => take({ name, first }),
 
     /**
-     * Takes the next wallet index of viewers from the `viewer-wallets` counter. The first time, the
+     * A wallet index no other viewer has, from the `viewer-wallets` counter (a block at a time). The first time, the
      * counter starts past every index a viewer already has (viewers made before the counter
      * existed), in the same statement.
      */
     nextViewerWalletIndex: (): Promise<number> =>
-      take({ name: 'viewer-wallets', first: sql`(select coalesce(max(${x.s.viewers.walletIndex}), -1) + 1 from ${x.s.viewers})` }),
+      fromBlock('viewer-wallets', sql`(select coalesce(max(${x.s.viewers.walletIndex}), -1) + 1 from ${x.s.viewers})`),
 
     /** Adds `by` (negative to give numbers back) to a counter, 0 when new, and returns its new value. */
     async add(name: string, by: number): Promise<number> {

@@ -28,14 +28,12 @@ export function viewersRepo(x: Executor) {
     insert: (row: ViewerRow) => x.run((q) => q.insert(t).values(row)),
 
     /**
-     * Inserts a new viewer unless the organization already has one with its external id, and says
-     * whether it did. On Postgres a concurrent transaction inserting the same viewer is waited for
-     * and its row then counts as there: two first sessions of one person make one viewer.
+     * Inserts a new viewer unless its external id (in its organization) or its binaryId is taken,
+     * and says whether it did. On Postgres a concurrent transaction inserting the same viewer is
+     * waited for and its row then counts as taken: two first sessions of one person make one viewer.
      */
-    async insertUnlessKnown(row: ViewerRow): Promise<boolean> {
-      const inserted = await x.run((q) =>
-        q.insert(t).values(row).onConflictDoNothing({ target: [t.organizationId, t.externalViewerId] }).returning({ id: t.id }),
-      );
+    async insertUnlessTaken(row: ViewerRow): Promise<boolean> {
+      const inserted = await x.run((q) => q.insert(t).values(row).onConflictDoNothing().returning({ id: t.id }));
       return inserted.length === 1;
     },
 
@@ -52,16 +50,19 @@ export function viewersRepo(x: Executor) {
     },
 
     /**
-     * One more stream: totalStreams and lastSeen. lastSeen never moves back (servers' clocks
-     * differ a little), so it stays at or after firstSeen.
+     * One more stream: totalStreams and lastSeen, answering the viewer as it now is. lastSeen never
+     * moves back (servers' clocks differ a little), so it stays at or after firstSeen.
      */
-    touch: (id: string, now: number) =>
-      x.run((q) =>
+    async countStream(id: string, now: number): Promise<ViewerRow | undefined> {
+      const rows = await x.run((q) =>
         q
           .update(t)
           .set({ totalStreams: sql`${t.totalStreams} + 1`, lastSeen: sql`case when ${t.lastSeen} > ${now} then ${t.lastSeen} else ${now} end` })
-          .where(eq(t.id, id)),
-      ),
+          .where(eq(t.id, id))
+          .returning(),
+      );
+      return inOrder(rows[0]);
+    },
 
     async setBlocked(id: string, organizationId: string, blocked: boolean, reason: string | null): Promise<boolean> {
       const rows = await x.run((q) =>
