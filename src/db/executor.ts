@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { getTableColumns, sql, type Table } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type * as tables from './schema/tables.js';
 
@@ -37,6 +37,15 @@ export interface Executor {
 export function literalInt(n: number): number {
   if (!Number.isSafeInteger(n) || n < 0) throw new Error(`not a non-negative integer: ${n}`);
   return sql.raw(String(n)) as unknown as number;
+}
+
+/**
+ * A whole row of placeholders named after the table's columns, for an insert prepared once
+ * (Executor.prepared) and run with the row itself as its parameters: each value still goes
+ * through its column's mapping (booleans and JSON on SQLite).
+ */
+export function rowOfPlaceholders(table: Table): Record<string, ReturnType<typeof sql.placeholder>> {
+  return Object.fromEntries(Object.keys(getTableColumns(table)).map((key) => [key, sql.placeholder(key)]));
 }
 
 interface Executable<T> {

@@ -1,5 +1,5 @@
 import { and, count, desc, eq, gte, sql } from 'drizzle-orm';
-import type { Executor } from '../executor.js';
+import { type Executor, rowOfPlaceholders } from '../executor.js';
 import type * as tables from '../schema/tables.js';
 
 export type SessionRow = typeof tables.streamSessions.$inferSelect;
@@ -32,8 +32,11 @@ export function sessionsRepo(x: Executor) {
       .where(eq(t.id, sql.placeholder('id'))),
   );
 
+  // Every new session: built once.
+  const insert = x.prepared('drm_session_insert', (q) => q.insert(t).values(rowOfPlaceholders(t) as never));
+
   return {
-    insert: (row: SessionRow) => x.run((q) => q.insert(t).values(row)),
+    insert: (row: SessionRow) => insert(row),
 
     async find(id: string): Promise<SessionRow | undefined> {
       return (await x.run((q) => q.select().from(t).where(eq(t.id, id)).limit(1)))[0];

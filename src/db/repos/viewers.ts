@@ -1,5 +1,5 @@
 import { and, count, desc, eq, sql } from 'drizzle-orm';
-import type { Executor } from '../executor.js';
+import { type Executor, rowOfPlaceholders } from '../executor.js';
 import type * as tables from '../schema/tables.js';
 
 export type ViewerRow = typeof tables.viewers.$inferSelect;
@@ -14,6 +14,18 @@ function inOrder<R extends ViewerRow | undefined>(row: R): R {
 
 export function viewersRepo(x: Executor) {
   const t = x.s.viewers;
+  // A new viewer's insert and every session's count of its stream: built once.
+  const insertUnlessTaken = x.prepared('drm_viewer_insert', (q) =>
+    q.insert(t).values(rowOfPlaceholders(t) as never).onConflictDoNothing().returning({ id: t.id }),
+  );
+  const now = sql.placeholder('now');
+  const countStream = x.prepared('drm_viewer_count_stream', (q) =>
+    q
+      .update(t)
+      .set({ totalStreams: sql`${t.totalStreams} + 1`, lastSeen: sql`case when ${t.lastSeen} > ${now} then ${t.lastSeen} else ${now} end` })
+      .where(eq(t.id, sql.placeholder('id')))
+      .returning(),
+  );
   const byId = x.prepared('drm_viewer_by_id', (q) => q.select().from(t).where(eq(t.id, sql.placeholder('id'))));
   const byExternal = x.prepared('drm_viewer_by_external', (q) =>
     q
@@ -33,8 +45,7 @@ export function viewersRepo(x: Executor) {
      * waited for and its row then counts as taken: two first sessions of one person make one viewer.
      */
     async insertUnlessTaken(row: ViewerRow): Promise<boolean> {
-      const inserted = await x.run((q) => q.insert(t).values(row).onConflictDoNothing().returning({ id: t.id }));
-      return inserted.length === 1;
+      return (await insertUnlessTaken(row)).length === 1;
     },
 
     async find(id: string): Promise<ViewerRow | undefined> {
@@ -54,14 +65,7 @@ export function viewersRepo(x: Executor) {
      * moves back (servers' clocks differ a little), so it stays at or after firstSeen.
      */
     async countStream(id: string, now: number): Promise<ViewerRow | undefined> {
-      const rows = await x.run((q) =>
-        q
-          .update(t)
-          .set({ totalStreams: sql`${t.totalStreams} + 1`, lastSeen: sql`case when ${t.lastSeen} > ${now} then ${t.lastSeen} else ${now} end` })
-          .where(eq(t.id, id))
-          .returning(),
-      );
-      return inOrder(rows[0]);
+      return inOrder((await countStream({ id, now }))[0]);
     },
 
     async setBlocked(id: string, organizationId: string, blocked: boolean, reason: string | null): Promise<boolean> {

@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray, isNull, lte, or } from 'drizzle-orm';
-import type { Executor } from '../executor.js';
+import { type Executor, rowOfPlaceholders } from '../executor.js';
 import type * as tables from '../schema/tables.js';
 
 export type { DeliveryStatus } from '../schema/tables.js';
@@ -13,8 +13,10 @@ export type DeliveryOutcome = Pick<
 
 export function webhookDeliveriesRepo(x: Executor) {
   const t = x.s.webhookDeliveries;
+  // Every event of every session: built once.
+  const insert = x.prepared('drm_delivery_insert', (q) => q.insert(t).values(rowOfPlaceholders(t) as never));
   return {
-    insert: (row: DeliveryRow) => x.run((q) => q.insert(t).values(row)),
+    insert: (row: DeliveryRow) => insert(row),
 
     async find(id: string): Promise<DeliveryRow | undefined> {
       const rows = await x.run((q) => q.select().from(t).where(eq(t.id, id)).limit(1));
