@@ -14,22 +14,25 @@ export async function recordEvent(
   organizationId: string,
   type: EventType,
   data: Record<string, unknown>,
-  options: { queue?: boolean } = {},
+  options: { queue?: boolean; webhookUrl?: string | null } = {},
 ): Promise<string> {
   const id = newId();
   const now = ctx.clock.now();
+  const noEndpoint = options.webhookUrl === null;
   const body = JSON.stringify({ id, type, createdAt: iso(now), organizationId, data });
   await ctx.repos.webhookDeliveries.insert({
     id,
     organizationId,
     eventType: type,
     body,
-    status: 'pending',
+    // An organization known to have no webhook URL: skipped now, as the worker would find it, so
+    // that it costs the worker no round (every session records an event).
+    status: noEndpoint ? 'skipped' : 'pending',
     attempts: 0,
     responseCode: null,
-    lastError: null,
-    // Not queued (a test send made by the request itself): the worker never picks it up.
-    nextAttemptAt: options.queue === false ? null : now,
+    lastError: noEndpoint ? 'no webhookUrl' : null,
+    // Not queued (a test send made by the request itself, or skipped): the worker never picks it up.
+    nextAttemptAt: options.queue === false || noEndpoint ? null : now,
     leaseUntil: null,
     createdAt: now,
     deliveredAt: null,

@@ -85,7 +85,7 @@ async function storeSession(tx: Context, r: SessionRequest): Promise<CreatedSess
   const { auth, content, client } = r;
   // One instant for the session, the viewer's firstSeen and its lastSeen, so lastSeen >= firstSeen.
   const now = tx.clock.now();
-  const { viewer, isNew } = await streamingViewer(tx, auth.org.id, r.who, r.derive, now, { known: r.known, numbers: r.numbers });
+  const { viewer, isNew } = await streamingViewer(tx, auth.org, r.who, r.derive, now, { known: r.known, numbers: r.numbers });
   if (viewer.isBlocked) throw new DrmError('VIEWER_BLOCKED', `viewer is blocked${viewer.blockedReason ? `: ${viewer.blockedReason}` : ''}`);
   const session: SessionRow = {
     id: newId(),
@@ -103,7 +103,8 @@ async function storeSession(tx: Context, r: SessionRequest): Promise<CreatedSess
     watermarked: content.isWatermarked && r.license.watermarkingEnabled,
   };
   await tx.repos.sessions.insert(session);
-  await recordEvent(tx, auth.org.id, 'viewer.stream', { viewerId: viewer.id, contentId: content.id, sessionId: session.id });
+  const webhookUrl = auth.org.webhookUrl;
+  await recordEvent(tx, auth.org.id, 'viewer.stream', { viewerId: viewer.id, contentId: content.id, sessionId: session.id }, { webhookUrl });
   return { session, viewer, isNewViewer: isNew };
 }
 

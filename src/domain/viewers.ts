@@ -1,7 +1,7 @@
 import type { Context } from '../context.js';
 import { newId } from '../crypto/tokens.js';
 import { VIEWER_WALLETS } from '../crypto/wallets.js';
-import type { SessionRow, ViewerRow } from '../db/repos/index.js';
+import type { OrganizationRow, SessionRow, ViewerRow } from '../db/repos/index.js';
 import { badRequest, DrmError, notFound } from '../errors.js';
 import type { KeyAuth } from './auth.js';
 import { isBinaryId } from './binary-ids.js';
@@ -39,6 +39,9 @@ export async function takeViewerNumbers(ctx: Context, who: ViewerIdentity): Prom
   return { binaryId, walletIndex };
 }
 
+/** The organization a viewer is made for, as the request's key found it. */
+type WebhookOwner = Pick<OrganizationRow, 'id' | 'webhookUrl'>;
+
 /** Ids an older viewer already holds are rare (an older random id lies in a code's coset with chance 2^(d−40)); this bounds a broken table. */
 const MAX_TAKEN_IDS = 1000;
 
@@ -50,14 +53,15 @@ const MAX_TAKEN_IDS = 1000;
  */
 export async function streamingViewer(
   ctx: Context,
-  organizationId: string,
+  org: WebhookOwner,
   who: ViewerIdentity,
   derive: (account: number, index: number) => string,
   now: number,
   prior: { known?: ViewerRow; numbers?: NewViewerNumbers },
 ): Promise<{ viewer: ViewerRow; isNew: boolean }> {
+  const organizationId = org.id;
   if (!prior.known) {
-    const made = await createViewer(ctx, organizationId, who, derive, now, prior.numbers);
+    const made = await createViewer(ctx, org, who, derive, now, prior.numbers);
     if (made) return { viewer: made, isNew: true };
   }
   // Known, or made meanwhile by a concurrent first session of the same person.
@@ -70,12 +74,13 @@ export async function streamingViewer(
 /** Inserts the new viewer, or answers undefined when the organization has one with its external id already. */
 async function createViewer(
   ctx: Context,
-  organizationId: string,
+  org: WebhookOwner,
   who: ViewerIdentity,
   derive: (account: number, index: number) => string,
   now: number,
   numbers: NewViewerNumbers | undefined,
 ): Promise<ViewerRow | undefined> {
+  const organizationId = org.id;
   let { binaryId, walletIndex } = numbers ?? (await takeViewerNumbers(ctx, who));
   const walletAddress = who.walletAddress ?? derive(VIEWER_WALLETS, walletIndex as number);
   for (let attempt = 0; attempt < MAX_TAKEN_IDS; attempt++) {
@@ -95,7 +100,7 @@ async function createViewer(
       lastSeen: now,
     };
     if (await ctx.repos.viewers.insertUnlessTaken(viewer)) {
-      await recordEvent(ctx, organizationId, 'viewer.created', { viewerId: viewer.id, walletAddress, binaryId });
+      await recordEvent(ctx, organizationId, 'viewer.created', { viewerId: viewer.id, walletAddress, binaryId }, { webhookUrl: org.webhookUrl });
       return viewer;
     }
     if (await ctx.repos.viewers.findByExternal(organizationId, who.externalViewerId)) return undefined;

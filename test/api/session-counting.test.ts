@@ -76,6 +76,19 @@ describe.each(DIALECTS)('counting sessions and new viewers on %s', (dialect) => 
     expect(made.filter((s) => s.isNewViewer)).toHaveLength(1);
   });
 
+  it("records a session's events as skipped at once for an organization without a webhook URL, and as due for one with a URL", async () => {
+    const quiet = await orgWithLimit(10);
+    const hooked = await orgWithLimit(10);
+    await t.ctx.repos.organizations.update(hooked.organizationId, { webhookUrl: 'https://hooks.example.test/drm' });
+    for (const org of [quiet, hooked]) expect((await start(org.apiKey, { viewerId: 'someone' })).status).toBe(201);
+    const quietEvents = await t.ctx.repos.webhookDeliveries.listForOrg(quiet.organizationId, 10);
+    const hookedEvents = await t.ctx.repos.webhookDeliveries.listForOrg(hooked.organizationId, 10);
+    expect(quietEvents.map((d) => d.eventType).sort()).toEqual(['viewer.created', 'viewer.stream']);
+    expect(quietEvents.every((d) => d.status === 'skipped' && d.lastError === 'no webhookUrl' && d.nextAttemptAt === null && d.attempts === 0)).toBe(true);
+    expect(hookedEvents.map((d) => d.eventType).sort()).toEqual(['viewer.created', 'viewer.stream']);
+    expect(hookedEvents.every((d) => d.status === 'pending' && d.nextAttemptAt !== null)).toBe(true);
+  });
+
   it('starts the wallet counter past the wallet indexes viewers already hold', async () => {
     const fresh = await makeTestApp(dialect);
     try {

@@ -143,9 +143,8 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
     expect(await t.ctx.repos.organizations.find(row.id)).toBeDefined();
   }, 10_000);
 
-  it('a write made outside a transaction while one is open is not rolled back with it', async () => {
-    const inside = orgRow(t);
-    const outside = orgRow(t);
+  /** A transaction that has inserted `inside` and stays open until release() is resolved, then throws 'abort'. */
+  async function openTransactionThatAborts(inside: ReturnType<typeof orgRow>) {
     const opened = deferred();
     const release = deferred();
     const tx = t.ctx.db.transaction(async (tx) => {
@@ -155,6 +154,13 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
       throw new Error('abort');
     });
     await opened.promise;
+    return { tx, release };
+  }
+
+  it('a write made outside a transaction while one is open is not rolled back with it', async () => {
+    const inside = orgRow(t);
+    const outside = orgRow(t);
+    const { tx, release } = await openTransactionThatAborts(inside);
     const outsideWrite = t.ctx.repos.organizations.insert(outside);
     release.resolve();
     await expect(tx).rejects.toThrow('abort');
@@ -166,15 +172,7 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
   it('several statements made outside while a transaction is open all run once it ends, none inside it', async () => {
     const inside = orgRow(t);
     const outside = [orgRow(t), orgRow(t), orgRow(t)];
-    const opened = deferred();
-    const release = deferred();
-    const tx = t.ctx.db.transaction(async (tx) => {
-      await tx.repos.organizations.insert(inside);
-      opened.resolve();
-      await release.promise;
-      throw new Error('abort');
-    });
-    await opened.promise;
+    const { tx, release } = await openTransactionThatAborts(inside);
     // Two or more waiting at once used to hand SQLite's lock back and forth forever (a spinning server).
     const writes = outside.map((r) => t.ctx.repos.organizations.insert(r));
     const reads = outside.map((r) => t.ctx.repos.organizations.find(r.id));
