@@ -123,11 +123,26 @@ describe('allocation from a counter', () => {
     expect(messages.size).toBe(8192);
   });
 
-  it('holds 2^40 − 2^36 + 2^20 ids and refuses the counter after them', () => {
-    const capacity = (1n << 40n) - (1n << 36n) + (1n << 20n);
-    expect(shellOf(capacity - 1n).level.dimension).toBe(40);
-    expect(() => shellOf(capacity)).toThrow(/past the/);
-    expect(() => shellOf(1n << 40n, 0)).toThrow(/past the/);
+  it('fills the last level (2^40 − 2^36 + 2^20 viewers), then the words the margin left unused, up to the whole 2^40', () => {
+    const lastLevelFull = (1n << 40n) - (1n << 36n) + (1n << 20n);
+    expect(shellOf(lastLevelFull - 1n).level.dimension).toBe(40);
+    expect(shellOf(lastLevelFull).level.dimension).toBe(36);
+    // The last 8,192 counters are the smallest levels' words, every one of them: 12's, after 13's.
+    const top = 1n << 40n;
+    const level12 = new Set<bigint>();
+    const level13 = new Set<bigint>();
+    for (let k = top - 8192n; k < top; k++) {
+      const { message, level } = messageFor(key, k);
+      (k < top - 4096n ? level13 : level12).add(message);
+      expect(level.dimension).toBe(k < top - 4096n ? 13 : 12);
+    }
+    expect([level12.size, Math.min(...[...level12].map(Number)), Math.max(...[...level12].map(Number))]).toEqual([4096, 0, 4095]);
+    expect([level13.size, Math.min(...[...level13].map(Number)), Math.max(...[...level13].map(Number))]).toEqual([4096, 4096, 8191]);
+    // Level 36's leftover words are not the ones it gave out first.
+    const first = new Set(Array.from({ length: 300 }, (_, i) => messageFor(key, shellOf(65_536n).start + BigInt(i)).message));
+    for (let i = 0n; i < 300n; i++) expect(first.has(messageFor(key, lastLevelFull + i).message)).toBe(false);
+    expect(() => shellOf(top)).toThrow(/past the/);
+    expect(() => shellOf(top, 0)).toThrow(/past the/);
   });
 });
 

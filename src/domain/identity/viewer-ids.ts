@@ -63,19 +63,39 @@ function countersUpTo(levelIndex: number, margin: number): bigint {
   return level.dimension >= margin ? 1n << BigInt(level.dimension - margin) : 0n;
 }
 
-/** The shell of the level counter k is allocated from, with `margin` spare dimensions (ID_MARGIN). */
-export function shellOf(counter: bigint, margin = ID_MARGIN): Shell {
+/** Each level's shell: its counters and its messages, with `margin` spare dimensions (ID_MARGIN). */
+function shells(margin: number): Shell[] {
   let start = 0n;
   let messageStart = 0n;
-  for (let i = 0; i < CODE_LEVELS.length; i++) {
-    const level = CODE_LEVELS[i] as CodeLevel;
+  return CODE_LEVELS.map((level, i) => {
     const end = countersUpTo(i, margin);
     const messageEnd = 1n << BigInt(level.dimension);
-    if (counter < end) return { level, start, size: end - start, messageStart, messageSpace: messageEnd - messageStart };
+    const shell = { level, start, size: end - start, messageStart, messageSpace: messageEnd - messageStart };
     start = end;
     messageStart = messageEnd;
+    return shell;
+  });
+}
+
+/**
+ * The shell of the level counter k is allocated from, with `margin` spare dimensions (ID_MARGIN).
+ * Once the last level is full (past about 1.03 · 10^12 viewers), the counter goes on through the
+ * words the margin left unused, from the largest level down, so the whole 2^40 is allocated: such
+ * a shell's counters continue the permutation past the ones its level gave out first.
+ */
+export function shellOf(counter: bigint, margin = ID_MARGIN): Shell {
+  const all = shells(margin);
+  let next = 0n;
+  for (const shell of all) {
+    if (counter < shell.start + shell.size) return shell;
+    next = shell.start + shell.size;
   }
-  throw new Error(`viewer id counter past the ${start} ids of 2^${WORD_BITS} words: ${counter}`);
+  for (const shell of all.slice(0, -1).reverse()) {
+    const spare = shell.messageSpace - shell.size;
+    if (counter < next + spare) return { ...shell, start: next - shell.size, size: shell.messageSpace };
+    next += spare;
+  }
+  throw new Error(`viewer id counter past the ${next} ids of 2^${WORD_BITS} words: ${counter}`);
 }
 
 const ROUNDS = 6;
