@@ -14,7 +14,7 @@ import { median } from '../stats.js';
 // on the same kind of database, so a slower machine or disk shows in both.
 
 const LIMITS = ['--per-hour', '10000000', '--monthly-streams', '100000000'];
-const CONNECTIONS = Number(process.env.CONN ?? 10);
+const CONNECTIONS = 10;
 export const CONNECTIONS_NOTE = `${CONNECTIONS} connections`;
 
 export interface Rate {
