@@ -7,7 +7,7 @@ export const BLOCK = 32;
 
 export function countersRepo(x: Executor) {
   const t = x.s.counters;
-  /** Adds n to a counter, which a new one starts from at `first` − 1 (so its first n numbers are first … first + n − 1); returns the new value. */
+  /** Adds n to a counter (a new one takes first … first + n − 1) and returns its new value. */
   const addUp = async (name: string, n: number, first: SQL | number): Promise<number> => {
     const rows = await x.run((q) =>
       q
@@ -47,22 +47,20 @@ export function countersRepo(x: Executor) {
     }
   };
   return {
-    /**
-     * Takes the next number of a named counter: 0 the first time, then 1, 2, … The database does
-     * the arithmetic in one upsert, so servers sharing it never take the same number.
-     */
-    next: (name: string): Promise<number> => take({ name, first: 0 }),
-
-    /** A number of a named counter no one else takes, from this process's block of them (not in order across processes). */
+    /** A number of a named counter no one else takes, from this process's block of them (in no order across processes). */
     distinct: (name: string): Promise<number> => fromBlock(name, 0),
 
-    /** Like next, but a new counter starts at `first` (a number, or an expression the same statement evaluates). */
+    /**
+     * Takes the next number of a named counter, `first` the first time (a number, or an expression
+     * the same statement evaluates). The database does the arithmetic in one upsert, so servers
+     * sharing it never take the same number.
+     */
     nextFrom: (name: string, first: SQL | number): Promise<number> => take({ name, first }),
 
     /**
-     * A wallet index no other viewer has, from the `viewer-wallets` counter (a block at a time). The first time, the
-     * counter starts past every index a viewer already has (viewers made before the counter
-     * existed), in the same statement.
+     * A wallet index no other viewer has, from the `viewer-wallets` counter (a block at a time).
+     * The first time, the counter starts past every index a viewer already has (viewers made
+     * before the counter existed), in the same statement.
      */
     nextViewerWalletIndex: (): Promise<number> =>
       fromBlock('viewer-wallets', sql`(select coalesce(max(${x.s.viewers.walletIndex}), -1) + 1 from ${x.s.viewers})`),

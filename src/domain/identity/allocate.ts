@@ -5,7 +5,8 @@ const ALL_ZERO = '0'.repeat(40);
 
 /**
  * A new viewer's permanent id, in constant time: a number of the shared counter no one else takes
- * (reserved a block at a time) turned into a code word (./viewer-ids.ts), skipping 00…0, which is what a copy served unmarked reads as.
+ * (reserved a block at a time) turned into a code word (./viewer-ids.ts), skipping 00…0, which is
+ * what a copy served unmarked reads as.
  * An id an older viewer already holds (one allocated at random before ids came from the counter)
  * is found by the viewer's insert, which then takes another (src/domain/viewers.ts).
  */
