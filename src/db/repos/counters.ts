@@ -3,7 +3,7 @@ import type { Executor } from '../executor.js';
 import { batchPerTurn } from '../per-turn.js';
 
 /** How many numbers a process reserves at a time for `distinct` and the wallet index. */
-export const BLOCK = 32;
+const BLOCK = 32;
 
 export function countersRepo(x: Executor) {
   const t = x.s.counters;
@@ -66,15 +66,6 @@ export function countersRepo(x: Executor) {
       fromBlock('viewer-wallets', sql`(select coalesce(max(${x.s.viewers.walletIndex}), -1) + 1 from ${x.s.viewers})`),
 
     /** Adds `by` (negative to give numbers back) to a counter, 0 when new, and returns its new value. */
-    async add(name: string, by: number): Promise<number> {
-      const rows = await x.run((q) =>
-        q
-          .insert(t)
-          .values({ name, value: by })
-          .onConflictDoUpdate({ target: t.name, set: { value: sql`${t.value} + ${by}` } })
-          .returning({ value: t.value }),
-      );
-      return Number(rows[0]?.value);
-    },
+    add: (name: string, by: number): Promise<number> => addUp(name, by, 1),
   };
 }

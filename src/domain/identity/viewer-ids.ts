@@ -6,13 +6,13 @@ import { CODE_LEVELS, type CodeLevel, codeWord, WORD_BITS, wordToBinaryId } from
  * derived from the server secret (DESIGN.md, "Viewers"; ./nested-code.ts for the codes).
  *
  * Counter k falls in one level's range of counters (see ID_MARGIN for how many each holds). A
- * keyed permutation of that level's shell (its messages [2^d', 2^d) for a level of dimension d after
- * one of d'; [0, 2^12) for the first) turns k into the message, so every id of a level is a word of
- * its code (the window property) and the ids of all levels are distinct (the shells are disjoint and
- * the nested basis is independent); the order of allocation
- * does not show. A keyed 40-bit mask is then added: a coset of the code keeps the window property
- * (the mask's bits are known to the detector's side, never to viewers) and no viewer is handed a
- * public code word such as 00…0, which an unmarked copy would read as.
+ * keyed permutation of that level's shell (its messages [2^d', 2^d) for a level of dimension d
+ * after one of d'; [0, 2^12) for the first) turns k into the message, so every id of a level is a
+ * word of its code (the window property) and the ids of all levels are distinct (the shells are
+ * disjoint and the nested basis is independent); the order of allocation does not show. A keyed
+ * 40-bit mask is then added: a coset of the code keeps the window property (the mask's bits are
+ * known to the detector's side, never to viewers) and no viewer is handed a public code word such
+ * as 00…0, which an unmarked copy would read as.
  */
 
 export interface ViewerIdKey {
@@ -63,11 +63,15 @@ function countersUpTo(levelIndex: number, margin: number): bigint {
   return level.dimension >= margin ? 1n << BigInt(level.dimension - margin) : 0n;
 }
 
-/** Each level's shell: its counters and its messages, with `margin` spare dimensions (ID_MARGIN). */
+const shellsByMargin = new Map<number, Shell[]>();
+
+/** Each level's shell: its counters and its messages, with `margin` spare dimensions (ID_MARGIN); worked out once per margin. */
 function shells(margin: number): Shell[] {
+  const known = shellsByMargin.get(margin);
+  if (known) return known;
   let start = 0n;
   let messageStart = 0n;
-  return CODE_LEVELS.map((level, i) => {
+  const all = CODE_LEVELS.map((level, i) => {
     const end = countersUpTo(i, margin);
     const messageEnd = 1n << BigInt(level.dimension);
     const shell = { level, start, size: end - start, messageStart, messageSpace: messageEnd - messageStart };
@@ -75,6 +79,8 @@ function shells(margin: number): Shell[] {
     messageStart = messageEnd;
     return shell;
   });
+  shellsByMargin.set(margin, all);
+  return all;
 }
 
 /**
