@@ -6,9 +6,10 @@ import type { AppEnv } from './env.js';
 import { onError, onNotFound } from './errors.js';
 import { requestLog } from './middleware/request-log.js';
 import { adminRoutes } from './routes/admin.js';
+import { adminBillingRoutes } from './routes/admin-billing.js';
 import { adminForensicsRoutes } from './routes/admin-forensics.js';
 import { authRoutes } from './routes/auth.js';
-import { planRoutes } from './routes/billing-plans.js';
+import { billingRoutes } from './routes/billing.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { forensicsRoutes } from './routes/forensics.js';
 import { streamRoutes } from './routes/stream.js';
@@ -32,12 +33,13 @@ export function createApp(ctx: Context, services: AppServices = {}) {
 
   app.get('/health', (c) => c.json({ ok: true }));
   app.route('/api/v1/auth', authRoutes(ctx));
-  app.route('/api/v1/billing', planRoutes());
+  app.route('/api/v1/billing', billingRoutes(ctx));
   app.route('/api/v1/catalog', catalogRoutes(ctx));
   app.route('/api/v1/stream', streamRoutes(ctx));
   app.route('/api/v1/viewers', viewerRoutes(ctx));
   app.route('/api/v1/webhook', webhookRoutes(ctx));
   app.route('/api/v1/admin/forensics', adminForensicsRoutes(ctx));
+  app.route('/api/v1/admin', adminBillingRoutes(ctx));
   app.route('/api/v1/admin', adminRoutes(ctx));
   app.route('/api/v1/forensics', forensicsRoutes(ctx, services.forensics ?? new ForensicsQueue(ctx)));
 

@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Context } from '../src/context.js';
 import { HOUR_MS } from '../src/clock.js';
+import { PeriodCloser } from '../src/domain/billing/period-close.js';
 import { ForensicsQueue } from '../src/domain/forensics/queue.js';
 import { WebhookWorker } from '../src/domain/webhooks/worker.js';
 import { DrmError } from '../src/errors.js';
@@ -22,7 +23,7 @@ export interface StartOptions {
   drainMs?: number;
 }
 
-/** Starts the HTTP server, the webhook worker, the forensics queue and the hourly housekeeping for one context. */
+/** Starts the HTTP server, the webhook worker, the forensics queue, the billing period closer and the hourly housekeeping for one context. */
 export async function startServer(ctx: Context, options: StartOptions = {}): Promise<RunningServer> {
   const forensics = new ForensicsQueue(ctx);
   const app = createApp(ctx, { forensics });
@@ -36,6 +37,9 @@ export async function startServer(ctx: Context, options: StartOptions = {}): Pro
   if (ctx.config.webhookWorker) worker.start();
   // Cases queued with ?async=true, and any a restart interrupted, are picked up here.
   forensics.start();
+  // Billing periods close here once they end (at start, then each minute); every server may run it.
+  const periods = new PeriodCloser(ctx);
+  periods.start();
   // Old rate windows and expired sign-in nonces are deleted hourly, off the request path.
   const housekeeping = setInterval(() => {
     const now = ctx.clock.now();
@@ -55,7 +59,7 @@ export async function startServer(ctx: Context, options: StartOptions = {}): Pro
       closing ??= (async () => {
         clearInterval(housekeeping);
         await drain(options.drainMs ?? 30_000, () => ctx.log.warn('requests still in flight after the drain time; closing their connections'));
-        await Promise.all([worker.stop(), forensics.stop()]);
+        await Promise.all([worker.stop(), forensics.stop(), periods.stop()]);
         await ctx.db.close();
       })();
       return closing;

@@ -11,6 +11,7 @@ import { type MediaBinaries, mediaBinaries } from './media/binaries.js';
 import { ContentStore } from './storage/content-store.js';
 import path from 'node:path';
 import { createWebhookFetch } from './domain/webhooks/guarded-fetch.js';
+import type { FundingMethod, PaymentMethod } from './domain/billing/settings.js';
 
 /** Everything a core service needs, built once per process and passed down; no module singletons. */
 export interface Context {
@@ -39,6 +40,8 @@ export interface Context {
   fetch: typeof fetch;
   /** ffmpeg and ffprobe, found once from the environment when the context is made */
   media: MediaBinaries;
+  /** the ways money comes in that this deployment has configured (none until the funding issue's) */
+  funding: Partial<Record<PaymentMethod, FundingMethod>>;
 }
 
 export interface ContextDatabase extends Omit<Database, 'transaction'> {
@@ -98,6 +101,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     wakeWebhooks: () => {},
     fetch: overrides.fetch ?? createWebhookFetch(config.allowPrivateWebhooks),
     media: overrides.media ?? mediaBinaries(),
+    funding: {},
     },
     db,
   );

@@ -20,7 +20,8 @@ export type ErrorCode =
   | 'INVALID_ADMIN_TOKEN'
   | 'ADMIN_REQUIRED'
   | 'CONFLICT'
-  | 'REQUEST_HEADERS_TOO_LARGE';
+  | 'REQUEST_HEADERS_TOO_LARGE'
+  | 'PAYMENT_METHOD_NOT_CONFIGURED';
 
 const STATUS: Record<ErrorCode, number> = {
   INVALID_API_KEY: 401,
@@ -41,6 +42,7 @@ const STATUS: Record<ErrorCode, number> = {
   ADMIN_REQUIRED: 403,
   CONFLICT: 409,
   REQUEST_HEADERS_TOO_LARGE: 431,
+  PAYMENT_METHOD_NOT_CONFIGURED: 501,
 };
 
 export interface DrmErrorOptions {

@@ -10,12 +10,13 @@ import { bearer } from '../origin.js';
  * Bearer API key → key and organization, counted against the rate limits (so every keyed
  * response, errors included, carries the X-RateLimit headers), then the suspension and scope checks.
  */
-export function requireKey(ctx: Context, scope: Scope | 'any'): MiddlewareHandler<AppEnv> {
+export function requireKey(ctx: Context, scope: Scope | 'any', options: { suspendedMay?: boolean } = {}): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const auth = await authenticateApiKey(ctx, bearer(c));
     const rate = await countRequest(ctx, auth);
     for (const [name, value] of Object.entries(rateHeaders(rate))) c.header(name, value);
-    requireActiveOrganization(auth);
+    // A suspended organization may still see what it owes and pay it (billing's reads and payments).
+    if (!options.suspendedMay) requireActiveOrganization(auth);
     requireScope(auth, scope);
     c.set('auth', auth);
     c.set('rate', rate);

@@ -7,7 +7,7 @@ import { withStatementCache } from './statement-cache.js';
 import { guardOuterRepos, TransactionScope } from './transaction-scope.js';
 import { makeRepos, type Repos } from './repos/index.js';
 import { buildSqliteTables } from './schema/sqlite.js';
-import * as tables from './schema/tables.js';
+import * as tables from './schema/description.js';
 
 export interface Database {
   readonly dialect: Dialect;

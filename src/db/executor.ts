@@ -1,6 +1,6 @@
 import { getTableColumns, sql, type Table } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import type * as tables from './schema/tables.js';
+import type * as tables from './schema/description.js';
 
 /**
  * Repositories are written once against the one table description (./schema/tables.ts, in

@@ -2,7 +2,15 @@ import type { Context } from '../context.js';
 import { iso } from '../clock.js';
 import { newId } from '../crypto/tokens.js';
 
-export type EventType = 'viewer.created' | 'viewer.stream' | 'viewer.blocked' | 'organization.suspended' | 'webhook.test';
+export type EventType =
+  | 'viewer.created'
+  | 'viewer.stream'
+  | 'viewer.blocked'
+  | 'organization.suspended'
+  | 'webhook.test'
+  | 'invoice.issued'
+  | 'invoice.paid'
+  | 'invoice.payment_failed';
 
 /**
  * Writes an event to the outbox: called with the context of the transaction of the change

@@ -87,6 +87,11 @@ export async function registerOrganization(ctx: Context, body: unknown, defaultP
       monthlyStreamLimit: null,
       lastRotationAt: null,
       createdAt: now,
+      autopayEnabled: false,
+      autopayMethod: null,
+      fiatCustomerId: null,
+      billingTerms: null,
+      watermarkPassUntil: null,
     };
     await tx.repos.organizations.insert(organization);
     const apiKeyId = newId();

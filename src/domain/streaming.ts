@@ -71,7 +71,7 @@ export async function createSession(ctx: Context, auth: KeyAuth, contentId: stri
 interface SessionRequest {
   auth: KeyAuth;
   content: ContentRow;
-  license: { watermarkingEnabled: boolean };
+  license: { watermarkingEnabled: boolean; pricePerStreamMicro: number };
   who: ViewerIdentity;
   derive: (account: number, index: number) => string;
   client: ClientInfo;
@@ -101,6 +101,8 @@ async function storeSession(tx: Context, r: SessionRequest): Promise<CreatedSess
     createdAt: now,
     // Fixed for the session's life: a license changed later applies to the next session.
     watermarked: content.isWatermarked && r.license.watermarkingEnabled,
+    // A license's own price (above 0) is what this stream costs; 0 leaves it to the plan (README, "Billing").
+    pricePerStreamMicro: r.license.pricePerStreamMicro > 0 ? r.license.pricePerStreamMicro : null,
   };
   await tx.repos.sessions.insert(session);
   const webhookUrl = auth.org.webhookUrl;

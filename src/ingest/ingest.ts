@@ -12,6 +12,23 @@ import { musicPackaging } from './package-music.js';
 import { videoPackaging } from './package-video.js';
 import { type PackageJob, packageVariants } from './packaging.js';
 import { makePreview, makeThumbnail } from './previews.js';
+import { chargeWatermarkFee, refundWatermarkFee, type WatermarkCharge } from '../domain/billing/watermark-fee.js';
+import { newId } from '../crypto/tokens.js';
+
+/** Content ingested for an organization is licensed to it, marked as ingested. */
+async function licenseForOrganization(tx: Context, organizationId: string, contentId: string, type: ContentType, watermark: boolean): Promise<void> {
+  await tx.repos.licenses.upsert({
+    id: newId(),
+    organizationId,
+    contentId,
+    contentType: type,
+    licenseScope: 'specific',
+    watermarkingEnabled: watermark,
+    pricePerStreamMicro: 0,
+    isActive: true,
+    createdAt: tx.clock.now(),
+  });
+}
 
 export type ContentType = 'video' | 'music';
 
@@ -24,6 +41,8 @@ export interface IngestRequest {
   /** x264 quality of the segments (default 18) */
   crf?: number;
   preset?: string;
+  /** ingest for this organization: licensed to it, its balance pays the watermark fee first */
+  organizationId?: string;
 }
 
 export interface IngestHooks {
@@ -45,6 +64,8 @@ export interface IngestResult {
   /** the DTCWT backend that marked the video */
   backend: string | null;
   seconds: number;
+  /** with an organization: what its balance paid for the mark (micro-APUSD), and whether a pass waived it */
+  charge?: WatermarkCharge;
 }
 
 const MAX_TITLE = 200;
@@ -105,14 +126,26 @@ async function packageContent(ctx: Context, r: IngestRequest, job: PackageJob, c
  * rename and the catalog row follows. Any failure, or the signal, removes everything it wrote.
  */
 export async function ingestContent(ctx: Context, r: IngestRequest, hooks: IngestHooks = {}): Promise<IngestResult> {
-  const started = performance.now();
   checkRequest(r);
   const bins = ctx.media;
   const info = await probeMedia(bins, r.input);
   checkMedia(r, info);
-  await ctx.storage.sweep(async (id) => Boolean(await ctx.repos.content.find(id)));
-
   const contentId = randomUUID();
+  const charge = r.organizationId
+    ? await chargeWatermarkFee(ctx, { organizationId: r.organizationId, contentId, type: r.type, watermark: r.watermark, height: info.video?.height ?? null })
+    : undefined;
+  try {
+    return { ...(await packageAndPublish(ctx, r, info, contentId, hooks)), ...(charge && { charge }) };
+  } catch (err) {
+    if (charge) await refundWatermarkFee(ctx, charge);
+    throw err;
+  }
+}
+
+async function packageAndPublish(ctx: Context, r: IngestRequest, info: MediaInfo, contentId: string, hooks: IngestHooks): Promise<IngestResult> {
+  const started = performance.now();
+  const bins = ctx.media;
+  await ctx.storage.sweep(async (id) => Boolean(await ctx.repos.content.find(id)));
   const staging = ctx.storage.stage(contentId);
   try {
     const key = randomBytes(16);
@@ -139,7 +172,8 @@ export async function ingestContent(ctx: Context, r: IngestRequest, hooks: Inges
     const duration = segments.reduce((s, x) => s + x.duration, 0) || info.duration;
     const resolution = r.type === 'video' && info.video ? resolutionLabel(info.video.width, info.video.height) : null;
     const storagePath = staging.publish();
-    await ctx.repos.content.insert({
+    await ctx.db.transaction(async (tx) => {
+      await tx.repos.content.insert({
       id: contentId,
       title: r.title.trim(),
       description: r.description ?? null,
@@ -152,6 +186,8 @@ export async function ingestContent(ctx: Context, r: IngestRequest, hooks: Inges
       contentKey: seal(ctx.keys.seal, key.toString('base64')),
       status: 'ready',
       createdAt: ctx.clock.now(),
+      });
+      if (r.organizationId) await licenseForOrganization(tx, r.organizationId, contentId, r.type, r.watermark);
     });
     staging.committed();
     ctx.log.info('content ingested', { contentId, type: r.type, watermarked: r.watermark, segments: segments.length });

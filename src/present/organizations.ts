@@ -2,6 +2,7 @@ import type { ApiShape } from '../config.js';
 import { iso } from '../clock.js';
 import type { LicenseRow, OrganizationRow } from '../db/repos/index.js';
 import type { KeyAuth } from '../domain/auth.js';
+import { shownAmount } from '../domain/billing/format.js';
 import { fromMicro } from '../domain/money.js';
 import type { Registration } from '../domain/organizations.js';
 import { planFor } from '../domain/plans.js';
@@ -9,9 +10,8 @@ import { monthlyStreamLimitOf, type RateState } from '../domain/rate-limits.js';
 
 // Responses carry the union of Shapes A and B where their fields do not collide (DESIGN.md).
 
-/** Shape A amounts are whole APUSD, Shape B decimals. */
-export const amount = (micro: number, shape: ApiShape): number =>
-  shape === 'a' ? Math.floor(fromMicro(micro)) : Math.round(fromMicro(micro) * 100) / 100;
+/** Shape A amounts are whole APUSD, Shape B decimals to the cent, rounded half up (billing/format.ts). */
+export const amount = shownAmount;
 
 export function registrationBody(r: Registration) {
   return {

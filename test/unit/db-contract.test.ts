@@ -30,6 +30,11 @@ function orgRow(t: TestApp, fields: Partial<OrganizationRow> = {}): Organization
     monthlyStreamLimit: null,
     lastRotationAt: null,
     createdAt: t.clock.now(),
+    autopayEnabled: false,
+    autopayMethod: null,
+    fiatCustomerId: null,
+    billingTerms: null,
+    watermarkPassUntil: null,
     ...fields,
   };
 }

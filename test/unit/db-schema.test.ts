@@ -9,7 +9,7 @@ import { openDatabase } from '../../src/db/database.js';
 import { emptySnapshots, generateStep, readSnapshots, snapshotsOf, statementsBetween, type Description } from '../../src/db/migrations/generate.js';
 import { type Dialect, migrationsFor } from '../../src/db/migrations/index.js';
 import { migrate, type MigrationTarget, postgresMigrationTarget, sqliteMigrationTarget } from '../../src/db/migrate.js';
-import * as tables from '../../src/db/schema/tables.js';
+import * as tables from '../../src/db/schema/description.js';
 import { createLogger } from '../../src/log.js';
 import { DIALECTS, type DialectName, freshDatabaseUrl } from '../helpers/context.js';
 import { type Catalog, inCommonTypes, postgresCatalog, sqliteCatalog } from '../helpers/schema-catalog.js';

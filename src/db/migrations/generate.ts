@@ -73,7 +73,7 @@ function writeSnapshots(dir: string, snapshots: Snapshots): void {
 
 /** The file of one step: a module whose default export is the step. */
 function stepModule(step: GeneratedStep): string {
-  return `// Written by \`npm run db:generate\` from src/db/schema/tables.ts. A migration that has run
+  return `// Written by \`npm run db:generate\` from src/db/schema/description.ts. A migration that has run
 // somewhere must never change: fix a mistake with a new step.
 import type { GeneratedStep } from '../types.js';
 
@@ -142,7 +142,7 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const [tables, { generatedSteps }] = await Promise.all([import('../schema/tables.js'), import('./steps/index.js')]);
+  const [tables, { generatedSteps }] = await Promise.all([import('../schema/description.js'), import('./steps/index.js')]);
   const dir = path.dirname(fileURLToPath(import.meta.url));
   const step = await generateStep(name, tables as unknown as Description, { dir, existing: generatedSteps });
   if (!step) console.log('db:generate: the schema matches the newest migration; nothing written');

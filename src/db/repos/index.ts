@@ -4,10 +4,13 @@ import { apiKeysRepo } from './api-keys.js';
 import { contentRepo } from './content.js';
 import { countersRepo } from './counters.js';
 import { forensicCasesRepo } from './forensic-cases.js';
+import { invoicesRepo } from './invoices.js';
+import { ledgerRepo } from './ledger.js';
 import { licensesRepo } from './licenses.js';
 import { organizationsRepo } from './organizations.js';
 import { rateCountersRepo } from './rate-counters.js';
 import { sessionsRepo } from './sessions.js';
+import { subscriptionsRepo } from './subscriptions.js';
 import { viewersRepo } from './viewers.js';
 import { webhookDeliveriesRepo } from './webhook-deliveries.js';
 
@@ -25,6 +28,9 @@ function makeStores(x: Executor) {
     viewers: viewersRepo(x),
     sessions: sessionsRepo(x),
     forensicCases: forensicCasesRepo(x),
+    ledger: ledgerRepo(x),
+    invoices: invoicesRepo(x),
+    subscriptions: subscriptionsRepo(x),
   };
 }
 
@@ -42,8 +48,11 @@ export function makeRepos(x: Executor): Repos {
 export type { ApiKeyRow } from './api-keys.js';
 export type { ContentRow } from './content.js';
 export type { CaseOutcome, CaseRow, CaseStatus, Candidate } from './forensic-cases.js';
+export type { InvoiceLineRow, InvoiceRow, PeriodUsageRow } from './invoices.js';
+export type { LedgerRow } from './ledger.js';
 export type { LicenseRow } from './licenses.js';
 export type { OrganizationRow } from './organizations.js';
 export type { ServingSession, SessionRow } from './sessions.js';
+export type { SubscriptionRow } from './subscriptions.js';
 export type { ViewerRow } from './viewers.js';
 export type { DeliveryOutcome, DeliveryRow, DeliveryStatus } from './webhook-deliveries.js';

@@ -1,5 +1,5 @@
 import { count, eq, sql } from 'drizzle-orm';
-import type { Executor } from '../executor.js';
+import { type Executor, literalInt } from '../executor.js';
 import type * as tables from '../schema/tables.js';
 
 export type OrganizationRow = typeof tables.organizations.$inferSelect;
@@ -26,6 +26,10 @@ export function organizationsRepo(x: Executor) {
       const rows = await x.run((q) => q.select({ max: sql<number | null>`max(${t.walletIndex})` }).from(t));
       return Number(rows[0]?.max ?? -1) + 1;
     },
+
+    /** A page of organizations (id and creation), oldest first: for work done per organization. */
+    page: (limit: number, offset: number): Promise<{ id: string; createdAt: number }[]> =>
+      x.run((q) => q.select({ id: t.id, createdAt: t.createdAt }).from(t).orderBy(t.createdAt, t.id).limit(literalInt(limit)).offset(literalInt(offset))),
 
     async count(): Promise<number> {
       const rows = await x.run((q) => q.select({ n: count() }).from(t));

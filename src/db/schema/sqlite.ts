@@ -10,7 +10,7 @@ import {
   text,
   uniqueIndex,
 } from 'drizzle-orm/sqlite-core';
-import * as tables from './tables.js';
+import * as tables from './description.js';
 
 /**
  * SQLite's tables, built from the one description in ./tables.ts: same table, column, index,

@@ -32,6 +32,15 @@ export const organizations = pgTable('organizations', {
   monthlyStreamLimit: integer('monthly_stream_limit'),
   lastRotationAt: bigint('last_rotation_at', { mode: 'number' }),
   createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+  /** invoices are paid from the balance when issued (src/domain/billing/autopay.ts) */
+  autopayEnabled: boolean('autopay_enabled').notNull().default(false),
+  autopayMethod: text('autopay_method'),
+  /** the card processor's customer id (Shape B autopay), kept for the funding issue */
+  fiatCustomerId: text('fiat_customer_id'),
+  /** prices an admin set for this organization (src/domain/billing/terms.ts); null: its plan's */
+  billingTerms: jsonb('billing_terms').$type<Record<string, number>>(),
+  /** a Watermark Pass waives the watermark fee until then */
+  watermarkPassUntil: bigint('watermark_pass_until', { mode: 'number' }),
 });
 
 /** `<table>.organization_id references organizations(id)`, under the name Postgres gave it. */
@@ -186,6 +195,8 @@ export const streamSessions = pgTable(
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
     /** served A or B by the viewer's bits (false: the license turned watermarking off, A throughout) */
     watermarked: boolean('watermarked').notNull().default(true),
+    /** the license's own price per stream when it has one (else null: the plan's), fixed at the start */
+    pricePerStreamMicro: bigint('price_per_stream_micro', { mode: 'number' }),
   },
   (t) => [
     index('sessions_org_created').on(t.organizationId, t.createdAt),

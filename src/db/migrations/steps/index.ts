@@ -1,5 +1,6 @@
 // Written by `npm run db:generate`: the generated migrations, oldest first.
 import type { GeneratedStep } from '../types.js';
 import step0008 from './0008-counters-for-viewer-ids-and-an-index-for.js';
+import step0009 from './0009-billing-ledger-invoices-period-usage.js';
 
-export const generatedSteps: GeneratedStep[] = [step0008];
+export const generatedSteps: GeneratedStep[] = [step0008, step0009];

@@ -1,0 +1,59 @@
+import { Hono } from 'hono';
+import type { Context } from '../../src/context.js';
+import { assignPlan, creditBalance, grantWatermarkPass } from '../../src/domain/billing/admin.js';
+import { periodLabel } from '../../src/domain/billing/periods.js';
+import { closePeriodsUntil, statementOf } from '../../src/domain/billing/statement.js';
+import { asObject, optionalString, paging } from '../../src/domain/validate.js';
+import { iso } from '../../src/clock.js';
+import { balanceBody, invoiceBody, ledgerEntryBody, usageBody } from '../../src/present/billing.js';
+import { readJson } from '../body.js';
+import type { AppEnv } from '../env.js';
+import { requireAdmin } from '../middleware/admin.js';
+
+/** The operator's side of billing (README, "Billing"): credits, plans and contract prices, passes, statements, closing periods. */
+export function adminBillingRoutes(ctx: Context) {
+  const app = new Hono<AppEnv>();
+  const shape = ctx.config.apiShape;
+  const json = (c: Parameters<typeof readJson>[0]) => readJson(c, ctx.config.maxJsonBytes);
+  // Only this file's paths: the sign-in routes beside them under /admin stay open.
+  const admin = requireAdmin(ctx);
+  for (const path of ['/organizations/:id/credit', '/organizations/:id/plan', '/organizations/:id/watermark-pass', '/organizations/:id/billing', '/billing/*']) {
+    app.use(path, admin);
+  }
+
+  app.post('/organizations/:id/credit', async (c) => {
+    const { entry, applied } = await creditBalance(ctx, c.req.param('id'), await json(c));
+    return c.json({ success: true, applied, entry: ledgerEntryBody(entry, shape) });
+  });
+
+  app.post('/organizations/:id/plan', async (c) => {
+    const org = await assignPlan(ctx, c.req.param('id'), await json(c));
+    return c.json({ success: true, plan: org.plan, terms: org.billingTerms });
+  });
+
+  app.post('/organizations/:id/watermark-pass', async (c) => {
+    const until = await grantWatermarkPass(ctx, c.req.param('id'), await json(c));
+    return c.json({ success: true, watermarkPassUntil: iso(until) });
+  });
+
+  app.get('/organizations/:id/billing', async (c) => {
+    const page = paging(c.req.query('page'), c.req.query('limit'), 100);
+    const s = await statementOf(ctx, c.req.param('id'), page);
+    return c.json({
+      organizationId: s.organization.id,
+      ...balanceBody(s.usage, shape),
+      usage: usageBody(s.usage, shape),
+      ledgerMatchesBalance: s.ledgerSumMicro === s.organization.apusdBalanceMicro,
+      ledger: s.ledger.map((e) => ledgerEntryBody(e, shape)),
+      invoices: s.invoices.map((i) => invoiceBody(i, shape)),
+      totalInvoices: s.invoiceTotal,
+    });
+  });
+
+  app.post('/billing/close-period', async (c) => {
+    const body = c.req.header('content-type') ? asObject(await json(c)) : {};
+    const summary = await closePeriodsUntil(ctx, optionalString(body, 'period', { max: 20 }));
+    return c.json({ success: true, period: periodLabel(summary.period), issued: summary.issued, existing: summary.existing });
+  });
+  return app;
+}

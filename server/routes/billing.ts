@@ -1,0 +1,60 @@
+import { Hono } from 'hono';
+import type { Context } from '../../src/context.js';
+import { ownInvoice, usageSoFar } from '../../src/domain/billing/account.js';
+import { payInvoice } from '../../src/domain/billing/autopay.js';
+import { fund, setAutopay } from '../../src/domain/billing/settings.js';
+import { cancelSubscription, liveSubscriptions, subscribe } from '../../src/domain/billing/subscriptions.js';
+import { PLANS } from '../../src/domain/plans.js';
+import { paging } from '../../src/domain/validate.js';
+import { balanceBody, invoiceBody, invoiceLineBody, subscriptionBody, usageBody } from '../../src/present/billing.js';
+import { readJson } from '../body.js';
+import type { AppEnv } from '../env.js';
+import { requireKey } from '../middleware/api-key.js';
+
+/** Section 4.7 (scope billing) and the open plan list (4.2). README, "Billing", has the rules. */
+export function billingRoutes(ctx: Context) {
+  const app = new Hono<AppEnv>();
+  const shape = ctx.config.apiShape;
+  const json = (c: Parameters<typeof readJson>[0]) => readJson(c, ctx.config.maxJsonBytes);
+  app.get('/plans', (c) => c.json({ plans: PLANS }));
+
+  // What is owed and paying it stay open to a suspended organization; the rest does not.
+  const reading = requireKey(ctx, 'billing', { suspendedMay: true });
+  const keyed = requireKey(ctx, 'billing');
+
+  app.get('/usage', reading, async (c) => c.json(usageBody(await usageSoFar(ctx, c.get('auth').org), shape)));
+  app.get('/balance', reading, async (c) => c.json(balanceBody(await usageSoFar(ctx, c.get('auth').org), shape)));
+
+  app.get('/invoices', reading, async (c) => {
+    const page = paging(c.req.query('page'), c.req.query('limit'), 100);
+    const { rows, total } = await ctx.repos.invoices.list(c.get('auth').org.id, page);
+    return c.json({ invoices: rows.map((i) => invoiceBody(i, shape)), total, page: page.page, limit: page.limit });
+  });
+  app.get('/invoices/:id', reading, async (c) => {
+    const { invoice, lines } = await ownInvoice(ctx, c.get('auth').org, c.req.param('id'));
+    return c.json({ ...invoiceBody(invoice, shape), lines: lines.map((l) => invoiceLineBody(l, shape)) });
+  });
+  app.post('/invoices/:id/pay', reading, async (c) => {
+    const { invoice } = await ownInvoice(ctx, c.get('auth').org, c.req.param('id'));
+    return c.json(invoiceBody(await payInvoice(ctx, invoice), shape));
+  });
+
+  app.post('/fund', reading, async (c) => c.json(await fund(ctx, c.get('auth').org, await json(c))));
+
+  const autopay = async (c: Parameters<typeof readJson>[0]) => {
+    const setting = await setAutopay(ctx, (c.get('auth') as AppEnv['Variables']['auth']).org, await json(c));
+    return c.json({ success: true, ...setting });
+  };
+  app.put('/autopay', keyed, autopay);
+  app.post('/autopay', keyed, autopay);
+
+  app.get('/subscriptions', reading, async (c) => {
+    const rows = await liveSubscriptions(ctx, c.get('auth').org);
+    return c.json({ subscriptions: rows.map((s) => subscriptionBody(s, shape)) });
+  });
+  app.post('/subscriptions', keyed, async (c) => c.json(subscriptionBody(await subscribe(ctx, c.get('auth').org, await json(c)), shape), 201));
+  app.delete('/subscriptions/:id', keyed, async (c) =>
+    c.json(subscriptionBody(await cancelSubscription(ctx, c.get('auth').org, c.req.param('id')), shape)),
+  );
+  return app;
+}

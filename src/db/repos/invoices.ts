@@ -1,0 +1,111 @@
+import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import { type Executor, literalInt } from '../executor.js';
+import type * as billing from '../schema/billing.js';
+
+export type InvoiceRow = typeof billing.invoices.$inferSelect;
+export type InvoiceLineRow = typeof billing.invoiceLines.$inferSelect;
+export type PeriodUsageRow = typeof billing.periodUsage.$inferSelect;
+
+export function invoicesRepo(x: Executor) {
+  const t = x.s.invoices;
+  const l = x.s.invoiceLines;
+  const u = x.s.periodUsage;
+  return {
+    async insert(row: InvoiceRow, lines: InvoiceLineRow[]): Promise<void> {
+      await x.run((q) => q.insert(t).values(row));
+      if (lines.length > 0) await x.run((q) => q.insert(l).values(lines));
+    },
+
+    async find(id: string): Promise<InvoiceRow | undefined> {
+      return (await x.run((q) => q.select().from(t).where(eq(t.id, id)).limit(1)))[0];
+    },
+
+    async forPeriod(organizationId: string, periodStart: number): Promise<InvoiceRow | undefined> {
+      return (await x.run((q) => q.select().from(t).where(and(eq(t.organizationId, organizationId), eq(t.periodStart, periodStart))).limit(1)))[0];
+    },
+
+    linesOf: (invoiceId: string): Promise<InvoiceLineRow[]> =>
+      x.run((q) => q.select().from(l).where(eq(l.invoiceId, invoiceId)).orderBy(asc(l.periodStart), asc(l.kind), asc(l.id))),
+
+    /** Marks an open invoice paid; false when it was not open (paid already, or void). */
+    async markPaid(id: string, paidAt: number): Promise<boolean> {
+      const rows = await x.run((q) =>
+        q
+          .update(t)
+          .set({ paymentStatus: 'paid', paidAt })
+          .where(and(eq(t.id, id), eq(t.paymentStatus, 'open')))
+          .returning({ id: t.id }),
+      );
+      return rows.length > 0;
+    },
+
+    /** A page of the organization's invoices, newest period first, and how many there are. */
+    async list(organizationId: string, page: { limit: number; offset: number }): Promise<{ rows: InvoiceRow[]; total: number }> {
+      const rows = await x.run((q) =>
+        q
+          .select()
+          .from(t)
+          .where(eq(t.organizationId, organizationId))
+          .orderBy(desc(t.periodStart))
+          .limit(literalInt(page.limit))
+          .offset(literalInt(page.offset)),
+      );
+      const n = await x.run((q) => q.select({ n: count() }).from(t).where(eq(t.organizationId, organizationId)));
+      return { rows, total: Number(n[0]?.n ?? 0) };
+    },
+
+    /** The organization's open invoices, oldest first (autopay pays them in that order). */
+    open: (organizationId: string, limit = 100): Promise<InvoiceRow[]> =>
+      x.run((q) =>
+        q
+          .select()
+          .from(t)
+          .where(and(eq(t.organizationId, organizationId), eq(t.paymentStatus, 'open')))
+          .orderBy(asc(t.periodStart))
+          .limit(literalInt(limit)),
+      ),
+
+    async openTotal(organizationId: string): Promise<number> {
+      const rows = await x.run((q) =>
+        q
+          .select({ sum: sql<number | null>`sum(${t.amountMicro})` })
+          .from(t)
+          .where(and(eq(t.organizationId, organizationId), eq(t.paymentStatus, 'open'))),
+      );
+      return Number(rows[0]?.sum ?? 0);
+    },
+
+    /** The newest period invoiced for each of these organizations. */
+    async lastPeriods(organizationIds: string[]): Promise<Map<string, number>> {
+      if (organizationIds.length === 0) return new Map();
+      const rows = await x.run((q) =>
+        q
+          .select({ org: t.organizationId, last: sql<number>`max(${t.periodStart})` })
+          .from(t)
+          .where(inArray(t.organizationId, organizationIds))
+          .groupBy(t.organizationId),
+      );
+      return new Map(rows.map((r) => [r.org, Number(r.last)]));
+    },
+
+    insertUsage: (row: PeriodUsageRow) => x.run((q) => q.insert(u).values(row)),
+
+    /** Periods invoiced whose sessions may still add bytes. */
+    unsettledUsage: (organizationId: string, before: number): Promise<PeriodUsageRow[]> =>
+      x.run((q) =>
+        q
+          .select()
+          .from(u)
+          .where(and(eq(u.organizationId, organizationId), eq(u.settled, false), sql`${u.periodStart} < ${before}`))
+          .orderBy(asc(u.periodStart)),
+      ),
+
+    updateUsage: (row: PeriodUsageRow) =>
+      x.run((q) =>
+        q
+          .update(u)
+          .set({ streams: row.streams, bytes: row.bytes, amountMicro: row.amountMicro, settled: row.settled })
+          .where(and(eq(u.organizationId, row.organizationId), eq(u.periodStart, row.periodStart))),
+      ),
+  };
+}

@@ -1,0 +1,57 @@
+import { desc, eq, sql } from 'drizzle-orm';
+import { type Executor, literalInt } from '../executor.js';
+import type * as billing from '../schema/billing.js';
+
+export type LedgerRow = typeof billing.ledgerEntries.$inferSelect;
+
+/** The append-only ledger: entries are inserted, never updated or deleted. */
+export function ledgerRepo(x: Executor) {
+  const t = x.s.ledgerEntries;
+  const o = x.s.organizations;
+  return {
+    insert: (row: LedgerRow) => x.run((q) => q.insert(t).values(row)),
+
+    async findByKey(idempotencyKey: string): Promise<LedgerRow | undefined> {
+      return (await x.run((q) => q.select().from(t).where(eq(t.idempotencyKey, idempotencyKey)).limit(1)))[0];
+    },
+
+    /**
+     * The organization's cached balance, its row locked to the end of the transaction on Postgres
+     * (an update that changes nothing takes the lock; SQLite's transactions are serial anyway),
+     * so that the entry appended next is computed from the balance no one else is moving.
+     */
+    async lockBalance(organizationId: string): Promise<number | undefined> {
+      const rows = await x.run((q) =>
+        q
+          .update(o)
+          .set({ apusdBalanceMicro: sql`${o.apusdBalanceMicro}` })
+          .where(eq(o.id, organizationId))
+          .returning({ balance: o.apusdBalanceMicro }),
+      );
+      return rows[0] === undefined ? undefined : Number(rows[0].balance);
+    },
+
+    setBalance: (organizationId: string, balanceMicro: number) =>
+      x.run((q) => q.update(o).set({ apusdBalanceMicro: balanceMicro }).where(eq(o.id, organizationId))),
+
+    /** The sum of every entry of the organization: what the cached balance must always equal. */
+    async sumOf(organizationId: string): Promise<number> {
+      const rows = await x.run((q) => q.select({ sum: sql<number | null>`sum(${t.amountMicro})` }).from(t).where(eq(t.organizationId, organizationId)));
+      return Number(rows[0]?.sum ?? 0);
+    },
+
+    /** A page of the organization's entries, newest first. */
+    list(organizationId: string, page: { limit: number; offset: number }): Promise<LedgerRow[]> {
+      return x.run((q) =>
+        q
+          .select()
+          .from(t)
+          .where(eq(t.organizationId, organizationId))
+          .orderBy(desc(t.createdAt), desc(t.id))
+          .limit(literalInt(page.limit))
+          .offset(literalInt(page.offset)),
+      );
+    },
+
+  };
+}

@@ -1,0 +1,120 @@
+import { type AnyPgColumn, bigint, boolean, foreignKey, index, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { organizations } from './tables.js';
+
+/**
+ * The money tables (src/domain/billing). Amounts are integer micro-APUSD; times epoch
+ * milliseconds. The ledger is append-only: nothing updates or deletes an entry, and the cached
+ * organizations.apusd_balance_micro moves only in the transaction that appends one.
+ */
+
+/** `<table>.organization_id references organizations(id)`, named as ./tables.ts names its keys. */
+const ofOrganization = (table: string, column: AnyPgColumn) =>
+  foreignKey({ name: `${table}_organization_id_fkey`, columns: [column], foreignColumns: [organizations.id] });
+
+export type PaymentStatus = 'open' | 'paid' | 'void';
+
+export const ledgerEntries = pgTable(
+  'ledger_entries',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id').notNull(),
+    /** deposit, credit, invoice_payment, watermark_fee, refund, … (src/domain/billing/ledger.ts) */
+    kind: text('kind').notNull(),
+    /** signed: credits add to the balance, debits take from it */
+    amountMicro: bigint('amount_micro', { mode: 'number' }).notNull(),
+    balanceAfterMicro: bigint('balance_after_micro', { mode: 'number' }).notNull(),
+    /** what the entry is for, once: a retry with the same key adds nothing */
+    idempotencyKey: text('idempotency_key').notNull(),
+    reference: text('reference'),
+    memo: text('memo'),
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [
+    uniqueIndex('ledger_idempotency').on(t.idempotencyKey),
+    index('ledger_org_created').on(t.organizationId, t.createdAt),
+    ofOrganization('ledger_entries', t.organizationId),
+  ],
+);
+
+export const invoices = pgTable(
+  'invoices',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id').notNull(),
+    periodStart: bigint('period_start', { mode: 'number' }).notNull(),
+    periodEnd: bigint('period_end', { mode: 'number' }).notNull(),
+    totalStreams: bigint('total_streams', { mode: 'number' }).notNull(),
+    totalBytes: bigint('total_bytes', { mode: 'number' }).notNull(),
+    amountMicro: bigint('amount_micro', { mode: 'number' }).notNull(),
+    paymentStatus: text('payment_status').$type<PaymentStatus>().notNull(),
+    issuedAt: bigint('issued_at', { mode: 'number' }).notNull(),
+    paidAt: bigint('paid_at', { mode: 'number' }),
+  },
+  (t) => [
+    // one invoice per organization and period: two servers closing a period at once cannot both issue it
+    uniqueIndex('invoices_org_period').on(t.organizationId, t.periodStart),
+    index('invoices_status').on(t.paymentStatus, t.organizationId),
+    ofOrganization('invoices', t.organizationId),
+  ],
+);
+
+export const invoiceLines = pgTable(
+  'invoice_lines',
+  {
+    id: text('id').primaryKey(),
+    invoiceId: text('invoice_id').notNull(),
+    /** subscription, streams, gb, revenue_share, late_usage */
+    kind: text('kind').notNull(),
+    description: text('description').notNull(),
+    /** the period the line charges for (earlier than the invoice's for late usage) */
+    periodStart: bigint('period_start', { mode: 'number' }).notNull(),
+    quantity: bigint('quantity', { mode: 'number' }).notNull(),
+    unitPriceMicro: bigint('unit_price_micro', { mode: 'number' }).notNull(),
+    amountMicro: bigint('amount_micro', { mode: 'number' }).notNull(),
+  },
+  (t) => [index('invoice_lines_invoice').on(t.invoiceId)],
+);
+
+/**
+ * What has been invoiced of one organization's period: the streams, bytes and usage charge, and
+ * the terms they were priced at. Usage that lands later (bytes of a session still playing at the
+ * close) is the difference, invoiced on a later invoice at the same terms.
+ */
+export const periodUsage = pgTable(
+  'period_usage',
+  {
+    organizationId: text('organization_id').notNull(),
+    periodStart: bigint('period_start', { mode: 'number' }).notNull(),
+    periodEnd: bigint('period_end', { mode: 'number' }).notNull(),
+    streams: bigint('streams', { mode: 'number' }).notNull(),
+    bytes: bigint('bytes', { mode: 'number' }).notNull(),
+    amountMicro: bigint('amount_micro', { mode: 'number' }).notNull(),
+    terms: jsonb('terms').$type<Record<string, number>>().notNull(),
+    /** every session of the period had ended at the last close: nothing more can land */
+    settled: boolean('settled').notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'period_usage_pkey', columns: [t.organizationId, t.periodStart] }),
+    index('period_usage_open').on(t.organizationId, t.settled),
+    ofOrganization('period_usage', t.organizationId),
+  ],
+);
+
+export const subscriptions = pgTable(
+  'subscriptions',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id').notNull(),
+    /** videos, music, flipbooks, cards, tickets */
+    product: text('product').notNull(),
+    /** month or year */
+    interval: text('interval').notNull(),
+    priceMicro: bigint('price_micro', { mode: 'number' }).notNull(),
+    startedAt: bigint('started_at', { mode: 'number' }).notNull(),
+    /** the first instant it is no longer charged (end of the period or term it was cancelled in) */
+    endsAt: bigint('ends_at', { mode: 'number' }),
+    cancelledAt: bigint('cancelled_at', { mode: 'number' }),
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [index('subscriptions_org').on(t.organizationId, t.product), ofOrganization('subscriptions', t.organizationId)],
+);

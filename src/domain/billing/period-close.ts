@@ -1,0 +1,75 @@
+import type { Context } from '../../context.js';
+import { closePeriod } from './invoicing.js';
+import { nextPeriod, type Period, periodOf, previousPeriod } from './periods.js';
+
+const PAGE = 500;
+
+export interface CloseSummary {
+  /** the last period that has ended */
+  period: Period;
+  issued: number;
+  /** invoiced before (by an earlier run or another server) */
+  existing: number;
+}
+
+/**
+ * Issues every invoice that is due: for each organization, each ended period from its first (the
+ * month it registered in, or the month after its last invoice) to the last one ended. A server
+ * that was down for months catches up in order. Safe to run on several servers at once.
+ */
+export async function closeDuePeriods(ctx: Context, options: { until?: Period } = {}): Promise<CloseSummary> {
+  const last = options.until ?? previousPeriod(periodOf(ctx.clock.now()));
+  const summary: CloseSummary = { period: last, issued: 0, existing: 0 };
+  for (let offset = 0; ; offset += PAGE) {
+    const orgs = await ctx.repos.organizations.page(PAGE, offset);
+    const lastInvoiced = await ctx.repos.invoices.lastPeriods(orgs.map((o) => o.id));
+    for (const org of orgs) {
+      const done = lastInvoiced.get(org.id);
+      let period = done === undefined ? periodOf(org.createdAt) : nextPeriod(periodOf(done));
+      for (; period.start <= last.start; period = nextPeriod(period)) {
+        const { created } = await closePeriod(ctx, org.id, period);
+        if (created) summary.issued++;
+        else summary.existing++;
+      }
+    }
+    if (orgs.length < PAGE) return summary;
+  }
+}
+
+/**
+ * The server's period closer: looks once a minute (and at start) whether a period has ended and
+ * closes what is due. Every server runs one; the invoices' unique index keeps them from doubling.
+ */
+export class PeriodCloser {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly everyMs = 60_000,
+  ) {}
+
+  start(): void {
+    this.tick();
+    this.timer = setInterval(() => this.tick(), this.everyMs);
+    this.timer.unref();
+  }
+
+  /** One pass now (tests, and the timer); a pass already running is joined, not doubled. */
+  tick(): Promise<void> {
+    this.running ??= closeDuePeriods(this.ctx)
+      .then((s) => {
+        if (s.issued > 0) this.ctx.log.info('billing periods closed', { issued: s.issued });
+      })
+      .catch((err) => this.ctx.log.error('closing billing periods failed', { err: String(err) }))
+      .finally(() => {
+        this.running = undefined;
+      });
+    return this.running;
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+}

@@ -1,0 +1,71 @@
+import type { Context } from '../../context.js';
+import type { OrganizationRow } from '../../db/repos/index.js';
+import { badRequest, DrmError } from '../../errors.js';
+import { toMicro } from '../money.js';
+import { asObject, oneOf, optionalBoolean, optionalString } from '../validate.js';
+import { payOpenInvoices } from './autopay.js';
+
+export const PAYMENT_METHODS = ['apusd', 'fiat_card'] as const;
+export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
+/** The spec's maximum fund amount per request (section 8). */
+export const MAX_FUND_APUSD = 1_000_000;
+
+export interface AutopaySetting {
+  autopayEnabled: boolean;
+  method: PaymentMethod | null;
+}
+
+/**
+ * PUT (Shape A) or POST (Shape B) /billing/autopay: enabled is required; method defaults to apusd
+ * when enabling; Shape B's customerId (the card processor's customer) is kept for card autopay.
+ * Turning APUSD autopay on pays what is open and the balance covers, at once.
+ */
+export async function setAutopay(ctx: Context, org: OrganizationRow, body: unknown): Promise<AutopaySetting> {
+  const f = asObject(body);
+  const enabled = optionalBoolean(f, 'enabled');
+  if (enabled === undefined) throw badRequest('enabled (true or false) is required');
+  const method = oneOf(optionalString(f, 'method', { max: 20 }), 'method', PAYMENT_METHODS) ?? (enabled ? 'apusd' : null);
+  const customerId = optionalString(f, 'customerId', { min: 1, max: 255 });
+  await ctx.repos.organizations.update(org.id, {
+    autopayEnabled: enabled,
+    autopayMethod: method ?? org.autopayMethod,
+    ...(customerId !== undefined && { fiatCustomerId: customerId }),
+  });
+  if (enabled && method === 'apusd') await payOpenInvoices(ctx, org.id);
+  return { autopayEnabled: enabled, method: method ?? null };
+}
+
+export interface FundRequest {
+  method: PaymentMethod;
+  amountMicro: number;
+  /** Shape B: the card processor's payment-intent id */
+  paymentIntentId?: string;
+}
+
+/** A way money comes in (APUSD on a chain, card payments): plugged into the context by the deployment. */
+export interface FundingMethod {
+  fund(ctx: Context, org: OrganizationRow, request: FundRequest): Promise<Record<string, unknown>>;
+}
+
+/** POST /billing/fund's body: method, and an amount 0 < a ≤ 1,000,000 APUSD with at most 6 decimals. */
+export function readFundRequest(body: unknown): FundRequest {
+  const f = asObject(body);
+  const method = oneOf(optionalString(f, 'method', { max: 20 }), 'method', PAYMENT_METHODS);
+  if (!method) throw badRequest(`method is required: one of ${PAYMENT_METHODS.join(', ')}`);
+  const amount = f.amount;
+  if (typeof amount !== 'number' || !Number.isFinite(amount)) throw badRequest('amount must be a number of APUSD');
+  if (!(amount > 0) || amount > MAX_FUND_APUSD) throw badRequest(`amount must be above 0 and at most ${MAX_FUND_APUSD.toLocaleString('en-US')}`);
+  const amountMicro = toMicro(amount);
+  if (amountMicro <= 0 || Math.abs(amountMicro / 1e6 - amount) > 1e-9) throw badRequest('amount has more than 6 decimals');
+  const paymentIntentId = optionalString(f, 'paymentIntentId', { min: 1, max: 255 });
+  return { method, amountMicro, ...(paymentIntentId !== undefined && { paymentIntentId }) };
+}
+
+export async function fund(ctx: Context, org: OrganizationRow, body: unknown): Promise<Record<string, unknown>> {
+  const request = readFundRequest(body);
+  const handler = ctx.funding[request.method];
+  if (!handler) {
+    throw new DrmError('PAYMENT_METHOD_NOT_CONFIGURED', `funding by ${request.method} is not configured on this deployment; ask the operator, or have an admin credit the balance`);
+  }
+  return handler.fund(ctx, org, request);
+}

@@ -1,0 +1,41 @@
+import type { Context } from '../../context.js';
+import type { InvoiceRow, LedgerRow, OrganizationRow } from '../../db/repos/index.js';
+import { notFound } from '../../errors.js';
+import { type UsageSoFar, usageSoFar } from './account.js';
+import { closeDuePeriods, type CloseSummary } from './period-close.js';
+import { periodNamed } from './periods.js';
+import { badRequest } from '../../errors.js';
+
+export interface Statement {
+  organization: OrganizationRow;
+  usage: UsageSoFar;
+  /** the sum of every ledger entry: equal to the balance, or something is wrong */
+  ledgerSumMicro: number;
+  ledger: LedgerRow[];
+  invoices: InvoiceRow[];
+  invoiceTotal: number;
+}
+
+/** An organization's money as an operator sees it: balance, usage, recent ledger entries and invoices (bounded pages). */
+export async function statementOf(ctx: Context, organizationId: string, page = { limit: 50, offset: 0 }): Promise<Statement> {
+  const organization = await ctx.repos.organizations.find(organizationId);
+  if (!organization) throw notFound('organization');
+  const invoices = await ctx.repos.invoices.list(organizationId, page);
+  return {
+    organization,
+    usage: await usageSoFar(ctx, organization),
+    ledgerSumMicro: await ctx.repos.ledger.sumOf(organizationId),
+    ledger: await ctx.repos.ledger.list(organizationId, page),
+    invoices: invoices.rows,
+    invoiceTotal: invoices.total,
+  };
+}
+
+/** An operator's close: every due period up to the last ended, or up to a named ended one (YYYY-MM). */
+export function closePeriodsUntil(ctx: Context, label: string | undefined): Promise<CloseSummary> {
+  if (label === undefined) return closeDuePeriods(ctx);
+  const until = periodNamed(label);
+  if (!until) throw badRequest(`period must be a month as YYYY-MM, got ${JSON.stringify(label.slice(0, 20))}`);
+  if (until.end > ctx.clock.now()) throw badRequest(`period ${label} has not ended`);
+  return closeDuePeriods(ctx, { until });
+}

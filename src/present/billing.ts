@@ -1,0 +1,81 @@
+import { iso } from '../clock.js';
+import type { ApiShape } from '../config.js';
+import type { InvoiceLineRow, InvoiceRow, LedgerRow, SubscriptionRow } from '../db/repos/index.js';
+import type { UsageSoFar } from '../domain/billing/account.js';
+import { shownAmount } from '../domain/billing/format.js';
+
+// Shape A shows whole APUSD, Shape B decimals to the cent (billing/format.ts rounds, half up).
+
+export function usageBody(u: UsageSoFar, shape: ApiShape) {
+  return {
+    totalStreams: u.totalStreams,
+    totalBytes: u.totalBytes,
+    amountDue: shownAmount(u.amountDueMicro, shape),
+    balance: shownAmount(u.balanceMicro, shape),
+    periodStart: iso(u.period.start),
+    periodEnd: iso(u.period.end),
+    pendingCharges: shownAmount(u.pendingChargesMicro, shape),
+  };
+}
+
+export function balanceBody(u: UsageSoFar, shape: ApiShape) {
+  return {
+    apusdBalance: shownAmount(u.balanceMicro, shape),
+    // Card payments become APUSD on arrival (1 APUSD = 1 USD): nothing is held at the processor.
+    fiatBalance: 0,
+    pendingCharges: shownAmount(u.pendingChargesMicro, shape),
+    availableBalance: shownAmount(u.balanceMicro - u.pendingChargesMicro, shape),
+  };
+}
+
+export function invoiceBody(i: InvoiceRow, shape: ApiShape) {
+  return {
+    id: i.id,
+    periodStart: iso(i.periodStart),
+    periodEnd: iso(i.periodEnd),
+    totalStreams: i.totalStreams,
+    totalBytes: i.totalBytes,
+    amountApusd: shownAmount(i.amountMicro, shape),
+    // 1 APUSD = 1 USD (spec section 1)
+    ...(shape === 'b' && { amountUsd: shownAmount(i.amountMicro, shape) }),
+    paymentStatus: i.paymentStatus,
+    issuedAt: iso(i.issuedAt),
+    paidAt: i.paidAt === null ? null : iso(i.paidAt),
+  };
+}
+
+export function invoiceLineBody(l: InvoiceLineRow, shape: ApiShape) {
+  return {
+    kind: l.kind,
+    description: l.description,
+    periodStart: iso(l.periodStart),
+    quantity: l.quantity,
+    unitPrice: l.unitPriceMicro / 1_000_000,
+    amount: shownAmount(l.amountMicro, shape),
+  };
+}
+
+export function subscriptionBody(s: SubscriptionRow, shape: ApiShape) {
+  return {
+    id: s.id,
+    product: s.product,
+    interval: s.interval,
+    price: shownAmount(s.priceMicro, shape),
+    startedAt: iso(s.startedAt),
+    cancelledAt: s.cancelledAt === null ? null : iso(s.cancelledAt),
+    endsAt: s.endsAt === null ? null : iso(s.endsAt),
+  };
+}
+
+export function ledgerEntryBody(e: LedgerRow, shape: ApiShape) {
+  return {
+    id: e.id,
+    kind: e.kind,
+    amount: shownAmount(e.amountMicro, shape),
+    balanceAfter: shownAmount(e.balanceAfterMicro, shape),
+    amountMicroApusd: e.amountMicro,
+    reference: e.reference,
+    memo: e.memo,
+    createdAt: iso(e.createdAt),
+  };
+}
