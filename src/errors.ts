@@ -42,7 +42,7 @@ const STATUS: Record<ErrorCode, number> = {
   ADMIN_REQUIRED: 403,
   CONFLICT: 409,
   REQUEST_HEADERS_TOO_LARGE: 431,
-  PAYMENT_METHOD_NOT_CONFIGURED: 501,
+  PAYMENT_METHOD_NOT_CONFIGURED: 422,
 };
 
 export interface DrmErrorOptions {
