@@ -74,7 +74,7 @@ describe.each(DIALECTS)('billing on %s', (dialect) => {
     toNextMonth(t);
     await admin('POST', '/api/v1/admin/billing/close-period', {});
     const { invoices } = await getJson(t, '/api/v1/billing/invoices', org.apiKey);
-    const [later, first] = invoices as Json[];
+    const [later, first] = invoices as [Json, Json];
     expect(first).toMatchObject({ totalBytes: 1_000_000_000, amountApusd: 0, paymentStatus: 'paid' });
     expect(later).toMatchObject({ totalBytes: 2_000_000_000, amountApusd: 0.1, paymentStatus: 'open' });
     const lines = (await getJson(t, `/api/v1/billing/invoices/${later.id}`, org.apiKey)).lines as Json[];
