@@ -1,4 +1,5 @@
 import { type Command, Option } from 'commander';
+import { defineAdminBilling } from './billing-definitions.js';
 import { dbOptions, envOption, switchOption } from './options.js';
 
 /** Wraps a lazily imported command body as a commander action (the real work loads only for the command that runs). */
@@ -38,6 +39,7 @@ export function defineDataCommands(program: Command, run: Runner): void {
       .option('--description <text>', 'catalog description')
       .option('--crf <n>', 'x264 quality of the segments (0-51, lower is better)', '18')
       .option('--preset <name>', 'x264 preset', 'fast')
+      .option('--org <id>', "ingest for this organization: licensed to it, its balance pays the watermark fee first")
       .addOption(new Option('--backend <kind>', 'DTCWT backend for watermarked video').choices(['auto', 'cpu', 'tfjs']).default('auto')),
   ).action(run(async () => (await import('./ingest.js')).ingest));
 
@@ -106,6 +108,7 @@ export function defineAdmin(program: Command, run: Runner): void {
   dbOptions(
     admin.command('reactivate').description('reactivate a suspended organization').requiredOption('--org <id>', 'organization id'),
   ).action(run(async () => (await import('./admin.js')).reactivate));
+  defineAdminBilling(admin, run);
 }
 
 /** drm watermark embed and detect (no server, the secret only). */

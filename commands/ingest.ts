@@ -1,4 +1,5 @@
 import { createDtcwtBackend, type DtcwtBackend, type DtcwtBackendKind } from '../gpu/index.js';
+import { formatApusd } from '../src/domain/billing/format.js';
 import { badRequest } from '../src/errors.js';
 import { type ContentType, ingestContent } from '../src/ingest/ingest.js';
 import type { DbOptions } from './options.js';
@@ -14,6 +15,7 @@ interface IngestOptions extends DbOptions {
   crf?: string;
   preset?: string;
   backend?: DtcwtBackendKind;
+  org?: string;
 }
 
 /** `drm ingest <file>`: package a film or a track into the catalog, with a progress bar on a terminal. */
@@ -30,7 +32,7 @@ export function ingest(file: string, opts: IngestOptions): Promise<number> {
     try {
       const result = await ingestContent(
         ctx,
-        { input: file, title: opts.title, type: opts.type, watermark: Boolean(opts.watermark), description: opts.description, crf, preset: opts.preset },
+        { input: file, title: opts.title, type: opts.type, watermark: Boolean(opts.watermark), description: opts.description, crf, preset: opts.preset, organizationId: opts.org },
         {
           signal: controller.signal,
           backend: async () => {
@@ -46,7 +48,13 @@ export function ingest(file: string, opts: IngestOptions): Promise<number> {
       else {
         const what = [result.type, result.resolution, result.isWatermarked ? 'watermarked (variants A and B)' : 'not watermarked'].filter(Boolean).join(', ');
         out.write(`ingested "${result.title}" as ${result.contentId}: ${what}, ${result.duration} s in ${result.segmentCount} AES-128 segment(s), in ${result.seconds.toFixed(1)} s`);
-        out.write(`license it with: drm admin license --org <organizationId> --content ${result.contentId} --type ${result.type}${result.isWatermarked ? ' --watermark' : ''}`);
+        const charge = result.charge;
+        if (charge) {
+          const fee = charge.waivedByPass ? 'the watermark fee waived by its Watermark Pass' : `a watermark fee of ${formatApusd(charge.feeMicro)} APUSD`;
+          out.write(`licensed to organization ${charge.organizationId}, ${fee}`);
+        } else {
+          out.write(`license it with: drm admin license --org <organizationId> --content ${result.contentId} --type ${result.type}${result.isWatermarked ? ' --watermark' : ''}`);
+        }
       }
       return 0;
     } catch (err) {
