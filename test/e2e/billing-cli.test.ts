@@ -16,6 +16,7 @@ import { drm, runDrm } from '../helpers/serve-process.js';
 // Pass, refunded once when the ingest fails), and `drm admin billing` shows and moves the money.
 
 const T = 240_000;
+// biome-ignore lint/suspicious/noExplicitAny: JSON bodies are read field by field in assertions
 type Json = Record<string, any>;
 
 describe('drm ingest --org and drm admin billing', () => {
