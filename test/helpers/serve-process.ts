@@ -39,6 +39,8 @@ export interface ServeOptions {
   args?: string[];
   env?: NodeJS.ProcessEnv;
   nodeArgs?: string[];
+  /** another checkout's bin/drm.js (a benchmark's baseline); default this one's */
+  bin?: string;
   /** How long to wait for the listening line (start-up includes tsx compiling the sources). */
   timeoutMs?: number;
 }
@@ -66,7 +68,7 @@ function exitOf(child: ChildProcess): Promise<Exit> {
 export function serveArgs(opts: ServeOptions): string[] {
   return [
     ...(opts.nodeArgs ?? []),
-    DRM_BIN,
+    opts.bin ?? DRM_BIN,
     'serve',
     '--port',
     String(opts.port ?? 0),
@@ -83,7 +85,7 @@ export function serveArgs(opts: ServeOptions): string[] {
 /** Spawns `drm serve --json` and resolves with its address once it printed the listening line. */
 export function startServe(opts: ServeOptions): Promise<ServeProcess> {
   const child = spawn(process.execPath, serveArgs(opts), {
-    cwd: ROOT,
+    cwd: opts.bin ? path.dirname(path.dirname(opts.bin)) : ROOT,
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import type { SubscriptionRow } from '../../src/db/repos/index.js';
+import { formatApusd, shownAmount } from '../../src/domain/billing/format.js';
+import { monthsBetween, periodNamed, periodOf } from '../../src/domain/billing/periods.js';
+import { mulDivHalfUp, totalOf, usageLines, watermarkFeeMicro } from '../../src/domain/billing/pricing.js';
+import { endOnCancel, subscriptionCharge } from '../../src/domain/billing/subscriptions-rule.js';
+import { annualPrice, listTerms, readTerms } from '../../src/domain/billing/terms.js';
+
+// The pricing rules of README "Billing", the worked example included, as pure functions.
+
+const M = 1_000_000;
+const GB = 1_000_000_000;
+const subscription = (fields: Partial<SubscriptionRow>): SubscriptionRow => ({
+  ...{ id: 's', organizationId: 'o', product: 'videos', interval: 'month', priceMicro: 99 * M },
+  ...{ startedAt: Date.UTC(2026, 0, 12), endsAt: null, cancelledAt: null, createdAt: Date.UTC(2026, 0, 12), ...fields },
+});
+
+describe('the worked example of the README', () => {
+  const february = periodOf(Date.UTC(2026, 1, 10));
+  const usage = [
+    { priceMicro: null, streams: 12_500, bytes: 170 * GB },
+    { priceMicro: 50_000, streams: 300, bytes: 10 * GB },
+  ];
+
+  it('charges 143.00 for February: the subscription, 2,500 streams past the included, 300 at the license price, 80 GB', () => {
+    const lines = [subscriptionCharge(subscription({}), february), ...usageLines(listTerms('paid'), usage)];
+    expect(lines.map((l) => [l?.kind, l?.quantity, l?.amountMicro])).toEqual([
+      ['subscription', 1, 99 * M],
+      ['streams', 2_500, 25 * M],
+      ['streams', 300, 15 * M],
+      ['gb', 80 * GB, 4 * M],
+    ]);
+    expect(totalOf(lines as never)).toBe(143 * M);
+  });
+
+  it('prices the late 1.2 GB at 0.06, and gives White-Label 10% of the usage back as a credit line', () => {
+    expect(mulDivHalfUp(1.2 * GB, listTerms('paid').pricePerGbMicro, GB)).toBe(60_000);
+    const whiteLabel = { ...listTerms('paid'), revenueSharePct: 10 };
+    const share = usageLines(whiteLabel, usage).at(-1);
+    expect(share).toMatchObject({ kind: 'revenue_share', amountMicro: -4_400_000 });
+  });
+});
+
+describe('money at the edge', () => {
+  it('rounds half up: whole APUSD in Shape A, cents in Shape B', () => {
+    expect([shownAmount(605_000, 'b'), shownAmount(605_000, 'a')]).toEqual([0.61, 1]);
+    expect([shownAmount(2_490_000, 'b'), shownAmount(2_490_000, 'a'), shownAmount(2_500_000, 'a')]).toEqual([2.49, 2, 3]);
+    expect([shownAmount(-605_000, 'b'), shownAmount(1_009_800_000, 'b'), shownAmount(4_999, 'b'), shownAmount(5_000, 'b')]).toEqual([-0.61, 1009.8, 0, 0.01]);
+    expect(formatApusd(-1_500_000_000)).toBe('-1,500.00');
+  });
+
+  it('multiplies bytes by micro-prices exactly past 2^53', () => {
+    expect(mulDivHalfUp(9_000_000_000_000_000, 999_000_000, GB)).toBe(8_991_000_000_000_000);
+    expect(mulDivHalfUp(1, 500_000, GB)).toBe(0);
+    expect(mulDivHalfUp(1, 500_000_000, GB)).toBe(1);
+  });
+});
+
+describe('the watermark fee', () => {
+  it('charges video by the tier at or above its height, and nothing for music', () => {
+    const fee = (h: number | null) => watermarkFeeMicro('video', h) / M;
+    expect([fee(360), fee(480), fee(720), fee(721), fee(900), fee(1080), fee(1440), fee(2160), fee(2161), fee(4320)]).toEqual([1500, 1500, 1500, 3500, 3500, 3500, 5000, 5000, 10000, 10000]);
+    expect(watermarkFeeMicro('music', null)).toBe(0);
+  });
+});
+
+describe('periods and subscriptions', () => {
+  it('are calendar months in UTC, half-open', () => {
+    expect(periodOf(Date.UTC(2026, 1, 1))).toEqual({ start: Date.UTC(2026, 1, 1), end: Date.UTC(2026, 2, 1) });
+    expect(periodOf(Date.UTC(2026, 2, 1) - 1).start).toBe(Date.UTC(2026, 1, 1));
+    expect(periodOf(Date.UTC(2026, 11, 31, 23, 59)).end).toBe(Date.UTC(2027, 0, 1));
+    expect(periodNamed('2026-13')).toBeUndefined();
+    expect(monthsBetween(periodOf(Date.UTC(2026, 10, 5)), periodOf(Date.UTC(2027, 1, 5)))).toBe(3);
+  });
+
+  it('charges a year at 1,009.80 in the months each term begins, and a month in every month it is live', () => {
+    expect(annualPrice(99 * M)).toBe(1_009_800_000);
+    const yearly = subscription({ interval: 'year', priceMicro: annualPrice(99 * M), startedAt: Date.UTC(2026, 10, 20) });
+    const charged = (s: SubscriptionRow, y: number, m: number) => subscriptionCharge(s, periodOf(Date.UTC(y, m, 2)))?.amountMicro ?? 0;
+    expect([charged(yearly, 2026, 10), charged(yearly, 2026, 11), charged(yearly, 2027, 9), charged(yearly, 2027, 10)]).toEqual([1_009_800_000, 0, 0, 1_009_800_000]);
+    const cancelled = { ...yearly, endsAt: endOnCancel(yearly, Date.UTC(2027, 2, 3)) };
+    expect(cancelled.endsAt).toBe(Date.UTC(2027, 10, 1));
+    expect(charged(cancelled, 2027, 10)).toBe(0);
+    const monthly = subscription({});
+    const ended = { ...monthly, endsAt: endOnCancel(monthly, Date.UTC(2026, 3, 30)) };
+    expect([charged(monthly, 2025, 11), charged(ended, 2026, 3), charged(ended, 2026, 4)]).toEqual([0, 99 * M, 0]);
+  });
+});
+
+describe("an admin's prices", () => {
+  it('are read in APUSD to 6 decimals and whole counts; a monthly price alone sets the year at 15% off', () => {
+    expect(readTerms({ monthlyPrice: 50, includedStreams: 5 })).toEqual({ monthlyPriceMicro: 50 * M, annualPriceMicro: 510 * M, includedStreams: 5 });
+    for (const bad of [{ pricePerStream: 0.0000001 }, { includedGb: 1.5 }, { revenueSharePct: 101 }, { pricePerGb: -1 }, { monthlyPrice: '50' }, []]) {
+      expect(() => readTerms(bad)).toThrow();
+    }
+  });
+});
