@@ -20,6 +20,8 @@ export interface Database {
   migrate(): Promise<number>;
   /** The newest migration applied (0 for a database drm never set up). */
   appliedVersion(): Promise<number>;
+  /** When a migration was applied here (epoch ms), or undefined where it was not. */
+  migratedAt(version: number): Promise<number | undefined>;
   close(): Promise<void>;
 }
 
@@ -31,6 +33,13 @@ async function highestVersion(query: (sql: string) => Promise<Record<string, unk
   } catch {
     return 0;
   }
+}
+
+/** drm_migrations.applied_at of one version. */
+async function appliedAtOf(query: (sql: string) => Promise<Record<string, unknown>[]>, version: number): Promise<number | undefined> {
+  if (!Number.isSafeInteger(version)) return undefined;
+  const rows = await query(`select applied_at as t from drm_migrations where version = ${version}`);
+  return rows[0] === undefined ? undefined : Number(rows[0].t);
 }
 
 export interface OpenOptions {
@@ -99,6 +108,7 @@ async function openSqlite(file: string, clock: Clock): Promise<Database> {
     },
     migrate: () => migrate('sqlite', sqliteMigrationTarget(sqlite), { clock }),
     appliedVersion: () => highestVersion(async (sql) => sqlite.prepare(sql).all() as Record<string, unknown>[]),
+    migratedAt: (version) => appliedAtOf(async (sql) => sqlite.prepare(sql).all() as Record<string, unknown>[], version),
     async close() {
       await mutex.acquire();
       sqlite.close();
@@ -142,6 +152,7 @@ async function openPostgres(url: string, clock: Clock): Promise<Database> {
       }
     },
     appliedVersion: () => highestVersion(async (sql) => (await pool.query(sql)).rows),
+    migratedAt: (version) => appliedAtOf(async (sql) => (await pool.query(sql)).rows, version),
     close: () => pool.end(),
   };
   repos.transaction = db.transaction;

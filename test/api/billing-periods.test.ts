@@ -8,6 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { closeDuePeriods } from '../../src/domain/billing/period-close.js';
 import { post } from '../../src/domain/billing/ledger.js';
+import { periodOf } from '../../src/domain/billing/periods.js';
 import { payInvoice } from '../../src/domain/billing/autopay.js';
 import { DrmError } from '../../src/errors.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
@@ -68,6 +69,23 @@ describe.each(DIALECTS)('billing periods on %s', (dialect) => {
     const { rows } = await t.ctx.repos.invoices.list(org.organizationId, { limit: 10, offset: 0 });
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ totalStreams: 1, amountMicro: 99_000_000, paymentStatus: 'open' });
+  });
+
+  it('bills an organization older than billing on the deployment from the month billing came, not before', async () => {
+    const org = await billedOrg(t);
+    await stream(t, org.apiKey, org.content);
+    const registered = periodOf(t.clock.now());
+    // this deployment was upgraded to billing the month after the organization registered
+    await sql(t, dialect, `update drm_migrations set applied_at = ${registered.end + 3_600_000} where version = 9`);
+    try {
+      toNextMonth(t);
+      toNextMonth(t);
+      await closeDuePeriods(t.ctx);
+      const { rows } = await t.ctx.repos.invoices.list(org.organizationId, { limit: 10, offset: 0 });
+      expect(rows.map((r) => r.periodStart)).toEqual([registered.end]);
+    } finally {
+      await sql(t, dialect, `update drm_migrations set applied_at = 0 where version = 9`);
+    }
   });
 
   it('keeps the ledger summing to the balance over random sequences of streams, fees, credits, payments and closes', async () => {

@@ -3,6 +3,8 @@ import { closePeriod } from './invoicing.js';
 import { nextPeriod, type Period, periodOf, previousPeriod } from './periods.js';
 
 const PAGE = 500;
+/** The migration that brought billing: a deployment upgraded to it bills from that month on, not for the months before. */
+const BILLING_MIGRATION = 9;
 
 export interface CloseSummary {
   /** the last period that has ended */
@@ -14,18 +16,20 @@ export interface CloseSummary {
 
 /**
  * Issues every invoice that is due: for each organization, each ended period from its first (the
- * month it registered in, or the month after its last invoice) to the last one ended. A server
- * that was down for months catches up in order. Safe to run on several servers at once.
+ * month it registered in, or billing came to the deployment in, or the month after its last
+ * invoice) to the last one ended. A server that was down for months catches up in order. Safe to
+ * run on several servers at once.
  */
 export async function closeDuePeriods(ctx: Context, options: { until?: Period } = {}): Promise<CloseSummary> {
   const last = options.until ?? previousPeriod(periodOf(ctx.clock.now()));
   const summary: CloseSummary = { period: last, issued: 0, existing: 0 };
+  const billingSince = (await ctx.db.migratedAt(BILLING_MIGRATION)) ?? 0;
   for (let offset = 0; ; offset += PAGE) {
     const orgs = await ctx.repos.organizations.page(PAGE, offset);
     const lastInvoiced = await ctx.repos.invoices.lastPeriods(orgs.map((o) => o.id));
     for (const org of orgs) {
       const done = lastInvoiced.get(org.id);
-      let period = done === undefined ? periodOf(org.createdAt) : nextPeriod(periodOf(done));
+      let period = done === undefined ? periodOf(Math.max(org.createdAt, billingSince)) : nextPeriod(periodOf(done));
       for (; period.start <= last.start; period = nextPeriod(period)) {
         const { created } = await closePeriod(ctx, org.id, period);
         if (created) summary.issued++;
