@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import type { Runner } from './definitions.js';
-import { dbOptions } from './options.js';
+import { dbOptions, type Runner } from './options.js';
 
 /** drm admin billing: an organization's money, its plan and prices, passes, and closing periods. */
 export function defineAdminBilling(admin: Command, run: Runner): void {

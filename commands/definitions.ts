@@ -1,9 +1,7 @@
 import { type Command, Option } from 'commander';
 import { defineAdminBilling } from './billing-definitions.js';
-import { dbOptions, envOption, switchOption } from './options.js';
+import { dbOptions, envOption, type Runner, switchOption } from './options.js';
 
-/** Wraps a lazily imported command body as a commander action (the real work loads only for the command that runs). */
-export type Runner = (load: () => Promise<(...args: never[]) => Promise<number>>) => (...args: unknown[]) => Promise<void>;
 
 /** drm serve and its settings, each also an environment variable. */
 export function defineServe(program: Command, run: Runner): void {

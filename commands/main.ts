@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
-import { defineAdmin, defineDataCommands, defineServe, defineWatermark, type Runner } from './definitions.js';
+import { defineAdmin, defineDataCommands, defineServe, defineWatermark } from './definitions.js';
+import type { Runner } from './options.js';
 import { createOutput, reportError } from './output.js';
 
 /** The version in package.json (read when the CLI starts: the sources run as they are, unbundled). */

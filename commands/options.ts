@@ -37,3 +37,6 @@ export function dbOptions(cmd: Command): Command {
     .addOption(envOption('--data-dir <dir>', 'data directory (default ./drm-data)', 'DRM_DATA_DIR'))
     .option('--json', 'print JSON for scripts');
 }
+
+/** Wraps a lazily imported command body as a commander action (the real work loads only for the command that runs). */
+export type Runner = (load: () => Promise<(...args: never[]) => Promise<number>>) => (...args: unknown[]) => Promise<void>;

@@ -5,13 +5,12 @@ import { WalletFactory } from './crypto/wallets.js';
 import { watermarkKey } from './watermark/keyed-random.js';
 import { type ViewerIdKey, viewerIdKey } from './domain/identity/viewer-ids.js';
 import { type Database, openDatabase } from './db/database.js';
-import type { Repos } from './db/repos/index.js';
+import type { OrganizationRow, Repos } from './db/repos/index.js';
 import { createLogger, type Logger } from './log.js';
 import { type MediaBinaries, mediaBinaries } from './media/binaries.js';
 import { ContentStore } from './storage/content-store.js';
 import path from 'node:path';
 import { createWebhookFetch } from './domain/webhooks/guarded-fetch.js';
-import type { FundingMethod, PaymentMethod } from './domain/billing/settings.js';
 
 /** Everything a core service needs, built once per process and passed down; no module singletons. */
 export interface Context {
@@ -41,7 +40,19 @@ export interface Context {
   /** ffmpeg and ffprobe, found once from the environment when the context is made */
   media: MediaBinaries;
   /** the ways money comes in that this deployment has configured (none until the funding issue's) */
-  funding: Partial<Record<PaymentMethod, FundingMethod>>;
+  funding: Partial<Record<'apusd' | 'fiat_card', FundingMethod>>;
+}
+
+/** A way money comes in (APUSD on a chain, card payments), plugged in by the deployment; POST /billing/fund hands it a checked request. */
+export interface FundingMethod {
+  fund(ctx: Context, org: OrganizationRow, request: FundRequest): Promise<Record<string, unknown>>;
+}
+
+export interface FundRequest {
+  method: 'apusd' | 'fiat_card';
+  amountMicro: number;
+  /** Shape B: the card processor's payment-intent id */
+  paymentIntentId?: string;
 }
 
 export interface ContextDatabase extends Omit<Database, 'transaction'> {

@@ -62,7 +62,7 @@ describe.each(DIALECTS)('billing periods on %s', (dialect) => {
     await sql(t, dialect, FAIL_ON_INVOICE[dialect]);
     await expect(closeDuePeriods(t.ctx)).rejects.toThrow();
     expect((await t.ctx.repos.invoices.list(org.organizationId, { limit: 10, offset: 0 })).total).toBe(0);
-    expect(await t.ctx.repos.invoices.unsettledUsage(org.organizationId, Number.MAX_SAFE_INTEGER)).toEqual([]);
+    expect(await t.ctx.repos.usage.unsettled(org.organizationId, Number.MAX_SAFE_INTEGER)).toEqual([]);
     await sql(t, dialect, DROP_FAILURE[dialect]);
     await closeDuePeriods(t.ctx);
     await closeDuePeriods(t.ctx);

@@ -55,7 +55,8 @@ describe.each(['a', 'b'] as const)('api shape %s', (shape) => {
     const reg = await registerOrg(t);
     await t.ctx.repos.organizations.update(reg.organizationId, { apusdBalanceMicro: toMicro(12.75) });
     const body = await (await t.request('GET', '/api/v1/auth/verify', { key: reg.apiKey })).json();
-    expect(body.organization.apusdBalance).toBe(shape === 'a' ? 12 : 12.75);
+    // whole APUSD in Shape A, rounded half up at the edge (README, "Billing")
+    expect(body.organization.apusdBalance).toBe(shape === 'a' ? 13 : 12.75);
   });
 
   it('refuses to self-register on an admin-assigned plan', async () => {

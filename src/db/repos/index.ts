@@ -11,6 +11,7 @@ import { organizationsRepo } from './organizations.js';
 import { rateCountersRepo } from './rate-counters.js';
 import { sessionsRepo } from './sessions.js';
 import { subscriptionsRepo } from './subscriptions.js';
+import { usageRepo } from './usage.js';
 import { viewersRepo } from './viewers.js';
 import { webhookDeliveriesRepo } from './webhook-deliveries.js';
 
@@ -31,6 +32,7 @@ function makeStores(x: Executor) {
     ledger: ledgerRepo(x),
     invoices: invoicesRepo(x),
     subscriptions: subscriptionsRepo(x),
+    usage: usageRepo(x),
   };
 }
 
@@ -48,7 +50,8 @@ export function makeRepos(x: Executor): Repos {
 export type { ApiKeyRow } from './api-keys.js';
 export type { ContentRow } from './content.js';
 export type { CaseOutcome, CaseRow, CaseStatus, Candidate } from './forensic-cases.js';
-export type { InvoiceLineRow, InvoiceRow, PeriodUsageRow } from './invoices.js';
+export type { InvoiceLineRow, InvoiceRow } from './invoices.js';
+export type { PeriodUsageRow } from './usage.js';
 export type { LedgerRow } from './ledger.js';
 export type { LicenseRow } from './licenses.js';
 export type { OrganizationRow } from './organizations.js';

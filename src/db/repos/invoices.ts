@@ -4,12 +4,10 @@ import type * as billing from '../schema/billing.js';
 
 export type InvoiceRow = typeof billing.invoices.$inferSelect;
 export type InvoiceLineRow = typeof billing.invoiceLines.$inferSelect;
-export type PeriodUsageRow = typeof billing.periodUsage.$inferSelect;
 
 export function invoicesRepo(x: Executor) {
   const t = x.s.invoices;
   const l = x.s.invoiceLines;
-  const u = x.s.periodUsage;
   return {
     async insert(row: InvoiceRow, lines: InvoiceLineRow[]): Promise<void> {
       await x.run((q) => q.insert(t).values(row));
@@ -66,12 +64,8 @@ export function invoicesRepo(x: Executor) {
       ),
 
     async openTotal(organizationId: string): Promise<number> {
-      const rows = await x.run((q) =>
-        q
-          .select({ sum: sql<number | null>`sum(${t.amountMicro})` })
-          .from(t)
-          .where(and(eq(t.organizationId, organizationId), eq(t.paymentStatus, 'open'))),
-      );
+      const open = and(eq(t.organizationId, organizationId), eq(t.paymentStatus, 'open'));
+      const rows = await x.run((q) => q.select({ sum: sql<number | null>`sum(${t.amountMicro})` }).from(t).where(open));
       return Number(rows[0]?.sum ?? 0);
     },
 
@@ -87,25 +81,5 @@ export function invoicesRepo(x: Executor) {
       );
       return new Map(rows.map((r) => [r.org, Number(r.last)]));
     },
-
-    insertUsage: (row: PeriodUsageRow) => x.run((q) => q.insert(u).values(row)),
-
-    /** Periods invoiced whose sessions may still add bytes. */
-    unsettledUsage: (organizationId: string, before: number): Promise<PeriodUsageRow[]> =>
-      x.run((q) =>
-        q
-          .select()
-          .from(u)
-          .where(and(eq(u.organizationId, organizationId), eq(u.settled, false), sql`${u.periodStart} < ${before}`))
-          .orderBy(asc(u.periodStart)),
-      ),
-
-    updateUsage: (row: PeriodUsageRow) =>
-      x.run((q) =>
-        q
-          .update(u)
-          .set({ streams: row.streams, bytes: row.bytes, amountMicro: row.amountMicro, settled: row.settled })
-          .where(and(eq(u.organizationId, row.organizationId), eq(u.periodStart, row.periodStart))),
-      ),
   };
 }

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gte, lt, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gte, sql } from 'drizzle-orm';
 import { type Executor, rowOfPlaceholders } from '../executor.js';
 import type * as tables from '../schema/tables.js';
 
@@ -65,31 +65,6 @@ export function sessionsRepo(x: Executor) {
     /** A viewer's most recent sessions (bounded). */
     listForViewer(viewerId: string, limit: number): Promise<SessionRow[]> {
       return x.run((q) => q.select().from(t).where(eq(t.viewerId, viewerId)).orderBy(desc(t.createdAt), t.id).limit(limit));
-    },
-
-    /**
-     * One period's metering of an organization: its sessions' streams and bytes per price (null:
-     * the plan's), and when the last of them expires (bytes can land until then).
-     */
-    async usageBetween(organizationId: string, start: number, end: number) {
-      const rows = await x.run((q) =>
-        q
-          .select({
-            priceMicro: t.pricePerStreamMicro,
-            streams: count(),
-            bytes: sql<number | null>`sum(${t.bytesServed})`,
-            lastExpiry: sql<number | null>`max(${t.expiresAt})`,
-          })
-          .from(t)
-          .where(and(eq(t.organizationId, organizationId), gte(t.createdAt, start), lt(t.createdAt, end)))
-          .groupBy(t.pricePerStreamMicro),
-      );
-      return rows.map((r) => ({
-        priceMicro: r.priceMicro === null ? null : Number(r.priceMicro),
-        streams: Number(r.streams),
-        bytes: Number(r.bytes ?? 0),
-        lastExpiry: Number(r.lastExpiry ?? 0),
-      }));
     },
 
     async countSince(organizationId: string, since: number): Promise<number> {

@@ -22,7 +22,7 @@ export interface UsageSoFar {
 export async function usageSoFar(ctx: Context, org: OrganizationRow): Promise<UsageSoFar> {
   const fresh = (await ctx.repos.organizations.find(org.id)) ?? org;
   const period = periodOf(ctx.clock.now());
-  const groups = await ctx.repos.sessions.usageBetween(org.id, period.start, period.end);
+  const groups = await ctx.repos.usage.measure(org.id, period.start, period.end);
   const subscriptions = (await ctx.repos.subscriptions.liveAt(org.id, period.start)).map((s) => subscriptionCharge(s, period));
   const lines = [...usageLines(termsOf(fresh), groups), ...subscriptions.filter((l) => l !== undefined)];
   const amountDueMicro = totalOf(lines);

@@ -54,7 +54,7 @@ async function issue(tx: Context, organizationId: string, period: Period): Promi
     if (line) charged.push({ line, periodStart: period.start });
   }
   const own = await meterPeriod(tx, organizationId, period, termsOf(org), now);
-  await tx.repos.invoices.insertUsage(own.usage);
+  await tx.repos.usage.insert(own.usage);
   for (const line of own.lines) charged.push({ line, periodStart: period.start });
   const late = await lateUsage(tx, organizationId, period, now);
   charged.push(...late.lines);
@@ -82,7 +82,7 @@ async function issue(tx: Context, organizationId: string, period: Period): Promi
 
 /** A period's sessions priced at the terms: the lines, and the record of what they invoiced. */
 async function meterPeriod(tx: Context, organizationId: string, period: Period, terms: Terms, now: number) {
-  const groups = await tx.repos.sessions.usageBetween(organizationId, period.start, period.end);
+  const groups = await tx.repos.usage.measure(organizationId, period.start, period.end);
   const lines = usageLines(terms, groups);
   const usage: PeriodUsageRow = {
     organizationId,
@@ -111,7 +111,7 @@ const sums = (groups: readonly UsageGroup[]) => ({
  */
 async function lateUsage(tx: Context, organizationId: string, period: Period, now: number) {
   const out = { lines: [] as { line: Line; periodStart: number }[], streams: 0, bytes: 0 };
-  for (const billed of await tx.repos.invoices.unsettledUsage(organizationId, period.start)) {
+  for (const billed of await tx.repos.usage.unsettled(organizationId, period.start)) {
     const earlier = { start: billed.periodStart, end: billed.periodEnd };
     const again = await meterPeriod(tx, organizationId, earlier, billed.terms as unknown as Terms, now);
     const streams = again.usage.streams - billed.streams;
@@ -123,7 +123,7 @@ async function lateUsage(tx: Context, organizationId: string, period: Period, no
       out.streams += streams;
       out.bytes += bytes;
     }
-    await tx.repos.invoices.updateUsage({ ...billed, ...again.usage, terms: billed.terms });
+    await tx.repos.usage.update({ ...billed, ...again.usage, terms: billed.terms });
   }
   return out;
 }

@@ -1,4 +1,4 @@
-import type { Context } from '../../context.js';
+import type { Context, FundRequest } from '../../context.js';
 import type { OrganizationRow } from '../../db/repos/index.js';
 import { badRequest, DrmError } from '../../errors.js';
 import { toMicro } from '../money.js';
@@ -33,18 +33,6 @@ export async function setAutopay(ctx: Context, org: OrganizationRow, body: unkno
   });
   if (enabled && method === 'apusd') await payOpenInvoices(ctx, org.id);
   return { autopayEnabled: enabled, method: method ?? null };
-}
-
-export interface FundRequest {
-  method: PaymentMethod;
-  amountMicro: number;
-  /** Shape B: the card processor's payment-intent id */
-  paymentIntentId?: string;
-}
-
-/** A way money comes in (APUSD on a chain, card payments): plugged into the context by the deployment. */
-export interface FundingMethod {
-  fund(ctx: Context, org: OrganizationRow, request: FundRequest): Promise<Record<string, unknown>>;
 }
 
 /** POST /billing/fund's body: method, and an amount 0 < a ≤ 1,000,000 APUSD with at most 6 decimals. */
