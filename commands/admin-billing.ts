@@ -5,7 +5,7 @@ import { periodLabel } from '../src/domain/billing/periods.js';
 import { closePeriodsUntil, statementOf } from '../src/domain/billing/statement.js';
 import { paging } from '../src/domain/validate.js';
 import { badRequest } from '../src/errors.js';
-import { balanceBody, invoiceBody, ledgerEntryBody, usageBody } from '../src/present/billing.js';
+import { ledgerEntryBody, statementBody } from '../src/present/billing.js';
 import type { DbOptions } from './options.js';
 import { printJson, printTable } from './output.js';
 import { withContext } from './with-context.js';
@@ -26,15 +26,7 @@ export const show = (opts: DbOptions & { org: string; limit: string }) =>
     const s = await statementOf(ctx, opts.org, page);
     const shape = ctx.config.apiShape;
     if (out.json) {
-      printJson(out, {
-        organizationId: s.organization.id,
-        ...balanceBody(s.usage, shape),
-        usage: usageBody(s.usage, shape),
-        ledgerMatchesBalance: s.ledgerSumMicro === s.organization.apusdBalanceMicro,
-        ledger: s.ledger.map((e) => ledgerEntryBody(e, shape)),
-        invoices: s.invoices.map((i) => invoiceBody(i, shape)),
-        totalInvoices: s.invoiceTotal,
-      });
+      printJson(out, statementBody(s, shape));
       return 0;
     }
     const u = s.usage;

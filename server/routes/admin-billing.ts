@@ -5,7 +5,7 @@ import { periodLabel } from '../../src/domain/billing/periods.js';
 import { closePeriodsUntil, statementOf } from '../../src/domain/billing/statement.js';
 import { asObject, optionalString, paging } from '../../src/domain/validate.js';
 import { iso } from '../../src/clock.js';
-import { balanceBody, invoiceBody, ledgerEntryBody, usageBody } from '../../src/present/billing.js';
+import { ledgerEntryBody, statementBody } from '../../src/present/billing.js';
 import { readJson } from '../body.js';
 import type { AppEnv } from '../env.js';
 import { requireAdmin } from '../middleware/admin.js';
@@ -38,16 +38,7 @@ export function adminBillingRoutes(ctx: Context) {
 
   app.get('/organizations/:id/billing', async (c) => {
     const page = paging(c.req.query('page'), c.req.query('limit'), 100);
-    const s = await statementOf(ctx, c.req.param('id'), page);
-    return c.json({
-      organizationId: s.organization.id,
-      ...balanceBody(s.usage, shape),
-      usage: usageBody(s.usage, shape),
-      ledgerMatchesBalance: s.ledgerSumMicro === s.organization.apusdBalanceMicro,
-      ledger: s.ledger.map((e) => ledgerEntryBody(e, shape)),
-      invoices: s.invoices.map((i) => invoiceBody(i, shape)),
-      totalInvoices: s.invoiceTotal,
-    });
+    return c.json(statementBody(await statementOf(ctx, c.req.param('id'), page), shape));
   });
 
   app.post('/billing/close-period', async (c) => {

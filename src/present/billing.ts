@@ -2,6 +2,7 @@ import { iso } from '../clock.js';
 import type { ApiShape } from '../config.js';
 import type { InvoiceLineRow, InvoiceRow, LedgerRow, SubscriptionRow } from '../db/repos/index.js';
 import type { UsageSoFar } from '../domain/billing/account.js';
+import type { Statement } from '../domain/billing/statement.js';
 import { shownAmount } from '../domain/billing/format.js';
 
 // Shape A shows whole APUSD, Shape B decimals to the cent (billing/format.ts rounds, half up).
@@ -77,5 +78,18 @@ export function ledgerEntryBody(e: LedgerRow, shape: ApiShape) {
     reference: e.reference,
     memo: e.memo,
     createdAt: iso(e.createdAt),
+  };
+}
+
+/** An organization's money as an operator sees it (admin API and `drm admin billing show --json`). */
+export function statementBody(s: Statement, shape: ApiShape) {
+  return {
+    organizationId: s.organization.id,
+    ...balanceBody(s.usage, shape),
+    usage: usageBody(s.usage, shape),
+    ledgerMatchesBalance: s.ledgerSumMicro === s.organization.apusdBalanceMicro,
+    ledger: s.ledger.map((e) => ledgerEntryBody(e, shape)),
+    invoices: s.invoices.map((i) => invoiceBody(i, shape)),
+    totalInvoices: s.invoiceTotal,
   };
 }

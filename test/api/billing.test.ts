@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PeriodCloser } from '../../src/domain/billing/period-close.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { expectError } from '../helpers/expect-error.js';
 import { asAdmin, billedOrg, getJson, type Json, stream, toNextMonth } from '../helpers/billing.js';
@@ -105,6 +106,20 @@ describe.each(DIALECTS)('billing on %s', (dialect) => {
     const statement = (await (await admin('GET', `/api/v1/admin/organizations/${org.organizationId}/billing`)).json()) as Json;
     expect(statement.ledgerMatchesBalance).toBe(true);
     expect(statement.ledger.map((e: Json) => [e.kind, e.amount]).sort()).toEqual([['credit', 150.5], ['invoice_payment', -99]]);
+  });
+
+  it("the server's period closer issues what is due once the month has ended, and two ticks at once do it once", async () => {
+    const org = await billedOrg(t);
+    await stream(t, org.apiKey, org.content);
+    const closer = new PeriodCloser(t.ctx, 3_600_000);
+    await closer.tick();
+    expect((await getJson(t, '/api/v1/billing/invoices', org.apiKey)).total).toBe(0);
+    toNextMonth(t);
+    const ticks = [closer.tick(), closer.tick()];
+    expect(ticks[0]).toBe(ticks[1]);
+    await Promise.all(ticks);
+    await closer.stop();
+    expect((await getJson(t, '/api/v1/billing/invoices', org.apiKey)).invoices).toEqual([expect.objectContaining({ totalStreams: 1 })]);
   });
 
   it('subscribes each product separately, monthly at 99 or yearly at 1,009.80, and cancels at the end of the month or year', async () => {
