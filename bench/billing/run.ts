@@ -4,9 +4,9 @@
 // one from this checkout (metering on: every session records its price, the period closer runs,
 // billing reads are served), one from the commit before billing (--baseline, default
 // cb89ca1), checked out beside it as a git worktree that shares node_modules. Interleaved runs
-// of (1) sessions/s: --sessions first-time viewers through POST /stream at 10 at a time, and
+// of (1) sessions/s: --sessions first-time viewers through POST /stream at 10 at a time,
 // (2) segment MB/s: --players sessions each fetching its own segments over keep-alive for
-// --duration s. Medians, and metered / baseline. Then, on this checkout alone, what the billing
+// --duration s, and (3) GET /api/v1/auth/verify requests/s (bench:api's endpoint) for as long. Medians, and metered / baseline. Then, on this checkout alone, what the billing
 // reads and the close cost as a month's sessions grow. Prints numbers; it fails on nothing.
 import autocannon from 'autocannon';
 import Table from 'cli-table3';
@@ -110,6 +110,13 @@ async function segmentMbPerSecond(d: Deployment, players: number, seconds: numbe
   return r.throughput.average / 1e6;
 }
 
+/** GET /api/v1/auth/verify requests/s (bench:api's endpoint) over 50 keep-alive connections. */
+async function verifyPerSecond(d: Deployment, seconds: number): Promise<number> {
+  const r = await autocannon({ url: `${d.server.url}/api/v1/auth/verify`, connections: 50, duration: seconds, headers: { authorization: `Bearer ${d.apiKey}` } });
+  if (r.non2xx > 0) throw new Error(`${d.name}: ${r.non2xx} verify requests failed`);
+  return r.requests.average;
+}
+
 interface Pair {
   metered: number;
   baseline: number;
@@ -121,6 +128,7 @@ async function compare(target: string, db: (name: string) => Promise<string | un
   const base = await deploy('baseline', baseline, await db('baseline'));
   const sessions: Pair[] = [];
   const segments: Pair[] = [];
+  const verify: Pair[] = [];
   const perRun = Number(values.sessions);
   await sessionsPerSecond(metered, 200);
   await sessionsPerSecond(base, 200);
@@ -131,6 +139,9 @@ async function compare(target: string, db: (name: string) => Promise<string | un
     for (const d of order) rate.set(d, await sessionsPerSecond(d, perRun));
     const mb = new Map<Deployment, number>();
     for (const d of order) mb.set(d, await segmentMbPerSecond(d, Number(values.players), Number(values.duration)));
+    const api = new Map<Deployment, number>();
+    for (const d of order) api.set(d, await verifyPerSecond(d, Number(values.duration)));
+    verify.push({ metered: api.get(metered) as number, baseline: api.get(base) as number });
     const pair = { metered: rate.get(metered) as number, baseline: rate.get(base) as number };
     const seg = { metered: mb.get(metered) as number, baseline: mb.get(base) as number };
     sessions.push(pair);
@@ -144,6 +155,7 @@ async function compare(target: string, db: (name: string) => Promise<string | un
     target,
     sessions: { metered: median(sessions.map((p) => p.metered)), baseline: median(sessions.map((p) => p.baseline)), ratio: ratio(sessions) },
     segments: { metered: median(segments.map((p) => p.metered)), baseline: median(segments.map((p) => p.baseline)), ratio: ratio(segments) },
+    verify: { metered: median(verify.map((p) => p.metered)), baseline: median(verify.map((p) => p.baseline)), ratio: ratio(verify) },
     reads,
   };
 }
@@ -178,9 +190,11 @@ try {
 if (values.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
 else {
   process.stdout.write(`metering on (this checkout) against ${values.baseline} (before billing), medians of ${runs} interleaved runs, ${os.availableParallelism()} CPUs\n`);
-  const t = new Table({ head: ['database', 'sessions/s metered', 'baseline', 'ratio (target ≥ 90%)', 'segment MB/s metered', 'baseline', 'ratio (target ≥ 90%)'], style: { head: [], border: [] } });
+  const t = new Table({ head: ['database', 'measure', 'metered', 'baseline', 'metered / baseline (target ≥ 90%)'], style: { head: [], border: [] } });
   for (const r of results) {
-    t.push([r.target, r.sessions.metered.toFixed(0), r.sessions.baseline.toFixed(0), `${(100 * r.sessions.ratio).toFixed(0)}%`, r.segments.metered.toFixed(0), r.segments.baseline.toFixed(0), `${(100 * r.segments.ratio).toFixed(0)}%`]);
+    for (const [name, m] of [['sessions/s (first-time viewers)', r.sessions], ['segment MB/s', r.segments], ['GET /auth/verify requests/s', r.verify]] as const) {
+      t.push([r.target, name, m.metered.toFixed(0), m.baseline.toFixed(0), `${(100 * m.ratio).toFixed(0)}%`]);
+    }
   }
   process.stdout.write(`${t.toString()}\n`);
   const u = new Table({ head: ['database', "one organization's sessions this month", 'GET /billing/usage ms (median of 5)', 'close of the month ms'], style: { head: [], border: [] } });

@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SubscriptionRow } from '../../src/db/repos/index.js';
-import { formatApusd, shownAmount } from '../../src/domain/billing/format.js';
+import { formatApusd, roundMicro, shownAmount } from '../../src/domain/billing/format.js';
 import { monthsBetween, periodNamed, periodOf } from '../../src/domain/billing/periods.js';
 import { mulDivHalfUp, totalOf, usageLines, watermarkFeeMicro } from '../../src/domain/billing/pricing.js';
 import { endOnCancel, subscriptionCharge } from '../../src/domain/billing/subscriptions-rule.js';
@@ -47,6 +48,17 @@ describe('money at the edge', () => {
     expect([shownAmount(2_490_000, 'b'), shownAmount(2_490_000, 'a'), shownAmount(2_500_000, 'a')]).toEqual([2.49, 2, 3]);
     expect([shownAmount(-605_000, 'b'), shownAmount(1_009_800_000, 'b'), shownAmount(4_999, 'b'), shownAmount(5_000, 'b')]).toEqual([-0.61, 1009.8, 0, 0.01]);
     expect(formatApusd(-1_500_000_000)).toBe('-1,500.00');
+  });
+
+  it('rounds with plain numbers exactly as with BigInt, up to the largest amounts', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.integer({ min: -(2 ** 50), max: 2 ** 50 }), fc.constantFrom(2 ** 50 - 1, 2 ** 50 - 500_000, 1_125_899_906_342_624)), fc.constantFrom(10_000, 1_000_000), (micro, unit) => {
+        const abs = BigInt(Math.abs(micro));
+        const exact = (micro < 0 ? -1 : 1) * Number((2n * abs + BigInt(unit)) / (2n * BigInt(unit)));
+        expect(roundMicro(micro, unit)).toBe(exact);
+      }),
+      { seed: 7, numRuns: 5_000 },
+    );
   });
 
   it('multiplies bytes by micro-prices exactly past 2^53', () => {

@@ -7,7 +7,10 @@ import type { ApiShape } from '../../config.js';
  */
 export function roundMicro(micro: number, unitMicro: number): number {
   const sign = micro < 0 ? -1 : 1;
-  const m = BigInt(Math.abs(micro));
+  const abs = Math.abs(micro);
+  // 2·abs + unit stays an exact double below 2^51; BigInt only for the rare larger amount.
+  if (abs < 2 ** 50) return sign * Math.floor((2 * abs + unitMicro) / (2 * unitMicro));
+  const m = BigInt(abs);
   const u = BigInt(unitMicro);
   return sign * Number((2n * m + u) / (2n * u));
 }
