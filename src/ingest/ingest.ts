@@ -7,12 +7,13 @@ import { seal } from '../crypto/sealed.js';
 import { badRequest, DrmError } from '../errors.js';
 import { type HlsSegment, playlistIn, readPlaylist, writeKeyInfo } from '../media/hls.js';
 import { type MediaInfo, probeMedia, resolutionLabel } from '../media/probe.js';
+import type { Staging } from '../storage/content-store.js';
 import { watermarkEngine } from '../watermark/engine.js';
 import { musicPackaging } from './package-music.js';
 import { videoPackaging } from './package-video.js';
 import { type PackageJob, packageVariants } from './packaging.js';
 import { makePreview, makeThumbnail } from './previews.js';
-import { chargeWatermarkFee, refundWatermarkFee, type WatermarkCharge } from '../domain/billing/watermark-fee.js';
+import { chargeWatermarkFee, refundAbandonedFee, refundWatermarkFee, type WatermarkCharge } from '../domain/billing/watermark-fee.js';
 import { newId } from '../crypto/tokens.js';
 
 /** Content ingested for an organization is licensed to it, marked as ingested. */
@@ -127,26 +128,32 @@ async function packageContent(ctx: Context, r: IngestRequest, job: PackageJob, c
  */
 export async function ingestContent(ctx: Context, r: IngestRequest, hooks: IngestHooks = {}): Promise<IngestResult> {
   checkRequest(r);
-  const bins = ctx.media;
-  const info = await probeMedia(bins, r.input);
+  const info = await probeMedia(ctx.media, r.input);
   checkMedia(r, info);
+  // What ingests that died outright left behind goes, and a watermark fee one of them paid comes back.
+  for (const dir of await ctx.storage.sweep(async (id) => Boolean(await ctx.repos.content.find(id)))) {
+    await refundAbandonedFee(ctx, path.basename(dir));
+  }
   const contentId = randomUUID();
-  const charge = r.organizationId
-    ? await chargeWatermarkFee(ctx, { organizationId: r.organizationId, contentId, type: r.type, watermark: r.watermark, height: info.video?.height ?? null })
-    : undefined;
+  // Staged (its owner marked alive) before the fee is taken, so a kill at any point after it is swept and refunded.
+  const staging = ctx.storage.stage(contentId);
+  let charge: WatermarkCharge | undefined;
   try {
-    return { ...(await packageAndPublish(ctx, r, info, contentId, hooks)), ...(charge && { charge }) };
+    if (r.organizationId) {
+      charge = await chargeWatermarkFee(ctx, { organizationId: r.organizationId, contentId, type: r.type, watermark: r.watermark, height: info.video?.height ?? null });
+    }
+    return { ...(await packageAndPublish(ctx, r, info, staging, hooks)), ...(charge && { charge }) };
   } catch (err) {
+    staging.discard();
     if (charge) await refundWatermarkFee(ctx, charge);
     throw err;
   }
 }
 
-async function packageAndPublish(ctx: Context, r: IngestRequest, info: MediaInfo, contentId: string, hooks: IngestHooks): Promise<IngestResult> {
+async function packageAndPublish(ctx: Context, r: IngestRequest, info: MediaInfo, staging: Staging, hooks: IngestHooks): Promise<IngestResult> {
   const started = performance.now();
   const bins = ctx.media;
-  await ctx.storage.sweep(async (id) => Boolean(await ctx.repos.content.find(id)));
-  const staging = ctx.storage.stage(contentId);
+  const contentId = staging.id;
   try {
     const key = randomBytes(16);
     const job: PackageJob = {

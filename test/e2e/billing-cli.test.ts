@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -5,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config.js';
 import { createContext } from '../../src/context.js';
 import { creditBalance } from '../../src/domain/billing/admin.js';
+import { chargeWatermarkFee } from '../../src/domain/billing/watermark-fee.js';
 import { ingestContent } from '../../src/ingest/ingest.js';
 import { registerOrganization } from '../../src/domain/organizations.js';
 import { createLogger } from '../../src/log.js';
@@ -85,6 +88,27 @@ describe('drm ingest --org and drm admin billing', () => {
       expect(kinds).toEqual(expect.arrayContaining([['watermark_fee', -1_500_000_000], ['refund', 1_500_000_000]]));
       expect((await ctx.repos.organizations.find(orgId))?.apusdBalanceMicro).toBe(before);
       expect(await ctx.repos.ledger.sumOf(orgId)).toBe(before);
+    } finally {
+      await ctx.db.close();
+    }
+  }, T);
+
+  it('refunds the fee of an ingest killed outright when a later ingest sweeps what it left', async () => {
+    const ctx = await createContext(resolveConfig({ dataDir: dir, logLevel: 'silent' }, {}), { log: createLogger('silent') });
+    try {
+      await creditBalance(ctx, orgId, { amount: 1500, idempotencyKey: 'for-the-killed-ingest' });
+      const before = (await ctx.repos.organizations.find(orgId))?.apusdBalanceMicro as number;
+      // An ingest that paid and was then killed: its staging directory names an owner that is gone.
+      const killedId = randomUUID();
+      const staging = ctx.storage.stage(killedId);
+      const gone = spawnSync(process.execPath, ['-e', '0']).pid;
+      fs.writeFileSync(path.join(staging.dir, 'owner.json'), JSON.stringify({ pid: gone, host: os.hostname() }));
+      await chargeWatermarkFee(ctx, { organizationId: orgId, contentId: killedId, type: 'video', watermark: true, height: 360 });
+      expect((await ctx.repos.organizations.find(orgId))?.apusdBalanceMicro).toBe(before - 1_500_000_000);
+      await ingestContent(ctx, { input: film, title: 'Plain', type: 'video', watermark: false });
+      expect((await ctx.repos.ledger.findByKey(`refund:watermark-fee:${killedId}`))?.amountMicro).toBe(1_500_000_000);
+      expect((await ctx.repos.organizations.find(orgId))?.apusdBalanceMicro).toBe(before);
+      expect(fs.existsSync(staging.dir)).toBe(false);
     } finally {
       await ctx.db.close();
     }

@@ -48,3 +48,13 @@ export async function refundWatermarkFee(ctx: Context, charge: WatermarkCharge):
     }),
   );
 }
+
+/**
+ * The fee of an ingest that died outright (its leftovers swept by a later ingest): given back
+ * under the same refund key, so a fee is refunded once however it ended.
+ */
+export async function refundAbandonedFee(ctx: Context, contentId: string): Promise<void> {
+  const fee = await ctx.repos.ledger.findByKey(feeKey(contentId));
+  if (!fee) return;
+  await refundWatermarkFee(ctx, { organizationId: fee.organizationId, contentId, feeMicro: -fee.amountMicro, waivedByPass: false });
+}
