@@ -43,9 +43,10 @@ export const show = (opts: DbOptions & { org: string; limit: string }) =>
 export const closePeriodCommand = (opts: DbOptions & { period?: string }) =>
   withContext(opts, async (ctx, out) => {
     const s = await closePeriodsUntil(ctx, opts.period);
-    if (out.json) printJson(out, { success: true, period: periodLabel(s.period), issued: s.issued, existing: s.existing });
+    if (out.json) printJson(out, { success: s.failed === 0, period: periodLabel(s.period), issued: s.issued, existing: s.existing, failed: s.failed });
     else out.write(`closed up to ${periodLabel(s.period)}: ${s.issued} invoice(s) issued${s.existing ? `, ${s.existing} issued before` : ''}`);
-    return 0;
+    if (s.failed > 0) out.error(`drm: ${s.failed} organization(s) could not be closed or paid (see the log); run close-period again`);
+    return s.failed > 0 ? 1 : 0;
   });
 
 export const credit = (opts: DbOptions & { org: string; amount: string; reason?: string; key?: string }) =>

@@ -44,7 +44,7 @@ export function adminBillingRoutes(ctx: Context) {
   app.post('/billing/close-period', async (c) => {
     const body = c.req.header('content-type') ? asObject(await json(c)) : {};
     const summary = await closePeriodsUntil(ctx, optionalString(body, 'period', { max: 20 }));
-    return c.json({ success: true, period: periodLabel(summary.period), issued: summary.issued, existing: summary.existing });
+    return c.json({ success: true, period: periodLabel(summary.period), issued: summary.issued, existing: summary.existing, failed: summary.failed });
   });
   return app;
 }

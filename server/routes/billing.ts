@@ -53,7 +53,8 @@ export function billingRoutes(ctx: Context) {
     return c.json({ subscriptions: rows.map((s) => subscriptionBody(s, shape)) });
   });
   app.post('/subscriptions', keyed, async (c) => c.json(subscriptionBody(await subscribe(ctx, c.get('auth').org, await json(c)), shape), 201));
-  app.delete('/subscriptions/:id', keyed, async (c) =>
+  // A suspended organization may still stop paying for what it no longer uses.
+  app.delete('/subscriptions/:id', reading, async (c) =>
     c.json(subscriptionBody(await cancelSubscription(ctx, c.get('auth').org, c.req.param('id')), shape)),
   );
   return app;

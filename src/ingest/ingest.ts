@@ -131,9 +131,10 @@ export async function ingestContent(ctx: Context, r: IngestRequest, hooks: Inges
   const info = await probeMedia(ctx.media, r.input);
   checkMedia(r, info);
   // What ingests that died outright left behind goes, and a watermark fee one of them paid comes back.
-  for (const dir of await ctx.storage.sweep(async (id) => Boolean(await ctx.repos.content.find(id)))) {
-    await refundAbandonedFee(ctx, path.basename(dir));
-  }
+  await ctx.storage.sweep(
+    async (id) => Boolean(await ctx.repos.content.find(id)),
+    (id) => refundAbandonedFee(ctx, id),
+  );
   const contentId = randomUUID();
   // Staged (its owner marked alive) before the fee is taken, so a kill at any point after it is swept and refunded.
   const staging = ctx.storage.stage(contentId);
@@ -144,8 +145,9 @@ export async function ingestContent(ctx: Context, r: IngestRequest, hooks: Inges
     }
     return { ...(await packageAndPublish(ctx, r, info, staging, hooks)), ...(charge && { charge }) };
   } catch (err) {
-    staging.discard();
+    // Refunded before the staging goes: if the refund fails, the next ingest's sweep gives it back.
     if (charge) await refundWatermarkFee(ctx, charge);
+    staging.discard();
     throw err;
   }
 }
@@ -210,7 +212,7 @@ async function packageAndPublish(ctx: Context, r: IngestRequest, info: MediaInfo
       seconds: (performance.now() - started) / 1000,
     };
   } catch (err) {
-    staging.discard();
+    // ingestContent discards the staging (after any refund); a cancelled ingest says it was cancelled
     hooks.signal?.throwIfAborted();
     throw err;
   }

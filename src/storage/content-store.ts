@@ -98,12 +98,15 @@ export class ContentStore {
    * of processes on this host that no longer run, and items moved into place whose catalog row
    * never came (`isCatalogued` says). Another running ingest's work is left alone.
    */
-  async sweep(isCatalogued: (id: string) => Promise<boolean>): Promise<string[]> {
+  async sweep(isCatalogued: (id: string) => Promise<boolean>, beforeRemoving: (id: string) => Promise<void> = async () => {}): Promise<string[]> {
     const removed: string[] = [];
     const stagingRoot = path.join(this.root, '.staging');
     for (const id of listDirs(stagingRoot)) {
       const dir = path.join(stagingRoot, id);
       if (!ownerAlive(dir)) {
+        // What must happen for an abandoned item (a refund) happens first: if it fails, the
+        // directory stays for the next sweep to try again.
+        await beforeRemoving(id);
         fs.rmSync(dir, { recursive: true, force: true });
         removed.push(dir);
       }
@@ -114,6 +117,7 @@ export class ContentStore {
       if (await isCatalogued(id)) {
         fs.rmSync(path.join(dir, PUBLISHING), { force: true });
       } else {
+        await beforeRemoving(id);
         fs.rmSync(dir, { recursive: true, force: true });
         removed.push(dir);
       }

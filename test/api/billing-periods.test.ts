@@ -52,17 +52,20 @@ describe.each(DIALECTS)('billing periods on %s', (dialect) => {
     expect(rows[0]).toMatchObject({ totalStreams: a.streams + b.streams, totalBytes: a.bytes + b.bytes });
   }, 120_000);
 
-  it('a close that dies half-way writes nothing; run again it leaves exactly one invoice', async () => {
+  it("a close that dies half-way writes nothing and holds up no other organization; run again it leaves exactly one invoice", async () => {
     const org = await billedOrg(t);
+    const other = await billedOrg(t, { name: 'Other Films' });
     await stream(t, org.apiKey, org.content);
     await t.request('POST', '/api/v1/billing/subscriptions', { key: org.apiKey, body: { product: 'tickets', interval: 'month' } });
     toNextMonth(t);
-    // The database refuses the invoice row, as if the process died before its commit: the period's
-    // usage record and event written before it in the same transaction must go with it.
-    await sql(t, dialect, FAIL_ON_INVOICE[dialect]);
-    await expect(closeDuePeriods(t.ctx)).rejects.toThrow();
+    // The database refuses this organization's invoice row, as if the process died before its
+    // commit: the period's usage record and event written before it in the same transaction go with it.
+    await sql(t, dialect, failOnInvoiceOf(org.organizationId)[dialect]);
+    const summary = await closeDuePeriods(t.ctx);
+    expect(summary.failed).toBe(1);
     expect((await t.ctx.repos.invoices.list(org.organizationId, { limit: 10, offset: 0 })).total).toBe(0);
     expect(await t.ctx.repos.usage.unsettled(org.organizationId, Number.MAX_SAFE_INTEGER)).toEqual([]);
+    expect((await t.ctx.repos.invoices.list(other.organizationId, { limit: 10, offset: 0 })).total).toBe(1);
     await sql(t, dialect, DROP_FAILURE[dialect]);
     await closeDuePeriods(t.ctx);
     await closeDuePeriods(t.ctx);
@@ -139,11 +142,10 @@ async function refusedIfShort(fn: () => Promise<unknown>): Promise<void> {
   }
 }
 
-const FAIL_ON_INVOICE = {
-  sqlite: "create trigger die_before_commit before insert on invoices begin select raise(abort, 'the process died'); end;",
-  postgres:
-    "create function die_before_commit() returns trigger language plpgsql as $$ begin raise exception 'the process died'; end $$; create trigger die_before_commit before insert on invoices for each row execute function die_before_commit();",
-};
+const failOnInvoiceOf = (organizationId: string) => ({
+  sqlite: `create trigger die_before_commit before insert on invoices when new.organization_id = '${organizationId}' begin select raise(abort, 'the process died'); end;`,
+  postgres: `create function die_before_commit() returns trigger language plpgsql as $$ begin if new.organization_id = '${organizationId}' then raise exception 'the process died'; end if; return new; end $$; create trigger die_before_commit before insert on invoices for each row execute function die_before_commit();`,
+});
 const DROP_FAILURE = {
   sqlite: 'drop trigger die_before_commit;',
   postgres: 'drop trigger die_before_commit on invoices; drop function die_before_commit();',

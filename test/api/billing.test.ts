@@ -122,6 +122,21 @@ describe.each(DIALECTS)('billing on %s', (dialect) => {
     expect((await getJson(t, '/api/v1/billing/invoices', org.apiKey)).invoices).toEqual([expect.objectContaining({ totalStreams: 1 })]);
   });
 
+  it('pays an invoice once when two payments race, and says invoice.paid once', async () => {
+    const org = await billedOrg(t);
+    await t.request('POST', '/api/v1/billing/subscriptions', { key: org.apiKey, body: { product: 'cards', interval: 'month' } });
+    await admin('POST', `/api/v1/admin/organizations/${org.organizationId}/credit`, { amount: 500 });
+    toNextMonth(t);
+    await admin('POST', '/api/v1/admin/billing/close-period', {});
+    const [invoice] = (await getJson(t, '/api/v1/billing/invoices', org.apiKey)).invoices as [Json];
+    const pay = () => t.request('POST', `/api/v1/billing/invoices/${invoice.id}/pay`, { key: org.apiKey });
+    const answers = await Promise.all([pay(), pay(), pay()]);
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(await getJson(t, '/api/v1/billing/balance', org.apiKey)).toMatchObject({ apusdBalance: 401 });
+    const paid = ((await getJson(t, '/api/v1/webhook/deliveries', org.apiKey)).deliveries as Json[]).filter((d) => d.eventType === 'invoice.paid');
+    expect(paid).toHaveLength(1);
+  });
+
   it('subscribes each product separately, monthly at 99 or yearly at 1,009.80, and cancels at the end of the month or year', async () => {
     const org = await billedOrg(t);
     const sub = (body: Json) => t.request('POST', '/api/v1/billing/subscriptions', { key: org.apiKey, body });
@@ -134,15 +149,23 @@ describe.each(DIALECTS)('billing on %s', (dialect) => {
     expect(((await (await cancel(monthly.id)).json()) as Json).endsAt).toBe(new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)).toISOString());
     expect(((await (await cancel(yearly.id)).json()) as Json).endsAt).toBe(new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 12, 1)).toISOString());
     await expectError(await cancel('00000000-0000-4000-8000-000000000000'), 404, 'NOT_FOUND');
-    expect((await getJson(t, '/api/v1/billing/subscriptions', org.apiKey)).subscriptions).toHaveLength(2);
+    // cancelled and still running: a new one for the product takes over where it ends
+    const next = (await (await sub({ product: 'flipbooks', interval: 'year' })).json()) as Json;
+    expect(next).toMatchObject({ interval: 'year', price: 1009.8, startedAt: new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)).toISOString() });
+    await expectError(await sub({ product: 'flipbooks', interval: 'month' }), 409, 'CONFLICT');
+    expect((await getJson(t, '/api/v1/billing/subscriptions', org.apiKey)).subscriptions).toHaveLength(3);
   });
 
   it('lets a suspended organization see its balance and invoices but not subscribe', async () => {
     const org = await billedOrg(t);
+    await t.request('POST', '/api/v1/billing/subscriptions', { key: org.apiKey, body: { product: 'music', interval: 'month' } });
     await admin('POST', `/api/v1/admin/organizations/${org.organizationId}/suspend`, { reason: 'unpaid' });
     expect((await t.request('GET', '/api/v1/billing/balance', { key: org.apiKey })).status).toBe(200);
     expect((await t.request('GET', '/api/v1/billing/invoices', { key: org.apiKey })).status).toBe(200);
     await expectError(await t.request('POST', '/api/v1/billing/subscriptions', { key: org.apiKey, body: { product: 'videos', interval: 'month' } }), 403, 'ORGANIZATION_SUSPENDED');
+    // what it subscribed before, it may still cancel
+    const [sub] = (await getJson(t, "/api/v1/billing/subscriptions", org.apiKey)).subscriptions as [Json];
+    expect((await t.request('DELETE', `/api/v1/billing/subscriptions/${sub.id}`, { key: org.apiKey })).status).toBe(200);
   });
 
   it('validates a fund request and says the method is not configured yet, writing nothing', async () => {

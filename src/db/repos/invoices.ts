@@ -51,7 +51,14 @@ export function invoicesRepo(x: Executor) {
       const n = await x.run((q) => q.select({ n: count() }).from(t).where(eq(t.organizationId, organizationId)));
       return { rows, total: Number(n[0]?.n ?? 0) };
     },
+    ...openInvoices(x),
+  };
+}
 
+/** What is owed: open invoices, for autopay, the balance's pending charges and the period closer. */
+function openInvoices(x: Executor) {
+  const t = x.s.invoices;
+  return {
     /** The organization's open invoices, oldest first (autopay pays them in that order). */
     open: (organizationId: string, limit = 100): Promise<InvoiceRow[]> =>
       x.run((q) =>
@@ -62,6 +69,14 @@ export function invoicesRepo(x: Executor) {
           .orderBy(asc(t.periodStart))
           .limit(literalInt(limit)),
       ),
+
+    /** Organizations (up to limit) with an open invoice and APUSD autopay on. */
+    async openUnderAutopay(limit: number): Promise<string[]> {
+      const o = x.s.organizations;
+      const due = and(eq(t.paymentStatus, 'open'), eq(o.autopayEnabled, true), eq(o.autopayMethod, 'apusd'));
+      const rows = await x.run((q) => q.selectDistinct({ id: t.organizationId }).from(t).innerJoin(o, eq(o.id, t.organizationId)).where(due).limit(literalInt(limit)));
+      return rows.map((r) => r.id);
+    },
 
     async openTotal(organizationId: string): Promise<number> {
       const open = and(eq(t.organizationId, organizationId), eq(t.paymentStatus, 'open'));

@@ -25,7 +25,7 @@ export async function creditBalance(ctx: Context, organizationId: string, body: 
   const amount = optionalNumber(f, 'amount', { min: 0, max: 1_000_000 });
   if (amount === undefined || !(amount > 0)) throw badRequest('amount must be a number of APUSD above 0 and at most 1,000,000');
   const micro = toMicro(amount);
-  if (Math.abs(micro / 1e6 - amount) > 1e-9) throw badRequest('amount has more than 6 decimals');
+  if (micro <= 0 || Math.abs(micro / 1e6 - amount) > 1e-9) throw badRequest('amount has more than 6 decimals');
   const key = optionalString(f, 'idempotencyKey', { min: 8, max: 128 }) ?? newId();
   const memo = optionalString(f, 'reason', { max: 500 });
   await organization(ctx, organizationId);

@@ -15,7 +15,7 @@ export async function payInvoice(ctx: Context, invoice: InvoiceRow): Promise<Inv
     if (!current) throw notFound('invoice');
     if (current.paymentStatus !== 'open') return current;
     const org = await tx.repos.organizations.find(current.organizationId);
-    await post(tx, {
+    const { applied } = await post(tx, {
       organizationId: current.organizationId,
       kind: 'invoice_payment',
       amountMicro: -current.amountMicro,
@@ -23,7 +23,8 @@ export async function payInvoice(ctx: Context, invoice: InvoiceRow): Promise<Inv
       reference: current.id,
     });
     const now = tx.clock.now();
-    await tx.repos.invoices.markPaid(current.id, now);
+    // Another payment of it got there first (it waited on the balance's lock): that one told the organization.
+    if (!applied || !(await tx.repos.invoices.markPaid(current.id, now))) return (await tx.repos.invoices.find(current.id)) as InvoiceRow;
     const done: InvoiceRow = { ...current, paymentStatus: 'paid', paidAt: now };
     await recordEvent(tx, current.organizationId, 'invoice.paid', invoiceEventData(done), { webhookUrl: org?.webhookUrl });
     return done;

@@ -91,9 +91,10 @@ async function meterPeriod(tx: Context, organizationId: string, period: Period, 
     ...sums(groups),
     amountMicro: totalOf(lines),
     terms: { ...terms },
-    // Every session of the period expired an hour ago or more: its bytes are all in (a segment
-    // sent as its session expired is counted when the transfer ends).
-    settled: groups.every((g) => g.lastExpiry + SETTLE_AFTER_MS <= now),
+    // An hour after the period's end and after its last session expired, its usage is all in: a
+    // session committed as the period closed, or a segment sent as its session expired, lands
+    // within that hour. Until then each close measures the period again.
+    settled: now >= period.end + SETTLE_AFTER_MS && groups.every((g) => g.lastExpiry + SETTLE_AFTER_MS <= now),
   };
   return { lines, usage };
 }

@@ -1,6 +1,7 @@
 import type { Context } from '../../context.js';
+import { payOpenInvoices } from './autopay.js';
 import { closePeriod } from './invoicing.js';
-import { nextPeriod, type Period, periodOf, previousPeriod } from './periods.js';
+import { nextPeriod, type Period, periodLabel, periodOf, previousPeriod } from './periods.js';
 
 const PAGE = 500;
 /** The migration that brought billing: a deployment upgraded to it bills from that month on, not for the months before. */
@@ -12,6 +13,8 @@ export interface CloseSummary {
   issued: number;
   /** invoiced before (by an earlier run or another server) */
   existing: number;
+  /** organizations whose close failed this pass (logged; the next pass tries again) */
+  failed: number;
 }
 
 /**
@@ -22,7 +25,7 @@ export interface CloseSummary {
  */
 export async function closeDuePeriods(ctx: Context, options: { until?: Period } = {}): Promise<CloseSummary> {
   const last = options.until ?? previousPeriod(periodOf(ctx.clock.now()));
-  const summary: CloseSummary = { period: last, issued: 0, existing: 0 };
+  const summary: CloseSummary = { period: last, issued: 0, existing: 0, failed: 0 };
   const billingSince = (await ctx.db.migratedAt(BILLING_MIGRATION)) ?? 0;
   for (let offset = 0; ; offset += PAGE) {
     const orgs = await ctx.repos.organizations.page(PAGE, offset);
@@ -30,13 +33,33 @@ export async function closeDuePeriods(ctx: Context, options: { until?: Period } 
     for (const org of orgs) {
       const done = lastInvoiced.get(org.id);
       let period = done === undefined ? periodOf(Math.max(org.createdAt, billingSince)) : nextPeriod(periodOf(done));
-      for (; period.start <= last.start; period = nextPeriod(period)) {
-        const { created } = await closePeriod(ctx, org.id, period);
-        if (created) summary.issued++;
-        else summary.existing++;
+      try {
+        for (; period.start <= last.start; period = nextPeriod(period)) {
+          const { created } = await closePeriod(ctx, org.id, period);
+          if (created) summary.issued++;
+          else summary.existing++;
+        }
+      } catch (err) {
+        // One organization's failure (logged, tried again next pass) holds up no other's invoices.
+        summary.failed++;
+        ctx.log.error('closing a billing period failed', { organizationId: org.id, period: periodLabel(period), err: String(err) });
       }
     }
-    if (orgs.length < PAGE) return summary;
+    if (orgs.length >= PAGE) continue;
+    await retryAutopay(ctx, summary);
+    return summary;
+  }
+}
+
+/** Open invoices of organizations with APUSD autopay on: an autopay that failed for any reason but a short balance is tried again each pass. */
+async function retryAutopay(ctx: Context, summary: CloseSummary): Promise<void> {
+  for (const organizationId of await ctx.repos.invoices.openUnderAutopay(PAGE)) {
+    try {
+      await payOpenInvoices(ctx, organizationId);
+    } catch (err) {
+      summary.failed++;
+      ctx.log.error('autopay failed', { organizationId, err: String(err) });
+    }
   }
 }
 

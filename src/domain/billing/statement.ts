@@ -18,17 +18,20 @@ export interface Statement {
 
 /** An organization's money as an operator sees it: balance, usage, recent ledger entries and invoices (bounded pages). */
 export async function statementOf(ctx: Context, organizationId: string, page = { limit: 50, offset: 0 }): Promise<Statement> {
-  const organization = await ctx.repos.organizations.find(organizationId);
-  if (!organization) throw notFound('organization');
-  const invoices = await ctx.repos.invoices.list(organizationId, page);
-  return {
-    organization,
-    usage: await usageSoFar(ctx, organization),
-    ledgerSumMicro: await ctx.repos.ledger.sumOf(organizationId),
-    ledger: await ctx.repos.ledger.list(organizationId, page),
-    invoices: invoices.rows,
-    invoiceTotal: invoices.total,
-  };
+  // One transaction, so that the balance and the ledger's sum are read at the same instant.
+  return ctx.db.transaction(async (tx) => {
+    const organization = await tx.repos.organizations.find(organizationId);
+    if (!organization) throw notFound('organization');
+    const invoices = await tx.repos.invoices.list(organizationId, page);
+    return {
+      organization,
+      usage: await usageSoFar(tx, organization),
+      ledgerSumMicro: await tx.repos.ledger.sumOf(organizationId),
+      ledger: await tx.repos.ledger.list(organizationId, page),
+      invoices: invoices.rows,
+      invoiceTotal: invoices.total,
+    };
+  });
 }
 
 /** An operator's close: every due period up to the last ended, or up to a named ended one (YYYY-MM). */

@@ -10,10 +10,14 @@ import { termsOf } from './terms.js';
 export const liveSubscriptions = (ctx: Context, org: OrganizationRow): Promise<SubscriptionRow[]> =>
   ctx.repos.subscriptions.liveAt(org.id, ctx.clock.now());
 
+/** Subscriptions live or ending at once (five products, and a few changes of interval). */
+const MAX_LIVE = 20;
+
 /**
  * Subscribes the organization to one product, monthly or yearly, at its terms' price (the Paid
  * plan: 99 a month or 1,009.80 a year). A White-Label contract runs by the year only. A product
- * already subscribed (and not ended) is a CONFLICT: cancel it first to change the interval.
+ * already subscribed is a CONFLICT: cancel it first to change the interval, and the new one starts
+ * when the cancelled one ends.
  */
 export async function subscribe(ctx: Context, org: OrganizationRow, body: unknown): Promise<SubscriptionRow> {
   const f = asObject(body);
@@ -27,14 +31,18 @@ export async function subscribe(ctx: Context, org: OrganizationRow, body: unknow
     // requests cannot both find the product free.
     await tx.repos.ledger.lockBalance(org.id);
     const live = await tx.repos.subscriptions.liveAt(org.id, now);
-    if (live.some((s) => s.product === product)) throw new DrmError('CONFLICT', `${product} is subscribed already; cancel it first to change the interval`);
+    const same = live.filter((s) => s.product === product);
+    if (same.some((s) => s.cancelledAt === null)) throw new DrmError('CONFLICT', `${product} is subscribed already; cancel it first to change the interval`);
+    if (live.length >= MAX_LIVE) throw new DrmError('CONFLICT', `${MAX_LIVE} subscriptions are live or ending; wait for the cancelled ones to end`);
+    // A product cancelled but still running: the new subscription takes over where it ends.
+    const startedAt = Math.max(now, ...same.map((s) => s.endsAt as number));
     const row: SubscriptionRow = {
       id: newId(),
       organizationId: org.id,
       product,
       interval,
       priceMicro: interval === 'year' ? terms.annualPriceMicro : terms.monthlyPriceMicro,
-      startedAt: now,
+      startedAt,
       endsAt: null,
       cancelledAt: null,
       createdAt: now,
