@@ -21,7 +21,10 @@ export function defineServe(program: Command, run: Runner): void {
       .addOption(envOption('--max-upload <size>', 'largest leak POST /forensics/analyze accepts, e.g. 4G or 500M (default 4G)', 'DRM_MAX_UPLOAD'))
       .addOption(envOption('--analysis-concurrency <n>', 'leak analyses run at once, 1 or 2 (default 1)', 'DRM_ANALYSIS_CONCURRENCY'))
       .addOption(envOption('--register-limit <n>', 'registrations one client address may make per hour (default 20)', 'DRM_REGISTER_LIMIT'))
-      .addOption(envOption('--nonce-limit <n>', 'admin sign-in nonces one client address may ask for per hour (default 60)', 'DRM_NONCE_LIMIT')),
+      .addOption(envOption('--nonce-limit <n>', 'admin sign-in nonces one client address may ask for per hour (default 60)', 'DRM_NONCE_LIMIT'))
+      .addOption(envOption('--chain-rpc <url>', 'JSON-RPC URL of the EVM chain APUSD deposits are read from (with --apusd-token)', 'DRM_CHAIN_RPC'))
+      .addOption(envOption('--apusd-token <address>', 'the APUSD token contract whose transfers to deposit addresses are credited', 'DRM_APUSD_TOKEN'))
+      .addOption(envOption('--confirmations <n>', 'blocks on top of a transfer before it is credited (default 12)', 'DRM_CONFIRMATIONS')),
   ).action(run(async () => (await import('./serve.js')).serve));
 }
 

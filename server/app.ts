@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import type { Context } from '../src/context.js';
+import { configureFunding } from '../src/domain/billing/funding.js';
 import { ForensicsQueue } from '../src/domain/forensics/queue.js';
 import { bodySizeLimit } from './body.js';
 import type { AppEnv } from './env.js';
@@ -26,6 +27,7 @@ const UPLOAD_PATH = '/api/v1/forensics/analyze';
 
 /** The whole REST API of the spec as one hono app over a context; no sockets needed (app.request in tests). */
 export function createApp(ctx: Context, services: AppServices = {}) {
+  configureFunding(ctx);
   const app = new Hono<AppEnv>();
   app.use('*', requestLog(ctx.log));
   const jsonLimit = bodySizeLimit(ctx.config.maxJsonBytes);

@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Context } from '../src/context.js';
 import { HOUR_MS } from '../src/clock.js';
+import { DepositWatcher } from '../src/domain/billing/funding.js';
 import { PeriodCloser } from '../src/domain/billing/period-close.js';
 import { ForensicsQueue } from '../src/domain/forensics/queue.js';
 import { WebhookWorker } from '../src/domain/webhooks/worker.js';
@@ -40,6 +41,9 @@ export async function startServer(ctx: Context, options: StartOptions = {}): Pro
   // Billing periods close here once they end (at start, then each minute); every server may run it.
   const periods = new PeriodCloser(ctx);
   periods.start();
+  // APUSD deposits are read from the chain when one is configured (--chain-rpc, --apusd-token).
+  const deposits = ctx.config.chain ? new DepositWatcher(ctx) : undefined;
+  deposits?.start();
   // Old rate windows and expired sign-in nonces are deleted hourly, off the request path.
   const housekeeping = setInterval(() => {
     const now = ctx.clock.now();
@@ -59,7 +63,7 @@ export async function startServer(ctx: Context, options: StartOptions = {}): Pro
       closing ??= (async () => {
         clearInterval(housekeeping);
         await drain(options.drainMs ?? 30_000, () => ctx.log.warn('requests still in flight after the drain time; closing their connections'));
-        await Promise.all([worker.stop(), forensics.stop(), periods.stop()]);
+        await Promise.all([worker.stop(), forensics.stop(), periods.stop(), deposits?.stop()]);
         await ctx.db.close();
       })();
       return closing;

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { type ChainConfig, type ChainInput, resolveChainConfig } from './chain/config.js';
 import { DrmError } from './errors.js';
 import type { LogLevel } from './log.js';
 
@@ -35,10 +36,12 @@ export interface Config {
   nonceLimitPerHour: number;
   /** Unused, unexpired sign-in nonces allowed at once (each lives 10 minutes). */
   maxOutstandingNonces: number;
+  /** APUSD deposits on an EVM chain (src/chain/config.ts); undefined: not configured */
+  chain?: ChainConfig;
 }
 
 /** Option values as they come from commander (strings) — every one also has an environment variable. */
-export interface ConfigInput {
+export interface ConfigInput extends ChainInput {
   port?: string | number;
   host?: string;
   db?: string;
@@ -148,5 +151,6 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     registerLimitPerHour: perHourLimit(input.registerLimit ?? env.DRM_REGISTER_LIMIT ?? 20, '--register-limit'),
     nonceLimitPerHour: perHourLimit(input.nonceLimit ?? env.DRM_NONCE_LIMIT ?? 60, '--nonce-limit'),
     maxOutstandingNonces: 10_000,
+    chain: resolveChainConfig(input, env),
   };
 }

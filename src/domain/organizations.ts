@@ -92,7 +92,11 @@ export async function registerOrganization(ctx: Context, body: unknown, defaultP
       fiatCustomerId: null,
       billingTerms: null,
       watermarkPassUntil: null,
+      depositAddress: null,
     };
+    // A wallet the service made is the organization's deposit address; one of its own never is
+    // (transfers to it are the organization's business): that one gets a derived address when it first funds.
+    if (walletIndex !== null) organization.depositAddress = organization.walletAddress.toLowerCase();
     await tx.repos.organizations.insert(organization);
     const apiKeyId = newId();
     await tx.repos.apiKeys.insert({

@@ -35,6 +35,7 @@ function orgRow(t: TestApp, fields: Partial<OrganizationRow> = {}): Organization
     fiatCustomerId: null,
     billingTerms: null,
     watermarkPassUntil: null,
+    depositAddress: null,
     ...fields,
   };
 }

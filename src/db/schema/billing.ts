@@ -1,4 +1,4 @@
-import { type AnyPgColumn, bigint, boolean, foreignKey, index, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, bigint, boolean, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { organizations } from './tables.js';
 
 /**
@@ -117,4 +117,43 @@ export const subscriptions = pgTable(
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
   },
   (t) => [index('subscriptions_org').on(t.organizationId, t.product), ofOrganization('subscriptions', t.organizationId)],
+);
+
+export type DepositStatus = 'credited' | 'reversed';
+
+/** APUSD transfers to deposit addresses, once each (id: chainId:txHash:logIndex), with where they were read. */
+export const deposits = pgTable(
+  'deposits',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id').notNull(),
+    chainId: integer('chain_id').notNull(),
+    txHash: text('tx_hash').notNull(),
+    logIndex: integer('log_index').notNull(),
+    blockNumber: bigint('block_number', { mode: 'number' }).notNull(),
+    blockHash: text('block_hash').notNull(),
+    fromAddress: text('from_address').notNull(),
+    toAddress: text('to_address').notNull(),
+    amountMicro: bigint('amount_micro', { mode: 'number' }).notNull(),
+    status: text('status').$type<DepositStatus>().notNull(),
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [index('deposits_org_created').on(t.organizationId, t.createdAt), index('deposits_block').on(t.chainId, t.blockNumber), ofOrganization('deposits', t.organizationId)],
+);
+
+/** How far the deposit watcher has read one token on one chain, and the hashes of the blocks it read (for reorgs). */
+export const chainCursors = pgTable('chain_cursors', {
+  id: text('id').primaryKey(),
+  nextBlock: bigint('next_block', { mode: 'number' }).notNull(),
+  updatedAt: bigint('updated_at', { mode: 'number' }).notNull(),
+});
+
+export const chainBlocks = pgTable(
+  'chain_blocks',
+  {
+    cursorId: text('cursor_id').notNull(),
+    number: bigint('number', { mode: 'number' }).notNull(),
+    hash: text('hash').notNull(),
+  },
+  (t) => [primaryKey({ name: 'chain_blocks_pkey', columns: [t.cursorId, t.number] })],
 );

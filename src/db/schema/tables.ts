@@ -41,7 +41,9 @@ export const organizations = pgTable('organizations', {
   billingTerms: jsonb('billing_terms').$type<Record<string, number>>(),
   /** a Watermark Pass waives the watermark fee until then */
   watermarkPassUntil: bigint('watermark_pass_until', { mode: 'number' }),
-});
+  /** where APUSD sent to the organization is credited from (lower case; derived, never its own wallet) */
+  depositAddress: text('deposit_address'),
+}, (t) => [uniqueIndex('organizations_deposit_address').on(t.depositAddress)]);
 
 /** `<table>.organization_id references organizations(id)`, under the name Postgres gave it. */
 const ofOrganization = (table: string, column: AnyPgColumn) =>

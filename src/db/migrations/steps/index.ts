@@ -2,5 +2,6 @@
 import type { GeneratedStep } from '../types.js';
 import step0008 from './0008-counters-for-viewer-ids-and-an-index-for.js';
 import step0009 from './0009-billing-ledger-invoices-period-usage.js';
+import step0010 from './0010-apusd-deposits-deposit-addresses.js';
 
-export const generatedSteps: GeneratedStep[] = [step0008, step0009];
+export const generatedSteps: GeneratedStep[] = [step0008, step0009, step0010];

@@ -1,0 +1,85 @@
+import type { ChainReader, Transfer } from '../../chain/apusd-transfers.js';
+import type { ChainConfig } from '../../chain/config.js';
+import type { Context } from '../../context.js';
+import type { DepositRow, OrganizationRow } from '../../db/repos/index.js';
+import { payOpenInvoices } from './autopay.js';
+import { post } from './ledger.js';
+
+/** Wallets the service derives for deposits of organizations that registered with a wallet of their own. */
+export const DEPOSIT_WALLETS = 2;
+/** Blocks read per eth_getLogs call (providers bound a call's range). */
+const RANGE = 2_000;
+
+/** The address an organization's APUSD deposits go to, assigned on first use (the same for every server). */
+export async function depositAddressOf(ctx: Context, org: OrganizationRow): Promise<string> {
+  if (org.depositAddress) return org.depositAddress;
+  const address =
+    org.walletIndex !== null
+      ? org.walletAddress.toLowerCase()
+      : (await ctx.wallets.address(DEPOSIT_WALLETS, await ctx.repos.counters.nextFrom('deposit-addresses', 0))).toLowerCase();
+  return (await ctx.repos.deposits.assignDepositAddress(org.id, address)) ?? address;
+}
+
+export interface ScanResult {
+  /** deposits credited by this pass */
+  credited: number;
+  /** the next block to read */
+  nextBlock: number;
+  safeHead: number;
+}
+
+/**
+ * One pass of the deposit watcher: reads the token's transfers up to head − confirmations, from
+ * the stored cursor on, and credits each transfer to a deposit address once (the deposit's id
+ * chainId:txHash:logIndex is unique and the ledger key is derived from it), in the transaction
+ * that records it. Two servers reading the same blocks credit each once; a restart goes on from
+ * the cursor. Returns what it did.
+ */
+export async function scanDeposits(ctx: Context, chain: ChainConfig, reader: ChainReader): Promise<ScanResult> {
+  const chainId = await reader.chainId();
+  const cursorId = `${chainId}:${chain.token}`;
+  const safeHead = (await reader.head()) - chain.confirmations;
+  const now = ctx.clock.now();
+  if ((await ctx.repos.deposits.nextBlock(cursorId)) === undefined) {
+    await ctx.repos.deposits.startCursor(cursorId, chain.startBlock === 'head' ? Math.max(0, safeHead + 1) : chain.startBlock, now);
+  }
+  let next = (await ctx.repos.deposits.nextBlock(cursorId)) as number;
+  const result: ScanResult = { credited: 0, nextBlock: next, safeHead };
+  const paid = new Set<string>();
+  while (next <= safeHead) {
+    const to = Math.min(safeHead, next + RANGE - 1);
+    const transfers = await reader.transfers(next, to);
+    const owners = await ctx.repos.deposits.byDepositAddress([...new Set(transfers.map((t) => t.to))]);
+    for (const transfer of transfers) {
+      const organizationId = owners.get(transfer.to);
+      if (!organizationId || transfer.value <= 0n) continue;
+      if (await creditOnce(ctx, chainId, organizationId, transfer)) {
+        result.credited++;
+        paid.add(organizationId);
+      }
+    }
+    await ctx.repos.deposits.advanceCursor(cursorId, to + 1, ctx.clock.now());
+    next = to + 1;
+  }
+  result.nextBlock = next;
+  // Money arrived: open invoices under APUSD autopay are paid from it.
+  for (const organizationId of paid) await payOpenInvoices(ctx, organizationId);
+  return result;
+}
+
+async function creditOnce(ctx: Context, chainId: number, organizationId: string, t: Transfer): Promise<boolean> {
+  const id = `${chainId}:${t.txHash}:${t.logIndex}`;
+  const deposit: DepositRow = {
+    ...{ id, organizationId, chainId, txHash: t.txHash, logIndex: t.logIndex, blockNumber: t.blockNumber, blockHash: t.blockHash },
+    ...{ fromAddress: t.from, toAddress: t.to, amountMicro: Number(t.value), status: 'credited', createdAt: ctx.clock.now() },
+  };
+  if (t.value > BigInt(Number.MAX_SAFE_INTEGER)) {
+    ctx.log.error('an APUSD transfer too large to credit was skipped', { id, value: String(t.value) });
+    return false;
+  }
+  return ctx.db.transaction(async (tx) => {
+    if (!(await tx.repos.deposits.insertOnce(deposit))) return false;
+    await post(tx, { organizationId, kind: 'deposit', amountMicro: deposit.amountMicro, idempotencyKey: `deposit:${id}`, reference: t.txHash });
+    return true;
+  });
+}

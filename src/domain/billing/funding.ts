@@ -1,0 +1,72 @@
+import type { Context, FundingMethod } from '../../context.js';
+import { apusdReader, type ChainReader } from '../../chain/apusd-transfers.js';
+import { depositAddressOf, scanDeposits } from './deposits.js';
+import { shownAmount } from './format.js';
+
+/**
+ * APUSD by transfer: the answer says where to send it (the organization's deposit address) and
+ * that it is pending; the deposit watcher credits it once the transfer has its confirmations.
+ */
+export const apusdFunding: FundingMethod = {
+  async fund(ctx, org, request) {
+    const walletAddress = await depositAddressOf(ctx, org);
+    const fresh = await ctx.repos.organizations.find(org.id);
+    const shape = ctx.config.apiShape;
+    return {
+      method: 'apusd',
+      walletAddress,
+      amount: shownAmount(request.amountMicro, shape),
+      status: 'pending',
+      // Shape B's fields: nothing is credited until the transfer is read from the chain
+      success: true,
+      newBalance: shownAmount(fresh?.apusdBalanceMicro ?? 0, shape),
+      transactionId: null,
+    };
+  },
+};
+
+/** Plugs the funding methods this deployment configured into the context (the server does it once). */
+export function configureFunding(ctx: Context): void {
+  if (ctx.config.chain) ctx.funding.apusd ??= apusdFunding;
+}
+
+/**
+ * The deposit watcher of a server: a pass at start and every pollMs; a pass that fails (the node
+ * away) is logged and the next one goes on from the stored cursor.
+ */
+export class DepositWatcher {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private readonly reader: ChainReader;
+
+  constructor(private readonly ctx: Context, reader?: ChainReader) {
+    const chain = ctx.config.chain;
+    if (!chain) throw new Error('no chain configured');
+    this.reader = reader ?? apusdReader(chain.rpcUrl, chain.token);
+  }
+
+  start(): void {
+    void this.tick();
+    this.timer = setInterval(() => void this.tick(), this.ctx.config.chain?.pollMs ?? 5_000);
+    this.timer.unref();
+  }
+
+  tick(): Promise<void> {
+    const chain = this.ctx.config.chain;
+    if (!chain) return Promise.resolve();
+    this.running ??= scanDeposits(this.ctx, chain, this.reader)
+      .then((r) => {
+        if (r.credited > 0) this.ctx.log.info('APUSD deposits credited', { credited: r.credited, nextBlock: r.nextBlock });
+      })
+      .catch((err) => this.ctx.log.warn('reading APUSD deposits failed; trying again', { err: String(err) }))
+      .finally(() => {
+        this.running = undefined;
+      });
+    return this.running;
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+}

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveChainConfig } from '../../src/chain/config.js';
+import { apusdReader } from '../../src/chain/apusd-transfers.js';
+import { createContext } from '../../src/context.js';
+import { scanDeposits } from '../../src/domain/billing/deposits.js';
+import { createLogger } from '../../src/log.js';
+import { type Json, getJson } from '../helpers/billing.js';
+import { type Chain, startChain } from '../helpers/chain.js';
+import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
+import { registerOrg } from '../helpers/fixtures.js';
+
+// Issue 19, point 1: APUSD sent to an organization's deposit address on a real chain (anvil, the
+// project's token compiled with solc-js) is credited once it has its confirmations, exactly once
+// however many watchers read it, and a restart goes on from the stored cursor.
+
+describe.each(DIALECTS)('APUSD deposits on %s', (dialect) => {
+  let chain: Chain;
+  let t: TestApp;
+  const env = () => ({ DRM_CHAIN_RPC: chain.rpcUrl, DRM_APUSD_TOKEN: chain.token, DRM_CONFIRMATIONS: '2', DRM_CHAIN_START_BLOCK: '0' });
+
+  beforeAll(async () => {
+    chain = await startChain();
+    t = await makeTestApp(dialect, { config: { chain: resolveChainConfig({}, env()) } });
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+    await chain?.stop();
+  });
+
+  const scan = (ctx = t.ctx) => scanDeposits(ctx, ctx.config.chain as NonNullable<typeof ctx.config.chain>, apusdReader(chain.rpcUrl, chain.token));
+
+  it('answers a fund request with the deposit address, and credits the transfer once it has 2 confirmations, once', async () => {
+    const org = await registerOrg(t);
+    const res = await t.request('POST', '/api/v1/billing/fund', { key: org.apiKey, body: { method: 'apusd', amount: 50 } });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const fund = (await res.json()) as Json;
+    expect(fund).toMatchObject({ method: 'apusd', walletAddress: org.walletAddress.toLowerCase(), amount: 50, status: 'pending' });
+
+    await chain.transfer(fund.walletAddress, 50_000_000n);
+    expect((await scan()).credited).toBe(0);
+    await chain.mine(2);
+    // two passes at once, as two servers would: one credit
+    const [a, b] = await Promise.all([scan(), scan()]);
+    expect(a.credited + b.credited).toBe(1);
+    expect(await getJson(t, '/api/v1/billing/balance', org.apiKey)).toMatchObject({ apusdBalance: 50 });
+    expect((await scan()).credited).toBe(0);
+    const [deposit] = await t.ctx.repos.deposits.list(org.organizationId, 10);
+    expect(deposit).toMatchObject({ amountMicro: 50_000_000, status: 'credited', toAddress: fund.walletAddress });
+    expect(await t.ctx.repos.ledger.sumOf(org.organizationId)).toBe(50_000_000);
+  }, 60_000);
+
+  it('gives an organization with a wallet of its own a derived deposit address, and credits nothing sent elsewhere', async () => {
+    const own = '0x1234567890abcdef1234567890abcdef12345678';
+    const org = await registerOrg(t, { name: 'Own Wallet', walletAddress: own });
+    const fund = (await (await t.request('POST', '/api/v1/billing/fund', { key: org.apiKey, body: { method: 'apusd', amount: 20 } })).json()) as Json;
+    expect(fund.walletAddress).toMatch(/^0x[0-9a-f]{40}$/);
+    expect(fund.walletAddress).not.toBe(own);
+    const again = (await (await t.request('POST', '/api/v1/billing/fund', { key: org.apiKey, body: { method: 'apusd', amount: 5 } })).json()) as Json;
+    expect(again.walletAddress).toBe(fund.walletAddress);
+    await chain.transfer(own, 7_000_000n);
+    await chain.transfer(fund.walletAddress, 20_250_000n);
+    await chain.mine(2);
+    await scan();
+    expect(await getJson(t, '/api/v1/billing/balance', org.apiKey)).toMatchObject({ apusdBalance: 20.25 });
+  }, 60_000);
+
+  it('goes on from the stored cursor after a restart, without doubles or gaps', async () => {
+    const org = await registerOrg(t, { name: 'Restart' });
+    await chain.transfer(org.walletAddress, 1_000_000n);
+    await chain.mine(2);
+    await scan();
+    const restarted = await createContext(t.ctx.config, { clock: t.clock, log: createLogger('silent') });
+    try {
+      await chain.transfer(org.walletAddress, 2_000_000n);
+      await chain.mine(2);
+      await scan(restarted);
+      expect((await restarted.repos.organizations.find(org.organizationId))?.apusdBalanceMicro).toBe(3_000_000);
+      expect(await restarted.repos.ledger.sumOf(org.organizationId)).toBe(3_000_000);
+    } finally {
+      await restarted.db.close();
+    }
+  }, 60_000);
+});
