@@ -18,6 +18,10 @@ export interface ChainReader {
   head(): Promise<number>;
   /** Transfer events of the token in blocks from … to (inclusive), in chain order. */
   transfers(fromBlock: number, toBlock: number): Promise<Transfer[]>;
+  /** The hash of the block at a height on the chain as it is now (lower case), or undefined past the head. */
+  blockHash(number: number): Promise<string | undefined>;
+  /** Where a transfer is now: its block, or undefined when its transaction is no longer on the chain. */
+  whereIs(txHash: string, logIndex: number): Promise<{ blockNumber: number; blockHash: string } | undefined>;
 }
 
 const TRANSFER = {
@@ -35,6 +39,16 @@ export function apusdReader(rpcUrl: string, token: string): ChainReader {
   return {
     chainId: async () => (await client).getChainId(),
     head: async () => Number(await (await client).getBlockNumber()),
+    async blockHash(number) {
+      const block = await (await client).getBlock({ blockNumber: BigInt(number) }).catch(() => undefined);
+      return block?.hash?.toLowerCase();
+    },
+    async whereIs(txHash, logIndex) {
+      const receipt = await (await client).getTransactionReceipt({ hash: txHash as `0x${string}` }).catch(() => undefined);
+      if (!receipt || receipt.status !== 'success') return undefined;
+      const log = receipt.logs.find((l) => l.logIndex === logIndex && l.address.toLowerCase() === token.toLowerCase());
+      return log ? { blockNumber: Number(receipt.blockNumber), blockHash: receipt.blockHash.toLowerCase() } : undefined;
+    },
     async transfers(fromBlock, toBlock) {
       const logs = await (await client).getLogs({ address: token as `0x${string}`, event: TRANSFER, fromBlock: BigInt(fromBlock), toBlock: BigInt(toBlock) });
       return logs

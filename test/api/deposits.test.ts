@@ -64,6 +64,25 @@ describe.each(DIALECTS)('APUSD deposits on %s', (dialect) => {
     expect(await getJson(t, '/api/v1/billing/balance', org.apiKey)).toMatchObject({ apusdBalance: 20.25 });
   }, 60_000);
 
+  it('reverses, by a ledger entry, a credited deposit that a reorg took off the chain', async () => {
+    const org = await registerOrg(t, { name: 'Reorged' });
+    await chain.transfer(org.walletAddress, 30_000_000n);
+    await chain.mine(2);
+    await scan();
+    expect((await t.ctx.repos.organizations.find(org.organizationId))?.apusdBalanceMicro).toBe(30_000_000);
+    // the block of the transfer and the two on it are replaced by empty ones
+    await chain.reorg(3);
+    await chain.mine(1);
+    const pass = await scan();
+    expect(pass.reversed).toBe(1);
+    expect((await t.ctx.repos.organizations.find(org.organizationId))?.apusdBalanceMicro).toBe(0);
+    const kinds = (await t.ctx.repos.ledger.list(org.organizationId, { limit: 10, offset: 0 })).map((e) => [e.kind, e.amountMicro]);
+    expect(kinds.sort()).toEqual([['deposit', 30_000_000], ['deposit_reversal', -30_000_000]]);
+    const [deposit] = await t.ctx.repos.deposits.list(org.organizationId, 10);
+    expect(deposit?.status).toBe('reversed');
+    expect((await scan()).reversed).toBe(0);
+  }, 60_000);
+
   it('goes on from the stored cursor after a restart, without doubles or gaps', async () => {
     const org = await registerOrg(t, { name: 'Restart' });
     await chain.transfer(org.walletAddress, 1_000_000n);

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, gte, inArray, isNull, lt, sql } from 'drizzle-orm';
 import { type Executor, literalInt } from '../executor.js';
 import type * as billing from '../schema/billing.js';
 
@@ -9,6 +9,7 @@ export function depositsRepo(x: Executor) {
   const t = x.s.deposits;
   const c = x.s.chainCursors;
   const o = x.s.organizations;
+  const b = x.s.chainBlocks;
   return {
     /** Records a deposit once: false when its id (chainId:txHash:logIndex) was recorded before. */
     async insertOnce(row: DepositRow): Promise<boolean> {
@@ -33,6 +34,33 @@ export function depositsRepo(x: Executor) {
     /** Moves a cursor forward only: a server that read less never moves it back. */
     advanceCursor: (cursorId: string, nextBlock: number, now: number) =>
       x.run((q) => q.update(c).set({ nextBlock, updatedAt: now }).where(and(eq(c.id, cursorId), lt(c.nextBlock, nextBlock)))),
+
+    /** Moves a cursor back to the first block a reorg replaced. */
+    rewindCursor: (cursorId: string, nextBlock: number, now: number) =>
+      x.run((q) => q.update(c).set({ nextBlock, updatedAt: now }).where(and(eq(c.id, cursorId), gt(c.nextBlock, nextBlock)))),
+
+    /** Remembers the hash of a block read (checkpoints for finding reorgs), keeping the newest 256. */
+    async checkpoint(cursorId: string, number: number, hash: string): Promise<void> {
+      await x.run((q) => q.insert(b).values({ cursorId, number, hash }).onConflictDoUpdate({ target: [b.cursorId, b.number], set: { hash } }));
+      await x.run((q) => q.delete(b).where(and(eq(b.cursorId, cursorId), lt(b.number, number - 256 * 2_000))));
+    },
+
+    /** Checkpoints, newest first. */
+    checkpoints: (cursorId: string, limit = 256) =>
+      x.run((q) => q.select().from(b).where(eq(b.cursorId, cursorId)).orderBy(desc(b.number)).limit(literalInt(limit))),
+
+    forgetFrom: (cursorId: string, number: number) => x.run((q) => q.delete(b).where(and(eq(b.cursorId, cursorId), gte(b.number, number)))),
+
+    /** Credited deposits of a chain read from blocks at or after a height (what a reorg may have taken). */
+    creditedFrom: (chainId: number, number: number): Promise<DepositRow[]> =>
+      x.run((q) => q.select().from(t).where(and(eq(t.chainId, chainId), eq(t.status, 'credited'), gte(t.blockNumber, number)))),
+
+    /** A deposit's new place after a reorg, or its reversal (false when it was not credited any more). */
+    async markReversed(id: string): Promise<boolean> {
+      const rows = await x.run((q) => q.update(t).set({ status: 'reversed' }).where(and(eq(t.id, id), eq(t.status, 'credited'))).returning({ id: t.id }));
+      return rows.length === 1;
+    },
+    moved: (id: string, blockNumber: number, blockHash: string) => x.run((q) => q.update(t).set({ blockNumber, blockHash }).where(eq(t.id, id))),
 
     /** Organizations by their deposit addresses (lower case). */
     async byDepositAddress(addresses: string[]): Promise<Map<string, string>> {

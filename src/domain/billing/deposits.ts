@@ -4,6 +4,7 @@ import type { Context } from '../../context.js';
 import type { DepositRow, OrganizationRow } from '../../db/repos/index.js';
 import { payOpenInvoices } from './autopay.js';
 import { post } from './ledger.js';
+import { rewindReorg } from './reorgs.js';
 
 /** Wallets the service derives for deposits of organizations that registered with a wallet of their own. */
 export const DEPOSIT_WALLETS = 2;
@@ -23,6 +24,8 @@ export async function depositAddressOf(ctx: Context, org: OrganizationRow): Prom
 export interface ScanResult {
   /** deposits credited by this pass */
   credited: number;
+  /** deposits a reorg took back, reversed by this pass */
+  reversed: number;
   /** the next block to read */
   nextBlock: number;
   safeHead: number;
@@ -33,7 +36,7 @@ export interface ScanResult {
  * the stored cursor on, and credits each transfer to a deposit address once (the deposit's id
  * chainId:txHash:logIndex is unique and the ledger key is derived from it), in the transaction
  * that records it. Two servers reading the same blocks credit each once; a restart goes on from
- * the cursor. Returns what it did.
+ * the cursor; a reorg under what was read is undone first (./reorgs.ts). Returns what it did.
  */
 export async function scanDeposits(ctx: Context, chain: ChainConfig, reader: ChainReader): Promise<ScanResult> {
   const chainId = await reader.chainId();
@@ -43,8 +46,9 @@ export async function scanDeposits(ctx: Context, chain: ChainConfig, reader: Cha
   if ((await ctx.repos.deposits.nextBlock(cursorId)) === undefined) {
     await ctx.repos.deposits.startCursor(cursorId, chain.startBlock === 'head' ? Math.max(0, safeHead + 1) : chain.startBlock, now);
   }
+  const rewind = await rewindReorg(ctx, chainId, cursorId, reader);
   let next = (await ctx.repos.deposits.nextBlock(cursorId)) as number;
-  const result: ScanResult = { credited: 0, nextBlock: next, safeHead };
+  const result: ScanResult = { credited: 0, reversed: rewind.reversed, nextBlock: next, safeHead };
   const paid = new Set<string>();
   while (next <= safeHead) {
     const to = Math.min(safeHead, next + RANGE - 1);
@@ -58,6 +62,8 @@ export async function scanDeposits(ctx: Context, chain: ChainConfig, reader: Cha
         paid.add(organizationId);
       }
     }
+    const hash = await reader.blockHash(to);
+    if (hash) await ctx.repos.deposits.checkpoint(cursorId, to, hash);
     await ctx.repos.deposits.advanceCursor(cursorId, to + 1, ctx.clock.now());
     next = to + 1;
   }

@@ -4,7 +4,7 @@ import type { LedgerRow } from '../../db/repos/index.js';
 import { DrmError, notFound } from '../../errors.js';
 import { formatApusd } from './format.js';
 
-export type EntryKind = 'deposit' | 'credit' | 'invoice_payment' | 'watermark_fee' | 'refund';
+export type EntryKind = 'deposit' | 'deposit_reversal' | 'credit' | 'invoice_payment' | 'watermark_fee' | 'refund';
 
 export interface Posting {
   organizationId: string;
@@ -15,6 +15,8 @@ export interface Posting {
   idempotencyKey: string;
   reference?: string;
   memo?: string;
+  /** a debit that must be recorded even when the balance cannot cover it (a deposit a reorg took back) */
+  mayGoNegative?: boolean;
 }
 
 export interface Posted {
@@ -27,7 +29,8 @@ export interface Posted {
  * Appends one entry and moves the cached balance with it; call it with the context of the
  * transaction of the entry's cause, so both exist or neither. A key posted before returns that
  * entry and moves nothing (a retry, a restart, a second server). A debit the balance cannot
- * cover is refused with INSUFFICIENT_BALANCE: balances never go below zero.
+ * cover is refused with INSUFFICIENT_BALANCE: balances go below zero only when a chain reorg takes
+ * back a deposit that was already spent (`mayGoNegative`).
  */
 export async function post(tx: Context, p: Posting): Promise<Posted> {
   if (!Number.isSafeInteger(p.amountMicro) || p.amountMicro === 0) throw new DrmError('INTERNAL_ERROR', `ledger amount must be a non-zero integer, got ${p.amountMicro}`);
@@ -36,7 +39,7 @@ export async function post(tx: Context, p: Posting): Promise<Posted> {
   const earlier = await tx.repos.ledger.findByKey(p.idempotencyKey);
   if (earlier) return { entry: earlier, applied: false };
   const after = balance + p.amountMicro;
-  if (after < 0) {
+  if (after < 0 && !p.mayGoNegative) {
     throw new DrmError('INSUFFICIENT_BALANCE', `the balance of ${formatApusd(balance)} APUSD does not cover ${formatApusd(-p.amountMicro)} APUSD`);
   }
   const entry: LedgerRow = {
