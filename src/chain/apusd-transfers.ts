@@ -45,7 +45,7 @@ export function apusdReader(rpcUrl: string, token: string): ChainReader {
     },
     async whereIs(txHash, logIndex) {
       const receipt = await (await client).getTransactionReceipt({ hash: txHash as `0x${string}` }).catch(() => undefined);
-      if (!receipt || receipt.status !== 'success') return undefined;
+      if (receipt?.status !== 'success') return undefined;
       const log = receipt.logs.find((l) => l.logIndex === logIndex && l.address.toLowerCase() === token.toLowerCase());
       return log ? { blockNumber: Number(receipt.blockNumber), blockHash: receipt.blockHash.toLowerCase() } : undefined;
     },
