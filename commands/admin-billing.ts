@@ -1,11 +1,12 @@
 import { iso } from '../src/clock.js';
 import { assignPlan, creditBalance, grantWatermarkPass } from '../src/domain/billing/admin.js';
 import { formatApusd } from '../src/domain/billing/format.js';
+import { recentDeposits } from '../src/domain/billing/funding.js';
 import { periodLabel } from '../src/domain/billing/periods.js';
 import { closePeriodsUntil, statementOf } from '../src/domain/billing/statement.js';
 import { paging } from '../src/domain/validate.js';
 import { badRequest } from '../src/errors.js';
-import { ledgerEntryBody, statementBody } from '../src/present/billing.js';
+import { depositBody, ledgerEntryBody, statementBody } from '../src/present/billing.js';
 import type { DbOptions } from './options.js';
 import { printJson, printTable } from './output.js';
 import { withContext } from './with-context.js';
@@ -95,5 +96,18 @@ export const pass = (opts: DbOptions & { org: string; days?: string; until?: str
     const until = await grantWatermarkPass(ctx, opts.org, { days: numberOf(opts.days, '--days'), until: opts.until });
     if (out.json) printJson(out, { success: true, watermarkPassUntil: iso(until) });
     else out.write(`Watermark Pass until ${iso(until)}: watermarked ingest for this organization is free until then`);
+    return 0;
+  });
+
+export const deposits = (opts: DbOptions & { org?: string; limit: string }) =>
+  withContext(opts, async (ctx, out) => {
+    const { limit } = paging('1', opts.limit, 200);
+    const rows = await recentDeposits(ctx, { organizationId: opts.org, limit });
+    if (out.json) printJson(out, { deposits: rows.map((d) => depositBody(d, ctx.config.apiShape)) });
+    else {
+      const head = ['when (UTC)', 'organization', 'amount', 'status', 'confirmations', 'block', 'transaction', 'from'];
+      printTable(out, head, rows.map((d) => [date(d.createdAt), d.organizationId, formatApusd(d.amountMicro), d.status, d.confirmations ?? '', d.blockNumber, d.txHash, d.fromAddress]));
+      if (!ctx.config.chain) out.error('drm: no chain configured (--chain-rpc, --apusd-token): confirmations are not shown');
+    }
     return 0;
   });

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { dbOptions, type Runner } from './options.js';
+import { dbOptions, envOption, type Runner } from './options.js';
 
 /** drm admin billing: an organization's money, its plan and prices, passes, and closing periods. */
 export function defineAdminBilling(admin: Command, run: Runner): void {
@@ -41,6 +41,15 @@ export function defineAdminBilling(admin: Command, run: Runner): void {
       .option('--revenue-share <pct>', 'share of usage returned as credit (White-Label)')
       .option('--list-prices', "drop the organization's own prices"),
   ).action(run(async () => (await import('./admin-billing.js')).plan));
+  dbOptions(
+    billing
+      .command('deposits')
+      .description('the newest APUSD deposits read from the chain, with their confirmations now')
+      .option('--org <id>', "one organization's only")
+      .option('--limit <n>', 'deposits shown (at most 200)', '50')
+      .addOption(envOption('--chain-rpc <url>', 'the chain, for the confirmations', 'DRM_CHAIN_RPC'))
+      .addOption(envOption('--apusd-token <address>', 'the APUSD token contract', 'DRM_APUSD_TOKEN')),
+  ).action(run(async () => (await import('./admin-billing.js')).deposits));
   dbOptions(
     billing
       .command('pass')

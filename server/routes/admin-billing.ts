@@ -3,9 +3,11 @@ import type { Context } from '../../src/context.js';
 import { assignPlan, creditBalance, grantWatermarkPass } from '../../src/domain/billing/admin.js';
 import { periodLabel } from '../../src/domain/billing/periods.js';
 import { closePeriodsUntil, statementOf } from '../../src/domain/billing/statement.js';
-import { asObject, optionalString, paging } from '../../src/domain/validate.js';
+import { asObject, isUuid, optionalString, paging } from '../../src/domain/validate.js';
+import { recentDeposits } from '../../src/domain/billing/funding.js';
+import { badRequest } from '../../src/errors.js';
 import { iso } from '../../src/clock.js';
-import { ledgerEntryBody, statementBody } from '../../src/present/billing.js';
+import { depositBody, ledgerEntryBody, statementBody } from '../../src/present/billing.js';
 import { readJson } from '../body.js';
 import type { AppEnv } from '../env.js';
 import { requireAdmin } from '../middleware/admin.js';
@@ -39,6 +41,14 @@ export function adminBillingRoutes(ctx: Context) {
   app.get('/organizations/:id/billing', async (c) => {
     const page = paging(c.req.query('page'), c.req.query('limit'), 100);
     return c.json(statementBody(await statementOf(ctx, c.req.param('id'), page), shape));
+  });
+
+  app.get('/billing/deposits', async (c) => {
+    const { limit } = paging('1', c.req.query('limit'), 200);
+    const organizationId = c.req.query('organizationId');
+    if (organizationId !== undefined && !isUuid(organizationId)) throw badRequest('organizationId must be an organization id');
+    const rows = await recentDeposits(ctx, { organizationId, limit });
+    return c.json({ deposits: rows.map((d) => depositBody(d, shape)) });
   });
 
   app.post('/billing/close-period', async (c) => {

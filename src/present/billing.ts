@@ -4,6 +4,7 @@ import type { InvoiceLineRow, InvoiceRow, LedgerRow, SubscriptionRow } from '../
 import type { UsageSoFar } from '../domain/billing/account.js';
 import type { Statement } from '../domain/billing/statement.js';
 import { shownAmount } from '../domain/billing/format.js';
+import type { DepositView } from '../domain/billing/funding.js';
 
 // Shape A shows whole APUSD, Shape B decimals to the cent (billing/format.ts rounds, half up).
 
@@ -91,5 +92,23 @@ export function statementBody(s: Statement, shape: ApiShape) {
     ledger: s.ledger.map((e) => ledgerEntryBody(e, shape)),
     invoices: s.invoices.map((i) => invoiceBody(i, shape)),
     totalInvoices: s.invoiceTotal,
+  };
+}
+
+export function depositBody(d: DepositView, shape: ApiShape) {
+  return {
+    id: d.id,
+    organizationId: d.organizationId,
+    chainId: d.chainId,
+    txHash: d.txHash,
+    logIndex: d.logIndex,
+    blockNumber: d.blockNumber,
+    from: d.fromAddress,
+    to: d.toAddress,
+    amount: shownAmount(d.amountMicro, shape),
+    amountMicroApusd: d.amountMicro,
+    status: d.status,
+    confirmations: d.confirmations,
+    createdAt: iso(d.createdAt),
   };
 }

@@ -73,6 +73,7 @@ const ENDPOINTS: Endpoint[] = [
   { name: 'POST /admin/organizations/{id}/watermark-pass', method: 'POST', path: (f, id = f.target) => `/api/v1/admin/organizations/${id}/watermark-pass`, auth: 'admin', id: true },
   { name: 'GET /admin/organizations/{id}/billing', method: 'GET', path: (f, id = f.target) => `/api/v1/admin/organizations/${id}/billing`, auth: 'admin', id: true },
   { name: 'POST /admin/billing/close-period', method: 'POST', path: () => '/api/v1/admin/billing/close-period', auth: 'admin' },
+  { name: 'GET /admin/billing/deposits', method: 'GET', path: () => '/api/v1/admin/billing/deposits', auth: 'admin' },
   { name: 'GET /admin/forensics/cases', method: 'GET', path: () => '/api/v1/admin/forensics/cases', auth: 'admin' },
   { name: 'GET /admin/forensics/cases/{id}', method: 'GET', path: (f, id = f.caseId) => `/api/v1/admin/forensics/cases/${id}`, auth: 'admin', id: true },
 ];

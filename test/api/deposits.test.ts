@@ -8,6 +8,7 @@ import { type Json, getJson } from '../helpers/billing.js';
 import { type Chain, startChain } from '../helpers/chain.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { registerOrg } from '../helpers/fixtures.js';
+import { adminToken } from '../helpers/admin.js';
 
 // Issue 19, point 1: APUSD sent to an organization's deposit address on a real chain (anvil, the
 // project's token compiled with solc-js) is credited once it has its confirmations, exactly once
@@ -47,6 +48,10 @@ describe.each(DIALECTS)('APUSD deposits on %s', (dialect) => {
     const [deposit] = await t.ctx.repos.deposits.list(org.organizationId, 10);
     expect(deposit).toMatchObject({ amountMicro: 50_000_000, status: 'credited', toAddress: fund.walletAddress });
     expect(await t.ctx.repos.ledger.sumOf(org.organizationId)).toBe(50_000_000);
+    await chain.mine(1);
+    const token = await adminToken(t);
+    const view = await t.request('GET', `/api/v1/admin/billing/deposits?organizationId=${org.organizationId}`, { headers: { authorization: `Bearer ${token}` } });
+    expect(((await view.json()) as Json).deposits).toEqual([expect.objectContaining({ amount: 50, status: 'credited', confirmations: 4, to: fund.walletAddress })]);
   }, 60_000);
 
   it('gives an organization with a wallet of its own a derived deposit address, and credits nothing sent elsewhere', async () => {

@@ -17,9 +17,16 @@ export function depositsRepo(x: Executor) {
       return rows.length === 1;
     },
 
-    /** The organization's newest deposits (bounded). */
-    list: (organizationId: string, limit: number): Promise<DepositRow[]> =>
-      x.run((q) => q.select().from(t).where(eq(t.organizationId, organizationId)).orderBy(desc(t.blockNumber), desc(t.logIndex)).limit(literalInt(limit))),
+    /** The newest deposits, of one organization or of all (bounded). */
+    list: (organizationId: string | undefined, limit: number): Promise<DepositRow[]> =>
+      x.run((q) =>
+        q
+          .select()
+          .from(t)
+          .where(organizationId === undefined ? undefined : eq(t.organizationId, organizationId))
+          .orderBy(desc(t.createdAt), desc(t.blockNumber), desc(t.logIndex))
+          .limit(literalInt(limit)),
+      ),
 
     /** The next block to read for a cursor; undefined for one never started. */
     async nextBlock(cursorId: string): Promise<number | undefined> {

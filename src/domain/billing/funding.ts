@@ -1,4 +1,5 @@
 import type { Context, FundingMethod } from '../../context.js';
+import type { DepositRow } from '../../db/repos/index.js';
 import { apusdReader, type ChainReader } from '../../chain/apusd-transfers.js';
 import { depositAddressOf, scanDeposits } from './deposits.js';
 import { shownAmount } from './format.js';
@@ -69,4 +70,17 @@ export class DepositWatcher {
     clearInterval(this.timer);
     await this.running;
   }
+}
+
+export interface DepositView extends DepositRow {
+  /** blocks on top of it and its own, on the chain as it is now (null: no chain configured or reachable) */
+  confirmations: number | null;
+}
+
+/** The newest deposits (of one organization, or all), with their confirmations now: the operator's view. */
+export async function recentDeposits(ctx: Context, options: { organizationId?: string; limit: number }): Promise<DepositView[]> {
+  const rows = await ctx.repos.deposits.list(options.organizationId, options.limit);
+  const chain = ctx.config.chain;
+  const head = chain ? await apusdReader(chain.rpcUrl, chain.token).head().catch(() => undefined) : undefined;
+  return rows.map((d) => ({ ...d, confirmations: head === undefined ? null : Math.max(0, head - d.blockNumber + 1) }));
 }
