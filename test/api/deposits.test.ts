@@ -47,6 +47,8 @@ describe.each(DIALECTS)('APUSD deposits on %s', (dialect) => {
     expect((await scan()).credited).toBe(0);
     const [deposit] = await t.ctx.repos.deposits.list(org.organizationId, 10);
     expect(deposit).toMatchObject({ amountMicro: 50_000_000, status: 'credited', toAddress: fund.walletAddress });
+    // the fund request said 50: the deposit is recorded as what it expected (Shape B's transactionId)
+    expect(await t.ctx.repos.deposits.findFundRequest(fund.transactionId)).toMatchObject({ status: 'received', depositId: deposit?.id });
     expect(await t.ctx.repos.ledger.sumOf(org.organizationId)).toBe(50_000_000);
     await chain.mine(1);
     const token = await adminToken(t);

@@ -1,15 +1,15 @@
-import { and, desc, eq, gt, gte, inArray, isNull, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, isNull, sql } from 'drizzle-orm';
 import { type Executor, literalInt } from '../executor.js';
 import type * as billing from '../schema/billing.js';
 
 export type DepositRow = typeof billing.deposits.$inferSelect;
+export type FundRequestRow = typeof billing.fundRequests.$inferSelect;
 
 /** APUSD deposits read from a chain, the watcher's cursor, and organizations by deposit address. */
 export function depositsRepo(x: Executor) {
   const t = x.s.deposits;
-  const c = x.s.chainCursors;
   const o = x.s.organizations;
-  const b = x.s.chainBlocks;
+  const f = x.s.fundRequests;
   return {
     /** Records a deposit once: false when its id (chainId:txHash:logIndex) was recorded before. */
     async insertOnce(row: DepositRow): Promise<boolean> {
@@ -28,36 +28,6 @@ export function depositsRepo(x: Executor) {
           .limit(literalInt(limit)),
       ),
 
-    /** The next block to read for a cursor; undefined for one never started. */
-    async nextBlock(cursorId: string): Promise<number | undefined> {
-      const rows = await x.run((q) => q.select({ next: c.nextBlock }).from(c).where(eq(c.id, cursorId)));
-      return rows[0] === undefined ? undefined : Number(rows[0].next);
-    },
-
-    /** Starts a cursor unless it exists (two servers starting at once agree on the first). */
-    startCursor: (cursorId: string, nextBlock: number, now: number) =>
-      x.run((q) => q.insert(c).values({ id: cursorId, nextBlock, updatedAt: now }).onConflictDoNothing()),
-
-    /** Moves a cursor forward only: a server that read less never moves it back. */
-    advanceCursor: (cursorId: string, nextBlock: number, now: number) =>
-      x.run((q) => q.update(c).set({ nextBlock, updatedAt: now }).where(and(eq(c.id, cursorId), lt(c.nextBlock, nextBlock)))),
-
-    /** Moves a cursor back to the first block a reorg replaced. */
-    rewindCursor: (cursorId: string, nextBlock: number, now: number) =>
-      x.run((q) => q.update(c).set({ nextBlock, updatedAt: now }).where(and(eq(c.id, cursorId), gt(c.nextBlock, nextBlock)))),
-
-    /** Remembers the hash of a block read (checkpoints for finding reorgs), keeping the newest 256. */
-    async checkpoint(cursorId: string, number: number, hash: string): Promise<void> {
-      await x.run((q) => q.insert(b).values({ cursorId, number, hash }).onConflictDoUpdate({ target: [b.cursorId, b.number], set: { hash } }));
-      await x.run((q) => q.delete(b).where(and(eq(b.cursorId, cursorId), lt(b.number, number - 256 * 2_000))));
-    },
-
-    /** Checkpoints, newest first. */
-    checkpoints: (cursorId: string, limit = 256) =>
-      x.run((q) => q.select().from(b).where(eq(b.cursorId, cursorId)).orderBy(desc(b.number)).limit(literalInt(limit))),
-
-    forgetFrom: (cursorId: string, number: number) => x.run((q) => q.delete(b).where(and(eq(b.cursorId, cursorId), gte(b.number, number)))),
-
     /** Credited deposits of a chain read from blocks at or after a height (what a reorg may have taken). */
     creditedFrom: (chainId: number, number: number): Promise<DepositRow[]> =>
       x.run((q) => q.select().from(t).where(and(eq(t.chainId, chainId), eq(t.status, 'credited'), gte(t.blockNumber, number)))),
@@ -68,6 +38,17 @@ export function depositsRepo(x: Executor) {
       return rows.length === 1;
     },
     moved: (id: string, blockNumber: number, blockHash: string) => x.run((q) => q.update(t).set({ blockNumber, blockHash }).where(eq(t.id, id))),
+
+    recordFundRequest: (row: FundRequestRow) => x.run((q) => q.insert(f).values(row)),
+
+    /** Marks the oldest pending request of the organization for exactly this amount as received by a deposit. */
+    async matchFundRequest(organizationId: string, amountMicro: number, depositId: string): Promise<void> {
+      const pending = and(eq(f.organizationId, organizationId), eq(f.status, 'pending'), eq(f.amountMicro, amountMicro));
+      const [oldest] = await x.run((q) => q.select({ id: f.id }).from(f).where(pending).orderBy(f.createdAt, f.id).limit(1));
+      if (oldest) await x.run((q) => q.update(f).set({ status: 'received', depositId }).where(and(eq(f.id, oldest.id), eq(f.status, 'pending'))));
+    },
+
+    findFundRequest: async (id: string): Promise<FundRequestRow | undefined> => (await x.run((q) => q.select().from(f).where(eq(f.id, id)).limit(1)))[0],
 
     /** Organizations by their deposit addresses (lower case). */
     async byDepositAddress(addresses: string[]): Promise<Map<string, string>> {

@@ -3,6 +3,7 @@ import { adminsRepo } from './admins.js';
 import { apiKeysRepo } from './api-keys.js';
 import { contentRepo } from './content.js';
 import { countersRepo } from './counters.js';
+import { chainCursorRepo } from './chain-cursor.js';
 import { depositsRepo } from './deposits.js';
 import { forensicCasesRepo } from './forensic-cases.js';
 import { invoicesRepo } from './invoices.js';
@@ -35,6 +36,7 @@ function makeStores(x: Executor) {
     subscriptions: subscriptionsRepo(x),
     usage: usageRepo(x),
     deposits: depositsRepo(x),
+    chainCursor: chainCursorRepo(x),
   };
 }
 
@@ -51,7 +53,7 @@ export function makeRepos(x: Executor): Repos {
 }
 export type { ApiKeyRow } from './api-keys.js';
 export type { ContentRow } from './content.js';
-export type { DepositRow } from './deposits.js';
+export type { DepositRow, FundRequestRow } from './deposits.js';
 export type { CaseOutcome, CaseRow, CaseStatus, Candidate } from './forensic-cases.js';
 export type { InvoiceLineRow, InvoiceRow } from './invoices.js';
 export type { PeriodUsageRow } from './usage.js';

@@ -157,3 +157,21 @@ export const chainBlocks = pgTable(
   },
   (t) => [primaryKey({ name: 'chain_blocks_pkey', columns: [t.cursorId, t.number] })],
 );
+
+/** What an organization said it would send (POST /billing/fund), and the deposit that came for it. */
+export const fundRequests = pgTable(
+  'fund_requests',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id').notNull(),
+    method: text('method').notNull(),
+    amountMicro: bigint('amount_micro', { mode: 'number' }).notNull(),
+    /** where the money is to go (the deposit address for apusd) */
+    address: text('address'),
+    /** pending, then received */
+    status: text('status').notNull(),
+    depositId: text('deposit_id'),
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [index('fund_requests_pending').on(t.organizationId, t.status, t.amountMicro, t.createdAt), ofOrganization('fund_requests', t.organizationId)],
+);

@@ -43,11 +43,11 @@ export async function scanDeposits(ctx: Context, chain: ChainConfig, reader: Cha
   const cursorId = `${chainId}:${chain.token}`;
   const safeHead = (await reader.head()) - chain.confirmations;
   const now = ctx.clock.now();
-  if ((await ctx.repos.deposits.nextBlock(cursorId)) === undefined) {
-    await ctx.repos.deposits.startCursor(cursorId, chain.startBlock === 'head' ? Math.max(0, safeHead + 1) : chain.startBlock, now);
+  if ((await ctx.repos.chainCursor.nextBlock(cursorId)) === undefined) {
+    await ctx.repos.chainCursor.startCursor(cursorId, chain.startBlock === 'head' ? Math.max(0, safeHead + 1) : chain.startBlock, now);
   }
   const rewind = await rewindReorg(ctx, chainId, cursorId, reader);
-  let next = (await ctx.repos.deposits.nextBlock(cursorId)) as number;
+  let next = (await ctx.repos.chainCursor.nextBlock(cursorId)) as number;
   const result: ScanResult = { credited: 0, reversed: rewind.reversed, nextBlock: next, safeHead };
   const paid = new Set<string>();
   while (next <= safeHead) {
@@ -63,8 +63,8 @@ export async function scanDeposits(ctx: Context, chain: ChainConfig, reader: Cha
       }
     }
     const hash = await reader.blockHash(to);
-    if (hash) await ctx.repos.deposits.checkpoint(cursorId, to, hash);
-    await ctx.repos.deposits.advanceCursor(cursorId, to + 1, ctx.clock.now());
+    if (hash) await ctx.repos.chainCursor.checkpoint(cursorId, to, hash);
+    await ctx.repos.chainCursor.advanceCursor(cursorId, to + 1, ctx.clock.now());
     next = to + 1;
   }
   result.nextBlock = next;
@@ -86,6 +86,7 @@ async function creditOnce(ctx: Context, chainId: number, organizationId: string,
   return ctx.db.transaction(async (tx) => {
     if (!(await tx.repos.deposits.insertOnce(deposit))) return false;
     await post(tx, { organizationId, kind: 'deposit', amountMicro: deposit.amountMicro, idempotencyKey: `deposit:${id}`, reference: t.txHash });
+    await tx.repos.deposits.matchFundRequest(organizationId, deposit.amountMicro, id);
     return true;
   });
 }

@@ -1,5 +1,6 @@
 import type { Context, FundingMethod } from '../../context.js';
 import type { DepositRow } from '../../db/repos/index.js';
+import { newId } from '../../crypto/tokens.js';
 import { apusdReader, type ChainReader } from '../../chain/apusd-transfers.js';
 import { depositAddressOf, scanDeposits } from './deposits.js';
 import { shownAmount } from './format.js';
@@ -11,6 +12,13 @@ import { shownAmount } from './format.js';
 export const apusdFunding: FundingMethod = {
   async fund(ctx, org, request) {
     const walletAddress = await depositAddressOf(ctx, org);
+    // The expected deposit: the transfer of this amount that arrives first is marked as received for it.
+    const transactionId = newId();
+    const now = ctx.clock.now();
+    await ctx.repos.deposits.recordFundRequest({
+      ...{ id: transactionId, organizationId: org.id, method: 'apusd', amountMicro: request.amountMicro, address: walletAddress },
+      ...{ status: 'pending', depositId: null, createdAt: now },
+    });
     const fresh = await ctx.repos.organizations.find(org.id);
     const shape = ctx.config.apiShape;
     return {
@@ -21,7 +29,7 @@ export const apusdFunding: FundingMethod = {
       // Shape B's fields: nothing is credited until the transfer is read from the chain
       success: true,
       newBalance: shownAmount(fresh?.apusdBalanceMicro ?? 0, shape),
-      transactionId: null,
+      transactionId,
     };
   },
 };

@@ -16,7 +16,7 @@ export interface Rewind {
  * (never an edit), one that moved is kept at its new place; the cursor goes back to re-read.
  */
 export async function rewindReorg(ctx: Context, chainId: number, cursorId: string, reader: ChainReader): Promise<Rewind> {
-  const checkpoints = await ctx.repos.deposits.checkpoints(cursorId);
+  const checkpoints = await ctx.repos.chainCursor.checkpoints(cursorId);
   const newest = checkpoints[0];
   if (!newest || (await reader.blockHash(newest.number)) === newest.hash) return { reversed: 0 };
   let from = 0;
@@ -41,8 +41,8 @@ export async function rewindReorg(ctx: Context, chainId: number, cursorId: strin
     });
     if (taken) reversed++;
   }
-  await ctx.repos.deposits.forgetFrom(cursorId, from);
-  await ctx.repos.deposits.rewindCursor(cursorId, from, ctx.clock.now());
+  await ctx.repos.chainCursor.forgetFrom(cursorId, from);
+  await ctx.repos.chainCursor.rewindCursor(cursorId, from, ctx.clock.now());
   ctx.log.warn('chain reorg: deposits read again', { chainId, from, reversed });
   return { from, reversed };
 }
