@@ -34,7 +34,7 @@ describe('drm serve with a chain configured', () => {
 
   it('credits a transfer to the deposit address it gave, once confirmed', async () => {
     const call = (method: string, url: string, key?: string, body?: unknown) =>
-      fetch(`${server.url}${url}`, { method, headers: { 'content-type': 'application/json', ...(key && { authorization: `Bearer ${key}` }) }, body: body && JSON.stringify(body) });
+      fetch(`${server.url}${url}`, { method, headers: { 'content-type': 'application/json', ...(key && { authorization: `Bearer ${key}` }) }, body: body === undefined ? undefined : JSON.stringify(body) });
     const reg = (await (await call('POST', '/api/v1/auth/register', undefined, { name: 'Chain Co' })).json()) as { apiKey: string };
     const fund = (await (await call('POST', '/api/v1/billing/fund', reg.apiKey, { method: 'apusd', amount: 25 })).json()) as { walletAddress: string; status: string };
     expect(fund.status).toBe('pending');
