@@ -24,7 +24,10 @@ export function defineServe(program: Command, run: Runner): void {
       .addOption(envOption('--nonce-limit <n>', 'admin sign-in nonces one client address may ask for per hour (default 60)', 'DRM_NONCE_LIMIT'))
       .addOption(envOption('--chain-rpc <url>', 'JSON-RPC URL of the EVM chain APUSD deposits are read from (with --apusd-token)', 'DRM_CHAIN_RPC'))
       .addOption(envOption('--apusd-token <address>', 'the APUSD token contract whose transfers to deposit addresses are credited', 'DRM_APUSD_TOKEN'))
-      .addOption(envOption('--confirmations <n>', 'blocks on top of a transfer before it is credited (default 12)', 'DRM_CONFIRMATIONS')),
+      .addOption(envOption('--confirmations <n>', 'blocks on top of a transfer before it is credited (default 12)', 'DRM_CONFIRMATIONS'))
+      .addOption(envOption('--fiat-secret-key <key>', "the card processor's secret API key (sk_live_…), for card payments", 'DRM_FIAT_SECRET_KEY'))
+      .addOption(envOption('--fiat-webhook-secret <secret>', "the signing secret of the processor's webhook endpoint (whsec_…)", 'DRM_FIAT_WEBHOOK_SECRET'))
+      .addOption(envOption('--fiat-api-base <url>', "the processor's API elsewhere (a local stand-in); default the processor's own", 'DRM_FIAT_API_BASE')),
   ).action(run(async () => (await import('./serve.js')).serve));
 }
 

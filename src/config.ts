@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { type ChainConfig, type ChainInput, resolveChainConfig } from './chain/config.js';
 import { DrmError } from './errors.js';
+import { type FiatConfig, type FiatInput, resolveFiatConfig } from './payments/config.js';
 import type { LogLevel } from './log.js';
 
 export type ApiShape = 'a' | 'b';
@@ -38,10 +39,12 @@ export interface Config {
   maxOutstandingNonces: number;
   /** APUSD deposits on an EVM chain (src/chain/config.ts); undefined: not configured */
   chain?: ChainConfig;
+  /** card payments through the processor (src/payments/config.ts); undefined: not configured */
+  fiat?: FiatConfig;
 }
 
 /** Option values as they come from commander (strings) — every one also has an environment variable. */
-export interface ConfigInput extends ChainInput {
+export interface ConfigInput extends ChainInput, FiatInput {
   port?: string | number;
   host?: string;
   db?: string;
@@ -152,5 +155,6 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     nonceLimitPerHour: perHourLimit(input.nonceLimit ?? env.DRM_NONCE_LIMIT ?? 60, '--nonce-limit'),
     maxOutstandingNonces: 10_000,
     chain: resolveChainConfig(input, env),
+    fiat: resolveFiatConfig(input, env),
   };
 }

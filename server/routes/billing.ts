@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import type { Context } from '../../src/context.js';
 import { ownInvoice, usageSoFar } from '../../src/domain/billing/account.js';
 import { payInvoice } from '../../src/domain/billing/autopay.js';
+import { takeFiatEvent } from '../../src/domain/billing/card-funding.js';
 import { fund, setAutopay } from '../../src/domain/billing/settings.js';
 import { cancelSubscription, liveSubscriptions, subscribe } from '../../src/domain/billing/subscriptions.js';
 import { PLANS } from '../../src/domain/plans.js';
@@ -17,6 +18,9 @@ export function billingRoutes(ctx: Context) {
   const shape = ctx.config.apiShape;
   const json = (c: Parameters<typeof readJson>[0]) => readJson(c, ctx.config.maxJsonBytes);
   app.get('/plans', (c) => c.json({ plans: PLANS }));
+
+  // The card processor's events: no key, the signature is the authentication.
+  app.post('/webhooks/fiat', async (c) => c.json(await takeFiatEvent(ctx, await c.req.text(), c.req.header('stripe-signature'))));
 
   // What is owed and paying it stay open to a suspended organization; the rest does not.
   const reading = requireKey(ctx, 'billing', { suspendedMay: true });

@@ -23,8 +23,8 @@ export function usageBody(u: UsageSoFar, shape: ApiShape) {
 export function balanceBody(u: UsageSoFar, shape: ApiShape) {
   return {
     apusdBalance: shownAmount(u.balanceMicro, shape),
-    // Card payments become APUSD on arrival (1 APUSD = 1 USD): nothing is held at the processor.
-    fiatBalance: 0,
+    // Card payments become APUSD on arrival (1 APUSD = 1 USD); this is how much came in that way.
+    fiatBalance: shownAmount(u.fiatMicro, shape),
     pendingCharges: shownAmount(u.pendingChargesMicro, shape),
     availableBalance: shownAmount(u.balanceMicro - u.pendingChargesMicro, shape),
   };

@@ -176,6 +176,7 @@ describe.each(DIALECTS)('billing on %s', (dialect) => {
     }
     await expectError(await fund({ method: 'apusd', amount: 1_000_000 }), 422, 'PAYMENT_METHOD_NOT_CONFIGURED');
     await expectError(await fund({ method: 'fiat_card', amount: 25.5 }), 422, 'PAYMENT_METHOD_NOT_CONFIGURED');
+    await expectError(await t.request('POST', '/api/v1/billing/webhooks/fiat', { body: '{}', headers: { 'stripe-signature': 't=1,v1=00' } }), 422, 'PAYMENT_METHOD_NOT_CONFIGURED');
     expect(await t.ctx.repos.ledger.list(org.organizationId, { limit: 10, offset: 0 })).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import { type Executor, literalInt } from '../executor.js';
 import type * as billing from '../schema/billing.js';
 
@@ -38,6 +38,24 @@ export function ledgerRepo(x: Executor) {
     async sumOf(organizationId: string): Promise<number> {
       const rows = await x.run((q) => q.select({ sum: sql<number | null>`sum(${t.amountMicro})` }).from(t).where(eq(t.organizationId, organizationId)));
       return Number(rows[0]?.sum ?? 0);
+    },
+
+    /** The sum of the organization's entries of one kind (card payments: Shape A's fiatBalance). */
+    async sumOfKind(organizationId: string, kind: string): Promise<number> {
+      const rows = await x.run((q) =>
+        q
+          .select({ sum: sql<number | null>`sum(${t.amountMicro})` })
+          .from(t)
+          .where(and(eq(t.organizationId, organizationId), eq(t.kind, kind))),
+      );
+      return Number(rows[0]?.sum ?? 0);
+    },
+
+    /** Records a card processor event once: false when it was taken before. */
+    async takeFiatEvent(id: string, type: string, paymentIntentId: string | null, receivedAt: number): Promise<boolean> {
+      const e = x.s.fiatEvents;
+      const rows = await x.run((q) => q.insert(e).values({ id, type, paymentIntentId, receivedAt }).onConflictDoNothing().returning({ id: e.id }));
+      return rows.length === 1;
     },
 
     /** A page of the organization's entries, newest first. */

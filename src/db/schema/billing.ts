@@ -175,3 +175,11 @@ export const fundRequests = pgTable(
   },
   (t) => [index('fund_requests_pending').on(t.organizationId, t.status, t.amountMicro, t.createdAt), ofOrganization('fund_requests', t.organizationId)],
 );
+
+/** The card processor's webhook events taken, once each by their id (a redelivery changes nothing). */
+export const fiatEvents = pgTable('fiat_events', {
+  id: text('id').primaryKey(),
+  type: text('type').notNull(),
+  paymentIntentId: text('payment_intent_id'),
+  receivedAt: bigint('received_at', { mode: 'number' }).notNull(),
+});

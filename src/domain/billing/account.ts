@@ -16,6 +16,8 @@ export interface UsageSoFar {
   balanceMicro: number;
   /** open invoices plus amountDue: what the balance is spoken for */
   pendingChargesMicro: number;
+  /** what came in by card payments (Shape A's fiatBalance) */
+  fiatMicro: number;
 }
 
 /** The current period's metering and charges so far, measured as the close will measure them. */
@@ -33,6 +35,7 @@ export async function usageSoFar(ctx: Context, org: OrganizationRow): Promise<Us
     amountDueMicro,
     balanceMicro: fresh.apusdBalanceMicro,
     pendingChargesMicro: (await ctx.repos.invoices.openTotal(org.id)) + amountDueMicro,
+    fiatMicro: await ctx.repos.ledger.sumOfKind(org.id, 'card_payment'),
   };
 }
 

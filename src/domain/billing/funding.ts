@@ -2,6 +2,7 @@ import type { Context, FundingMethod } from '../../context.js';
 import type { DepositRow } from '../../db/repos/index.js';
 import { newId } from '../../crypto/tokens.js';
 import { apusdReader, type ChainReader } from '../../chain/apusd-transfers.js';
+import { cardFunding } from './card-funding.js';
 import { depositAddressOf, scanDeposits } from './deposits.js';
 import { shownAmount } from './format.js';
 
@@ -37,6 +38,7 @@ export const apusdFunding: FundingMethod = {
 /** Plugs the funding methods this deployment configured into the context (the server does it once). */
 export function configureFunding(ctx: Context): void {
   if (ctx.config.chain) ctx.funding.apusd ??= apusdFunding;
+  if (ctx.config.fiat) ctx.funding.fiat_card ??= cardFunding;
 }
 
 /**

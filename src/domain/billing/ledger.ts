@@ -4,7 +4,7 @@ import type { LedgerRow } from '../../db/repos/index.js';
 import { DrmError, notFound } from '../../errors.js';
 import { formatApusd } from './format.js';
 
-export type EntryKind = 'deposit' | 'deposit_reversal' | 'credit' | 'invoice_payment' | 'watermark_fee' | 'refund';
+export type EntryKind = 'deposit' | 'deposit_reversal' | 'card_payment' | 'credit' | 'invoice_payment' | 'watermark_fee' | 'refund';
 
 export interface Posting {
   organizationId: string;

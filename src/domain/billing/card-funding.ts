@@ -1,0 +1,107 @@
+import type Stripe from 'stripe';
+import type { Context, FundingMethod, FundRequest } from '../../context.js';
+import type { OrganizationRow } from '../../db/repos/index.js';
+import { badRequest, DrmError } from '../../errors.js';
+import { type CardProcessor, cardProcessor } from '../../payments/processor.js';
+import { payOpenInvoices } from './autopay.js';
+import { shownAmount } from './format.js';
+import { post } from './ledger.js';
+
+const MICRO_PER_CENT = 10_000;
+
+/** The processor's client of a context, made once. */
+const clients = new WeakMap<object, Promise<CardProcessor>>();
+export function processorOf(ctx: Context): Promise<CardProcessor> {
+  const fiat = ctx.config.fiat;
+  if (!fiat) throw new DrmError('PAYMENT_METHOD_NOT_CONFIGURED', 'card payments are not configured on this deployment');
+  let client = clients.get(fiat);
+  if (!client) {
+    client = cardProcessor(fiat);
+    clients.set(fiat, client);
+  }
+  return client;
+}
+
+/**
+ * Credits a succeeded PaymentIntent to the organization in its metadata, once per intent (the
+ * ledger key is the intent's id, whichever way it arrives: the webhook or Shape B's fund call).
+ * Returns whether this call credited it.
+ */
+export async function creditPaymentIntent(ctx: Context, intent: Stripe.PaymentIntent, event?: { id: string; type: string }): Promise<boolean> {
+  const organizationId = intent.metadata?.organizationId;
+  if (intent.status !== 'succeeded' || !organizationId || intent.currency !== 'usd') return false;
+  if (!(await ctx.repos.organizations.find(organizationId))) throw badRequest(`payment intent ${intent.id} names no organization of this deployment`);
+  const amountMicro = intent.amount_received * MICRO_PER_CENT;
+  if (!(amountMicro > 0)) return false;
+  // The event is taken in the credit's transaction: a credit that fails leaves the event to be redelivered.
+  const applied = await ctx.db.transaction(async (tx) => {
+    if (event && !(await tx.repos.ledger.takeFiatEvent(event.id, event.type, intent.id, tx.clock.now()))) return false;
+    const posted = await post(tx, { organizationId, kind: 'card_payment', amountMicro, idempotencyKey: `card:${intent.id}`, reference: intent.id });
+    return posted.applied;
+  });
+  if (applied) await payOpenInvoices(ctx, organizationId);
+  return applied;
+}
+
+function cents(request: FundRequest): number {
+  if (request.amountMicro % MICRO_PER_CENT !== 0) throw badRequest('a card payment is in whole cents: amount has more than two decimals');
+  return request.amountMicro / MICRO_PER_CENT;
+}
+
+/**
+ * Card payments. Without a payment-intent id (Shape A): a PaymentIntent for the amount in cents,
+ * the organization in its metadata, is created and its client secret returned for the browser to
+ * confirm; the money is credited on the processor's `payment_intent.succeeded` event. With one
+ * (Shape B): the intent is retrieved and credited when it succeeded for this organization and
+ * this amount, once.
+ */
+export const cardFunding: FundingMethod = {
+  async fund(ctx, org, request) {
+    const processor = await processorOf(ctx);
+    const amount = cents(request);
+    const shape = ctx.config.apiShape;
+    if (request.paymentIntentId === undefined) {
+      const intent = await processor.paymentIntents.create(
+        { amount, currency: 'usd', metadata: { organizationId: org.id }, automatic_payment_methods: { enabled: true } },
+        { idempotencyKey: `fund:${org.id}:${ctx.clock.now()}:${amount}` },
+      );
+      return { method: 'fiat_card', clientSecret: intent.client_secret, amount: shownAmount(request.amountMicro, shape), paymentIntentId: intent.id };
+    }
+    return settleIntent(ctx, org, processor, request.paymentIntentId, amount);
+  },
+};
+
+async function settleIntent(ctx: Context, org: OrganizationRow, processor: CardProcessor, id: string, amount: number) {
+  if (!/^pi_\w{1,200}$/.test(id)) throw badRequest('paymentIntentId must be a payment intent id (pi_…)');
+  const intent = await processor.paymentIntents.retrieve(id).catch((err: { statusCode?: number }) => {
+    if (err.statusCode === 404) throw badRequest(`payment intent ${id} is unknown to the card processor`);
+    throw err;
+  });
+  if (intent.metadata?.organizationId !== org.id) throw badRequest(`payment intent ${id} is not this organization's`);
+  if (intent.amount !== amount) throw badRequest(`payment intent ${id} is for ${intent.amount} cents, not ${amount}`);
+  if (intent.status !== 'succeeded') throw new DrmError('CONFLICT', `payment intent ${id} has not succeeded (${intent.status}): nothing credited`);
+  await creditPaymentIntent(ctx, intent);
+  const balance = (await ctx.repos.organizations.find(org.id))?.apusdBalanceMicro ?? 0;
+  return { success: true, newBalance: shownAmount(balance, ctx.config.apiShape), transactionId: intent.id, method: 'fiat_card' };
+}
+
+/**
+ * POST /billing/webhooks/fiat: the processor's signed event (raw body, 300-s tolerance). A
+ * `payment_intent.succeeded` is credited once per intent and once per event id, whatever the
+ * order or the number of deliveries; other events are acknowledged and change nothing.
+ */
+export async function takeFiatEvent(ctx: Context, rawBody: string, signature: string | undefined): Promise<{ received: true; credited: boolean }> {
+  const processor = await processorOf(ctx);
+  let event: Stripe.Event;
+  try {
+    event = processor.webhooks.constructEvent(rawBody, signature ?? '', ctx.config.fiat?.webhookSecret as string, 300);
+  } catch (err) {
+    throw badRequest(`the event's signature does not verify: ${(err as Error).message.slice(0, 200)}`);
+  }
+  if (event.type !== 'payment_intent.succeeded') return { received: true, credited: false };
+  const intent = event.data.object as Stripe.PaymentIntent;
+  if (!intent.metadata?.organizationId || !(await ctx.repos.organizations.find(intent.metadata.organizationId))) {
+    throw badRequest(`payment intent ${intent.id} names no organization of this deployment`);
+  }
+  return { received: true, credited: await creditPaymentIntent(ctx, intent, { id: event.id, type: event.type }) };
+}

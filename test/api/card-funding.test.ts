@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveFiatConfig } from '../../src/payments/config.js';
+import { getJson, type Json } from '../helpers/billing.js';
+import { type CardStandIn, SECRET_KEY, startCardStandIn, WEBHOOK_SECRET } from '../helpers/card-processor.js';
+import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
+import { expectError } from '../helpers/expect-error.js';
+import { registerOrg } from '../helpers/fixtures.js';
+
+// Issue 19, point 2: card payments through the official SDK pointed at a local stand-in for the
+// processor. A PaymentIntent per fund request; money is credited on the signed succeeded event,
+// or on Shape B's retrieval of a succeeded intent, once per intent and once per event.
+
+describe.each(DIALECTS)('card payments on %s', (dialect) => {
+  let standIn: CardStandIn;
+  let t: TestApp;
+  beforeAll(async () => {
+    standIn = await startCardStandIn();
+    const fiat = resolveFiatConfig({}, { DRM_FIAT_SECRET_KEY: SECRET_KEY, DRM_FIAT_WEBHOOK_SECRET: WEBHOOK_SECRET, DRM_FIAT_API_BASE: standIn.url });
+    t = await makeTestApp(dialect, { config: { fiat } });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await standIn?.close();
+  });
+
+  const fund = (key: string, body: unknown) => t.request('POST', '/api/v1/billing/fund', { key, body });
+  const deliver = (e: { body: string; signature: string }) => t.request('POST', '/api/v1/billing/webhooks/fiat', { body: e.body, headers: { 'stripe-signature': e.signature } });
+  const balance = async (key: string) => (await getJson(t, '/api/v1/billing/balance', key)).apusdBalance as number;
+
+  it('creates a PaymentIntent in cents for the organization and credits it once on its succeeded event, however often it comes', async () => {
+    const org = await registerOrg(t);
+    const res = await fund(org.apiKey, { method: 'fiat_card', amount: 20 });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const body = (await res.json()) as Json;
+    expect(body).toMatchObject({ method: 'fiat_card', clientSecret: expect.stringMatching(/^pi_\w+_secret_/), amount: 20 });
+    expect(standIn.intents.get(body.paymentIntentId)).toMatchObject({ amount: 2000, currency: 'usd', metadata: { organizationId: org.organizationId } });
+    // before it succeeded, a processing event credits nothing
+    expect((await deliver(standIn.event(body.paymentIntentId, { type: 'payment_intent.processing' }))).status).toBe(200);
+    standIn.confirm(body.paymentIntentId);
+    const succeeded = standIn.event(body.paymentIntentId, { eventId: 'evt_once' });
+    expect(await (await deliver(succeeded)).json()).toEqual({ received: true, credited: true });
+    expect(await (await deliver(succeeded)).json()).toEqual({ received: true, credited: false });
+    expect(await (await deliver(standIn.event(body.paymentIntentId))).json()).toEqual({ received: true, credited: false });
+    expect(await balance(org.apiKey)).toBe(20);
+    expect((await getJson(t, '/api/v1/billing/balance', org.apiKey)).fiatBalance).toBe(20);
+    expect(await t.ctx.repos.ledger.sumOf(org.organizationId)).toBe(20_000_000);
+  });
+
+  it('refuses a bad signature, a stale timestamp and an intent of no organization with 400, crediting nothing', async () => {
+    const org = await registerOrg(t, { name: 'Careful' });
+    const { paymentIntentId } = (await (await fund(org.apiKey, { method: 'fiat_card', amount: 5 })).json()) as Json;
+    standIn.confirm(paymentIntentId);
+    await expectError(await deliver(standIn.event(paymentIntentId, { secret: 'whsec_wrong0123' })), 400, 'BAD_REQUEST');
+    await expectError(await deliver(standIn.event(paymentIntentId, { ageSeconds: 301 })), 400, 'BAD_REQUEST');
+    await expectError(await t.request('POST', '/api/v1/billing/webhooks/fiat', { body: '{}' }), 400, 'BAD_REQUEST');
+    await expectError(await t.request('POST', '/api/v1/billing/webhooks/fiat', { body: `{"id":"${'x'.repeat(900_000)}"}`, headers: { 'stripe-signature': 't=1,v1=00' } }), 400, 'BAD_REQUEST');
+    const stranger = standIn.intents.get(paymentIntentId) as Json;
+    stranger.metadata = { organizationId: '00000000-0000-4000-8000-000000000000' };
+    await expectError(await deliver(standIn.event(paymentIntentId)), 400, 'BAD_REQUEST');
+    expect(await balance(org.apiKey)).toBe(0);
+  });
+
+  it("Shape B's payment-intent id credits a succeeded intent of this organization and amount, once; a declined one credits nothing", async () => {
+    const org = await registerOrg(t, { name: 'Shape B' });
+    const { paymentIntentId } = (await (await fund(org.apiKey, { method: 'fiat_card', amount: 12.5 })).json()) as Json;
+    await expectError(await fund(org.apiKey, { method: 'fiat_card', amount: 12.5, paymentIntentId }), 409, 'CONFLICT');
+    standIn.confirm(paymentIntentId, 'pm_card_chargeDeclined');
+    await expectError(await fund(org.apiKey, { method: 'fiat_card', amount: 12.5, paymentIntentId }), 409, 'CONFLICT');
+    standIn.confirm(paymentIntentId);
+    await expectError(await fund(org.apiKey, { method: 'fiat_card', amount: 13, paymentIntentId }), 400, 'BAD_REQUEST');
+    const other = await registerOrg(t, { name: 'Not Yours' });
+    await expectError(await fund(other.apiKey, { method: 'fiat_card', amount: 12.5, paymentIntentId }), 400, 'BAD_REQUEST');
+    const first = (await (await fund(org.apiKey, { method: 'fiat_card', amount: 12.5, paymentIntentId })).json()) as Json;
+    expect(first).toMatchObject({ success: true, newBalance: 12.5, transactionId: paymentIntentId });
+    const again = (await (await fund(org.apiKey, { method: 'fiat_card', amount: 12.5, paymentIntentId })).json()) as Json;
+    expect(again.newBalance).toBe(12.5);
+    // and the event arriving after it changes nothing
+    expect(await (await deliver(standIn.event(paymentIntentId))).json()).toMatchObject({ credited: false });
+    expect(await balance(org.apiKey)).toBe(12.5);
+    await expectError(await fund(org.apiKey, { method: 'fiat_card', amount: 12.5, paymentIntentId: 'pi_unknown' }), 400, 'BAD_REQUEST');
+    await expectError(await fund(org.apiKey, { method: 'fiat_card', amount: 1.005 }), 400, 'BAD_REQUEST');
+  });
+});

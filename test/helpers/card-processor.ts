@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Stripe from 'stripe';
+
+// A local stand-in for the card processor's HTTP API, for the official SDK to talk to (the one
+// paid outside service the tests replace): PaymentIntents (create with an idempotency map,
+// retrieve, confirm with a test card that succeeds or is declined), and signed webhook events
+// made with the SDK's own generateTestHeaderString.
+
+export const SECRET_KEY = 'sk_test_standin0123456789';
+export const WEBHOOK_SECRET = 'whsec_standin0123456789';
+
+type Intent = Record<string, unknown> & { id: string; amount: number; status: string; metadata: Record<string, string> };
+
+export interface CardStandIn {
+  url: string;
+  intents: Map<string, Intent>;
+  /** confirms an intent as a browser would: pm_card_visa succeeds, pm_card_chargeDeclined fails */
+  confirm(id: string, paymentMethod?: string): Intent;
+  /** an event of the intent as it is now, signed (or signed with another secret, or dated `ageSeconds` ago) */
+  event(id: string, options?: { type?: string; eventId?: string; secret?: string; ageSeconds?: number }): { body: string; signature: string };
+  close(): Promise<void>;
+}
+
+const sdk = new Stripe(SECRET_KEY);
+
+export async function startCardStandIn(): Promise<CardStandIn> {
+  const intents = new Map<string, Intent>();
+  const idempotent = new Map<string, Intent>();
+  const id = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
+  const confirm = (intentId: string, paymentMethod = 'pm_card_visa'): Intent => {
+    const intent = intents.get(intentId) as Intent;
+    const ok = paymentMethod === 'pm_card_visa';
+    Object.assign(intent, ok ? { status: 'succeeded', amount_received: intent.amount, last_payment_error: null } : { status: 'requires_payment_method', last_payment_error: { code: 'card_declined' } });
+    return intent;
+  };
+  const server = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (d) => (raw += d));
+    req.on('end', () => {
+      const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (req.headers.authorization !== `Bearer ${SECRET_KEY}`) return send(401, { error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } });
+      const form = new URLSearchParams(raw);
+      const path = (req.url ?? '').split('?')[0] as string;
+      if (req.method === 'POST' && path === '/v1/payment_intents') {
+        const key = req.headers['idempotency-key'] as string | undefined;
+        if (key && idempotent.has(key)) return send(200, idempotent.get(key));
+        const intentId = id('pi');
+        const metadata = Object.fromEntries([...form.entries()].filter(([k]) => k.startsWith('metadata[')).map(([k, v]) => [k.slice(9, -1), v]));
+        const intent: Intent = { id: intentId, object: 'payment_intent', amount: Number(form.get('amount')), amount_received: 0, currency: form.get('currency'), status: 'requires_payment_method', client_secret: `${intentId}_secret_${randomBytes(8).toString('hex')}`, metadata, customer: form.get('customer') };
+        intents.set(intentId, intent);
+        if (key) idempotent.set(key, intent);
+        if (form.get('confirm') === 'true') confirm(intentId, form.get('payment_method') ?? undefined);
+        return send(200, intent);
+      }
+      const m = /^\/v1\/payment_intents\/([\w]+)(\/confirm)?$/.exec(path);
+      const intent = m ? intents.get(m[1] as string) : undefined;
+      if (!m || !intent) return send(404, { error: { type: 'invalid_request_error', code: 'resource_missing', message: 'No such payment_intent' } });
+      if (req.method === 'GET' && !m[2]) return send(200, intent);
+      if (req.method === 'POST' && m[2]) return send(200, confirm(intent.id, form.get('payment_method') ?? undefined));
+      return send(404, { error: { type: 'invalid_request_error', message: 'Unrecognized request URL' } });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    intents,
+    confirm,
+    event(intentId, options = {}) {
+      const body = JSON.stringify({ id: options.eventId ?? id('evt'), object: 'event', type: options.type ?? 'payment_intent.succeeded', data: { object: intents.get(intentId) } });
+      const timestamp = Math.floor(Date.now() / 1000) - (options.ageSeconds ?? 0);
+      return { body, signature: sdk.webhooks.generateTestHeaderString({ payload: body, secret: options.secret ?? WEBHOOK_SECRET, timestamp }) };
+    },
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
