@@ -5,7 +5,7 @@ import { WalletFactory } from './crypto/wallets.js';
 import { watermarkKey } from './watermark/keyed-random.js';
 import { type ViewerIdKey, viewerIdKey } from './domain/identity/viewer-ids.js';
 import { type Database, openDatabase } from './db/database.js';
-import type { OrganizationRow, Repos } from './db/repos/index.js';
+import type { InvoiceRow, OrganizationRow, Repos } from './db/repos/index.js';
 import { createLogger, type Logger } from './log.js';
 import { type MediaBinaries, mediaBinaries } from './media/binaries.js';
 import { ContentStore } from './storage/content-store.js';
@@ -46,6 +46,8 @@ export interface Context {
 /** A way money comes in (APUSD on a chain, card payments), plugged in by the deployment; POST /billing/fund hands it a checked request. */
 export interface FundingMethod {
   fund(ctx: Context, org: OrganizationRow, request: FundRequest): Promise<Record<string, unknown>>;
+  /** Autopay by this method: charges an issued invoice (attempt 1, 2, …) to the organization's saved payment method. */
+  chargeInvoice?(ctx: Context, org: OrganizationRow, invoice: InvoiceRow, attempt: number): Promise<{ paid: boolean; reason?: string }>;
 }
 
 export interface FundRequest {

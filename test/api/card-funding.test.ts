@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveFiatConfig } from '../../src/payments/config.js';
-import { getJson, type Json } from '../helpers/billing.js';
+import { getJson, type Json, toNextMonth } from '../helpers/billing.js';
+import { closeDuePeriods } from '../../src/domain/billing/period-close.js';
 import { type CardStandIn, SECRET_KEY, startCardStandIn, WEBHOOK_SECRET } from '../helpers/card-processor.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { expectError } from '../helpers/expect-error.js';
@@ -79,5 +80,51 @@ describe.each(DIALECTS)('card payments on %s', (dialect) => {
     expect(await balance(org.apiKey)).toBe(12.5);
     await expectError(await fund(org.apiKey, { method: 'fiat_card', amount: 12.5, paymentIntentId: 'pi_unknown' }), 400, 'BAD_REQUEST');
     await expectError(await fund(org.apiKey, { method: 'fiat_card', amount: 1.005 }), 400, 'BAD_REQUEST');
+  });
+
+  it('autopay by card charges an issued invoice off-session once, and marks it paid', async () => {
+    const org = await registerOrg(t, { name: 'Card Autopay' });
+    const customerId = await standIn.customer('pm_card_visa');
+    await t.request('POST', '/api/v1/billing/autopay', { key: org.apiKey, body: { enabled: true, method: 'fiat_card', customerId } });
+    await t.request('POST', '/api/v1/billing/subscriptions', { key: org.apiKey, body: { product: 'videos', interval: 'month' } });
+    const before = standIn.intents.size;
+    toNextMonth(t);
+    await closeDuePeriods(t.ctx);
+    await closeDuePeriods(t.ctx);
+    const [invoice] = (await getJson(t, '/api/v1/billing/invoices', org.apiKey)).invoices as [Json];
+    expect(invoice).toMatchObject({ amountApusd: 99, paymentStatus: 'paid' });
+    const charges = [...standIn.intents.values()].slice(before).filter((i) => i.metadata.organizationId === org.organizationId);
+    expect(charges).toEqual([expect.objectContaining({ amount: 9900, status: 'succeeded', metadata: { organizationId: org.organizationId, invoiceId: invoice.id } })]);
+    // the processor's succeeded event, arriving after, changes nothing
+    expect(await (await deliver(standIn.event(charges[0]?.id as string))).json()).toMatchObject({ credited: false });
+    const kinds = (await t.ctx.repos.ledger.list(org.organizationId, { limit: 10, offset: 0 })).map((e) => [e.kind, e.amountMicro]).sort();
+    expect(kinds).toEqual([['card_payment', 99_000_000], ['invoice_payment', -99_000_000]]);
+    const events = ((await getJson(t, '/api/v1/webhook/deliveries', org.apiKey)).deliveries as Json[]).map((d) => d.eventType);
+    expect(events).toEqual(expect.arrayContaining(['invoice.issued', 'invoice.paid']));
+  });
+
+  it('leaves an invoice open when the card is declined, says so once, and tries again with backoff until it is paid', async () => {
+    const org = await registerOrg(t, { name: 'Declined' });
+    await t.request('POST', '/api/v1/billing/autopay', { key: org.apiKey, body: { enabled: true, method: 'fiat_card', customerId: await standIn.customer('pm_card_chargeDeclined') } });
+    await t.request('POST', '/api/v1/billing/subscriptions', { key: org.apiKey, body: { product: 'music', interval: 'month' } });
+    toNextMonth(t);
+    await closeDuePeriods(t.ctx);
+    const [invoice] = (await getJson(t, '/api/v1/billing/invoices', org.apiKey)).invoices as [Json];
+    expect(invoice.paymentStatus).toBe('open');
+    const row = await t.ctx.repos.invoices.find(invoice.id);
+    expect(row).toMatchObject({ autopayAttempts: 1, nextAutopayAt: t.clock.now() + 3_600_000 });
+    // not due yet: nothing tried
+    await closeDuePeriods(t.ctx);
+    expect((await t.ctx.repos.invoices.find(invoice.id))?.autopayAttempts).toBe(1);
+    t.clock.advance(3_600_000);
+    await closeDuePeriods(t.ctx);
+    expect(await t.ctx.repos.invoices.find(invoice.id)).toMatchObject({ autopayAttempts: 2, paymentStatus: 'open', nextAutopayAt: t.clock.now() + 21_600_000 });
+    // the organization puts a working card on file; the next attempt pays
+    await t.request('POST', '/api/v1/billing/autopay', { key: org.apiKey, body: { enabled: true, method: 'fiat_card', customerId: await standIn.customer('pm_card_visa') } });
+    t.clock.advance(21_600_000);
+    await closeDuePeriods(t.ctx);
+    expect(await t.ctx.repos.invoices.find(invoice.id)).toMatchObject({ autopayAttempts: 3, paymentStatus: 'paid', nextAutopayAt: null });
+    const failed = ((await getJson(t, '/api/v1/webhook/deliveries', org.apiKey)).deliveries as Json[]).filter((d) => d.eventType === 'invoice.payment_failed');
+    expect(failed).toHaveLength(1);
   });
 });

@@ -5,7 +5,8 @@ import Stripe from 'stripe';
 
 // A local stand-in for the card processor's HTTP API, for the official SDK to talk to (the one
 // paid outside service the tests replace): PaymentIntents (create with an idempotency map,
-// retrieve, confirm with a test card that succeeds or is declined), and signed webhook events
+// retrieve, confirm with a test card that succeeds or is declined, a 402 card error for a declined
+// off-session charge), customers with a default payment method, and signed webhook events
 // made with the SDK's own generateTestHeaderString.
 
 export const SECRET_KEY = 'sk_test_standin0123456789';
@@ -16,6 +17,8 @@ type Intent = Record<string, unknown> & { id: string; amount: number; status: st
 export interface CardStandIn {
   url: string;
   intents: Map<string, Intent>;
+  /** a customer whose default payment method succeeds (pm_card_visa) or is declined */
+  customer(paymentMethod: string): Promise<string>;
   /** confirms an intent as a browser would: pm_card_visa succeeds, pm_card_chargeDeclined fails */
   confirm(id: string, paymentMethod?: string): Intent;
   /** an event of the intent as it is now, signed (or signed with another secret, or dated `ageSeconds` ago) */
@@ -28,6 +31,7 @@ const sdk = new Stripe(SECRET_KEY);
 export async function startCardStandIn(): Promise<CardStandIn> {
   const intents = new Map<string, Intent>();
   const idempotent = new Map<string, Intent>();
+  const customers = new Map<string, unknown>();
   const id = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
   const confirm = (intentId: string, paymentMethod = 'pm_card_visa'): Intent => {
     const intent = intents.get(intentId) as Intent;
@@ -51,8 +55,21 @@ export async function startCardStandIn(): Promise<CardStandIn> {
         const intent: Intent = { id: intentId, object: 'payment_intent', amount: Number(form.get('amount')), amount_received: 0, currency: form.get('currency'), status: 'requires_payment_method', client_secret: `${intentId}_secret_${randomBytes(8).toString('hex')}`, metadata, customer: form.get('customer') };
         intents.set(intentId, intent);
         if (key) idempotent.set(key, intent);
-        if (form.get('confirm') === 'true') confirm(intentId, form.get('payment_method') ?? undefined);
+        if (form.get('confirm') === 'true' && confirm(intentId, form.get('payment_method') ?? undefined).status !== 'succeeded') {
+          // as the processor answers a declined confirmation: 402 with a card error
+          return send(402, { error: { type: 'card_error', code: 'card_declined', message: 'Your card was declined.', payment_intent: intent } });
+        }
         return send(200, intent);
+      }
+      if (req.method === 'POST' && path === '/v1/customers') {
+        const customer = { id: id('cus'), object: 'customer', invoice_settings: { default_payment_method: form.get('invoice_settings[default_payment_method]') } };
+        customers.set(customer.id, customer);
+        return send(200, customer);
+      }
+      const c = /^\/v1\/customers\/(\w+)$/.exec(path);
+      if (req.method === 'GET' && c) {
+        const customer = customers.get(c[1] as string);
+        return customer ? send(200, customer) : send(404, { error: { type: 'invalid_request_error', code: 'resource_missing', message: 'No such customer' } });
       }
       const m = /^\/v1\/payment_intents\/([\w]+)(\/confirm)?$/.exec(path);
       const intent = m ? intents.get(m[1] as string) : undefined;
@@ -72,6 +89,10 @@ export async function startCardStandIn(): Promise<CardStandIn> {
       const body = JSON.stringify({ id: options.eventId ?? id('evt'), object: 'event', type: options.type ?? 'payment_intent.succeeded', data: { object: intents.get(intentId) } });
       const timestamp = Math.floor(Date.now() / 1000) - (options.ageSeconds ?? 0);
       return { body, signature: sdk.webhooks.generateTestHeaderString({ payload: body, secret: options.secret ?? WEBHOOK_SECRET, timestamp }) };
+    },
+    async customer(paymentMethod) {
+      const client = new Stripe(SECRET_KEY, { host: '127.0.0.1', port, protocol: 'http' });
+      return (await client.customers.create({ invoice_settings: { default_payment_method: paymentMethod } })).id;
     },
     close: () => new Promise((r) => server.close(() => r())),
   };

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, lte, sql } from 'drizzle-orm';
 import { type Executor, literalInt } from '../executor.js';
 import type * as billing from '../schema/billing.js';
 
@@ -67,6 +67,21 @@ function openInvoices(x: Executor) {
           .from(t)
           .where(and(eq(t.organizationId, organizationId), eq(t.paymentStatus, 'open')))
           .orderBy(asc(t.periodStart))
+          .limit(literalInt(limit)),
+      ),
+
+    /** Records a card autopay attempt and when the next is due (null: no more). */
+    scheduleAutopay: (id: string, attempts: number, nextAt: number | null) =>
+      x.run((q) => q.update(t).set({ autopayAttempts: attempts, nextAutopayAt: nextAt }).where(eq(t.id, id))),
+
+    /** Open invoices whose next card autopay attempt is due (oldest first, bounded). */
+    dueCardRetries: (now: number, limit: number): Promise<InvoiceRow[]> =>
+      x.run((q) =>
+        q
+          .select()
+          .from(t)
+          .where(and(eq(t.paymentStatus, 'open'), lte(t.nextAutopayAt, now)))
+          .orderBy(asc(t.nextAutopayAt))
           .limit(literalInt(limit)),
       ),
 

@@ -49,6 +49,9 @@ export const invoices = pgTable(
     paymentStatus: text('payment_status').$type<PaymentStatus>().notNull(),
     issuedAt: bigint('issued_at', { mode: 'number' }).notNull(),
     paidAt: bigint('paid_at', { mode: 'number' }),
+    /** card autopay: attempts made, and when the next one is due (null: none) */
+    autopayAttempts: integer('autopay_attempts').notNull().default(0),
+    nextAutopayAt: bigint('next_autopay_at', { mode: 'number' }),
   },
   (t) => [
     // one invoice per organization and period: two servers closing a period at once cannot both issue it

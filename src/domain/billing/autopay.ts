@@ -1,5 +1,5 @@
 import type { Context } from '../../context.js';
-import type { InvoiceRow } from '../../db/repos/index.js';
+import type { InvoiceRow, OrganizationRow } from '../../db/repos/index.js';
 import { DrmError, notFound } from '../../errors.js';
 import { recordEvent } from '../events.js';
 import { invoiceEventData } from './invoice-events.js';
@@ -33,10 +33,15 @@ export async function payInvoice(ctx: Context, invoice: InvoiceRow): Promise<Inv
   return paid;
 }
 
+/** After a card autopay attempt fails: the next attempts wait 1 h, 6 h, 24 h and 72 h, then stop. */
+const CARD_RETRY_MS = [3_600_000, 21_600_000, 86_400_000, 259_200_000];
+
 /**
- * Right after an invoice is issued: with autopay on and the APUSD method, pay it from the balance;
- * when the balance is short (or the method cannot pay yet), say so once with invoice.payment_failed
- * and leave it open for payOpenInvoices to retry when funds arrive.
+ * Right after an invoice is issued, with autopay on: APUSD pays it from the balance; a card
+ * (`fiat_card`, with the organization's customer id) is charged off-session through the
+ * deployment's card method (idempotency key: the invoice id). A payment that cannot be made says
+ * so once with invoice.payment_failed and leaves the invoice open: APUSD waits for money to arrive
+ * (payOpenInvoices), a card is tried again later (retryCardAutopay).
  */
 export async function payIssuedInvoice(ctx: Context, invoice: InvoiceRow): Promise<void> {
   const org = await ctx.repos.organizations.find(invoice.organizationId);
@@ -51,12 +56,39 @@ export async function payIssuedInvoice(ctx: Context, invoice: InvoiceRow): Promi
       reason = err.message;
     }
   } else {
-    reason = `autopay method ${org.autopayMethod} is not configured on this deployment`;
+    const charged = await chargeByCard(ctx, org, invoice, 1);
+    if (charged.paid) return;
+    reason = charged.reason ?? 'the card payment did not go through';
   }
   await ctx.db.transaction((tx) =>
     recordEvent(tx, invoice.organizationId, 'invoice.payment_failed', { ...invoiceEventData(invoice), reason }, { webhookUrl: org.webhookUrl }),
   );
   ctx.wakeWebhooks();
+}
+
+async function chargeByCard(ctx: Context, org: OrganizationRow, invoice: InvoiceRow, attempt: number): Promise<{ paid: boolean; reason?: string }> {
+  const card = ctx.funding.fiat_card;
+  let result: { paid: boolean; reason?: string };
+  if (!card?.chargeInvoice) result = { paid: false, reason: 'card payments are not configured on this deployment' };
+  else if (!org.fiatCustomerId) result = { paid: false, reason: 'autopay by card needs the customer id (customerId in the autopay request)' };
+  else result = await card.chargeInvoice(ctx, org, invoice, attempt);
+  const retry = result.paid || !card?.chargeInvoice ? undefined : CARD_RETRY_MS[attempt - 1];
+  await ctx.repos.invoices.scheduleAutopay(invoice.id, attempt, retry === undefined ? null : ctx.clock.now() + retry);
+  return result;
+}
+
+/** Card autopay attempts that are due (a pass of the period closer): each invoice charged again, once per attempt. */
+export async function retryCardAutopay(ctx: Context, limit = 100): Promise<number> {
+  let paid = 0;
+  for (const invoice of await ctx.repos.invoices.dueCardRetries(ctx.clock.now(), limit)) {
+    const org = await ctx.repos.organizations.find(invoice.organizationId);
+    if (!org?.autopayEnabled || org.autopayMethod !== 'fiat_card') {
+      await ctx.repos.invoices.scheduleAutopay(invoice.id, invoice.autopayAttempts, null);
+      continue;
+    }
+    if ((await chargeByCard(ctx, org, invoice, invoice.autopayAttempts + 1)).paid) paid++;
+  }
+  return paid;
 }
 
 /**

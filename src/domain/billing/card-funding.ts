@@ -1,9 +1,9 @@
 import type Stripe from 'stripe';
 import type { Context, FundingMethod, FundRequest } from '../../context.js';
-import type { OrganizationRow } from '../../db/repos/index.js';
+import type { InvoiceRow, OrganizationRow } from '../../db/repos/index.js';
 import { badRequest, DrmError } from '../../errors.js';
 import { type CardProcessor, cardProcessor } from '../../payments/processor.js';
-import { payOpenInvoices } from './autopay.js';
+import { payInvoice, payOpenInvoices } from './autopay.js';
 import { shownAmount } from './format.js';
 import { post } from './ledger.js';
 
@@ -39,7 +39,14 @@ export async function creditPaymentIntent(ctx: Context, intent: Stripe.PaymentIn
     const posted = await post(tx, { organizationId, kind: 'card_payment', amountMicro, idempotencyKey: `card:${intent.id}`, reference: intent.id });
     return posted.applied;
   });
-  if (applied) await payOpenInvoices(ctx, organizationId);
+  // A card autopay's payment pays its invoice from the money it brought; other payments pay what autopay would.
+  const invoiceId = intent.metadata?.invoiceId;
+  const invoice = invoiceId ? await ctx.repos.invoices.find(invoiceId) : undefined;
+  if (invoice?.organizationId === organizationId && invoice.paymentStatus === 'open') {
+    await payInvoice(ctx, invoice).catch((err) => {
+      if (!(err instanceof DrmError && err.code === 'INSUFFICIENT_BALANCE')) throw err;
+    });
+  } else if (applied) await payOpenInvoices(ctx, organizationId);
   return applied;
 }
 
@@ -55,7 +62,31 @@ function cents(request: FundRequest): number {
  * (Shape B): the intent is retrieved and credited when it succeeded for this organization and
  * this amount, once.
  */
+/** An invoice charged to the customer's default payment method, off-session, in whole cents rounded up. */
+async function chargeInvoice(ctx: Context, org: OrganizationRow, invoice: InvoiceRow, attempt: number): Promise<{ paid: boolean; reason?: string }> {
+  const processor = await processorOf(ctx);
+  const customer = await processor.customers.retrieve(org.fiatCustomerId as string);
+  const method = customer.deleted ? undefined : customer.invoice_settings?.default_payment_method;
+  if (!method) return { paid: false, reason: `customer ${org.fiatCustomerId} has no default payment method` };
+  const amount = Math.ceil(invoice.amountMicro / MICRO_PER_CENT);
+  const metadata = { organizationId: org.id, invoiceId: invoice.id };
+  try {
+    const intent = await processor.paymentIntents.create(
+      { amount, currency: 'usd', customer: customer.id, payment_method: typeof method === 'string' ? method : method.id, off_session: true, confirm: true, metadata },
+      { idempotencyKey: attempt === 1 ? `invoice:${invoice.id}` : `invoice:${invoice.id}:${attempt}` },
+    );
+    if (intent.status !== 'succeeded') return { paid: false, reason: `the card payment is ${intent.status}` };
+    await creditPaymentIntent(ctx, intent);
+    return { paid: (await ctx.repos.invoices.find(invoice.id))?.paymentStatus === 'paid' };
+  } catch (err) {
+    const e = err as { type?: string; message?: string };
+    if (e.type === 'StripeCardError') return { paid: false, reason: `the card was declined: ${e.message ?? ''}`.trim() };
+    throw err;
+  }
+}
+
 export const cardFunding: FundingMethod = {
+  chargeInvoice,
   async fund(ctx, org, request) {
     const processor = await processorOf(ctx);
     const amount = cents(request);

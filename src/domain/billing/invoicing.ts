@@ -73,6 +73,8 @@ async function issue(tx: Context, organizationId: string, period: Period): Promi
     paymentStatus: amountMicro > 0 ? 'open' : 'paid',
     issuedAt: now,
     paidAt: amountMicro > 0 ? null : now,
+    autopayAttempts: 0,
+    nextAutopayAt: null,
   };
   const lines: InvoiceLineRow[] = charged.map(({ line, periodStart }) => ({ id: newId(), invoiceId, periodStart, ...line }));
   await tx.repos.invoices.insert(invoice, lines);

@@ -1,5 +1,5 @@
 import type { Context } from '../../context.js';
-import { payOpenInvoices } from './autopay.js';
+import { payOpenInvoices, retryCardAutopay } from './autopay.js';
 import { closePeriod } from './invoicing.js';
 import { nextPeriod, type Period, periodLabel, periodOf, previousPeriod } from './periods.js';
 
@@ -53,6 +53,12 @@ export async function closeDuePeriods(ctx: Context, options: { until?: Period } 
 
 /** Open invoices of organizations with APUSD autopay on: an autopay that failed for any reason but a short balance is tried again each pass. */
 async function retryAutopay(ctx: Context, summary: CloseSummary): Promise<void> {
+  try {
+    await retryCardAutopay(ctx);
+  } catch (err) {
+    summary.failed++;
+    ctx.log.error('card autopay failed', { err: String(err) });
+  }
   for (const organizationId of await ctx.repos.invoices.openUnderAutopay(PAGE)) {
     try {
       await payOpenInvoices(ctx, organizationId);

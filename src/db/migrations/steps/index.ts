@@ -5,5 +5,6 @@ import step0009 from './0009-billing-ledger-invoices-period-usage.js';
 import step0010 from './0010-apusd-deposits-deposit-addresses.js';
 import step0011 from './0011-fund-requests-the-deposits-organizations.js';
 import step0012 from './0012-card-payments-the-processor-s-webhook.js';
+import step0013 from './0013-card-autopay-attempts-and-the-next-one.js';
 
-export const generatedSteps: GeneratedStep[] = [step0008, step0009, step0010, step0011, step0012];
+export const generatedSteps: GeneratedStep[] = [step0008, step0009, step0010, step0011, step0012, step0013];
