@@ -101,7 +101,7 @@ const NUMBERS: Array<[endpoint: string, field: string, rest: Json, refused: stri
   ['POST /admin/organizations/{id}/rate-limit', 'monthlyStreamLimit', {}, [...HUGE_AND_NEGATIVE, '0.5']],
   ['POST /admin/organizations/{id}/license', 'pricePerStream', { contentId: '*', contentType: 'video' }, HUGE_AND_NEGATIVE],
   // money: above 0, at most 1,000,000, at most 6 decimals
-  ['POST /billing/fund', 'amount', { method: 'apusd' }, [...HUGE_AND_NEGATIVE, '0', '1000000.01', '0.0000001', '4e-10']],
+  ['POST /billing/fund', 'amount', { method: 'apusd' }, [...HUGE_AND_NEGATIVE, '0', '1000000.01', '0.0000001', '4e-10', '1.005']],
   ['POST /admin/organizations/{id}/credit', 'amount', {}, [...HUGE_AND_NEGATIVE, '0', '1000000.01', '0.0000001', '4e-10']],
   ['POST /admin/organizations/{id}/watermark-pass', 'days', {}, [...HUGE_AND_NEGATIVE, '0', '0.5']],
 ];

@@ -1,3 +1,7 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveChainConfig } from '../../src/chain/config.js';
 import { apusdReader } from '../../src/chain/apusd-transfers.js';
@@ -9,6 +13,9 @@ import { type Chain, startChain } from '../helpers/chain.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { registerOrg } from '../helpers/fixtures.js';
 import { adminToken } from '../helpers/admin.js';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../..');
 
 // Issue 19, point 1: APUSD sent to an organization's deposit address on a real chain (anvil, the
 // project's token compiled with solc-js) is credited once it has its confirmations, exactly once
@@ -69,6 +76,19 @@ describe.each(DIALECTS)('APUSD deposits on %s', (dialect) => {
     await chain.mine(2);
     await scan();
     expect(await getJson(t, '/api/v1/billing/balance', org.apiKey)).toMatchObject({ apusdBalance: 20.25 });
+  }, 60_000);
+
+  it('credits a transfer once when two server processes read the chain at once', async () => {
+    const org = await registerOrg(t, { name: 'Two Servers' });
+    await chain.transfer(org.walletAddress, 4_000_000n);
+    await chain.mine(2);
+    const file = path.join(t.dir, 'two-servers.json');
+    fs.writeFileSync(file, JSON.stringify({ config: t.ctx.config, now: t.clock.now() }));
+    const server = () => run(process.execPath, ['--import', 'tsx', 'test/helpers/billing-server.ts', file, 'deposits'], { cwd: ROOT });
+    const passes = (await Promise.all([server(), server()])).map((r) => JSON.parse(r.stdout.trim().split('\n').pop() as string));
+    expect(passes.reduce((n, p) => n + p.credited, 0)).toBe(1);
+    expect((await t.ctx.repos.organizations.find(org.organizationId))?.apusdBalanceMicro).toBe(4_000_000);
+    expect(await t.ctx.repos.ledger.sumOf(org.organizationId)).toBe(4_000_000);
   }, 60_000);
 
   it('reverses, by a ledger entry, a credited deposit that a reorg took off the chain', async () => {

@@ -3,11 +3,14 @@
 // sessions of one organization, or closes the periods that are due, and prints what it did.
 //   node --import tsx test/helpers/billing-server.ts <config.json> stream <apiKey> <contentId> <count>
 //   node --import tsx test/helpers/billing-server.ts <config.json> close
+//   node --import tsx test/helpers/billing-server.ts <config.json> deposits
 import fs from 'node:fs';
 import { ManualClock } from '../../src/clock.js';
 import { createContext } from '../../src/context.js';
 import { authenticateApiKey } from '../../src/domain/auth.js';
 import { closeDuePeriods } from '../../src/domain/billing/period-close.js';
+import { scanDeposits } from '../../src/domain/billing/deposits.js';
+import { apusdReader } from '../../src/chain/apusd-transfers.js';
 import { createSession } from '../../src/domain/streaming.js';
 import { createLogger } from '../../src/log.js';
 
@@ -25,6 +28,9 @@ try {
       bytes += 1_000 + i;
     }
     console.log(JSON.stringify({ streams: Number(count), bytes }));
+  } else if (action === 'deposits') {
+    const chain = ctx.config.chain as NonNullable<typeof ctx.config.chain>;
+    console.log(JSON.stringify(await scanDeposits(ctx, chain, apusdReader(chain.rpcUrl, chain.token))));
   } else {
     console.log(JSON.stringify(await closeDuePeriods(ctx)));
   }

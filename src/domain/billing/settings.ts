@@ -35,7 +35,7 @@ export async function setAutopay(ctx: Context, org: OrganizationRow, body: unkno
   return { autopayEnabled: enabled, method: method ?? null };
 }
 
-/** POST /billing/fund's body: method, and an amount 0 < a ≤ 1,000,000 APUSD with at most 6 decimals. */
+/** POST /billing/fund's body: method, and an amount 0 < a ≤ 1,000,000 APUSD with at most two decimals. */
 export function readFundRequest(body: unknown): FundRequest {
   const f = asObject(body);
   const method = oneOf(optionalString(f, 'method', { max: 20 }), 'method', PAYMENT_METHODS);
@@ -44,7 +44,8 @@ export function readFundRequest(body: unknown): FundRequest {
   if (typeof amount !== 'number' || !Number.isFinite(amount)) throw badRequest('amount must be a number of APUSD');
   if (!(amount > 0) || amount > MAX_FUND_APUSD) throw badRequest(`amount must be above 0 and at most ${MAX_FUND_APUSD.toLocaleString('en-US')}`);
   const amountMicro = toMicro(amount);
-  if (amountMicro <= 0 || Math.abs(amountMicro / 1e6 - amount) > 1e-9) throw badRequest('amount has more than 6 decimals');
+  // An amount of money as people write it: dollars and cents (1 APUSD = 1 USD).
+  if (amountMicro <= 0 || amountMicro % 10_000 !== 0 || Math.abs(amountMicro / 1e6 - amount) > 1e-9) throw badRequest('amount must have at most two decimals');
   const paymentIntentId = optionalString(f, 'paymentIntentId', { min: 1, max: 255 });
   return { method, amountMicro, ...(paymentIntentId !== undefined && { paymentIntentId }) };
 }
