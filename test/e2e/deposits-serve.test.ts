@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Chain, startChain } from '../helpers/chain.js';
-import { killAll, type ServeProcess, startServe } from '../helpers/serve-process.js';
+import { drm, killAll, type ServeProcess, startServe } from '../helpers/serve-process.js';
 
 // `drm serve --chain-rpc … --apusd-token … --confirmations 1` watches the chain itself: an
 // organization asks where to send APUSD, a payer sends it, and the balance shows it once the
@@ -46,5 +46,11 @@ describe('drm serve with a chain configured', () => {
       balance = ((await (await call('GET', '/api/v1/billing/balance', reg.apiKey)).json()) as { apusdBalance: number }).apusdBalance;
     }
     expect(balance).toBe(25);
+    // the operator's view, from another process on the same data directory
+    const listed = JSON.parse(await drm(['admin', 'billing', 'deposits', '--data-dir', dir, '--chain-rpc', chain.rpcUrl, '--apusd-token', chain.token, '--json'])) as { deposits: { amount: number; status: string; confirmations: number }[] };
+    expect(listed.deposits).toEqual([expect.objectContaining({ amount: 25, status: 'credited' })]);
+    expect(listed.deposits[0]?.confirmations).toBeGreaterThanOrEqual(2);
+    const table = await drm(['admin', 'billing', 'deposits', '--data-dir', dir, '--chain-rpc', chain.rpcUrl, '--apusd-token', chain.token]);
+    expect(table).toMatch(/25\.00.*credited/);
   }, T);
 });
