@@ -47,7 +47,7 @@ export interface Context {
 export interface FundingMethod {
   fund(ctx: Context, org: OrganizationRow, request: FundRequest): Promise<Record<string, unknown>>;
   /** Autopay by this method: charges an issued invoice (attempt 1, 2, …) to the organization's saved payment method. */
-  chargeInvoice?(ctx: Context, org: OrganizationRow, invoice: InvoiceRow, attempt: number): Promise<{ paid: boolean; reason?: string }>;
+  chargeInvoice?(ctx: Context, org: OrganizationRow, invoice: InvoiceRow, attempt: number): Promise<{ paid: boolean; pending?: boolean; reason?: string }>;
 }
 
 export interface FundRequest {

@@ -20,7 +20,7 @@ export interface ChainReader {
   transfers(fromBlock: number, toBlock: number): Promise<Transfer[]>;
   /** The hash of the block at a height on the chain as it is now (lower case), or undefined past the head. */
   blockHash(number: number): Promise<string | undefined>;
-  /** Where a transfer is now: its block, or undefined when its transaction is no longer on the chain. */
+  /** Where a transfer is now (same transaction, same log index): its block, or undefined when it is no longer on the chain. */
   whereIs(txHash: string, logIndex: number): Promise<{ blockNumber: number; blockHash: string } | undefined>;
 }
 
@@ -40,11 +40,12 @@ export function apusdReader(rpcUrl: string, token: string): ChainReader {
     chainId: async () => (await client).getChainId(),
     head: async () => Number(await (await client).getBlockNumber()),
     async blockHash(number) {
-      const block = await (await client).getBlock({ blockNumber: BigInt(number) }).catch(() => undefined);
+      // Only a block the node does not have is "none"; any other failure (a timeout, a 429) is thrown.
+      const block = await (await client).getBlock({ blockNumber: BigInt(number) }).catch(absentWhen('BlockNotFoundError'));
       return block?.hash?.toLowerCase();
     },
     async whereIs(txHash, logIndex) {
-      const receipt = await (await client).getTransactionReceipt({ hash: txHash as `0x${string}` }).catch(() => undefined);
+      const receipt = await (await client).getTransactionReceipt({ hash: txHash as `0x${string}` }).catch(absentWhen('TransactionReceiptNotFoundError'));
       if (receipt?.status !== 'success') return undefined;
       const log = receipt.logs.find((l) => l.logIndex === logIndex && l.address.toLowerCase() === token.toLowerCase());
       return log ? { blockNumber: Number(receipt.blockNumber), blockHash: receipt.blockHash.toLowerCase() } : undefined;
@@ -65,3 +66,11 @@ export function apusdReader(rpcUrl: string, token: string): ChainReader {
     },
   };
 }
+
+/** A catch that turns viem's "not found" error of that name into undefined, and rethrows the rest. */
+const absentWhen =
+  (name: string) =>
+  (err: unknown): undefined => {
+    if ((err as { name?: string }).name === name) return undefined;
+    throw err;
+  };

@@ -80,11 +80,16 @@ describe.each(DIALECTS)('card payments on %s', (dialect) => {
     expect(await balance(org.apiKey)).toBe(12.5);
     await expectError(await fund(org.apiKey, { method: 'fiat_card', amount: 12.5, paymentIntentId: 'pi_unknown' }), 400, 'BAD_REQUEST');
     await expectError(await fund(org.apiKey, { method: 'fiat_card', amount: 1.005 }), 400, 'BAD_REQUEST');
+    await expectError(await fund(org.apiKey, { method: 'fiat_card', amount: 0.3 }), 400, 'BAD_REQUEST');
+    // another organization's customer is refused: its card would pay this one's invoices
+    const theirs = await standIn.customer(other.organizationId, 'pm_card_visa');
+    await expectError(await t.request('POST', '/api/v1/billing/autopay', { key: org.apiKey, body: { enabled: true, method: 'fiat_card', customerId: theirs } }), 400, 'BAD_REQUEST');
+    await expectError(await t.request('POST', '/api/v1/billing/autopay', { key: org.apiKey, body: { enabled: true, method: 'fiat_card', customerId: 'cus_nobody' } }), 400, 'BAD_REQUEST');
   });
 
   it('autopay by card charges an issued invoice off-session once, and marks it paid', async () => {
     const org = await registerOrg(t, { name: 'Card Autopay' });
-    const customerId = await standIn.customer('pm_card_visa');
+    const customerId = await standIn.customer(org.organizationId, 'pm_card_visa');
     await t.request('POST', '/api/v1/billing/autopay', { key: org.apiKey, body: { enabled: true, method: 'fiat_card', customerId } });
     await t.request('POST', '/api/v1/billing/subscriptions', { key: org.apiKey, body: { product: 'videos', interval: 'month' } });
     const before = standIn.intents.size;
@@ -105,7 +110,7 @@ describe.each(DIALECTS)('card payments on %s', (dialect) => {
 
   it('leaves an invoice open when the card is declined, says so once, and tries again with backoff until it is paid', async () => {
     const org = await registerOrg(t, { name: 'Declined' });
-    await t.request('POST', '/api/v1/billing/autopay', { key: org.apiKey, body: { enabled: true, method: 'fiat_card', customerId: await standIn.customer('pm_card_chargeDeclined') } });
+    await t.request('POST', '/api/v1/billing/autopay', { key: org.apiKey, body: { enabled: true, method: 'fiat_card', customerId: await standIn.customer(org.organizationId, 'pm_card_chargeDeclined') } });
     await t.request('POST', '/api/v1/billing/subscriptions', { key: org.apiKey, body: { product: 'music', interval: 'month' } });
     toNextMonth(t);
     await closeDuePeriods(t.ctx);
@@ -120,7 +125,7 @@ describe.each(DIALECTS)('card payments on %s', (dialect) => {
     await closeDuePeriods(t.ctx);
     expect(await t.ctx.repos.invoices.find(invoice.id)).toMatchObject({ autopayAttempts: 2, paymentStatus: 'open', nextAutopayAt: t.clock.now() + 21_600_000 });
     // the organization puts a working card on file; the next attempt pays
-    await t.request('POST', '/api/v1/billing/autopay', { key: org.apiKey, body: { enabled: true, method: 'fiat_card', customerId: await standIn.customer('pm_card_visa') } });
+    await t.request('POST', '/api/v1/billing/autopay', { key: org.apiKey, body: { enabled: true, method: 'fiat_card', customerId: await standIn.customer(org.organizationId, 'pm_card_visa') } });
     t.clock.advance(21_600_000);
     await closeDuePeriods(t.ctx);
     expect(await t.ctx.repos.invoices.find(invoice.id)).toMatchObject({ autopayAttempts: 3, paymentStatus: 'paid', nextAutopayAt: null });

@@ -93,7 +93,8 @@ describe.each(DIALECTS)('APUSD deposits on %s', (dialect) => {
 
   it('reverses, by a ledger entry, a credited deposit that a reorg took off the chain', async () => {
     const org = await registerOrg(t, { name: 'Reorged' });
-    await chain.transfer(org.walletAddress, 30_000_000n);
+    const tx = await chain.transfer(org.walletAddress, 30_000_000n);
+    const signed = await chain.raw(tx);
     await chain.mine(2);
     await scan();
     expect((await t.ctx.repos.organizations.find(org.organizationId))?.apusdBalanceMicro).toBe(30_000_000);
@@ -108,6 +109,14 @@ describe.each(DIALECTS)('APUSD deposits on %s', (dialect) => {
     const [deposit] = await t.ctx.repos.deposits.list(org.organizationId, 10);
     expect(deposit?.status).toBe('reversed');
     expect((await scan()).reversed).toBe(0);
+    // the same signed transaction mined again: the deposit is credited again, once
+    await chain.sendRaw(signed);
+    await chain.mine(2);
+    expect((await scan()).credited).toBe(1);
+    expect((await scan()).credited).toBe(0);
+    expect((await t.ctx.repos.organizations.find(org.organizationId))?.apusdBalanceMicro).toBe(30_000_000);
+    expect(await t.ctx.repos.ledger.sumOf(org.organizationId)).toBe(30_000_000);
+    expect((await t.ctx.repos.deposits.list(org.organizationId, 10))[0]?.status).toBe('credited');
   }, 60_000);
 
   it('goes on from the stored cursor after a restart, without doubles or gaps', async () => {

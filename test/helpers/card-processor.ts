@@ -17,8 +17,8 @@ type Intent = Record<string, unknown> & { id: string; amount: number; status: st
 export interface CardStandIn {
   url: string;
   intents: Map<string, Intent>;
-  /** a customer whose default payment method succeeds (pm_card_visa) or is declined */
-  customer(paymentMethod: string): Promise<string>;
+  /** the platform's customer for an organization, whose default payment method succeeds (pm_card_visa) or is declined */
+  customer(organizationId: string, paymentMethod: string): Promise<string>;
   /** confirms an intent as a browser would: pm_card_visa succeeds, pm_card_chargeDeclined fails */
   confirm(id: string, paymentMethod?: string): Intent;
   /** an event of the intent as it is now, signed (or signed with another secret, or dated `ageSeconds` ago) */
@@ -62,7 +62,8 @@ export async function startCardStandIn(): Promise<CardStandIn> {
         return send(200, intent);
       }
       if (req.method === 'POST' && path === '/v1/customers') {
-        const customer = { id: id('cus'), object: 'customer', invoice_settings: { default_payment_method: form.get('invoice_settings[default_payment_method]') } };
+        const metadata = Object.fromEntries([...form.entries()].filter(([k]) => k.startsWith('metadata[')).map(([k, v]) => [k.slice(9, -1), v]));
+        const customer = { id: id('cus'), object: 'customer', metadata, invoice_settings: { default_payment_method: form.get('invoice_settings[default_payment_method]') } };
         customers.set(customer.id, customer);
         return send(200, customer);
       }
@@ -90,9 +91,9 @@ export async function startCardStandIn(): Promise<CardStandIn> {
       const timestamp = Math.floor(Date.now() / 1000) - (options.ageSeconds ?? 0);
       return { body, signature: sdk.webhooks.generateTestHeaderString({ payload: body, secret: options.secret ?? WEBHOOK_SECRET, timestamp }) };
     },
-    async customer(paymentMethod) {
+    async customer(organizationId, paymentMethod) {
       const client = new Stripe(SECRET_KEY, { host: '127.0.0.1', port, protocol: 'http' });
-      return (await client.customers.create({ invoice_settings: { default_payment_method: paymentMethod } })).id;
+      return (await client.customers.create({ metadata: { organizationId }, invoice_settings: { default_payment_method: paymentMethod } })).id;
     },
     close: () => new Promise((r) => server.close(() => r())),
   };

@@ -25,6 +25,10 @@ export interface Chain {
   mine(blocks: number): Promise<void>;
   /** anvil_reorg: replaces the newest `depth` blocks with empty ones */
   reorg(depth: number): Promise<void>;
+  /** a mined transaction as signed bytes, to send again after a reorg dropped it */
+  raw(hash: Hex): Promise<Hex>;
+  /** sends signed bytes and resolves once mined */
+  sendRaw(raw: Hex): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -68,6 +72,11 @@ export async function startChain(): Promise<Chain> {
     mine: (blocks) => test.mine({ blocks }),
     async reorg(depth) {
       await test.request({ method: 'anvil_reorg' as never, params: [depth, []] as never });
+    },
+    raw: (hash) => test.request({ method: 'eth_getRawTransactionByHash' as never, params: [hash] as never }) as Promise<Hex>,
+    async sendRaw(raw) {
+      const hash = await test.sendRawTransaction({ serializedTransaction: raw });
+      await test.waitForTransactionReceipt({ hash });
     },
     async stop() {
       child.kill();

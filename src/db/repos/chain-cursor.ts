@@ -24,7 +24,7 @@ export function chainCursorRepo(x: Executor) {
     rewindCursor: (cursorId: string, nextBlock: number, now: number) =>
       x.run((q) => q.update(c).set({ nextBlock, updatedAt: now }).where(and(eq(c.id, cursorId), gt(c.nextBlock, nextBlock)))),
 
-    /** Remembers the hash of a block read (checkpoints for finding reorgs), keeping the newest 256. */
+    /** Remembers the hash of a block read (checkpoints for finding reorgs); ones 256 ranges back are dropped. */
     async checkpoint(cursorId: string, number: number, hash: string): Promise<void> {
       await x.run((q) => q.insert(b).values({ cursorId, number, hash }).onConflictDoUpdate({ target: [b.cursorId, b.number], set: { hash } }));
       await x.run((q) => q.delete(b).where(and(eq(b.cursorId, cursorId), lt(b.number, number - 256 * 2_000))));

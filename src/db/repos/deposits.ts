@@ -37,6 +37,13 @@ export function depositsRepo(x: Executor) {
       const rows = await x.run((q) => q.update(t).set({ status: 'reversed' }).where(and(eq(t.id, id), eq(t.status, 'credited'))).returning({ id: t.id }));
       return rows.length === 1;
     },
+    /** A reversed deposit back on the chain: credited again at its new place (false when it was not reversed). */
+    async creditAgain(id: string, blockNumber: number, blockHash: string): Promise<boolean> {
+      const rows = await x.run((q) =>
+        q.update(t).set({ status: 'credited', blockNumber, blockHash }).where(and(eq(t.id, id), eq(t.status, 'reversed'))).returning({ id: t.id }),
+      );
+      return rows.length === 1;
+    },
     moved: (id: string, blockNumber: number, blockHash: string) => x.run((q) => q.update(t).set({ blockNumber, blockHash }).where(eq(t.id, id))),
 
     recordFundRequest: (row: FundRequestRow) => x.run((q) => q.insert(f).values(row)),

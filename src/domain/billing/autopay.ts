@@ -57,7 +57,7 @@ export async function payIssuedInvoice(ctx: Context, invoice: InvoiceRow): Promi
     }
   } else {
     const charged = await chargeByCard(ctx, org, invoice, 1);
-    if (charged.paid) return;
+    if (charged.paid || charged.pending) return;
     reason = charged.reason ?? 'the card payment did not go through';
   }
   await ctx.db.transaction((tx) =>
@@ -66,13 +66,13 @@ export async function payIssuedInvoice(ctx: Context, invoice: InvoiceRow): Promi
   ctx.wakeWebhooks();
 }
 
-async function chargeByCard(ctx: Context, org: OrganizationRow, invoice: InvoiceRow, attempt: number): Promise<{ paid: boolean; reason?: string }> {
+async function chargeByCard(ctx: Context, org: OrganizationRow, invoice: InvoiceRow, attempt: number): Promise<{ paid: boolean; pending?: boolean; reason?: string }> {
   const card = ctx.funding.fiat_card;
-  let result: { paid: boolean; reason?: string };
+  let result: { paid: boolean; pending?: boolean; reason?: string };
   if (!card?.chargeInvoice) result = { paid: false, reason: 'card payments are not configured on this deployment' };
   else if (!org.fiatCustomerId) result = { paid: false, reason: 'autopay by card needs the customer id (customerId in the autopay request)' };
   else result = await card.chargeInvoice(ctx, org, invoice, attempt);
-  const retry = result.paid || !card?.chargeInvoice ? undefined : CARD_RETRY_MS[attempt - 1];
+  const retry = result.paid || result.pending || !card?.chargeInvoice ? undefined : CARD_RETRY_MS[attempt - 1];
   await ctx.repos.invoices.scheduleAutopay(invoice.id, attempt, retry === undefined ? null : ctx.clock.now() + retry);
   return result;
 }
@@ -86,7 +86,12 @@ export async function retryCardAutopay(ctx: Context, limit = 100): Promise<numbe
       await ctx.repos.invoices.scheduleAutopay(invoice.id, invoice.autopayAttempts, null);
       continue;
     }
-    if ((await chargeByCard(ctx, org, invoice, invoice.autopayAttempts + 1)).paid) paid++;
+    try {
+      if ((await chargeByCard(ctx, org, invoice, invoice.autopayAttempts + 1)).paid) paid++;
+    } catch (err) {
+      // one invoice's trouble (the database) holds up no other's attempt; it comes round again
+      ctx.log.error('card autopay attempt failed', { invoiceId: invoice.id, err: String(err) });
+    }
   }
   return paid;
 }

@@ -8,6 +8,8 @@ import { shownAmount } from './format.js';
 import { post } from './ledger.js';
 
 const MICRO_PER_CENT = 10_000;
+/** The processor's smallest charge in USD: 50 cents. */
+const MIN_CENTS = 50;
 
 /** The processor's client of a context, made once. */
 const clients = new WeakMap<object, Promise<CardProcessor>>();
@@ -52,7 +54,16 @@ export async function creditPaymentIntent(ctx: Context, intent: Stripe.PaymentIn
 
 function cents(request: FundRequest): number {
   if (request.amountMicro % MICRO_PER_CENT !== 0) throw badRequest('a card payment is in whole cents: amount has more than two decimals');
-  return request.amountMicro / MICRO_PER_CENT;
+  const amount = request.amountMicro / MICRO_PER_CENT;
+  if (amount < MIN_CENTS) throw badRequest('a card payment is at least 0.50');
+  return amount;
+}
+
+/** The processor refusing a request (an invalid parameter) is the caller's bad input, not our fault. */
+function asBadRequest(err: unknown): never {
+  const e = err as { type?: string; message?: string };
+  if (e.type === 'StripeInvalidRequestError' || e.type === 'StripeCardError') throw badRequest(`the card processor refused it: ${(e.message ?? '').slice(0, 200)}`);
+  throw err;
 }
 
 /**
@@ -62,26 +73,51 @@ function cents(request: FundRequest): number {
  * (Shape B): the intent is retrieved and credited when it succeeded for this organization and
  * this amount, once.
  */
-/** An invoice charged to the customer's default payment method, off-session, in whole cents rounded up. */
-async function chargeInvoice(ctx: Context, org: OrganizationRow, invoice: InvoiceRow, attempt: number): Promise<{ paid: boolean; reason?: string }> {
+/** What a card autopay attempt came to: paid, pending at the processor (no retry, its event settles it), or failed and why. */
+export interface CardCharge {
+  paid: boolean;
+  pending?: boolean;
+  reason?: string;
+}
+
+/** The organization's customer at the processor, if it is one the platform made for it (metadata.organizationId). */
+export async function ownCustomer(ctx: Context, org: OrganizationRow, customerId: string): Promise<Stripe.Customer | undefined> {
   const processor = await processorOf(ctx);
-  const customer = await processor.customers.retrieve(org.fiatCustomerId as string);
-  const method = customer.deleted ? undefined : customer.invoice_settings?.default_payment_method;
-  if (!method) return { paid: false, reason: `customer ${org.fiatCustomerId} has no default payment method` };
-  const amount = Math.ceil(invoice.amountMicro / MICRO_PER_CENT);
-  const metadata = { organizationId: org.id, invoiceId: invoice.id };
+  const customer = await processor.customers.retrieve(customerId).catch((err: { statusCode?: number }) => {
+    if (err.statusCode === 404) return undefined;
+    throw err;
+  });
+  if (!customer || customer.deleted || customer.metadata?.organizationId !== org.id) return undefined;
+  return customer;
+}
+
+/**
+ * An invoice charged off-session to the default payment method of the organization's own customer,
+ * in whole cents rounded up. Any failure is an answer, not an error: the caller records it and
+ * schedules the next attempt.
+ */
+async function chargeInvoice(ctx: Context, org: OrganizationRow, invoice: InvoiceRow, attempt: number): Promise<CardCharge> {
   try {
-    const intent = await processor.paymentIntents.create(
+    const customer = await ownCustomer(ctx, org, org.fiatCustomerId as string);
+    if (!customer) return { paid: false, reason: `customer ${org.fiatCustomerId} is not this organization's` };
+    const method = customer.invoice_settings?.default_payment_method;
+    if (!method) return { paid: false, reason: `customer ${customer.id} has no default payment method` };
+    const amount = Math.max(MIN_CENTS, Math.ceil(invoice.amountMicro / MICRO_PER_CENT));
+    const metadata = { organizationId: org.id, invoiceId: invoice.id };
+    const intent = await (await processorOf(ctx)).paymentIntents.create(
       { amount, currency: 'usd', customer: customer.id, payment_method: typeof method === 'string' ? method : method.id, off_session: true, confirm: true, metadata },
       { idempotencyKey: attempt === 1 ? `invoice:${invoice.id}` : `invoice:${invoice.id}:${attempt}` },
     );
+    // A bank debit clearing, or a payment waiting on the customer: its event pays the invoice; charging again could charge twice.
+    if (intent.status === 'processing' || intent.status === 'requires_action') return { paid: false, pending: true, reason: `the card payment is ${intent.status}` };
     if (intent.status !== 'succeeded') return { paid: false, reason: `the card payment is ${intent.status}` };
     await creditPaymentIntent(ctx, intent);
     return { paid: (await ctx.repos.invoices.find(invoice.id))?.paymentStatus === 'paid' };
   } catch (err) {
     const e = err as { type?: string; message?: string };
-    if (e.type === 'StripeCardError') return { paid: false, reason: `the card was declined: ${e.message ?? ''}`.trim() };
-    throw err;
+    if (e.type !== 'StripeCardError') ctx.log.error('card autopay failed', { invoiceId: invoice.id, err: String(err) });
+    const why = e.type === 'StripeCardError' ? 'the card was declined' : 'the card processor could not be reached or refused the charge';
+    return { paid: false, reason: `${why}: ${e.message ?? ''}`.trim() };
   }
 }
 
@@ -92,10 +128,12 @@ export const cardFunding: FundingMethod = {
     const amount = cents(request);
     const shape = ctx.config.apiShape;
     if (request.paymentIntentId === undefined) {
-      const intent = await processor.paymentIntents.create(
-        { amount, currency: 'usd', metadata: { organizationId: org.id }, automatic_payment_methods: { enabled: true } },
-        { idempotencyKey: `fund:${org.id}:${ctx.clock.now()}:${amount}` },
-      );
+      const intent = await processor.paymentIntents
+        .create(
+          { amount, currency: 'usd', metadata: { organizationId: org.id }, automatic_payment_methods: { enabled: true } },
+          { idempotencyKey: `fund:${org.id}:${ctx.clock.now()}:${amount}` },
+        )
+        .catch(asBadRequest);
       return { method: 'fiat_card', clientSecret: intent.client_secret, amount: shownAmount(request.amountMicro, shape), paymentIntentId: intent.id };
     }
     return settleIntent(ctx, org, processor, request.paymentIntentId, amount);
@@ -106,7 +144,7 @@ async function settleIntent(ctx: Context, org: OrganizationRow, processor: CardP
   if (!/^pi_\w{1,200}$/.test(id)) throw badRequest('paymentIntentId must be a payment intent id (pi_…)');
   const intent = await processor.paymentIntents.retrieve(id).catch((err: { statusCode?: number }) => {
     if (err.statusCode === 404) throw badRequest(`payment intent ${id} is unknown to the card processor`);
-    throw err;
+    return asBadRequest(err);
   });
   if (intent.metadata?.organizationId !== org.id) throw badRequest(`payment intent ${id} is not this organization's`);
   if (intent.amount !== amount) throw badRequest(`payment intent ${id} is for ${intent.amount} cents, not ${amount}`);

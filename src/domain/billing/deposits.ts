@@ -46,13 +46,17 @@ export async function scanDeposits(ctx: Context, chain: ChainConfig, reader: Cha
   if ((await ctx.repos.chainCursor.nextBlock(cursorId)) === undefined) {
     await ctx.repos.chainCursor.startCursor(cursorId, chain.startBlock === 'head' ? Math.max(0, safeHead + 1) : chain.startBlock, now);
   }
-  const rewind = await rewindReorg(ctx, chainId, cursorId, reader);
+  const rewind = await rewindReorg(ctx, chainId, cursorId, reader, chain.startBlock === 'head' ? 0 : chain.startBlock, RANGE);
   let next = (await ctx.repos.chainCursor.nextBlock(cursorId)) as number;
   const result: ScanResult = { credited: 0, reversed: rewind.reversed, nextBlock: next, safeHead };
   const paid = new Set<string>();
   while (next <= safeHead) {
     const to = Math.min(safeHead, next + RANGE - 1);
+    // The logs are of the chain whose block `to` has this hash, checked before and after reading
+    // them: a reorg in between ends the pass, and the next one starts from the cursor.
+    const hash = await reader.blockHash(to);
     const transfers = await reader.transfers(next, to);
+    if (!hash || (await reader.blockHash(to)) !== hash) break;
     const owners = await ctx.repos.deposits.byDepositAddress([...new Set(transfers.map((t) => t.to))]);
     for (const transfer of transfers) {
       const organizationId = owners.get(transfer.to);
@@ -62,8 +66,7 @@ export async function scanDeposits(ctx: Context, chain: ChainConfig, reader: Cha
         paid.add(organizationId);
       }
     }
-    const hash = await reader.blockHash(to);
-    if (hash) await ctx.repos.chainCursor.checkpoint(cursorId, to, hash);
+    await ctx.repos.chainCursor.checkpoint(cursorId, to, hash);
     await ctx.repos.chainCursor.advanceCursor(cursorId, to + 1, ctx.clock.now());
     next = to + 1;
   }
@@ -84,8 +87,14 @@ async function creditOnce(ctx: Context, chainId: number, organizationId: string,
     return false;
   }
   return ctx.db.transaction(async (tx) => {
-    if (!(await tx.repos.deposits.insertOnce(deposit))) return false;
-    await post(tx, { organizationId, kind: 'deposit', amountMicro: deposit.amountMicro, idempotencyKey: `deposit:${id}`, reference: t.txHash });
+    let key = `deposit:${id}`;
+    if (!(await tx.repos.deposits.insertOnce(deposit))) {
+      // Recorded before: credited (nothing to do), or reversed by a reorg and now back on the chain,
+      // credited again under a key of its new block.
+      if (!(await tx.repos.deposits.creditAgain(id, t.blockNumber, t.blockHash))) return false;
+      key = `deposit:${id}:${t.blockHash}`;
+    }
+    await post(tx, { organizationId, kind: 'deposit', amountMicro: deposit.amountMicro, idempotencyKey: key, reference: t.txHash });
     await tx.repos.deposits.matchFundRequest(organizationId, deposit.amountMicro, id);
     return true;
   });

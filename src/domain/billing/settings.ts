@@ -4,6 +4,7 @@ import { badRequest, DrmError } from '../../errors.js';
 import { toMicro } from '../money.js';
 import { asObject, oneOf, optionalBoolean, optionalString } from '../validate.js';
 import { payOpenInvoices } from './autopay.js';
+import { ownCustomer } from './card-funding.js';
 
 export const PAYMENT_METHODS = ['apusd', 'fiat_card'] as const;
 export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
@@ -26,6 +27,10 @@ export async function setAutopay(ctx: Context, org: OrganizationRow, body: unkno
   if (enabled === undefined) throw badRequest('enabled (true or false) is required');
   const method = oneOf(optionalString(f, 'method', { max: 20 }), 'method', PAYMENT_METHODS) ?? (enabled ? 'apusd' : null);
   const customerId = optionalString(f, 'customerId', { min: 1, max: 255 });
+  // Only a customer the platform made for this organization: another's would put its invoices on someone else's card.
+  if (customerId !== undefined && ctx.config.fiat && !(await ownCustomer(ctx, org, customerId))) {
+    throw badRequest(`customer ${customerId} is not this organization's at the card processor`);
+  }
   await ctx.repos.organizations.update(org.id, {
     autopayEnabled: enabled,
     autopayMethod: method ?? org.autopayMethod,
