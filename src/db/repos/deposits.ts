@@ -48,11 +48,18 @@ export function depositsRepo(x: Executor) {
 
     recordFundRequest: (row: FundRequestRow) => x.run((q) => q.insert(f).values(row)),
 
-    /** Marks the oldest pending request of the organization for exactly this amount as received by a deposit. */
+    /**
+     * Marks the oldest pending request of the organization for exactly this amount as received by
+     * a deposit. Two deposits of one amount committing at once may pick the same request: the one
+     * whose update finds it taken tries the next (a few times; a miss only leaves a request pending).
+     */
     async matchFundRequest(organizationId: string, amountMicro: number, depositId: string): Promise<void> {
       const pending = and(eq(f.organizationId, organizationId), eq(f.status, 'pending'), eq(f.amountMicro, amountMicro));
-      const [oldest] = await x.run((q) => q.select({ id: f.id }).from(f).where(pending).orderBy(f.createdAt, f.id).limit(1));
-      if (oldest) await x.run((q) => q.update(f).set({ status: 'received', depositId }).where(and(eq(f.id, oldest.id), eq(f.status, 'pending'))));
+      const candidates = await x.run((q) => q.select({ id: f.id }).from(f).where(pending).orderBy(f.createdAt, f.id).limit(5));
+      for (const { id } of candidates) {
+        const taken = await x.run((q) => q.update(f).set({ status: 'received', depositId }).where(and(eq(f.id, id), eq(f.status, 'pending'))).returning({ id: f.id }));
+        if (taken.length === 1) return;
+      }
     },
 
     findFundRequest: async (id: string): Promise<FundRequestRow | undefined> => (await x.run((q) => q.select().from(f).where(eq(f.id, id)).limit(1)))[0],
