@@ -2,6 +2,7 @@ import type { Context, FundingMethod } from '../../context.js';
 import type { DepositRow } from '../../db/repos/index.js';
 import { newId } from '../../crypto/tokens.js';
 import { apusdReader, type ChainReader } from '../../chain/apusd-transfers.js';
+import { RepeatingPass } from '../repeating-pass.js';
 import { cardFunding } from './card-funding.js';
 import { depositAddressOf, scanDeposits } from './deposits.js';
 import { shownAmount } from './format.js';
@@ -45,40 +46,19 @@ export function configureFunding(ctx: Context): void {
  * The deposit watcher of a server: a pass at start and every pollMs; a pass that fails (the node
  * away) is logged and the next one goes on from the stored cursor.
  */
-export class DepositWatcher {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private readonly reader: ChainReader;
-
-  constructor(private readonly ctx: Context, reader?: ChainReader) {
+export class DepositWatcher extends RepeatingPass {
+  constructor(ctx: Context, reader?: ChainReader) {
     const chain = ctx.config.chain;
     if (!chain) throw new Error('no chain configured');
-    this.reader = reader ?? apusdReader(chain.rpcUrl, chain.token);
-  }
-
-  start(): void {
-    void this.tick();
-    this.timer = setInterval(() => void this.tick(), this.ctx.config.chain?.pollMs ?? 5_000);
-    this.timer.unref();
-  }
-
-  tick(): Promise<void> {
-    const chain = this.ctx.config.chain;
-    if (!chain) return Promise.resolve();
-    this.running ??= scanDeposits(this.ctx, chain, this.reader)
-      .then((r) => {
-        if (r.credited > 0) this.ctx.log.info('APUSD deposits credited', { credited: r.credited, nextBlock: r.nextBlock });
-      })
-      .catch((err) => this.ctx.log.warn('reading APUSD deposits failed; trying again', { err: String(err) }))
-      .finally(() => {
-        this.running = undefined;
-      });
-    return this.running;
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+    const read = reader ?? apusdReader(chain.rpcUrl, chain.token);
+    super(
+      async () => {
+        const r = await scanDeposits(ctx, chain, read);
+        if (r.credited > 0 || r.reversed > 0) ctx.log.info('APUSD deposits read', { credited: r.credited, reversed: r.reversed, nextBlock: r.nextBlock });
+      },
+      chain.pollMs,
+      (err) => ctx.log.warn('reading APUSD deposits failed; trying again', { err: String(err) }),
+    );
   }
 }
 

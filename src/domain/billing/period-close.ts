@@ -1,4 +1,5 @@
 import type { Context } from '../../context.js';
+import { RepeatingPass } from '../repeating-pass.js';
 import { payOpenInvoices, retryCardAutopay } from './autopay.js';
 import { closePeriod } from './invoicing.js';
 import { nextPeriod, type Period, periodLabel, periodOf, previousPeriod } from './periods.js';
@@ -73,36 +74,15 @@ async function retryAutopay(ctx: Context, summary: CloseSummary): Promise<void> 
  * The server's period closer: looks once a minute (and at start) whether a period has ended and
  * closes what is due. Every server runs one; the invoices' unique index keeps them from doubling.
  */
-export class PeriodCloser {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-
-  constructor(
-    private readonly ctx: Context,
-    private readonly everyMs = 60_000,
-  ) {}
-
-  start(): void {
-    this.tick();
-    this.timer = setInterval(() => this.tick(), this.everyMs);
-    this.timer.unref();
-  }
-
-  /** One pass now (tests, and the timer); a pass already running is joined, not doubled. */
-  tick(): Promise<void> {
-    this.running ??= closeDuePeriods(this.ctx)
-      .then((s) => {
-        if (s.issued > 0) this.ctx.log.info('billing periods closed', { issued: s.issued });
-      })
-      .catch((err) => this.ctx.log.error('closing billing periods failed', { err: String(err) }))
-      .finally(() => {
-        this.running = undefined;
-      });
-    return this.running;
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+export class PeriodCloser extends RepeatingPass {
+  constructor(ctx: Context, everyMs = 60_000) {
+    super(
+      async () => {
+        const s = await closeDuePeriods(ctx);
+        if (s.issued > 0) ctx.log.info('billing periods closed', { issued: s.issued });
+      },
+      everyMs,
+      (err) => ctx.log.error('closing billing periods failed', { err: String(err) }),
+    );
   }
 }
