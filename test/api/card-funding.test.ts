@@ -132,4 +132,22 @@ describe.each(DIALECTS)('card payments on %s', (dialect) => {
     const failed = ((await getJson(t, '/api/v1/webhook/deliveries', org.apiKey)).deliveries as Json[]).filter((d) => d.eventType === 'invoice.payment_failed');
     expect(failed).toHaveLength(1);
   });
+
+  it('marks an invoice paid by a card debit that clears later on its succeeded event, without retrying or reporting it failed', async () => {
+    const org = await registerOrg(t, { name: 'Bank Debit' });
+    await t.request('POST', '/api/v1/billing/autopay', { key: org.apiKey, body: { enabled: true, method: 'fiat_card', customerId: await standIn.customer(org.organizationId, 'pm_bank_processing') } });
+    await t.request('POST', '/api/v1/billing/subscriptions', { key: org.apiKey, body: { product: 'tickets', interval: 'month' } });
+    toNextMonth(t);
+    await closeDuePeriods(t.ctx);
+    const [invoice] = (await getJson(t, '/api/v1/billing/invoices', org.apiKey)).invoices as [Json];
+    expect(await t.ctx.repos.invoices.find(invoice.id)).toMatchObject({ paymentStatus: 'open', autopayAttempts: 1, nextAutopayAt: null });
+    const debit = [...standIn.intents.values()].find((i) => i.metadata.invoiceId === invoice.id) as Json;
+    expect(debit.status).toBe('processing');
+    standIn.confirm(debit.id);
+    expect(await (await deliver(standIn.event(debit.id))).json()).toMatchObject({ credited: true });
+    expect((await t.ctx.repos.invoices.find(invoice.id))?.paymentStatus).toBe('paid');
+    const events = ((await getJson(t, '/api/v1/webhook/deliveries', org.apiKey)).deliveries as Json[]).map((d) => d.eventType);
+    expect(events).not.toContain('invoice.payment_failed');
+    expect(await balance(org.apiKey)).toBe(0);
+  });
 });

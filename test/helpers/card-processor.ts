@@ -35,8 +35,10 @@ export async function startCardStandIn(): Promise<CardStandIn> {
   const id = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
   const confirm = (intentId: string, paymentMethod = 'pm_card_visa'): Intent => {
     const intent = intents.get(intentId) as Intent;
-    const ok = paymentMethod === 'pm_card_visa';
-    Object.assign(intent, ok ? { status: 'succeeded', amount_received: intent.amount, last_payment_error: null } : { status: 'requires_payment_method', last_payment_error: { code: 'card_declined' } });
+    // pm_card_visa succeeds, pm_bank_processing clears later (confirm it again with pm_card_visa), anything else is declined
+    if (paymentMethod === 'pm_bank_processing') Object.assign(intent, { status: 'processing' });
+    else if (paymentMethod === 'pm_card_visa') Object.assign(intent, { status: 'succeeded', amount_received: intent.amount, last_payment_error: null });
+    else Object.assign(intent, { status: 'requires_payment_method', last_payment_error: { code: 'card_declined' } });
     return intent;
   };
   const server = http.createServer((req, res) => {
@@ -55,7 +57,7 @@ export async function startCardStandIn(): Promise<CardStandIn> {
         const intent: Intent = { id: intentId, object: 'payment_intent', amount: Number(form.get('amount')), amount_received: 0, currency: form.get('currency'), status: 'requires_payment_method', client_secret: `${intentId}_secret_${randomBytes(8).toString('hex')}`, metadata, customer: form.get('customer') };
         intents.set(intentId, intent);
         if (key) idempotent.set(key, intent);
-        if (form.get('confirm') === 'true' && confirm(intentId, form.get('payment_method') ?? undefined).status !== 'succeeded') {
+        if (form.get('confirm') === 'true' && confirm(intentId, form.get('payment_method') ?? undefined).status === 'requires_payment_method') {
           // as the processor answers a declined confirmation: 402 with a card error
           return send(402, { error: { type: 'card_error', code: 'card_declined', message: 'Your card was declined.', payment_intent: intent } });
         }
