@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
+import { defineContent } from './content-definitions.js';
 import { defineAdmin, defineDataCommands, defineServe, defineWatermark } from './definitions.js';
 import type { Runner } from './options.js';
 import { createOutput, reportError } from './output.js';
@@ -34,6 +35,7 @@ export async function main(argv: string[]): Promise<number> {
   defineDataCommands(program, run);
   defineAdmin(program, run);
   defineWatermark(program, run);
+  defineContent(program, run);
 
   try {
     await program.parseAsync(argv);

@@ -8,6 +8,7 @@ import { onError, onNotFound } from './errors.js';
 import { requestLog } from './middleware/request-log.js';
 import { adminRoutes } from './routes/admin.js';
 import { adminBillingRoutes } from './routes/admin-billing.js';
+import { adminContentRoutes } from './routes/admin-content.js';
 import { adminForensicsRoutes } from './routes/admin-forensics.js';
 import { authRoutes } from './routes/auth.js';
 import { billingRoutes } from './routes/billing.js';
@@ -42,6 +43,7 @@ export function createApp(ctx: Context, services: AppServices = {}) {
   app.route('/api/v1/webhook', webhookRoutes(ctx));
   app.route('/api/v1/admin/forensics', adminForensicsRoutes(ctx));
   app.route('/api/v1/admin', adminBillingRoutes(ctx));
+  app.route('/api/v1/admin', adminContentRoutes(ctx));
   app.route('/api/v1/admin', adminRoutes(ctx));
   app.route('/api/v1/forensics', forensicsRoutes(ctx, services.forensics ?? new ForensicsQueue(ctx)));
 

@@ -27,3 +27,20 @@ export function contentDetail(c: ContentRow, base: string) {
     hlsPlaylist: `${base}/api/v1/stream/${c.id}/playlist`,
   };
 }
+
+/** The operator's view of an item: every stored field but the key, with what points at it when known. */
+export function contentAdminBody(c: ContentRow, refs?: { liveSessions: number; sessions: number; licenses: number; cases: number }) {
+  return {
+    id: c.id,
+    title: c.title,
+    type: c.type,
+    duration: seconds(c.duration),
+    resolution: c.resolution,
+    isWatermarked: c.isWatermarked,
+    segmentCount: c.segmentCount,
+    status: c.status,
+    storagePath: c.storagePath,
+    createdAt: new Date(c.createdAt).toISOString(),
+    ...(refs && { references: refs }),
+  };
+}

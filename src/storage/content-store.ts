@@ -64,6 +64,26 @@ export class ContentStore {
     return path.join(this.dirOf(storagePath), variant, `${String(n).padStart(5, '0')}.ts`);
   }
 
+  /**
+   * Moves a published item's files aside (one rename) before its rows go: `purge` removes them once
+   * the rows are gone, `restore` puts them back if that failed, so nothing is ever half-deleted.
+   */
+  setAside(storagePath: string): { purge(): void; restore(): void } {
+    const trashRoot = path.join(this.root, '.trash');
+    fs.mkdirSync(trashRoot, { recursive: true, mode: 0o700 });
+    const from = this.dirOf(storagePath);
+    const to = path.join(trashRoot, `${path.basename(storagePath)}-${process.pid}-${Date.now()}`);
+    const present = fs.existsSync(from);
+    if (present) fs.renameSync(from, to);
+    for (const key of [...this.playlists.keys()].filter((k) => k.startsWith(`${storagePath}/`))) this.playlists.delete(key);
+    return {
+      purge: () => fs.rmSync(to, { recursive: true, force: true }),
+      restore: () => {
+        if (present) fs.renameSync(to, from);
+      },
+    };
+  }
+
   stage(id: string): Staging {
     const stagingRoot = path.join(this.root, '.staging');
     fs.mkdirSync(stagingRoot, { recursive: true, mode: 0o700 });

@@ -74,6 +74,9 @@ const ENDPOINTS: Endpoint[] = [
   { name: 'GET /admin/organizations/{id}/billing', method: 'GET', path: (f, id = f.target) => `/api/v1/admin/organizations/${id}/billing`, auth: 'admin', id: true },
   { name: 'POST /admin/billing/close-period', method: 'POST', path: () => '/api/v1/admin/billing/close-period', auth: 'admin' },
   { name: 'GET /admin/billing/deposits', method: 'GET', path: () => '/api/v1/admin/billing/deposits', auth: 'admin' },
+  { name: 'GET /admin/content', method: 'GET', path: () => '/api/v1/admin/content', auth: 'admin' },
+  { name: 'GET /admin/content/{id}', method: 'GET', path: (f, id = f.filmId) => `/api/v1/admin/content/${id}`, auth: 'admin', id: true },
+  { name: 'DELETE /admin/content/{id}', method: 'DELETE', path: (_, id = randomUUID()) => `/api/v1/admin/content/${id}`, auth: 'admin', id: true },
   { name: 'GET /admin/forensics/cases', method: 'GET', path: () => '/api/v1/admin/forensics/cases', auth: 'admin' },
   { name: 'GET /admin/forensics/cases/{id}', method: 'GET', path: (f, id = f.caseId) => `/api/v1/admin/forensics/cases/${id}`, auth: 'admin', id: true },
 ];
@@ -114,6 +117,7 @@ const LISTS: Array<[path: string, auth: 'key' | 'admin']> = [
   ['/api/v1/billing/invoices', 'key'],
   ['/api/v1/forensics/cases', 'key'],
   ['/api/v1/admin/organizations', 'admin'],
+  ['/api/v1/admin/content', 'admin'],
   ['/api/v1/admin/forensics/cases', 'admin'],
 ];
 const HUGE_PAGES = ['page=1e15', 'page=1e21', 'page=9007199254740993', 'page=-1', 'page=0', 'page=abc', 'page=1.5', 'page=', 'limit=1e21', 'limit=-5'];

@@ -114,6 +114,19 @@ describe('drm ingest --org and drm admin billing', () => {
     }
   }, T);
 
+  it('lists, shows and deletes content, and lists cases, from the command line', async () => {
+    const list = await json(['content', 'list']);
+    expect(list.total).toBeGreaterThanOrEqual(2);
+    const plain = (list.content as Json[]).find((c) => c.title === 'Plain') as Json;
+    expect(await json(['content', 'show', plain.id])).toMatchObject({ id: plain.id, status: 'ready', references: { liveSessions: 0 } });
+    expect(await drm(['content', 'list', ...data()])).toMatch(/Plain/);
+    expect(await json(['content', 'delete', plain.id])).toMatchObject({ success: true, outcome: 'removed' });
+    expect(fs.existsSync(path.join(dir, 'content', plain.id))).toBe(false);
+    const again = await runDrm(['content', 'delete', plain.id, ...data()]);
+    expect([again.code, again.stderr]).toEqual([1, expect.stringMatching(/content not found/)]);
+    expect(await json(['cases', 'list'])).toMatchObject({ cases: [], total: 0 });
+  }, T);
+
   it('closes periods from the command line, refusing a month that has not ended', async () => {
     expect(await json(['admin', 'billing', 'close-period'])).toMatchObject({ success: true, issued: 0 });
     const r = await runDrm(['admin', 'billing', 'close-period', '--period', '2999-01', ...data()]);

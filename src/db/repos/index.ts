@@ -2,6 +2,7 @@ import type { Executor } from '../executor.js';
 import { adminsRepo } from './admins.js';
 import { apiKeysRepo } from './api-keys.js';
 import { contentRepo } from './content.js';
+import { contentAdminRepo } from './content-admin.js';
 import { countersRepo } from './counters.js';
 import { chainCursorRepo } from './chain-cursor.js';
 import { depositsRepo } from './deposits.js';
@@ -23,6 +24,7 @@ function makeStores(x: Executor) {
     organizations: organizationsRepo(x),
     apiKeys: apiKeysRepo(x),
     content: contentRepo(x),
+    contentAdmin: contentAdminRepo(x),
     licenses: licensesRepo(x),
     rateCounters: rateCountersRepo(x),
     admins: adminsRepo(x),
