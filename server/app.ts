@@ -3,6 +3,8 @@ import type { Context } from '../src/context.js';
 import { configureFunding } from '../src/domain/billing/funding.js';
 import { ForensicsQueue } from '../src/domain/forensics/queue.js';
 import { bodySizeLimit } from './body.js';
+import { createMetrics } from './metrics.js';
+import { readiness } from '../src/readiness.js';
 import type { AppEnv } from './env.js';
 import { onError, onNotFound } from './errors.js';
 import { requestLog } from './middleware/request-log.js';
@@ -29,16 +31,23 @@ const UPLOAD_PATH = '/api/v1/forensics/analyze';
 /** The whole REST API of the spec as one hono app over a context; no sockets needed (app.request in tests). */
 export function createApp(ctx: Context, services: AppServices = {}) {
   configureFunding(ctx);
+  const metrics = createMetrics(ctx);
   const app = new Hono<AppEnv>();
+  app.use('*', metrics.middleware);
   app.use('*', requestLog(ctx.log));
   const jsonLimit = bodySizeLimit(ctx.config.maxJsonBytes);
   app.use('*', (c, next) => (c.req.path === UPLOAD_PATH ? next() : jsonLimit(c, next)));
 
   app.get('/health', (c) => c.json({ ok: true }));
+  app.get('/ready', async (c) => {
+    const r = await readiness(ctx);
+    return c.json(r, r.ready ? 200 : 503);
+  });
+  app.get('/metrics', async (c) => c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }));
   app.route('/api/v1/auth', authRoutes(ctx));
   app.route('/api/v1/billing', billingRoutes(ctx));
   app.route('/api/v1/catalog', catalogRoutes(ctx));
-  app.route('/api/v1/stream', streamRoutes(ctx));
+  app.route('/api/v1/stream', streamRoutes(ctx, metrics));
   app.route('/api/v1/viewers', viewerRoutes(ctx));
   app.route('/api/v1/webhook', webhookRoutes(ctx));
   app.route('/api/v1/admin/forensics', adminForensicsRoutes(ctx));

@@ -15,6 +15,7 @@ import { readJson } from '../body.js';
 import { fileBody } from '../file-body.js';
 import { clientInfo } from '../client.js';
 import type { AppEnv } from '../env.js';
+import type { AppMetrics } from '../metrics.js';
 import { requireKey } from '../middleware/api-key.js';
 
 const PRIVATE = { 'Cache-Control': 'private, no-store' };
@@ -23,7 +24,7 @@ const PRIVATE = { 'Cache-Control': 'private, no-store' };
  * Section 4.4. Sessions are made, read and ended with an API key (scope stream); the playlist,
  * key and segments a player fetches are authorised by the session id alone (DESIGN.md).
  */
-export function streamRoutes(ctx: Context) {
+export function streamRoutes(ctx: Context, metrics?: Pick<AppMetrics, 'sessionsCreated' | 'segmentBytes'>) {
   const app = new Hono<AppEnv>();
   const keyed = requireKey(ctx, 'stream');
   // Players run on the organizations' own sites: the capability URLs answer any origin (they
@@ -44,7 +45,11 @@ export function streamRoutes(ctx: Context) {
   app.get('/:contentId/segment/:seg', async (c) => {
     const s = await servingSession(ctx, c.req.param('contentId'), c.req.query('session'));
     const segment = servedSegment(ctx, s, c.req.param('seg'));
-    return fileBody(c, segment.file, { 'Content-Type': 'video/mp2t', ...PRIVATE }, segment.countBytes);
+    const counted = (bytes: number) => {
+      segment.countBytes(bytes);
+      metrics?.segmentBytes.inc(bytes);
+    };
+    return fileBody(c, segment.file, { 'Content-Type': 'video/mp2t', ...PRIVATE }, counted);
   });
 
   app.get('/sessions/:sessionId', keyed, async (c) => {
@@ -63,6 +68,7 @@ export function streamRoutes(ctx: Context) {
   app.post('/:contentId', keyed, async (c) => {
     const body = await readJson(c, ctx.config.maxJsonBytes);
     const created = await createSession(ctx, c.get('auth'), c.req.param('contentId'), body, clientInfo(c, ctx));
+    metrics?.sessionsCreated.inc();
     return c.json(createdSessionBody(created), 201);
   });
 

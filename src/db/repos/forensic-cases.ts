@@ -26,6 +26,12 @@ export function forensicCasesRepo(x: Executor) {
 function caseRows(x: Executor) {
   const t = x.s.forensicCases;
   return {
+    /** How many rows are in each status (metrics gauges). */
+    async countByStatus(): Promise<Record<string, number>> {
+      const rows = await x.run((q) => q.select({ status: t.status, n: count() }).from(t).groupBy(t.status));
+      return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+    },
+
     insert: (row: CaseRow) => x.run((q) => q.insert(t).values(row)),
 
     async find(id: string): Promise<CaseRow | undefined> {

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, lte, or } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNull, lte, or } from 'drizzle-orm';
 import { type Executor, rowOfPlaceholders } from '../executor.js';
 import type * as tables from '../schema/tables.js';
 
@@ -16,6 +16,12 @@ export function webhookDeliveriesRepo(x: Executor) {
   // Every event of every session: built once.
   const insert = x.prepared('drm_delivery_insert', (q) => q.insert(t).values(rowOfPlaceholders(t) as never));
   return {
+    /** How many rows are in each status (metrics gauges). */
+    async countByStatus(): Promise<Record<string, number>> {
+      const rows = await x.run((q) => q.select({ status: t.status, n: count() }).from(t).groupBy(t.status));
+      return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+    },
+
     insert: (row: DeliveryRow) => insert(row),
 
     async find(id: string): Promise<DeliveryRow | undefined> {

@@ -1,0 +1,56 @@
+import type { MiddlewareHandler } from 'hono';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Context } from '../src/context.js';
+import type { AppEnv } from './env.js';
+
+/**
+ * The app's Prometheus metrics (GET /metrics), in a registry of its own (no global one): requests
+ * by route pattern (never an id or a query) and status, their latency, sessions made, segment
+ * bytes sent, and at scrape time the forensics queue and the webhook outbox by status.
+ */
+export interface AppMetrics {
+  registry: Registry;
+  middleware: MiddlewareHandler<AppEnv>;
+  sessionsCreated: Counter;
+  segmentBytes: Counter;
+}
+
+export function createMetrics(ctx: Context): AppMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const requests = new Counter({ name: 'drm_http_requests_total', help: 'HTTP requests by method, route pattern and status', labelNames: ['method', 'route', 'status'], registers });
+  const latency = new Histogram({
+    name: 'drm_http_request_duration_seconds',
+    help: 'time to answer a request (to its headers; a segment streams on)',
+    labelNames: ['method', 'route'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
+  const byStatus = (name: string, help: string, count: () => Promise<Record<string, number>>) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['status'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const [status, n] of Object.entries(await count())) this.set({ status }, n);
+      },
+    });
+  byStatus('drm_forensic_cases', 'forensic cases by status (processing: waiting or running)', () => ctx.repos.forensicCases.countByStatus());
+  byStatus('drm_webhook_deliveries', 'webhook deliveries by status', () => ctx.repos.webhookDeliveries.countByStatus());
+  const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
+    const started = performance.now();
+    await next();
+    // The matched pattern (/api/v1/stream/:contentId/segment/:seg), so ids never become labels.
+    const route = c.req.routePath === '/*' ? 'unmatched' : c.req.routePath;
+    requests.inc({ method: c.req.method, route, status: String(c.res.status) });
+    latency.observe({ method: c.req.method, route }, (performance.now() - started) / 1000);
+  };
+  return {
+    registry,
+    middleware,
+    sessionsCreated: new Counter({ name: 'drm_sessions_created_total', help: 'stream sessions made', registers }),
+    segmentBytes: new Counter({ name: 'drm_segment_bytes_total', help: 'segment bytes sent to players', registers }),
+  };
+}
