@@ -12,11 +12,22 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
-export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+/**
+ * `json` lines for log collectors, or `pretty` lines for a person at a terminal (the default when
+ * stderr is one): time, level, message, then the fields as key=value.
+ */
+export type LogFormat = 'json' | 'pretty';
+
+export function createLogger(level: LogLevel, writeTo?: (line: string) => void, formatAs?: LogFormat): Logger {
+  const write = writeTo ?? ((l: string) => process.stderr.write(l));
+  // A writer of the caller's (a test, a collector) gets JSON unless told otherwise.
+  const format = formatAs ?? (!writeTo && process.stderr.isTTY ? 'pretty' : 'json');
   const min = ORDER[level];
   const emit = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < min) return;
-    write(`${JSON.stringify({ t: new Date().toISOString(), level: lvl, msg, ...fields })}\n`);
+    const t = new Date().toISOString();
+    if (format === 'json') write(`${JSON.stringify({ t, level: lvl, msg, ...fields })}\n`);
+    else write(`${t.slice(11, 23)} ${lvl.toUpperCase().padEnd(5)} ${msg}${prettyFields(fields)}\n`);
   };
   return {
     debug: (m, f) => emit('debug', m, f),
@@ -30,4 +41,10 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
 export function errorFields(err: unknown): Record<string, unknown> {
   if (err instanceof Error) return { err: err.name, message: err.message, stack: err.stack };
   return { err: String(err) };
+}
+
+function prettyFields(fields: Record<string, unknown> | undefined): string {
+  if (!fields) return '';
+  const parts = Object.entries(fields).map(([k, v]) => `${k}=${typeof v === 'string' && !/\s/.test(v) ? v : JSON.stringify(v)}`);
+  return parts.length ? ` ${parts.join(' ')}` : '';
 }

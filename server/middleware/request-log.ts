@@ -1,16 +1,29 @@
+import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from '../../src/log.js';
 
-/** One line per request: method, path (never the query, which carries session capabilities), status, time. */
+/** A caller's own request id is kept when it is a plain token (a proxy's); anything else gets a new one. */
+const SAFE_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * The access log: one line per request at info level with method, the matched route pattern (never
+ * the path's ids nor the query, which carries session capabilities; never a key), status, duration
+ * and a request id, also sent back as X-Request-Id so a user's report can be found in the log.
+ */
 export function requestLog(log: Logger): MiddlewareHandler {
   return async (c, next) => {
     const start = performance.now();
+    const given = c.req.header('x-request-id');
+    const requestId = given && SAFE_ID.test(given) ? given : randomUUID();
+    c.header('X-Request-Id', requestId);
     await next();
-    log.debug('request', {
+    c.header('X-Request-Id', requestId);
+    log.info('request', {
       method: c.req.method,
-      path: c.req.path,
+      route: c.req.routePath === '/*' ? 'unmatched' : c.req.routePath,
       status: c.res.status,
       ms: Math.round((performance.now() - start) * 10) / 10,
+      requestId,
     });
   };
 }
