@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { dbOptions, type Runner } from './options.js';
 
-/** drm content list|show|delete and drm cases list|show: the operator's catalog and cases. */
+/** drm content list|show|delete, drm cases list|show and drm doctor: the operator's catalog, cases and health of the install. */
 export function defineContent(program: Command, run: Runner): void {
   const content = program.command('content').description('the catalog as an operator sees it: list, show, delete');
   dbOptions(content.command('list').description('every item, newest first').option('--page <n>', 'page number', '1').option('--limit <n>', 'items per page (at most 200)', '50')).action(
@@ -21,5 +21,8 @@ export function defineContent(program: Command, run: Runner): void {
   dbOptions(cases.command('list').description('cases, newest first').option('--page <n>', 'page number', '1').option('--limit <n>', 'cases per page (at most 100)', '50')).action(
     run(async () => (await import('./content.js')).casesList),
   );
+  dbOptions(
+    program.command('doctor').description('check ffmpeg, ffprobe, the DTCWT and GPU backends, the data directory, its secret and database, and Chromium; each with its fix'),
+  ).action(run(async () => (await import('./doctor.js')).doctor));
   dbOptions(cases.command('show <caseId>').description('one case with its whole evidence chain (JSON)')).action(run(async () => (await import('./content.js')).casesShow));
 }
