@@ -11,6 +11,7 @@ import { type MediaBinaries, mediaBinaries } from './media/binaries.js';
 import { ContentStore } from './storage/content-store.js';
 import path from 'node:path';
 import { createWebhookFetch } from './domain/webhooks/guarded-fetch.js';
+import { type CardProcessor, cardProcessor } from './payments/processor.js';
 
 /** Everything a core service needs, built once per process and passed down; no module singletons. */
 export interface Context {
@@ -39,6 +40,8 @@ export interface Context {
   fetch: typeof fetch;
   /** ffmpeg and ffprobe, found once from the environment when the context is made */
   media: MediaBinaries;
+  /** the card processor's SDK client, made on first use, when card payments are configured */
+  cardProcessor: (() => Promise<CardProcessor>) | undefined;
   /** the ways money comes in that this deployment has configured (none until the funding issue's) */
   funding: Partial<Record<'apusd' | 'fiat_card', FundingMethod>>;
 }
@@ -115,7 +118,17 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     fetch: overrides.fetch ?? createWebhookFetch(config.allowPrivateWebhooks),
     media: overrides.media ?? mediaBinaries(),
     funding: {},
+    cardProcessor: config.fiat ? once(() => cardProcessor(config.fiat as NonNullable<Config['fiat']>)) : undefined,
     },
     db,
   );
+}
+
+/** A function whose first call's promise every later call gets. */
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => {
+    made ??= make();
+    return made;
+  };
 }

@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, inArray, isNull, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, isNull } from 'drizzle-orm';
 import { type Executor, literalInt } from '../executor.js';
 import type * as billing from '../schema/billing.js';
 
@@ -76,12 +76,6 @@ export function depositsRepo(x: Executor) {
       await x.run((q) => q.update(o).set({ depositAddress: address }).where(and(eq(o.id, organizationId), isNull(o.depositAddress))));
       const rows = await x.run((q) => q.select({ address: o.depositAddress }).from(o).where(eq(o.id, organizationId)));
       return rows[0]?.address ?? undefined;
-    },
-
-    /** How many deposits a chain has credited (for the operator's view). */
-    async creditedCount(chainId: number): Promise<number> {
-      const rows = await x.run((q) => q.select({ n: sql<number>`count(*)` }).from(t).where(and(eq(t.chainId, chainId), eq(t.status, 'credited'))));
-      return Number(rows[0]?.n ?? 0);
     },
   };
 }

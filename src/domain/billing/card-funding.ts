@@ -2,7 +2,7 @@ import type Stripe from 'stripe';
 import type { Context, FundingMethod, FundRequest } from '../../context.js';
 import type { InvoiceRow, OrganizationRow } from '../../db/repos/index.js';
 import { badRequest, DrmError } from '../../errors.js';
-import { type CardProcessor, cardProcessor } from '../../payments/processor.js';
+import type { CardProcessor } from '../../payments/processor.js';
 import { payInvoice, payOpenInvoices } from './autopay.js';
 import { shownAmount } from './format.js';
 import { post } from './ledger.js';
@@ -11,17 +11,10 @@ const MICRO_PER_CENT = 10_000;
 /** The processor's smallest charge in USD: 50 cents. */
 const MIN_CENTS = 50;
 
-/** The processor's client of a context, made once. */
-const clients = new WeakMap<object, Promise<CardProcessor>>();
+/** The context's card processor client, or PAYMENT_METHOD_NOT_CONFIGURED. */
 export function processorOf(ctx: Context): Promise<CardProcessor> {
-  const fiat = ctx.config.fiat;
-  if (!fiat) throw new DrmError('PAYMENT_METHOD_NOT_CONFIGURED', 'card payments are not configured on this deployment');
-  let client = clients.get(fiat);
-  if (!client) {
-    client = cardProcessor(fiat);
-    clients.set(fiat, client);
-  }
-  return client;
+  if (!ctx.cardProcessor) throw new DrmError('PAYMENT_METHOD_NOT_CONFIGURED', 'card payments are not configured on this deployment');
+  return ctx.cardProcessor();
 }
 
 /**
