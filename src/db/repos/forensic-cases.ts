@@ -87,7 +87,7 @@ function caseRows(x: Executor) {
       await x.run((q) =>
         q
           .update(t)
-          .set({ ...outcome, leaseUntil: null, uploadPath: null })
+          .set({ ...outcome, leaseUntil: null, uploadPath: null, progress: null })
           .where(eq(t.id, id)),
       );
     },

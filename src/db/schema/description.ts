@@ -2,3 +2,4 @@
 // repositories' types are built from.
 export * from './billing.js';
 export * from './tables.js';
+export * from './operations.js';

@@ -234,6 +234,8 @@ export const forensicCases = pgTable(
     matchedSessionId: text('matched_session_id'),
     /** JSON of the whole report (src/domain/forensics/report.ts) */
     report: text('report'),
+    /** JSON {stage, done, total} of a running analysis, written now and then by its worker */
+    progress: text('progress'),
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
     completedAt: bigint('completed_at', { mode: 'number' }),
   },

@@ -57,6 +57,7 @@ async function insertCase(ctx: Context, auth: KeyAuth | null, upload: LeakUpload
     matchedViewerId: null,
     matchedSessionId: null,
     report: null,
+    progress: null,
     createdAt: ctx.clock.now(),
     completedAt: null,
   };
