@@ -1,5 +1,6 @@
 import { iso } from '../src/clock.js';
 import {
+  adminTokenFor,
   grantAdmin,
   listOrganizations,
   reactivateOrganization,
@@ -30,6 +31,15 @@ export const grant = (wallet: string, opts: DbOptions) =>
     const address = await grantAdmin(ctx, wallet);
     if (out.json) printJson(out, { success: true, address });
     else out.write(`${address} is a platform admin; it signs in at POST /api/v1/admin/auth/verify`);
+    return 0;
+  });
+
+export const token = (opts: DbOptions & { wallet: string }) =>
+  withContext(opts, async (ctx, out) => {
+    const issued = await adminTokenFor(ctx, opts.wallet);
+    // The token alone, so that `export DRM_ADMIN_TOKEN=$(drm admin token --wallet …)` works.
+    if (out.json) printJson(out, issued);
+    else out.write(issued.token);
     return 0;
   });
 

@@ -77,6 +77,12 @@ export function defineAdmin(program: Command, run: Runner): void {
   dbOptions(admin.command('admins').description('list admin wallets')).action(run(async () => (await import('./admin.js')).admins));
   dbOptions(
     admin
+      .command('token')
+      .description("make an admin sign-in token (12 h) from the deployment's secret, for drm top --server and scripts")
+      .requiredOption('--wallet <address>', 'a granted admin wallet'),
+  ).action(run(async () => (await import('./admin.js')).token));
+  dbOptions(
+    admin
       .command('orgs')
       .description('list organizations with streams this month, balance, keys and licenses')
       .option('--page <n>', 'page number', '1')

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { defineContent } from './content-definitions.js';
 import { defineAdmin, defineDataCommands, defineServe, defineWatermark } from './definitions.js';
+import { defineOperations } from './operations-definitions.js';
 import type { Runner } from './options.js';
 import { createOutput, reportError } from './output.js';
 
@@ -36,6 +37,7 @@ export async function main(argv: string[]): Promise<number> {
   defineAdmin(program, run);
   defineWatermark(program, run);
   defineContent(program, run);
+  defineOperations(program, run);
 
   try {
     await program.parseAsync(argv);

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import type { Context } from '../src/context.js';
 import { configureFunding } from '../src/domain/billing/funding.js';
 import { ForensicsQueue } from '../src/domain/forensics/queue.js';
+import type { TrafficMeter } from '../src/domain/operations/traffic-meter.js';
 import { bodySizeLimit } from './body.js';
 import { createMetrics } from './metrics.js';
 import { readiness } from '../src/readiness.js';
@@ -23,6 +24,8 @@ import { webhookRoutes } from './routes/webhook.js';
 export interface AppServices {
   /** runs leak analyses (default: a queue without its background loop; `drm serve` starts one) */
   forensics?: ForensicsQueue;
+  /** counts traffic into the database for the live view (`drm serve` starts one) */
+  traffic?: TrafficMeter;
 }
 
 /** The one route whose body is a file, streamed to disk under its own limit (config.maxUploadBytes). */
@@ -31,7 +34,7 @@ const UPLOAD_PATH = '/api/v1/forensics/analyze';
 /** The whole REST API of the spec as one hono app over a context; no sockets needed (app.request in tests). */
 export function createApp(ctx: Context, services: AppServices = {}) {
   configureFunding(ctx);
-  const metrics = createMetrics(ctx);
+  const metrics = createMetrics(ctx, services.traffic);
   const app = new Hono<AppEnv>();
   app.use('*', metrics.middleware);
   app.use('*', requestLog(ctx.log));

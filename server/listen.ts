@@ -6,6 +6,7 @@ import { HOUR_MS } from '../src/clock.js';
 import { DepositWatcher } from '../src/domain/billing/funding.js';
 import { PeriodCloser } from '../src/domain/billing/period-close.js';
 import { ForensicsQueue } from '../src/domain/forensics/queue.js';
+import { TrafficMeter } from '../src/domain/operations/traffic-meter.js';
 import { WebhookWorker } from '../src/domain/webhooks/worker.js';
 import { DrmError } from '../src/errors.js';
 import { errorFields } from '../src/log.js';
@@ -27,7 +28,9 @@ export interface StartOptions {
 /** Starts the HTTP server, the webhook worker, the forensics queue, the billing period closer and the hourly housekeeping for one context. */
 export async function startServer(ctx: Context, options: StartOptions = {}): Promise<RunningServer> {
   const forensics = new ForensicsQueue(ctx);
-  const app = createApp(ctx, { forensics });
+  // Requests, errors, segment bytes and new streams go to the database every 5 s for drm top.
+  const traffic = new TrafficMeter(ctx);
+  const app = createApp(ctx, { forensics, traffic });
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: ctx.config.port, hostname: ctx.config.host }, () => resolve(s));
     s.once('error', (err) => reject(listenError(err, ctx.config.host, ctx.config.port)));
@@ -38,6 +41,7 @@ export async function startServer(ctx: Context, options: StartOptions = {}): Pro
   if (ctx.config.webhookWorker) worker.start();
   // Cases queued with ?async=true, and any a restart interrupted, are picked up here.
   forensics.start();
+  traffic.start();
   // Billing periods close here once they end (at start, then each minute); every server may run it.
   const periods = new PeriodCloser(ctx);
   periods.start();
@@ -63,7 +67,7 @@ export async function startServer(ctx: Context, options: StartOptions = {}): Pro
       closing ??= (async () => {
         clearInterval(housekeeping);
         await drain(options.drainMs ?? 30_000, () => ctx.log.warn('requests still in flight after the drain time; closing their connections'));
-        await Promise.all([worker.stop(), forensics.stop(), periods.stop(), deposits?.stop()]);
+        await Promise.all([worker.stop(), forensics.stop(), periods.stop(), deposits?.stop(), traffic.stop()]);
         await ctx.db.close();
       })();
       return closing;

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Context } from '../src/context.js';
+import type { TrafficMeter } from '../src/domain/operations/traffic-meter.js';
 import type { AppEnv } from './env.js';
 
 /**
@@ -11,11 +12,12 @@ import type { AppEnv } from './env.js';
 export interface AppMetrics {
   registry: Registry;
   middleware: MiddlewareHandler<AppEnv>;
-  sessionsCreated: Counter;
-  segmentBytes: Counter;
+  sessionCreated(): void;
+  segmentSent(bytes: number): void;
 }
 
-export function createMetrics(ctx: Context): AppMetrics {
+/** `traffic`, when given, also counts into the database's buckets that `drm top` reads. */
+export function createMetrics(ctx: Context, traffic?: TrafficMeter): AppMetrics {
   const registry = new Registry();
   const registers = [registry];
   const requests = new Counter({ name: 'drm_http_requests_total', help: 'HTTP requests by method, route pattern and status', labelNames: ['method', 'route', 'status'], registers });
@@ -46,11 +48,20 @@ export function createMetrics(ctx: Context): AppMetrics {
     const route = c.req.routePath === '/*' ? 'unmatched' : c.req.routePath;
     requests.inc({ method: c.req.method, route, status: String(c.res.status) });
     latency.observe({ method: c.req.method, route }, (performance.now() - started) / 1000);
+    traffic?.request(c.res.status);
   };
+  const sessionsCreated = new Counter({ name: 'drm_sessions_created_total', help: 'stream sessions made', registers });
+  const segmentBytes = new Counter({ name: 'drm_segment_bytes_total', help: 'segment bytes sent to players', registers });
   return {
     registry,
     middleware,
-    sessionsCreated: new Counter({ name: 'drm_sessions_created_total', help: 'stream sessions made', registers }),
-    segmentBytes: new Counter({ name: 'drm_segment_bytes_total', help: 'segment bytes sent to players', registers }),
+    sessionCreated() {
+      sessionsCreated.inc();
+      traffic?.sessionStarted();
+    },
+    segmentSent(bytes) {
+      segmentBytes.inc(bytes);
+      traffic?.segmentBytes(bytes);
+    },
   };
 }

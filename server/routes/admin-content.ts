@@ -1,18 +1,23 @@
 import { Hono } from 'hono';
 import type { Context } from '../../src/context.js';
 import { contentOverview, deleteContent } from '../../src/domain/content-admin.js';
+import { OverviewReader } from '../../src/domain/operations/overview.js';
 import { paging } from '../../src/domain/validate.js';
 import { badRequest } from '../../src/errors.js';
 import { contentAdminBody } from '../../src/present/content.js';
 import type { AppEnv } from '../env.js';
 import { requireAdmin } from '../middleware/admin.js';
 
-/** The operator's content management (README, "Content management"): list, show, delete. */
+/** The operator's content management (README, "Content management"): list, show, delete; and the live view's overview (drm top --server). */
 export function adminContentRoutes(ctx: Context) {
   const app = new Hono<AppEnv>();
   const admin = requireAdmin(ctx);
   app.use('/content', admin);
   app.use('/content/*', admin);
+  app.use('/overview', admin);
+
+  const overview = new OverviewReader(ctx);
+  app.get('/overview', async (c) => c.json(await overview.read(), 200, { 'Cache-Control': 'no-store' }));
 
   app.get('/content', async (c) => {
     const page = paging(c.req.query('page'), c.req.query('limit'), 200);

@@ -24,7 +24,7 @@ const PRIVATE = { 'Cache-Control': 'private, no-store' };
  * Section 4.4. Sessions are made, read and ended with an API key (scope stream); the playlist,
  * key and segments a player fetches are authorised by the session id alone (DESIGN.md).
  */
-export function streamRoutes(ctx: Context, metrics?: Pick<AppMetrics, 'sessionsCreated' | 'segmentBytes'>) {
+export function streamRoutes(ctx: Context, metrics?: Pick<AppMetrics, 'sessionCreated' | 'segmentSent'>) {
   const app = new Hono<AppEnv>();
   const keyed = requireKey(ctx, 'stream');
   // Players run on the organizations' own sites: the capability URLs answer any origin (they
@@ -47,7 +47,7 @@ export function streamRoutes(ctx: Context, metrics?: Pick<AppMetrics, 'sessionsC
     const segment = servedSegment(ctx, s, c.req.param('seg'));
     const counted = (bytes: number) => {
       segment.countBytes(bytes);
-      metrics?.segmentBytes.inc(bytes);
+      metrics?.segmentSent(bytes);
     };
     return fileBody(c, segment.file, { 'Content-Type': 'video/mp2t', ...PRIVATE }, counted);
   });
@@ -68,7 +68,7 @@ export function streamRoutes(ctx: Context, metrics?: Pick<AppMetrics, 'sessionsC
   app.post('/:contentId', keyed, async (c) => {
     const body = await readJson(c, ctx.config.maxJsonBytes);
     const created = await createSession(ctx, c.get('auth'), c.req.param('contentId'), body, clientInfo(c, ctx));
-    metrics?.sessionsCreated.inc();
+    metrics?.sessionCreated();
     return c.json(createdSessionBody(created), 201);
   });
 

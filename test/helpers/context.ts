@@ -5,6 +5,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { createApp } from '../../server/app.js';
 import { ForensicsQueue } from '../../src/domain/forensics/queue.js';
+import { TrafficMeter } from '../../src/domain/operations/traffic-meter.js';
 import { ManualClock } from '../../src/clock.js';
 import { type Config, resolveConfig } from '../../src/config.js';
 import { type Context, createContext } from '../../src/context.js';
@@ -32,6 +33,8 @@ export interface TestApp {
   app: ReturnType<typeof createApp>;
   /** the app's forensics queue, without its background loop: `drain()` runs queued cases */
   forensics: ForensicsQueue;
+  /** counts the app's traffic into the database like drm serve's (flush() writes it) */
+  traffic: TrafficMeter;
   /** Sends a request to the app (no socket); body objects are sent as JSON. */
   request(method: string, url: string, init?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
   close(): Promise<void>;
@@ -47,13 +50,15 @@ export async function makeTestApp(
   const clock = new ManualClock();
   const ctx = await createContext(config, { clock, log: createLogger('silent'), fetch: options.fetch });
   const forensics = new ForensicsQueue(ctx);
-  const app = createApp(ctx, { forensics });
+  const traffic = new TrafficMeter(ctx, 'test-app');
+  const app = createApp(ctx, { forensics, traffic });
   return {
     ctx,
     clock,
     dir,
     app,
     forensics,
+    traffic,
     request(method, url, init = {}) {
       const headers: Record<string, string> = { ...init.headers };
       if (init.key) headers.authorization = `Bearer ${init.key}`;

@@ -19,7 +19,7 @@ export interface Candidate {
 
 /** The cases and the queries a leak analysis asks about the content's viewers and sessions. */
 export function forensicCasesRepo(x: Executor) {
-  return { ...caseRows(x), ...leakEvidence(x) };
+  return { ...caseRows(x), ...workerWrites(x), ...leakEvidence(x) };
 }
 
 /** The case rows: stored, leased by the analysis queue, finished, listed. */
@@ -78,11 +78,6 @@ function caseRows(x: Executor) {
       return rows.length > 0;
     },
 
-    /** Keeps a running case's lease alive. */
-    async extendLease(id: string, leaseUntil: number): Promise<void> {
-      await x.run((q) => q.update(t).set({ leaseUntil }).where(and(eq(t.id, id), eq(t.status, 'processing'))));
-    },
-
     async finish(id: string, outcome: CaseOutcome): Promise<void> {
       await x.run((q) =>
         q
@@ -100,6 +95,23 @@ function caseRows(x: Executor) {
         x.run((q) => q.select({ n: count() }).from(t).where(mine)),
       ]);
       return { cases: rows as CaseRow[], total: Number(totals[0]?.n ?? 0) };
+    },
+  };
+}
+
+/** What the worker running a case writes while it runs (nothing once the case has ended). */
+function workerWrites(x: Executor) {
+  const t = x.s.forensicCases;
+  const running = (id: string) => and(eq(t.id, id), eq(t.status, 'processing'));
+  return {
+    /** Keeps a running case's lease alive. */
+    async extendLease(id: string, leaseUntil: number): Promise<void> {
+      await x.run((q) => q.update(t).set({ leaseUntil }).where(running(id)));
+    },
+
+    /** What a running analysis is doing, for the live view. */
+    async setProgress(id: string, progress: string): Promise<void> {
+      await x.run((q) => q.update(t).set({ progress }).where(running(id)));
     },
   };
 }

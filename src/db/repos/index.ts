@@ -11,9 +11,11 @@ import { invoicesRepo } from './invoices.js';
 import { ledgerRepo } from './ledger.js';
 import { licensesRepo } from './licenses.js';
 import { organizationsRepo } from './organizations.js';
+import { overviewRepo } from './overview.js';
 import { rateCountersRepo } from './rate-counters.js';
 import { sessionsRepo } from './sessions.js';
 import { subscriptionsRepo } from './subscriptions.js';
+import { trafficRepo } from './traffic.js';
 import { usageRepo } from './usage.js';
 import { viewersRepo } from './viewers.js';
 import { webhookDeliveriesRepo } from './webhook-deliveries.js';
@@ -39,6 +41,8 @@ function makeStores(x: Executor) {
     usage: usageRepo(x),
     deposits: depositsRepo(x),
     chainCursor: chainCursorRepo(x),
+    traffic: trafficRepo(x),
+    overview: overviewRepo(x),
   };
 }
 
@@ -64,5 +68,6 @@ export type { LicenseRow } from './licenses.js';
 export type { OrganizationRow } from './organizations.js';
 export type { ServingSession, SessionRow } from './sessions.js';
 export type { SubscriptionRow } from './subscriptions.js';
+export type { TrafficRow, TrafficTotals } from './traffic.js';
 export type { ViewerRow } from './viewers.js';
 export type { DeliveryOutcome, DeliveryRow, DeliveryStatus } from './webhook-deliveries.js';

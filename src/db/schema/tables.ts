@@ -204,6 +204,9 @@ export const streamSessions = pgTable(
     index('sessions_org_created').on(t.organizationId, t.createdAt),
     index('sessions_viewer').on(t.viewerId),
     index('sessions_content_viewer').on(t.contentId, t.viewerId),
+    // the live view counts unexpired sessions and a period's streams across organizations
+    index('sessions_expires').on(t.expiresAt),
+    index('sessions_created').on(t.createdAt),
     ofOrganization('stream_sessions', t.organizationId),
     foreignKey({ name: 'stream_sessions_viewer_id_fkey', columns: [t.viewerId], foreignColumns: [viewers.id] }),
   ],

@@ -4,6 +4,7 @@ import { isEvmAddress } from '../../crypto/wallets.js';
 import type { OrganizationRow, } from '../../db/repos/index.js';
 import { badRequest, DrmError, notFound } from '../../errors.js';
 import { recordEvent } from '../events.js';
+import { isAdminWallet, issueAdminToken } from './sign-in.js';
 import { asObject, isUuid, optionalNumber, optionalString, requiredString } from '../validate.js';
 
 const MAX_PER_HOUR = 10_000_000;
@@ -114,4 +115,11 @@ export async function revokeAdmin(ctx: Context, address: string): Promise<string
     );
   }
   return a;
+}
+
+/** A sign-in token for an admin wallet, made from the deployment's secret (drm admin token). */
+export async function adminTokenFor(ctx: Context, address: string): Promise<{ token: string; address: string; expiresAt: string }> {
+  if (!isEvmAddress(address)) throw badRequest(`${address} is not an EVM address`);
+  if (!(await isAdminWallet(ctx, address))) throw new DrmError('ADMIN_REQUIRED', `wallet ${address} is not a platform admin (grant it first: drm admin grant ${address})`);
+  return issueAdminToken(ctx, address);
 }

@@ -75,6 +75,15 @@ export async function verifySignIn(
     throw new DrmError('ADMIN_REQUIRED', `wallet ${address} is not a platform admin (grant it with drm admin grant)`);
   }
 
+  return issueAdminToken(ctx, address);
+}
+
+/**
+ * A sign-in token for a wallet that is an admin: what a SIWE sign-in ends with, and what an
+ * operator with the deployment's secret makes with `drm admin token` for tools such as drm top.
+ */
+export async function issueAdminToken(ctx: Context, address: string): Promise<{ token: string; address: string; expiresAt: string }> {
+  const now = ctx.clock.now();
   const expiresAt = now + ADMIN_TOKEN_TTL_MS;
   const token = await new SignJWT({ role: 'admin' })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })

@@ -170,7 +170,8 @@ export class ForensicsQueue {
       if (!row.uploadPath || !fs.existsSync(row.uploadPath)) throw new DrmError('INTERNAL_ERROR', 'the uploaded leak is no longer on disk');
       const content = await ctx.repos.content.find(row.contentId);
       if (!content) throw new DrmError('NOT_FOUND', `content ${row.contentId} no longer exists`);
-      const report = await analyzeLeak(ctx, row.uploadPath, content, { backend: () => this.backendOnce(), signal, onProgress });
+      const reported = reportingProgress(ctx, row.id, onProgress);
+      const report = await analyzeLeak(ctx, row.uploadPath, content, { backend: () => this.backendOnce(), signal, onProgress: reported });
       await repo.finish(row.id, completedOutcome(report, ctx.clock.now()));
       ctx.log.info('forensic case completed', { caseId: row.id, classification: report.classification, seconds: report.seconds });
     } catch (err) {
@@ -204,4 +205,21 @@ export class ForensicsQueue {
       }
     })().catch((err) => this.ctx.log.warn('could not sweep uploads', errorFields(err)));
   }
+}
+
+/** How often a running analysis writes its progress for the live view (drm top). */
+const PROGRESS_EVERY_MS = 2000;
+
+/** The caller's progress callback, plus a write of the stage and counts now and then (never awaited: progress is not worth a failed case). */
+function reportingProgress(ctx: Context, caseId: string, onProgress: AnalysisHooks['onProgress']): NonNullable<AnalysisHooks['onProgress']> {
+  let lastWrite = 0;
+  let lastStage = '';
+  return (stage, done, total) => {
+    onProgress?.(stage, done, total);
+    const now = Date.now();
+    if (stage === lastStage && now - lastWrite < PROGRESS_EVERY_MS) return;
+    lastStage = stage;
+    lastWrite = now;
+    void ctx.repos.forensicCases.setProgress(caseId, JSON.stringify({ stage, done, total })).catch(() => {});
+  };
 }

@@ -6,6 +6,6 @@ import step0010 from './0010-apusd-deposits-deposit-addresses.js';
 import step0011 from './0011-fund-requests-the-deposits-organizations.js';
 import step0012 from './0012-card-payments-the-processor-s-webhook.js';
 import step0013 from './0013-card-autopay-attempts-and-the-next-one.js';
-import step0014 from './0014-traffic-buckets-for-the-live-view-and-a.js';
+import step0014 from './0014-traffic-buckets-for-the-live-view-a.js';
 
 export const generatedSteps: GeneratedStep[] = [step0008, step0009, step0010, step0011, step0012, step0013, step0014];

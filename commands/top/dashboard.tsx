@@ -1,0 +1,152 @@
+import { Box, Text } from 'ink';
+import type { ReactNode } from 'react';
+import type { Overview } from '../../src/domain/operations/overview.js';
+import { ago, bar, formatBytes, formatRate, shortId } from './format.js';
+
+/** At this width and more the panels sit two by two; below it, one under another. */
+export const TWO_COLUMNS_FROM = 100;
+
+export interface DashboardProps {
+  overview: Overview | undefined;
+  /** where the figures come from: the database's url or the server's */
+  source: string;
+  columns: number;
+  /** the last refresh's failure, shown above the (older) figures */
+  error?: string;
+  /** live only: the seconds between refreshes, said in the key line at the bottom */
+  refreshSeconds?: number;
+}
+
+/** The whole screen of drm top, from one overview. Pure: the same props draw the same frame. */
+export function Dashboard({ overview, source, columns, error, refreshSeconds }: DashboardProps) {
+  const wide = columns >= TWO_COLUMNS_FROM;
+  // Shares of the terminal rather than cells: ink lays a resized frame out again before React
+  // re-renders with the new width, and a frame of fixed cells would wrap on a narrower terminal.
+  const panelWidth = wide ? '50%' : '100%';
+  const innerCells = (wide ? Math.floor(columns / 2) : columns) - 4;
+  const now = overview ? Date.parse(overview.at) : Date.now();
+  return (
+    <Box flexDirection="column">
+      <Box>
+        <Text bold>drm top</Text>
+        <Text dimColor wrap="truncate-end">
+          {' '}
+          {source} · {overview ? overview.at.replace('T', ' ').slice(0, 19) : 'reading…'} UTC
+        </Text>
+      </Box>
+      {error ? <Text color="red" wrap="truncate-end">{`refresh failed: ${error} (showing the last figures)`}</Text> : null}
+      {overview ? (
+        <Box flexDirection={wide ? 'row' : 'column'} flexWrap="wrap">
+          <Panel title="Streaming" width={panelWidth}>
+            <Streaming overview={overview} />
+          </Panel>
+          <Panel title="Forensics queue" width={panelWidth}>
+            <Queue overview={overview} width={innerCells} />
+          </Panel>
+          <Panel title={`Billing ${overview.billing.period} (so far)`} width={panelWidth}>
+            <Billing overview={overview} />
+          </Panel>
+          <Panel title="Webhooks" width={panelWidth}>
+            <Webhooks overview={overview} />
+          </Panel>
+          <Panel title="Recent cases" width="100%">
+            <RecentCases overview={overview} now={now} />
+          </Panel>
+        </Box>
+      ) : null}
+      {refreshSeconds ? <Text dimColor>{`q or Ctrl-C to quit · refreshes every ${refreshSeconds === 1 ? 'second' : `${refreshSeconds} s`}`}</Text> : null}
+    </Box>
+  );
+}
+
+function Panel({ title, width, children }: { title: string; width: string; children: ReactNode }) {
+  return (
+    <Box flexDirection="column" borderStyle="round" borderColor="gray" paddingX={1} width={width}>
+      <Text bold color="cyan" wrap="truncate-end">
+        {title}
+      </Text>
+      {children}
+    </Box>
+  );
+}
+
+function Row({ label, value, tone }: { label: string; value: string; tone?: 'warn' | 'bad' }) {
+  return (
+    <Box>
+      <Box width={22} flexShrink={0}>
+        <Text dimColor>{label}</Text>
+      </Box>
+      <Text color={tone === 'bad' ? 'red' : tone === 'warn' ? 'yellow' : undefined} wrap="truncate-end">
+        {value}
+      </Text>
+    </Box>
+  );
+}
+
+function Streaming({ overview }: { overview: Overview }) {
+  const t = overview.traffic;
+  return (
+    <>
+      <Row label="active sessions" value={String(overview.sessions.active)} />
+      <Row label="streams / min" value={formatRate(t.streamsPerMinute)} />
+      <Row label="segment bytes / s" value={`${formatBytes(t.segmentBytesPerSecond)}/s`} />
+      <Row label="requests / min" value={formatRate(t.requestsPerMinute)} />
+      <Row label="errors / min (5xx)" value={formatRate(t.serverErrorsPerMinute)} tone={t.serverErrorsPerMinute > 0 ? 'bad' : undefined} />
+      <Row label="refused / min (4xx)" value={formatRate(t.clientErrorsPerMinute)} tone={t.clientErrorsPerMinute > 0 ? 'warn' : undefined} />
+      <Row label="servers counting" value={`${t.servers} (last ${t.windowSeconds} s)`} />
+    </>
+  );
+}
+
+function Queue({ overview, width }: { overview: Overview; width: number }) {
+  const f = overview.forensics;
+  return (
+    <>
+      <Row label="waiting · running" value={`${f.waiting} · ${f.running}`} tone={f.waiting > 0 ? 'warn' : undefined} />
+      {f.queue.length === 0 ? <Text dimColor>no case in the queue</Text> : null}
+      {f.queue.slice(0, 5).map((q) => (
+        <Text key={q.caseId} wrap="truncate-end">
+          {shortId(q.caseId)} {q.state === 'running' ? `${(q.stage ?? 'starting').padEnd(7)} ${bar((q.percent ?? 0) / 100, Math.max(4, Math.min(20, width - 28)))} ${q.percent ?? 0}%` : 'waiting'}
+        </Text>
+      ))}
+    </>
+  );
+}
+
+function Billing({ overview }: { overview: Overview }) {
+  const b = overview.billing;
+  return (
+    <>
+      <Row label="streams" value={String(b.streams)} />
+      <Row label="bytes served" value={formatBytes(b.bytes)} />
+      <Row label="organizations" value={String(b.organizations)} />
+      <Row label="open invoices" value={`${b.openInvoices} (${b.openInvoicesApusd} APUSD)`} tone={b.openInvoices > 0 ? 'warn' : undefined} />
+    </>
+  );
+}
+
+function Webhooks({ overview }: { overview: Overview }) {
+  const w = overview.webhooks;
+  return (
+    <>
+      <Row label="backlog" value={String(w.backlog)} tone={w.backlog > 0 ? 'warn' : undefined} />
+      <Row label="retrying" value={String(w.retrying)} tone={w.retrying > 0 ? 'warn' : undefined} />
+      <Row label="failed" value={String(w.failed)} tone={w.failed > 0 ? 'bad' : undefined} />
+      <Row label="delivered" value={String(w.delivered)} />
+    </>
+  );
+}
+
+function RecentCases({ overview, now }: { overview: Overview; now: number }) {
+  if (overview.recentCases.length === 0) return <Text dimColor>no forensic case yet</Text>;
+  return (
+    <>
+      {overview.recentCases.map((c) => (
+        <Text key={c.caseId} wrap="truncate-end">
+          {shortId(c.caseId)} {ago(c.createdAt, now).padEnd(11)} {(c.classification ?? c.status).padEnd(14)} content {shortId(c.contentId)}
+          {c.binaryId ? ` bits ${c.binaryId}` : ''}
+        </Text>
+      ))}
+    </>
+  );
+}

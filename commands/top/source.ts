@@ -1,0 +1,78 @@
+import { type ConfigInput, resolveConfig } from '../../src/config.js';
+import { type Context, createContext } from '../../src/context.js';
+import { requireDeploymentFiles, requireDeploymentSchema } from '../../src/deployment.js';
+import { type Overview, OverviewReader } from '../../src/domain/operations/overview.js';
+import { badRequest, DrmError } from '../../src/errors.js';
+
+/** Where drm top reads its figures: the deployment's database, or a server's admin API. */
+export interface OverviewSource {
+  /** said in the header: which database or server */
+  label: string;
+  read(): Promise<Overview>;
+  close(): Promise<void>;
+}
+
+export interface TopSourceOptions extends ConfigInput {
+  db?: string;
+  dataDir?: string;
+  server?: string;
+  token?: string;
+}
+
+export async function openSource(opts: TopSourceOptions): Promise<OverviewSource> {
+  if (opts.server !== undefined) {
+    for (const [flag, given] of [['--db', opts.db], ['--data-dir', opts.dataDir]] as const) {
+      if (given !== undefined) throw badRequest(`${flag} reads a database here; with --server the figures come from the server (leave one out)`);
+    }
+    return serverSource(opts.server, opts.token);
+  }
+  return databaseSource(opts);
+}
+
+/** The database drm serve uses, opened read-mostly: no migration is run from a viewer. */
+async function databaseSource(opts: TopSourceOptions): Promise<OverviewSource> {
+  const config = resolveConfig({ logLevel: 'warn', ...opts });
+  requireDeploymentFiles(config);
+  let ctx: Context | undefined;
+  try {
+    ctx = await createContext(config, { migrate: false });
+    await requireDeploymentSchema(ctx.db, config);
+  } catch (err) {
+    await ctx?.db.close();
+    throw err;
+  }
+  const reader = new OverviewReader(ctx);
+  const opened = ctx;
+  return {
+    label: config.db.startsWith('sqlite:') ? config.db : 'postgres',
+    read: () => reader.read(),
+    close: () => opened.db.close(),
+  };
+}
+
+function serverSource(server: string, token: string | undefined): OverviewSource {
+  if (!token) throw badRequest('--server needs an admin token: --token or DRM_ADMIN_TOKEN (drm admin token --wallet ADDRESS makes one)');
+  let base: URL;
+  try {
+    base = new URL(server);
+  } catch {
+    throw badRequest(`--server must be a URL such as http://127.0.0.1:8080, got ${JSON.stringify(server)}`);
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw badRequest(`--server must be an http or https URL, got ${JSON.stringify(server)}`);
+  const url = new URL(`${base.pathname.replace(/\/+$/, '')}/api/v1/admin/overview`, base).toString();
+  return {
+    label: base.origin,
+    async read() {
+      let res: Response;
+      try {
+        res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(10_000) });
+      } catch (err) {
+        throw new DrmError('BAD_REQUEST', `cannot reach ${base.origin}: ${(err as Error).message}`);
+      }
+      const body = (await res.json().catch(() => undefined)) as (Overview & { error?: string; code?: string }) | undefined;
+      if (!res.ok || !body) throw new DrmError('BAD_REQUEST', `${base.origin} answered ${res.status}: ${body?.error ?? 'no JSON'}${body?.code ? ` (${body.code})` : ''}`);
+      return body;
+    },
+    close: async () => {},
+  };
+}

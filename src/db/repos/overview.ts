@@ -1,0 +1,72 @@
+import { and, count, countDistinct, desc, eq, gt, gte, lt, sql } from 'drizzle-orm';
+import type { Executor } from '../executor.js';
+
+/** How many cases the live view lists: the queue and the newest decided. */
+const LISTED_CASES = 20;
+
+/**
+ * The platform-wide figures of the live view (`drm top`, GET /admin/overview): counts across
+ * every organization, each bounded by an index (sessions by expiry and by start, cases by status).
+ */
+export function overviewRepo(x: Executor) {
+  const s = x.s.streamSessions;
+  const c = x.s.forensicCases;
+  const inv = x.s.invoices;
+  return {
+    async activeSessions(now: number): Promise<number> {
+      const rows = await x.run((q) => q.select({ n: count() }).from(s).where(and(gt(s.expiresAt, now), eq(s.isActive, true))));
+      return Number(rows[0]?.n ?? 0);
+    },
+
+    /** Streams (sessions started), their bytes and the organizations they belong to, in [start, end). */
+    async streamsBetween(start: number, end: number): Promise<{ streams: number; bytes: number; organizations: number }> {
+      const rows = await x.run((q) =>
+        q
+          .select({ n: count(), bytes: sql<number | null>`sum(${s.bytesServed})`, orgs: countDistinct(s.organizationId) })
+          .from(s)
+          .where(and(gte(s.createdAt, start), lt(s.createdAt, end))),
+      );
+      return { streams: Number(rows[0]?.n ?? 0), bytes: Number(rows[0]?.bytes ?? 0), organizations: Number(rows[0]?.orgs ?? 0) };
+    },
+
+    /** Cases waiting or running, oldest first. */
+    queuedCases: () =>
+      x.run((q) =>
+        q
+          .select({ id: c.id, contentId: c.contentId, leaseUntil: c.leaseUntil, progress: c.progress, attempts: c.attempts, createdAt: c.createdAt })
+          .from(c)
+          .where(eq(c.status, 'processing'))
+          .orderBy(c.createdAt)
+          .limit(LISTED_CASES),
+      ),
+
+    recentCases: (limit: number) =>
+      x.run((q) =>
+        q
+          .select({
+            id: c.id,
+            contentId: c.contentId,
+            organizationId: c.organizationId,
+            status: c.status,
+            classification: c.classification,
+            binaryId: c.binaryId,
+            matchedViewerId: c.matchedViewerId,
+            createdAt: c.createdAt,
+            completedAt: c.completedAt,
+          })
+          .from(c)
+          .orderBy(desc(c.createdAt))
+          .limit(Math.min(limit, LISTED_CASES)),
+      ),
+
+    async openInvoices(): Promise<{ count: number; amountMicro: number }> {
+      const rows = await x.run((q) =>
+        q
+          .select({ n: count(), sum: sql<number | null>`sum(${inv.amountMicro})` })
+          .from(inv)
+          .where(eq(inv.paymentStatus, 'open')),
+      );
+      return { count: Number(rows[0]?.n ?? 0), amountMicro: Number(rows[0]?.sum ?? 0) };
+    },
+  };
+}

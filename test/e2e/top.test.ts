@@ -1,0 +1,120 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Overview } from '../../src/domain/operations/overview.js';
+import { registerOver } from '../helpers/fixtures.js';
+import { DRM_BIN, drm, ROOT, runDrm, type ServeProcess, startServe } from '../helpers/serve-process.js';
+
+// Issue 20, point 1: drm top for real, in a tmux terminal (send-keys, capture-pane), on the
+// database of a running drm serve; and on the server itself with an admin token, as a script would.
+
+const T = 180_000;
+const ADMIN_WALLET = '0x1111111111111111111111111111111111111111';
+const SOCKET = `drm-top-${process.pid}`;
+const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
+const pane = () => tmux('capture-pane', '-p', '-t', 'top');
+
+async function until(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the pane shows:\n${pane()}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('drm top', () => {
+  let dir: string;
+  let server: ServeProcess;
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-top-'));
+    server = await startServe({ dataDir: dir, port: 0, timeoutMs: T });
+    const org = await registerOver(server.url, 'Top Films');
+    // Traffic for the dashboard: a refused session (unknown content) and an unknown route.
+    await fetch(`${server.url}/api/v1/stream/no-such-content`, { method: 'POST', headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json' }, body: '{"viewerId":"v1"}' });
+    await fetch(`${server.url}/api/v1/nothing-here`);
+    await drm(['admin', 'grant', ADMIN_WALLET, '--data-dir', dir]);
+  }, T);
+
+  afterAll(async () => {
+    try {
+      tmux('kill-server');
+    } catch {}
+    await server?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs live in a terminal: the server\'s traffic shows, it follows a resize, and q leaves the terminal as it was', async () => {
+    // A clean environment: ink draws only a final frame where it thinks it runs in CI. A script, so
+    // that the command line is short and the line before it stays in view on a narrow terminal.
+    const script = path.join(dir, 'top.sh');
+    fs.writeFileSync(script, `env -i PATH="${process.env.PATH}" HOME="${os.homedir()}" TERM=xterm-256color "${process.execPath}" "${DRM_BIN}" top --data-dir "${dir}"\necho "top exited $?"\n`);
+    tmux('new-session', '-d', '-s', 'top', '-x', '120', '-y', '40', '-c', ROOT, 'bash', '--norc', '--noprofile');
+    tmux('send-keys', '-t', 'top', 'clear; echo before-top', 'Enter');
+    tmux('send-keys', '-t', 'top', `bash ${script}`, 'Enter');
+    // The server adds its counts to the database every 5 s.
+    await until('the traffic to show', () => /requests \/ min\s+[1-9]/.test(pane()), 90_000);
+    const wide = pane();
+    fs.writeFileSync(path.join(dir, 'top-wide.txt'), wide);
+    const lines = wide.split('\n');
+    expect(lines.find((l) => l.includes('Streaming'))).toContain('Forensics queue');
+    expect(wide).toMatch(/refused \/ min \(4xx\)\s+[1-9]/);
+    expect(wide).toMatch(/servers counting\s+1/);
+    expect(wide).toContain('Billing');
+    expect(wide).toContain('q or Ctrl-C to quit');
+    expect(wide).not.toContain('before-top');
+
+    tmux('resize-window', '-t', 'top', '-x', '70', '-y', '50');
+    await until('the narrow layout', () => {
+      const p = pane();
+      return p.includes('Forensics queue') && !(p.split('\n').find((l) => l.includes('Streaming')) ?? '').includes('Forensics queue');
+    });
+    const narrow = pane();
+    fs.writeFileSync(path.join(dir, 'top-narrow.txt'), narrow);
+    expect(narrow.split('\n').every((l) => l.length <= 70)).toBe(true);
+
+    tmux('send-keys', '-t', 'top', 'q');
+    await until('drm top to exit', () => pane().includes('top exited 0'));
+    const after = pane();
+    expect(after).toContain('before-top');
+    expect(after).not.toContain('Streaming');
+    expect(after).not.toContain('Forensics queue');
+  }, T);
+
+  it('quits on Ctrl-C too, with the terminal restored', async () => {
+    tmux('send-keys', '-t', 'top', 'clear; echo again', 'Enter');
+    tmux('send-keys', '-t', 'top', `bash ${path.join(dir, 'top.sh')}`, 'Enter');
+    await until('the dashboard', () => pane().includes('active sessions'));
+    tmux('send-keys', '-t', 'top', 'C-c');
+    await until('drm top to exit', () => pane().includes('top exited 0'));
+    expect(pane()).not.toContain('active sessions');
+  }, T);
+
+  it('prints one snapshot for a script: plain when piped, JSON with --json, from the server with an admin token', async () => {
+    const plain = await drm(['top', '--data-dir', dir]);
+    expect(plain).toContain('active sessions');
+    expect(plain).not.toContain('\x1b[?1049h');
+    const token = (await drm(['admin', 'token', '--wallet', ADMIN_WALLET, '--data-dir', dir])).trim();
+    const fromServer = JSON.parse(await drm(['top', '--server', server.url, '--json'], { DRM_ADMIN_TOKEN: token })) as Overview;
+    expect(fromServer.traffic.servers).toBe(1);
+    expect(fromServer.traffic.clientErrorsPerMinute).toBeGreaterThan(0);
+    expect(fromServer.billing.period).toMatch(/^\d{4}-\d{2}$/);
+  }, T);
+
+  it('says what is wrong: no token for --server, a wrong token, --db with --server, no deployment', async () => {
+    const noToken = await runDrm(['top', '--server', server.url], { DRM_ADMIN_TOKEN: '' });
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr).toContain('--server needs an admin token');
+    const wrong = await runDrm(['top', '--server', server.url, '--token', 'not-a-token']);
+    expect(wrong.stderr).toMatch(/answered 401: admin token is invalid or expired \(INVALID_ADMIN_TOKEN\)/);
+    const both = await runDrm(['top', '--server', server.url, '--token', 'x', '--data-dir', dir]);
+    expect(both.stderr).toContain('--data-dir reads a database here');
+    const none = await runDrm(['top', '--data-dir', path.join(dir, 'nothing')]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('names no deployment');
+    const notAdmin = await runDrm(['admin', 'token', '--wallet', '0x2222222222222222222222222222222222222222', '--data-dir', dir]);
+    expect(notAdmin.stderr).toContain('is not a platform admin (grant it first');
+  }, T);
+});

@@ -1,0 +1,105 @@
+import { render } from 'ink-testing-library';
+import { createElement } from 'react';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Dashboard } from '../../commands/top/dashboard.js';
+import { TopApp } from '../../commands/top/live.js';
+import type { OverviewSource } from '../../commands/top/source.js';
+import type { Overview } from '../../src/domain/operations/overview.js';
+
+// Issue 20, point 1: drm top's screen, drawn by ink from an overview (ink's testing library).
+
+const overview = (fields: Partial<Overview> = {}): Overview => ({
+  at: '2026-11-25T12:00:00.000Z',
+  sessions: { active: 42 },
+  traffic: { windowSeconds: 60, requestsPerMinute: 1234, clientErrorsPerMinute: 3, serverErrorsPerMinute: 0, streamsPerMinute: 7.5, segmentBytesPerSecond: 2_500_000, servers: 2 },
+  forensics: {
+    waiting: 1,
+    running: 1,
+    queue: [
+      { caseId: 'c0ffee00-1111-2222-3333-444455556666', contentId: 'film', state: 'running', stage: 'detect', percent: 40, queuedAt: '2026-11-25T11:59:00.000Z' },
+      { caseId: 'beef0000-1111-2222-3333-444455556666', contentId: 'film', state: 'waiting', stage: null, percent: null, queuedAt: '2026-11-25T11:59:30.000Z' },
+    ],
+  },
+  webhooks: { backlog: 4, retrying: 1, failed: 2, delivered: 99 },
+  recentCases: [
+    { caseId: 'abcd1234-0000-0000-0000-000000000000', contentId: 'film-1', organizationId: null, status: 'completed', classification: 'strong_match', binaryId: '1010'.repeat(10), createdAt: '2026-11-25T11:55:00.000Z' },
+  ],
+  billing: { period: '2026-11', periodStart: '2026-11-01T00:00:00.000Z', periodEnd: '2026-12-01T00:00:00.000Z', streams: 310, bytes: 5_400_000_000, organizations: 3, openInvoices: 1, openInvoicesApusd: '143.00' },
+  ...fields,
+});
+
+const lineWith = (frame: string, text: string) => frame.split('\n').find((l) => l.includes(text)) ?? '';
+
+afterEach(() => vi.useRealTimers());
+
+describe('the drm top dashboard', () => {
+  it('shows sessions, traffic, the queue with its progress, webhooks, recent cases and the billing period', () => {
+    const { lastFrame } = render(createElement(Dashboard, { overview: overview(), source: 'sqlite:/srv/drm.db', columns: 120 }));
+    const frame = lastFrame() ?? '';
+    expect(frame).toContain('sqlite:/srv/drm.db');
+    expect(lineWith(frame, 'active sessions')).toContain('42');
+    expect(lineWith(frame, 'requests / min')).toContain('1234');
+    expect(lineWith(frame, 'segment bytes / s')).toContain('2.5 MB/s');
+    expect(lineWith(frame, 'streams / min')).toContain('7.5');
+    expect(lineWith(frame, 'waiting · running')).toContain('1 · 1');
+    expect(lineWith(frame, 'c0ffee00')).toMatch(/detect\s+█+░+ 40%/);
+    expect(lineWith(frame, 'beef0000')).toContain('waiting');
+    expect(lineWith(frame, 'backlog')).toContain('4');
+    expect(lineWith(frame, 'abcd1234')).toContain('strong_match');
+    expect(lineWith(frame, 'abcd1234')).toContain('5 min ago');
+    expect(lineWith(frame, 'open invoices')).toContain('1 (143.00 APUSD)');
+    expect(lineWith(frame, 'bytes served')).toContain('5.4 GB');
+  });
+
+  it('sets panels side by side on a wide terminal and one under another on a narrow one', () => {
+    const wide = render(createElement(Dashboard, { overview: overview(), source: 'db', columns: 120 })).lastFrame() ?? '';
+    expect(lineWith(wide, 'Streaming')).toContain('Forensics queue');
+    const narrow = render(createElement(Dashboard, { overview: overview(), source: 'db', columns: 70 })).lastFrame() ?? '';
+    expect(lineWith(narrow, 'Streaming')).not.toContain('Forensics queue');
+    expect(narrow).toContain('Forensics queue');
+  });
+
+  it('says what failed above the last figures it had', () => {
+    const frame = render(createElement(Dashboard, { overview: overview(), source: 'db', columns: 100, error: 'connection refused' })).lastFrame() ?? '';
+    expect(frame).toContain('refresh failed: connection refused (showing the last figures)');
+    expect(lineWith(frame, 'active sessions')).toContain('42');
+  });
+});
+
+describe('the live drm top', () => {
+  const sourceOf = (read: OverviewSource['read']): OverviewSource => ({ label: 'test-db', read, close: async () => {} });
+
+  it('reads again every interval and draws what it read', async () => {
+    let active = 0;
+    const read = vi.fn(async () => overview({ sessions: { active: ++active } }));
+    const app = render(createElement(TopApp, { source: sourceOf(read), intervalMs: 50 }));
+    await vi.waitFor(() => expect(read.mock.calls.length).toBeGreaterThanOrEqual(3));
+    await vi.waitFor(() => expect(lineWith(app.lastFrame() ?? '', 'active sessions')).toMatch(/\s[3-9]\d*\s*│/));
+    expect(app.lastFrame()).toContain('q or Ctrl-C to quit');
+    app.unmount();
+  });
+
+  it('keeps the last figures when a read fails, and says so', async () => {
+    let calls = 0;
+    const read = async () => {
+      calls += 1;
+      if (calls > 1) throw new Error('database is locked');
+      return overview();
+    };
+    const app = render(createElement(TopApp, { source: sourceOf(read), intervalMs: 30 }));
+    await vi.waitFor(() => expect(app.lastFrame()).toContain('refresh failed: database is locked'));
+    expect(lineWith(app.lastFrame() ?? '', 'active sessions')).toContain('42');
+    app.unmount();
+  });
+
+  it('quits on q: the app unmounts and reads no more', async () => {
+    const read = vi.fn(async () => overview());
+    const app = render(createElement(TopApp, { source: sourceOf(read), intervalMs: 20 }));
+    await vi.waitFor(() => expect(read.mock.calls.length).toBeGreaterThanOrEqual(2));
+    app.stdin.write('q');
+    await new Promise((r) => setTimeout(r, 100));
+    const after = read.mock.calls.length;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(read.mock.calls.length).toBe(after);
+  });
+});
