@@ -17,6 +17,7 @@ import { authRoutes } from './routes/auth.js';
 import { billingRoutes } from './routes/billing.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { forensicsRoutes } from './routes/forensics.js';
+import { openApiRoutes } from './routes/openapi.js';
 import { streamRoutes } from './routes/stream.js';
 import { viewerRoutes } from './routes/viewers.js';
 import { webhookRoutes } from './routes/webhook.js';
@@ -47,6 +48,7 @@ export function createApp(ctx: Context, services: AppServices = {}) {
     return c.json(r, r.ready ? 200 : 503);
   });
   app.get('/metrics', async (c) => c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }));
+  app.route('/', openApiRoutes(ctx));
   app.route('/api/v1/auth', authRoutes(ctx));
   app.route('/api/v1/billing', billingRoutes(ctx));
   app.route('/api/v1/catalog', catalogRoutes(ctx));

@@ -1,0 +1,71 @@
+import { admin, arrayOf, type Endpoint, int, jsonResponse, nullable, num, object, type Schema, str, time, uuid } from './build.js';
+
+// The live view's read of the whole deployment (`drm top --server`), from the database that every
+// server shares: src/domain/operations/overview.ts.
+
+const perMinute = (what: string) => num(`${what} per minute over the window`);
+
+const Overview = object({
+  at: time(),
+  sessions: object({ active: int() }),
+  traffic: object({
+    windowSeconds: int(),
+    requestsPerMinute: perMinute('requests'),
+    clientErrorsPerMinute: perMinute('4xx answers'),
+    serverErrorsPerMinute: perMinute('5xx answers'),
+    streamsPerMinute: perMinute('sessions started'),
+    segmentBytesPerSecond: int(),
+    servers: int('servers that counted traffic in the window'),
+  }),
+  forensics: object({
+    waiting: int(),
+    running: int(),
+    queue: arrayOf(
+      object({
+        caseId: uuid(),
+        contentId: uuid(),
+        state: { type: 'string', enum: ['waiting', 'running'] },
+        stage: nullable(str('what a running analysis is doing: decode, detect, match')),
+        percent: nullable(num()),
+        queuedAt: time(),
+      }),
+    ),
+  }),
+  webhooks: object({ backlog: int('pending and retrying'), retrying: int(), failed: int(), delivered: int() }),
+  recentCases: arrayOf(
+    object({
+      caseId: uuid(),
+      contentId: uuid(),
+      organizationId: nullable(uuid()),
+      status: str(),
+      classification: nullable(str()),
+      binaryId: nullable(str()),
+      createdAt: time(),
+    }),
+  ),
+  billing: object({
+    period: str('YYYY-MM'),
+    periodStart: time(),
+    periodEnd: time(),
+    streams: int(),
+    bytes: int(),
+    organizations: int(),
+    openInvoices: int(),
+    openInvoicesApusd: str('formatted APUSD'),
+  }),
+});
+
+export const OVERVIEW_SCHEMAS: Record<string, Schema> = { Overview };
+
+export const OVERVIEW_ENDPOINTS: Endpoint[] = [
+  {
+    method: 'get',
+    path: '/api/v1/admin/overview',
+    operation: admin('Admin', {
+      operationId: 'adminOverview',
+      summary: 'The live view: sessions, traffic, the forensics queue, webhooks, recent cases, the period\'s billing',
+      description: 'One read of the database, the same on every server; sent with Cache-Control: no-store.',
+      responses: { '200': jsonResponse('the overview', { $ref: '#/components/schemas/Overview' }) },
+    }),
+  },
+];

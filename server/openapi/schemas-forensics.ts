@@ -1,0 +1,123 @@
+import type { ApiShape } from '../../src/config.js';
+import { arrayOf, bool, int, nullable, num, object, ref, type Schema, str, time, uuid } from './build.js';
+import { SCHEMA_PARTS } from './schemas-core.js';
+
+// Section 2's forensic case, evidence chain and matched session as src/present/forensics.ts sends
+// them. Where the shapes collide (confidence, the chain's nesting, the detail's nesting) the
+// deployment's --api-shape decides, and so does this document.
+
+const { binaryId, contentType, wallet } = SCHEMA_PARTS;
+
+const confidence = (shape: ApiShape) =>
+  shape === 'a' ? num('the share of the 40 bits the leak supports, 0 to 1', { minimum: 0, maximum: 1 }) : int('how many of the 40 bits the leak supports', { minimum: 0, maximum: 40 });
+
+const classification = nullable({ type: 'string', enum: ['strong_match', 'weak_match', 'no_match'] });
+const status = str('processing, completed or failed');
+
+/** Shape A's flat chain; in a detail view and in an analysis alike. */
+function chainA(): Schema {
+  return object({
+    organization: str(),
+    viewer: uuid('the matched viewer'),
+    wallet,
+    content: str('the content title'),
+    streamDate: time(),
+    ipAddress: nullable(str()),
+    confidence: num(),
+  });
+}
+
+/** Shape B's nested chain; the case detail shows fewer session and viewer fields (spec section 2). */
+function chainB(detail: boolean): Schema {
+  const session = detail
+    ? object({ id: uuid(), binaryId, bytesServed: int(), createdAt: time() })
+    : object({ id: uuid(), binaryId, isActive: bool(), bytesServed: int(), createdAt: time(), expiresAt: time() });
+  const viewer = detail ? object({ viewerId: uuid(), ipAddress: nullable(str()) }) : object({ viewerId: uuid(), ipAddress: nullable(str()), userAgent: nullable(str()) });
+  return object({
+    apiKey: nullable(object({ id: uuid(), prefix: str(), name: str() })),
+    organization: object({ id: uuid(), name: str(), email: nullable(str()) }),
+    wallet: object({ address: wallet, hasOwnWallet: bool() }),
+    session,
+    viewer,
+    content: object({ contentId: uuid(), contentType, title: str() }),
+  });
+}
+
+const chain = (shape: ApiShape, detail: boolean) =>
+  nullable({ ...(shape === 'a' ? chainA() : chainB(detail)), description: 'null when no viewer of the asking organization is named' });
+
+function caseFields(shape: ApiShape): Record<string, Schema> {
+  return {
+    id: uuid(),
+    caseId: uuid(),
+    contentId: uuid(),
+    contentType,
+    status,
+    failureReason: nullable(str('only when status is failed')),
+    binaryId: nullable(str("the leak's fingerprint; ? marks bits the leak does not decide")),
+    confidence: nullable(confidence(shape)),
+    classification,
+    matchedOutsideOrganization: bool("true when the best match is another organization's viewer, whom this view does not name"),
+    matchedViewer: nullable(uuid()),
+    matchedViewerId: nullable(uuid()),
+    matchedOrganization: nullable(str()),
+    matchedIpAddress: nullable(str()),
+    matchedWallet: nullable(str()),
+    matchedSessionDate: nullable(time()),
+    createdAt: time(),
+    completedAt: nullable(time()),
+  };
+}
+
+const Analysis = object({
+  falsePositiveProbability: num(),
+  confusionProbability: num(),
+  candidates: int(),
+  matchesUnmarkedSessions: bool(),
+  score: nullable(num()),
+  contradictions: int(),
+  segments: arrayOf(object({ index: int(), z: num(), bit: { type: 'string', enum: ['0', '1', '?'] }, coverage: num() })),
+  alignment: { type: 'object', additionalProperties: { type: ['number', 'string', 'boolean'] } },
+  seconds: num(),
+});
+
+function matchedSession(shape: ApiShape): Schema {
+  return nullable(
+    object({
+      sessionId: uuid(),
+      viewerId: uuid(),
+      externalViewerId: str(),
+      walletAddress: wallet,
+      ipAddress: nullable(str()),
+      streamDate: time(),
+      sessionDate: time(),
+      organization: str(),
+      apiKey: nullable(str('the key prefix')),
+      binaryId,
+      confidence: confidence(shape),
+    }),
+  );
+}
+
+/** The case fields an analysis answer repeats (it names the viewer in matchedSession instead). */
+const ANALYSIS_CASE_FIELDS = ['caseId', 'status', 'failureReason', 'contentId', 'contentType', 'binaryId', 'confidence', 'classification', 'matchedOutsideOrganization'];
+
+export function forensicSchemas(shape: ApiShape): Record<string, Schema> {
+  const Case = object(caseFields(shape), ['failureReason']);
+  const detail = object({ analysis: ref('AnalysisNumbers') }, ['analysis']);
+  const CaseDetail =
+    shape === 'a'
+      ? { allOf: [ref('Case'), detail, object({ evidenceChain: chain(shape, true) })] }
+      : object({ case: { allOf: [ref('Case'), detail] }, evidenceChain: chain(shape, true) });
+  const all = caseFields(shape);
+  const own = Object.fromEntries(ANALYSIS_CASE_FIELDS.map((k) => [k, all[k] as Schema]));
+  const AnalysisResult = object(
+    { ...own, matchedSession: matchedSession(shape), evidenceChain: chain(shape, false), analysis: ref('AnalysisNumbers') },
+    ['failureReason', 'analysis'],
+  );
+  // The operator's views (admin API) say which organization opened the case (null: a local `drm analyze`).
+  const asker = object({ organizationId: nullable(uuid()) });
+  const OperatorCase = { allOf: [ref('Case'), asker] };
+  const OperatorCaseDetail = { allOf: [ref('CaseDetail'), asker] };
+  return { Case, CaseDetail, AnalysisResult, AnalysisNumbers: Analysis, OperatorCase, OperatorCaseDetail };
+}
