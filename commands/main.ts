@@ -3,7 +3,8 @@ import { Command, CommanderError } from 'commander';
 import { defineContent } from './content-definitions.js';
 import { defineAdmin, defineDataCommands, defineServe, defineWatermark } from './definitions.js';
 import { defineOperations } from './operations-definitions.js';
-import type { Runner } from './options.js';
+import { flagNamesOf, finishCommands } from './help.js';
+import { FLAG_NAMES, type Runner } from './options.js';
 import { createOutput, reportError } from './output.js';
 
 /** The version in package.json (read when the CLI starts: the sources run as they are, unbundled). */
@@ -11,10 +12,10 @@ function packageVersion(): string {
   return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 }
 
-/** commander's "error: …" (and a "(Did you mean …?)" line) as the CLI's single `drm: …` line. */
-function usageLine(str: string): string {
+/** commander's "error: …" (and a "(Did you mean …?)" line) as the CLI's single `drm: …` line, pointing at the command's own help. */
+function usageLine(str: string, help: string): string {
   const text = str.replace(/^error:\s*/, '').replace(/\s*\n\s*/g, ' ').trim();
-  return `drm: ${text} (see drm --help)\n`;
+  return `drm: ${text} (see ${help})\n`;
 }
 
 /** Parses argv and runs one command; the real work is imported only for the command that runs. */
@@ -22,13 +23,15 @@ export async function main(argv: string[]): Promise<number> {
   const program = new Command('drm')
     .description('Forensic DRM streaming: AES-128 HLS with per-viewer watermarks, leak tracing, billing')
     .version(packageVersion(), '-V, --version', 'print the version of drm')
-    .exitOverride()
-    // Usage errors as one line on stderr, like every other CLI error (commander would add a hint line).
-    .configureOutput({ outputError: (str, write) => write(usageLine(str)) });
+    .exitOverride();
   let exitCode = 0;
   const run: Runner = (load) =>
     async (...args: unknown[]) => {
       const fn = await load();
+      // commander passes the arguments, then the options, then the command itself.
+      const command = args[args.length - 1] as Command;
+      const opts = args[args.length - 2] as Record<symbol, unknown>;
+      opts[FLAG_NAMES] = flagNamesOf(command);
       exitCode = await (fn as (...a: unknown[]) => Promise<number>)(...args);
     };
 
@@ -38,6 +41,8 @@ export async function main(argv: string[]): Promise<number> {
   defineWatermark(program, run);
   defineContent(program, run);
   defineOperations(program, run);
+  // Usage errors as one line on stderr, like every other CLI error; examples and required marks in --help.
+  finishCommands(program, usageLine);
 
   try {
     await program.parseAsync(argv);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { dbOptions, envOption, type Runner } from './options.js';
 
-/** drm top: the operator's live view, on the deployment's database or a server. */
+/** drm top (the operator's live view, on the deployment's database or a server) and drm completion. */
 export function defineOperations(program: Command, run: Runner): void {
   dbOptions(
     program
@@ -12,4 +12,16 @@ export function defineOperations(program: Command, run: Runner): void {
       .option('--interval <seconds>', 'seconds between refreshes (default 1)')
       .option('--once', 'print one snapshot and exit (what a pipe or a script gets anyway)'),
   ).action(run(async () => (await import('./top/run.js')).top));
+
+  program
+    .command('completion')
+    .description('print the shell completion script for drm (bash or zsh)')
+    .argument('<shell>', 'bash or zsh')
+    .action(
+      run(async () => async (shell: string) => {
+        const { completionScript } = await import('./completion.js');
+        process.stdout.write(completionScript(program, shell));
+        return 0;
+      }),
+    );
 }

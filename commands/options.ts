@@ -38,5 +38,13 @@ export function dbOptions(cmd: Command): Command {
     .option('--json', 'print JSON for scripts');
 }
 
+/** Where the runner leaves the running command's flag names on its options (see flagNamesOf). */
+export const FLAG_NAMES = Symbol('flag names');
+
+/** The output a command's options ask for: JSON or not, and its flags' names for error messages. */
+export function outputFlags(opts: object): Record<string, string> | undefined {
+  return (opts as { [FLAG_NAMES]?: Record<string, string> })[FLAG_NAMES];
+}
+
 /** Wraps a lazily imported command body as a commander action (the real work loads only for the command that runs). */
 export type Runner = (load: () => Promise<(...args: never[]) => Promise<number>>) => (...args: unknown[]) => Promise<void>;

@@ -4,13 +4,16 @@ import { DrmError } from '../src/errors.js';
 /** How a command reports: JSON for scripts, tables and sentences for people. */
 export interface Output {
   json: boolean;
+  /** the core's field names as the flags of the running command (pricePerStream: --price) */
+  flagNames?: Record<string, string>;
   write(text: string): void;
   error(text: string): void;
 }
 
-export function createOutput(json: boolean): Output {
+export function createOutput(json: boolean, flagNames?: Record<string, string>): Output {
   return {
     json,
+    flagNames,
     write: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),
     error: (t) => process.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
   };
@@ -29,11 +32,22 @@ export function printTable(out: Output, head: string[], rows: Array<Array<string
 /** The CLI's one mapping of errors: a single line on stderr and an exit code (1; 2 for usage). */
 export function reportError(out: Output, err: unknown): number {
   if (err instanceof DrmError && err.code !== 'INTERNAL_ERROR') {
-    if (out.json) out.error(JSON.stringify({ error: err.message, code: err.code }));
-    else out.error(`drm: ${err.message}`);
+    const message = inFlags(err.message, out.flagNames);
+    if (out.json) out.error(JSON.stringify({ error: message, code: err.code }));
+    else out.error(`drm: ${message}`);
     return err.code === 'BAD_REQUEST' ? 2 : 1;
   }
   const message = err instanceof Error ? err.message : String(err);
   out.error(`drm: ${message}`);
   return 1;
+}
+
+/**
+ * The core's validators name the field they refuse first ("pricePerStream must be at least 0");
+ * on the command line the user typed a flag, so the message names that flag instead.
+ */
+function inFlags(message: string, flagNames: Record<string, string> | undefined): string {
+  const field = /^(\w+) /.exec(message)?.[1];
+  const flag = field !== undefined && flagNames && Object.hasOwn(flagNames, field) ? flagNames[field] : undefined;
+  return flag ? `${flag}${message.slice(field?.length)}` : message;
 }

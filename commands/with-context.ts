@@ -1,7 +1,7 @@
 import { type ConfigInput, resolveConfig } from '../src/config.js';
 import { type Context, createContext } from '../src/context.js';
 import { requireDeploymentFiles, requireDeploymentSchema } from '../src/deployment.js';
-import type { DbOptions } from './options.js';
+import { type DbOptions, outputFlags } from './options.js';
 import { createOutput, type Output, reportError } from './output.js';
 
 /**
@@ -14,7 +14,7 @@ export async function withContext(
   body: (ctx: Context, out: Output) => Promise<number | undefined>,
   contextOptions: { migrate?: boolean; newDeployment?: boolean } = {},
 ): Promise<number> {
-  const out = createOutput(Boolean(opts.json));
+  const out = createOutput(Boolean(opts.json), outputFlags(opts));
   let ctx: Context | undefined;
   try {
     const config = resolveConfig({ logLevel: 'warn', ...opts });

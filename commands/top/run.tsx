@@ -1,5 +1,6 @@
 import { render, renderToString } from 'ink';
 import { badRequest } from '../../src/errors.js';
+import { outputFlags } from '../options.js';
 import { createOutput, printJson, reportError } from '../output.js';
 import { Dashboard } from './dashboard.js';
 import { TopApp } from './live.js';
@@ -20,7 +21,7 @@ const LEAVE_ALTERNATE_SCREEN = '\x1b[?1049l';
  * terminal or with --once, so that scripts and pipes get figures rather than escape codes.
  */
 export async function top(opts: TopOptions): Promise<number> {
-  const out = createOutput(Boolean(opts.json));
+  const out = createOutput(Boolean(opts.json), outputFlags(opts));
   let source: OverviewSource | undefined;
   try {
     const intervalMs = parseInterval(opts.interval);
