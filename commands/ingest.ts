@@ -18,6 +18,9 @@ interface IngestOptions extends DbOptions {
   org?: string;
 }
 
+/** What each ingest stage counts (the packaging stages report seconds of the source). */
+const INGEST_UNITS: Record<string, string> = { packaging: 's of media', 'marking A and B': 's of media', 'thumbnail and preview': 'steps' };
+
 /** `drm ingest <file>`: package a film or a track into the catalog, with a progress bar on a terminal. */
 export function ingest(file: string, opts: IngestOptions): Promise<number> {
   return withContext(opts, async (ctx, out) => {
@@ -40,10 +43,10 @@ export function ingest(file: string, opts: IngestOptions): Promise<number> {
             if (!out.json) out.error(`watermarking with DTCWT backend ${backend.name}`);
             return backend;
           },
-          onProgress: (stage, done, total) => progress.update(stage, Math.round(done), Math.round(total)),
+          onProgress: (stage, done, total) => progress.update(stage, Math.round(done), Math.round(total), INGEST_UNITS[stage]),
         },
       );
-      progress.done();
+      progress.finish('ingest done');
       if (out.json) printJson(out, result);
       else {
         const what = [result.type, result.resolution, result.isWatermarked ? 'watermarked (variants A and B)' : 'not watermarked'].filter(Boolean).join(', ');
@@ -58,7 +61,7 @@ export function ingest(file: string, opts: IngestOptions): Promise<number> {
       }
       return 0;
     } catch (err) {
-      progress.done();
+      progress.stop();
       if (controller.signal.aborted) {
         out.error('drm: ingest cancelled; nothing was published and its files are removed');
         return 130;

@@ -91,9 +91,9 @@ export function embed(input: string, opts: WatermarkOptions & { bits: string; ou
     try {
       const copy = await watermarkEngine(kind).embed({
         bins, key, contentId, input, output: opts.out, bits, backend: backend.source, signal: controller.signal,
-        onProgress: (d, n) => progress.update('embedding', Math.round(d), Math.round(n)),
+        onProgress: (d, n) => progress.update('embedding', Math.round(d), Math.round(n), kind === 'video' ? 'frames' : 's of media'),
       });
-      progress.done();
+      progress.finish('embedding done');
       if (copy.kind === 'video') {
         const r = copy.result;
         if (out.json) printJson(out, { output: opts.out, kind: 'video', contentId, bits, backend: copy.backend, ...r });
@@ -105,7 +105,7 @@ export function embed(input: string, opts: WatermarkOptions & { bits: string; ou
       }
       return 0;
     } finally {
-      progress.done();
+      progress.stop();
       process.off('SIGINT', stop);
       await backend.close();
     }
@@ -114,6 +114,10 @@ export function embed(input: string, opts: WatermarkOptions & { bits: string; ou
 
 /** The progress line's words for each stage of detection. */
 const DETECT_STAGES = { decode: 'decoding the leak', align: 'aligning', score: { video: 'scoring frames', music: 'scoring' } } as const;
+
+/** What each detection stage counts. */
+const detectUnit = (stage: 'decode' | 'align' | 'score', kind: 'video' | 'music') =>
+  stage === 'align' ? 'steps' : kind === 'video' || stage === 'decode' ? 'frames' : 's of media';
 
 export function detect(leak: string, opts: WatermarkOptions & { original: string }): Promise<number> {
   return run(opts.json, async (out) => {
@@ -128,12 +132,14 @@ export function detect(leak: string, opts: WatermarkOptions & { original: string
     const detection = await watermarkEngine(kind)
       .detect({
         bins, key, contentId, leak, original: opts.original, backend: backend.source,
-        onProgress: (stage, d, n) => progress.update(stage === 'score' ? DETECT_STAGES.score[kind] : DETECT_STAGES[stage], Math.round(d), Math.round(n)),
+        onProgress: (stage, d, n) => progress.update(stage === 'score' ? DETECT_STAGES.score[kind] : DETECT_STAGES[stage], Math.round(d), Math.round(n), detectUnit(stage, kind)),
       })
-      .finally(async () => {
-        await backend.close();
-        progress.done();
-      });
+      .catch((err) => {
+        progress.stop();
+        throw err;
+      })
+      .finally(() => backend.close());
+    progress.finish('detection done');
     const round = (v: number) => Math.round(v * 100) / 100;
     if (out.json) {
       printJson(out, {
