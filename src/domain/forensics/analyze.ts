@@ -8,6 +8,7 @@ import { matchCandidates } from '../../forensics/matching.js';
 import { kindsIn, type MediaKind, watermarkEngine } from '../../watermark/engine.js';
 import { type Detection, ID_BITS } from '../../watermark/segments.js';
 import { isUuid } from '../validate.js';
+import { recordLeak } from './leak-record.js';
 import { evidenceFor, type ForensicReport } from './report.js';
 
 export type AnalysisStage = 'decode' | 'align' | 'score' | 'match';
@@ -106,6 +107,7 @@ export async function analyzeLeak(ctx: Context, leak: string, content: ContentRo
     ? { ...found, classification: 'no_match' as const, matched: undefined, runnerUp: undefined, binaryId: found.readout, supportedBits: 0 }
     : found;
   const evidence = match.matched ? await evidenceFor(ctx, match.matched.viewerId, content) : null;
+  const leakRecord = await recordLeak(ctx, leak, content, detection, hooks.signal);
   hooks.onProgress?.('match', 1, 1);
   return {
     classification: match.classification,
@@ -122,5 +124,6 @@ export async function analyzeLeak(ctx: Context, leak: string, content: ContentRo
     detection: { segments: detection.segments, alignment: detection.alignment },
     evidence,
     seconds: Math.round((performance.now() - started) / 100) / 10,
+    leak: leakRecord,
   };
 }

@@ -2,6 +2,7 @@ import type { Context } from '../../context.js';
 import type { ContentRow, SessionRow } from '../../db/repos/index.js';
 import type { MatchResult } from '../../forensics/matching.js';
 import type { Detection } from '../../watermark/segments.js';
+import type { LeakRecord } from './leak-record.js';
 
 /**
  * Who stands behind a matched leak, as it was when the case was decided: stored with the case,
@@ -38,6 +39,8 @@ export interface ForensicReport {
   evidence: Evidence | null;
   /** seconds the analysis took */
   seconds: number;
+  /** the leak's hash, size, duration and pictures (absent in reports made before they were kept) */
+  leak?: LeakRecord;
 }
 
 /** The evidence of a matched viewer's most complete session of the content. */
