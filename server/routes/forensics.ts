@@ -6,6 +6,7 @@ import { submitLeak } from '../../src/domain/forensics/submit.js';
 import { paging } from '../../src/domain/validate.js';
 import { badRequest } from '../../src/errors.js';
 import { analysisBody, caseBody, caseDetailBody } from '../../src/present/forensics.js';
+import { evidenceReport, REPORT_HEADERS, reportFileName } from '../../src/report/evidence-report.js';
 import type { AppEnv } from '../env.js';
 import { requireKey } from '../middleware/api-key.js';
 import { receiveUpload } from '../upload.js';
@@ -45,6 +46,13 @@ export function forensicsRoutes(ctx: Context, queue: ForensicsQueue) {
   app.get('/cases/:caseId', async (c) => {
     const row = await ownCase(ctx, c.get('auth'), c.req.param('caseId'));
     return c.json(caseDetailBody(row, shape, ownOrganization(c)));
+  });
+
+  // The case as one HTML document to hand on (src/report/), downloaded rather than shown in place.
+  app.get('/cases/:caseId/report', async (c) => {
+    const row = await ownCase(ctx, c.get('auth'), c.req.param('caseId'));
+    const page = await evidenceReport(ctx, row, ownOrganization(c));
+    return c.body(page, 200, { ...REPORT_HEADERS, 'content-disposition': `attachment; filename="${reportFileName(row)}"` });
   });
 
   return app;

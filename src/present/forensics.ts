@@ -18,7 +18,7 @@ import { ID_BITS } from '../watermark/segments.js';
  */
 export type Audience = { organizationId: string } | 'operator';
 
-interface Visible {
+export interface Visible {
   report: ForensicReport | null;
   evidence: Evidence | null;
   /** the leak's read-out as this audience may see it */
@@ -26,7 +26,8 @@ interface Visible {
   matchedOutsideOrganization: boolean;
 }
 
-function visibleTo(row: CaseRow, audience: Audience): Visible {
+/** What `audience` may see of a case: the API's views and the evidence report (src/report/) alike. */
+export function visibleTo(row: CaseRow, audience: Audience): Visible {
   const report = reportOf(row);
   const evidence = report?.evidence ?? null;
   const outside = audience !== 'operator' && evidence !== null && evidence.organization.id !== audience.organizationId;

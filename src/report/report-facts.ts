@@ -1,0 +1,91 @@
+import type { CaseRow } from '../db/repos/index.js';
+import type { Evidence } from '../domain/forensics/report.js';
+import type { Visible } from '../present/forensics.js';
+import { byteSize, duration, type Html, html, NOT_RECORDED, utc } from './html.js';
+
+/** What a report is rendered from: the stored case as its reader may see it, and when and by what. */
+export interface ReportInput {
+  row: CaseRow;
+  visible: Visible;
+  /** the content as the catalog has it now; title null when it is no longer there */
+  content: { id: string; type: string; title: string | null };
+  generatedAt: number;
+  /** the software rendering the report, e.g. "drm 0.1.0" */
+  software: string;
+}
+
+const rows = (pairs: Array<[string, unknown]>) => html`<table class="facts"><tbody>${pairs.map(([k, v]) => html`<tr><th scope="row">${k}</th><td>${v}</td></tr>`)}</tbody></table>`;
+
+const code = (v: string | null | undefined) => (v ? html`<code>${v}</code>` : NOT_RECORDED);
+
+export function contentName(input: ReportInput): Html {
+  const { content } = input;
+  return html`${content.title ? html`“${content.title}”` : html`<span class="missing">no longer in the catalog</span>`} (${content.type}, id <code>${content.id}</code>)`;
+}
+
+/** The case as a record: who asked, when it was opened and decided, by which software. */
+export function caseSection(input: ReportInput): Html {
+  const { row, visible } = input;
+  const leak = visible.report?.leak;
+  return html`<section><h2>The case</h2>${rows([
+    ['Case', code(row.id)],
+    ['Status', row.status],
+    ['Finding', row.classification ? row.classification.replace('_', ' ') : '—'],
+    ['Content', contentName(input)],
+    ['Requested by', row.organizationId ? html`organization <code>${row.organizationId}</code>` : 'the platform operator (drm analyze on the data directory)'],
+    ['Opened', utc(row.createdAt)],
+    ['Analysis finished', utc(row.completedAt)],
+    ['Analysis took', visible.report ? `${visible.report.seconds} s` : '—'],
+    ['Analysed by', leak?.software ?? NOT_RECORDED],
+    ['Report rendered', html`${utc(input.generatedAt)} by ${input.software}`],
+  ])}</section>`;
+}
+
+/** The file that was analysed, identified so that anyone can check it is the same one. */
+export function leakSection(input: ReportInput): Html {
+  const { row, visible } = input;
+  const leak = visible.report?.leak;
+  return html`<section><h2>The leaked file</h2>${rows([
+    ['Name as submitted', row.uploadName ?? NOT_RECORDED],
+    ['SHA-256', code(leak?.sha256)],
+    ['Size', byteSize(leak?.bytes ?? row.uploadBytes)],
+    ['Duration', duration(leak?.durationSeconds)],
+    ['Analysed', utc(leak?.analysedAt ?? row.completedAt)],
+  ])}<p class="note">The SHA-256 digest identifies the file exactly: computing it again (for example with <code>sha256sum</code>) over a copy
+  proves the copy is the file analysed here, bit for bit. The uploaded file itself is not kept after the analysis.</p></section>`;
+}
+
+function walletText(e: Evidence): Html {
+  return html`<code>${e.wallet.address}</code> (${e.wallet.hasOwnWallet ? 'the viewer’s own wallet' : 'a wallet the service issued to the viewer'})`;
+}
+
+/**
+ * The chain from the leak to a person, in the order the spec names it: API key, organization,
+ * wallet, session, viewer, IP address, date. As it was when the case was decided: later changes
+ * (a rotated key, an ended session) do not alter it.
+ */
+export function chainSection(input: ReportInput): Html {
+  const { visible } = input;
+  const e = visible.evidence;
+  let body: Html;
+  if (e) {
+    body = rows([
+      ['API key', e.apiKey ? html`<code>${e.apiKey.prefix}…</code> “${e.apiKey.name}” (id <code>${e.apiKey.id}</code>)` : NOT_RECORDED],
+      ['Organization', html`${e.organization.name} (id <code>${e.organization.id}</code>${e.organization.email ? html`, ${e.organization.email}` : ''})`],
+      ['Wallet', walletText(e)],
+      ['Session', html`<code>${e.session.id}</code>: started ${utc(e.session.createdAt)}, valid until ${utc(e.session.expiresAt)}, ${byteSize(e.session.bytesServed)} served`],
+      ['Viewer', html`“${e.viewer.externalViewerId}” as the organization calls them (viewer id <code>${e.viewer.viewerId}</code>)`],
+      ['Viewer’s permanent id', html`<code class="bits">${e.session.binaryId}</code> (40 bits)`],
+      ['IP address', e.viewer.ipAddress ?? NOT_RECORDED],
+      ['User agent', e.viewer.userAgent ?? NOT_RECORDED],
+      ['Date', html`the session started ${utc(e.session.createdAt)}`],
+      ['Sessions of this content', `${e.viewerSessions} (every one carries the same mark; the session above received the most)`],
+    ]);
+  } else if (visible.matchedOutsideOrganization) {
+    body = html`<p>The best match is a viewer of <strong>another organization</strong>. Identities of other organizations’ viewers are not shown to
+    this organization; the platform operator holds the full record of this case.</p>`;
+  } else {
+    body = html`<p>No viewer is named, so there is no chain to show.</p>`;
+  }
+  return html`<section class="keep"><h2>Evidence chain</h2>${body}</section>`;
+}

@@ -1,0 +1,63 @@
+import { DECIDED_Z } from '../forensics/matching.js';
+import { ID_BITS, SEGMENT_SECONDS } from '../watermark/segments.js';
+import { type Html, html } from './html.js';
+import type { ReportInput } from './report-facts.js';
+import { agreementOf } from './segment-plot.js';
+
+/** How the mark is made and read, in words a reader without signal processing can follow. */
+export function methodSection(input: ReportInput): Html {
+  const video = input.content.type === 'video';
+  const where = video
+    ? 'a pattern hidden in the fine detail of the picture (its wavelet coefficients, computed with a dual-tree complex wavelet transform), too faint to see'
+    : 'a pattern hidden in the sound’s spectrum (computed with a short-time Fourier transform), too faint to hear';
+  const align = video
+    ? 'in time (which moment of the original each frame shows), in space (any crop, scaling or border) and in brightness'
+    : 'in time (where the excerpt starts, and any change of speed)';
+  return html`<section><h2>The method in plain words</h2>
+<p>When the content was added to the service, every ${SEGMENT_SECONDS}-second segment was prepared twice, as <em>variant A</em> and
+<em>variant B</em>. The two differ only by ${where}; the pattern comes from a secret key the service holds.</p>
+<p>Every viewer has a permanent id of ${ID_BITS} bits (zeros and ones). When a viewer streams the content, segment number <var>s</var> is
+sent as variant A where bit <var>s</var> mod ${ID_BITS} of their id is 0 and as variant B where it is 1. Every viewer therefore receives a copy
+that looks and sounds the same as everyone else’s but carries its own sequence of A and B, repeating every ${ID_BITS} segments.</p>
+<p>To analyse a leak, the service first lines it up with the original ${align}, so that each part of the leak is compared with the part of
+the original it came from. For each segment it then measures whether the leak carries the A pattern or the B pattern, as a score <var>z</var>:
+positive for A, negative for B, near zero when the segment carries neither. The score is calibrated so that, without a mark, it behaves like
+a standard random number; a score beyond ±${DECIDED_Z} decides the segment’s bit on its own.</p>
+<p>Finally the scores are compared with the id of every viewer who streamed the content. Even segments too faint to decide alone add up
+along a viewer’s bits, so the best-fitting viewer is the one whose sequence of A and B the leak follows most closely. The report states how
+likely such a fit would be by chance, and names a viewer only when that chance is negligible.</p>
+</section>`;
+}
+
+const VARIANT: Record<string, string> = { '0': 'A (0)', '1': 'B (1)' };
+
+const AGREEMENT_TEXT: Record<ReturnType<typeof agreementOf>, string> = {
+  agrees: 'agrees',
+  'leans-for': 'leans towards',
+  'leans-against': 'leans against',
+  contradicts: 'contradicts',
+  decided: 'decided',
+  undecided: 'undecided',
+};
+
+/** Every segment's reading in numbers: what the plot draws, for a reader who wants the figures. */
+export function segmentsAppendix(input: ReportInput): Html {
+  const report = input.visible.report;
+  if (!report || report.detection.segments.length === 0) return html``;
+  const viewerBits = input.visible.evidence?.session.binaryId ?? null;
+  const rows = [...report.detection.segments]
+    .sort((a, b) => a.index - b.index)
+    .map((s) => {
+      const read = s.z >= DECIDED_Z ? 'A (0)' : s.z <= -DECIDED_Z ? 'B (1)' : 'undecided';
+      const bit = viewerBits?.[s.index % ID_BITS];
+      const agreement = agreementOf(s.z, bit, DECIDED_Z);
+      return html`<tr><td>${s.index}</td><td>${s.index % ID_BITS}</td><td>${s.coverage.toFixed(1)} s</td><td class="num">${s.z.toFixed(2)}</td><td>${read}</td>${
+        viewerBits ? html`<td>${VARIANT[bit ?? ''] ?? '?'}</td><td class="${agreement}">${AGREEMENT_TEXT[agreement]}</td>` : ''
+      }</tr>`;
+    });
+  const head = html`<tr><th>segment</th><th>bit</th><th>leak covers</th><th>z</th><th>leak reads</th>${viewerBits ? html`<th>viewer was served</th><th>reading</th>` : ''}</tr>`;
+  const alignment = Object.entries(report.detection.alignment).map(([k, v]) => html`<li><code>${k}</code>: ${String(v)}</li>`);
+  return html`<section class="appendix"><h2>Appendix: every segment</h2>
+<table class="segments"><thead>${head}</thead><tbody>${rows}</tbody></table>
+<h3>How the leak was lined up</h3><ul class="alignment">${alignment}</ul></section>`;
+}

@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { visibleTo } from '../../src/present/forensics.js';
+import { alignedTimes } from '../../src/domain/forensics/leak-frames.js';
+import { renderEvidenceReport } from '../../src/report/evidence-report.js';
+import { BITS, sampleCase, sampleEvidence, sampleReport } from '../helpers/evidence-case.js';
+
+// The evidence report as a pure rendering of a stored case: every part present, nothing loaded
+// from elsewhere, every string from the case escaped, and the facts a case made before they were
+// kept shown as "not recorded" rather than missing or made up.
+
+const ORG = 'org-1';
+const XSS = '<script>alert("x")</script><img src=x onerror=alert(1)>';
+
+function render(fields: { title?: string; userAgent?: string; leak?: boolean; audience?: string } = {}) {
+  const evidence = sampleEvidence({ organizationId: ORG, title: fields.title, userAgent: fields.userAgent });
+  const row = sampleCase({ id: 'case-1', organizationId: ORG, report: sampleReport(evidence, { leak: fields.leak }) });
+  return renderEvidenceReport({
+    row,
+    visible: visibleTo(row, fields.audience ? { organizationId: fields.audience } : 'operator'),
+    content: { id: 'content-1', type: 'video', title: fields.title ?? 'Pan' },
+    generatedAt: Date.UTC(2025, 0, 4),
+    software: 'drm 9.9.9',
+  });
+}
+
+describe('the evidence report', () => {
+  it('holds the finding, the chain, the leak’s facts, the plot, the chance in numbers, the pictures and the method', () => {
+    const page = render();
+    expect(page.startsWith('<!doctype html>')).toBe(true);
+    expect(page).toContain('<strong>Strong match.</strong>');
+    expect(page).toContain('ab'.repeat(32));
+    expect(page).toContain('4,321,000 bytes (4.3 MB)');
+    expect(page).toContain('52.04 s (0:52.0)');
+    expect(page).toContain('2025-01-03 09:00:00 UTC');
+    expect(page).toMatch(/Analysed by<\/th><td>drm 0\.1\.0/);
+    expect(page).toContain('Rendered by drm 9.9.9');
+    for (const v of ['drm_live_abc', 'Acme Films', '0x1111111111111111111111111111111111111111', 'session-1', '203.0.113.7', BITS]) expect(page).toContain(v);
+    // The plot: one bar per segment, both thresholds, and the viewer's bit under each bar.
+    const svg = page.slice(page.indexOf('<svg'), page.indexOf('</svg>'));
+    expect(svg.match(/<rect [^>]*fill="#/g)).toHaveLength(6);
+    expect(svg).toContain('+4: reads as A (bit 0)');
+    expect(svg).toContain('−4: reads as B (bit 1)');
+    expect(svg.match(/class="bit">[01]</g)).toHaveLength(6);
+    expect(page).toContain('3.2 × 10<sup>−14</sup>, about 1 in 3.1 × 10<sup>13</sup>');
+    expect(page).toMatch(/the leak on its own decides 5: all agree with the viewer’s id \(the\s+<em>supported bits<\/em>, 5 of 40\)/);
+    expect(page.match(/<img src="data:image\/jpeg;base64,/g)).toHaveLength(2);
+    expect(page).toContain('The method in plain words');
+  });
+
+  it('loads nothing: no script, no external URL, no stylesheet link', () => {
+    const page = render();
+    expect(page).not.toMatch(/<script|<link|<iframe|@import|url\(/i);
+    // The only URLs are the SVG's namespace and data: pictures.
+    const urls = [...page.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1]);
+    expect(urls.every((u) => u?.startsWith('data:image/jpeg;base64,'))).toBe(true);
+  });
+
+  it('escapes a title and a user agent that look like markup', () => {
+    const page = render({ title: XSS, userAgent: `"><svg onload=alert(2)>` });
+    expect(page).not.toContain('<script>alert');
+    expect(page).not.toContain('<img src=x');
+    expect(page).not.toContain('<svg onload');
+    expect(page).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
+    expect(page).toContain('&quot;&gt;&lt;svg onload=alert(2)&gt;');
+    expect(page).toContain('leak &lt;b&gt;.mp4');
+  });
+
+  it('says "not recorded" for the facts of a case analysed before they were kept', () => {
+    const page = render({ leak: false });
+    expect(page).toMatch(/SHA-256<\/th><td><span class="missing">not recorded<\/span>/);
+    expect(page).toMatch(/Duration<\/th><td><span class="missing">not recorded<\/span>/);
+    expect(page).toMatch(/Analysed by<\/th><td><span class="missing">not recorded<\/span>/);
+    // What the case row itself holds is still there.
+    expect(page).toContain('4,321,000 bytes');
+    expect(page).toContain('Not recorded: this case was analysed before pictures were kept.');
+  });
+
+  it('names nobody to an organization whose best match is another organization’s viewer', () => {
+    const page = render({ audience: 'someone-else' });
+    expect(page).toContain('another organization');
+    for (const v of ['Acme Films', 'alice', '203.0.113.7', '0x1111111111111111111111111111111111111111', 'session-1', BITS]) expect(page).not.toContain(v);
+  });
+
+  it('renders a failed case with its reason and no figures', () => {
+    const row = sampleCase({ id: 'case-2', organizationId: null, report: null });
+    const page = renderEvidenceReport({ row, visible: visibleTo(row, 'operator'), content: { id: 'c', type: 'video', title: null }, generatedAt: 0, software: 'drm 9.9.9' });
+    expect(page).toContain('The analysis <strong>failed</strong>: analysis failed: internal error');
+    expect(page).not.toContain('<svg');
+    expect(page).toContain('no longer in the catalog');
+  });
+});
+
+describe('the pictures’ moments', () => {
+  const starts = [0, 10, 20, 30, 40];
+  const seg = (index: number, coverage = 10) => ({ index, z: 5, bit: '0' as const, coverage });
+
+  it('takes the first, middle and last segment the leak covers, each at the middle of what it holds', () => {
+    // The leak starts 7 s into the original and lasts 30 s: segment 0 from 7 to 10, 3 from 30 to 37.
+    const times = alignedTimes([seg(0, 3), seg(1), seg(2), seg(3, 7)], 7, 30, starts);
+    expect(times).toEqual([
+      { segment: 0, originalSeconds: 8.5, leakSeconds: 1.5 },
+      { segment: 2, originalSeconds: 25, leakSeconds: 18 },
+      { segment: 3, originalSeconds: 33.5, leakSeconds: 26.5 },
+    ]);
+  });
+
+  it('skips segments the leak barely touches, and has nothing for no segments', () => {
+    expect(alignedTimes([seg(0, 0.4), seg(1)], 9.6, 10.4, starts).map((t) => t.segment)).toEqual([1]);
+    expect(alignedTimes([], 0, 30, starts)).toEqual([]);
+  });
+});
