@@ -4,6 +4,7 @@ import { badRequest } from '../src/errors.js';
 import { CANCELLED, exitFor, FAILED, type Json, obj, printAnalysis, text } from './analysis-report.js';
 import type { AnalyzeOptions } from './options.js';
 import { type Output, printJson } from './output.js';
+import { checkReportPath, writeReportFile } from './report-file.js';
 import { createTicker } from './ticker.js';
 
 // `drm analyze --server URL --api-key KEY`: POST /api/v1/forensics/analyze on a running `drm serve`.
@@ -30,7 +31,8 @@ class ServerError extends Error {
   }
 }
 
-export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: Output): Promise<number> {
+/** The server's base URL, once --server, --api-key and the local-only flags are checked. */
+function serverBase(opts: AnalyzeOptions): URL {
   if (!opts.server || !opts.apiKey) throw badRequest('--server and --api-key go together: the server to analyse on and an API key with the forensics scope');
   for (const [flag, given] of [['--db', opts.db], ['--data-dir', opts.dataDir], ['--backend', opts.backend]] as const) {
     if (given !== undefined) throw badRequest(`${flag} applies to local analysis only, not with --server`);
@@ -42,6 +44,12 @@ export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: O
     throw badRequest(`--server must be a URL such as http://127.0.0.1:8080, got ${JSON.stringify(opts.server)}`);
   }
   if (base.protocol !== 'http:' && base.protocol !== 'https:') throw badRequest(`--server must be an http or https URL, got ${JSON.stringify(opts.server)}`);
+  return base;
+}
+
+export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: Output): Promise<number> {
+  const base = serverBase(opts);
+  checkReportPath(opts.report);
   const api = (p: string) => new URL(`${base.pathname.replace(/\/+$/, '')}/api/v1/forensics${p}`, base).toString();
   const stat = checkLeak(leak);
   const useAsync = stat.size >= ASYNC_FROM_BYTES;
@@ -53,6 +61,11 @@ export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: O
   process.once('SIGTERM', stop);
   const ticker = createTicker(!out.json && Boolean(process.stderr.isTTY), `uploading ${path.basename(leak)} and analysing on ${base.host}`);
   let caseId: string | undefined;
+  // The case's evidence report, fetched once the case is decided (GET …/cases/{id}/report).
+  const withReport = async (id: string | undefined, code: number): Promise<number> => {
+    if (opts.report && id) writeReportFile(out, opts.report, (await request(api(`/cases/${encodeURIComponent(id)}/report`), { headers, signal: controller.signal }, base)).raw);
+    return code;
+  };
   try {
     // The fields first, then the file, read from disk as it is sent (openAsBlob never holds it whole).
     const form = new FormData();
@@ -62,7 +75,7 @@ export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: O
     const answer = await call(api(`/analyze${useAsync ? '?async=true' : ''}`), { method: 'POST', headers, body: form, signal: controller.signal }, base);
     if (!useAsync) {
       ticker.stop();
-      return printAnalysis(out, answer);
+      return await withReport(text(answer.caseId), printAnalysis(out, answer));
     }
     caseId = text(answer.caseId);
     if (!caseId) throw new ServerError('the server answered without a case id', undefined, 200);
@@ -76,9 +89,9 @@ export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: O
       ticker.stop();
       if (out.json) {
         printJson(out, detail);
-        return exitFor(flat);
+        return await withReport(caseId, exitFor(flat));
       }
-      return printAnalysis(out, flat);
+      return await withReport(caseId, printAnalysis(out, flat));
     }
   } catch (err) {
     ticker.stop();
@@ -104,8 +117,8 @@ export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: O
   }
 }
 
-/** One request: its JSON body, a ServerError for an error answer, a one-line error when the server cannot be reached. */
-async function call(url: string, init: RequestInit, base: URL): Promise<Json> {
+/** One request: its answer, a ServerError for an error answer, a one-line error when the server cannot be reached. */
+async function request(url: string, init: RequestInit, base: URL): Promise<{ status: number; raw: string }> {
   let res: Response;
   try {
     res = await fetch(url, init);
@@ -115,17 +128,27 @@ async function call(url: string, init: RequestInit, base: URL): Promise<Json> {
     throw new Error(`cannot reach ${base.origin}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
   }
   const raw = await res.text();
-  let body: Json | undefined;
-  try {
-    body = obj(JSON.parse(raw));
-  } catch {
-    body = undefined;
-  }
   if (!res.ok) {
+    const body = parseJson(raw);
     const message = text(body?.error) ?? `the server answered HTTP ${res.status}${raw && raw.length < 200 ? `: ${raw.trim()}` : ''}`;
     throw new ServerError(message, text(body?.code), res.status);
   }
-  if (!body) throw new ServerError(`the server answered HTTP ${res.status} without a JSON body`, undefined, res.status);
+  return { status: res.status, raw };
+}
+
+function parseJson(raw: string): Json | undefined {
+  try {
+    return obj(JSON.parse(raw));
+  } catch {
+    return undefined;
+  }
+}
+
+/** One request whose answer is a JSON object. */
+async function call(url: string, init: RequestInit, base: URL): Promise<Json> {
+  const { status, raw } = await request(url, init, base);
+  const body = parseJson(raw);
+  if (!body) throw new ServerError(`the server answered HTTP ${status} without a JSON body`, undefined, status);
   return body;
 }
 

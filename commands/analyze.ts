@@ -5,9 +5,11 @@ import type { AnalysisStage } from '../src/domain/forensics/analyze.js';
 import { analyzeLocalLeak } from '../src/domain/forensics/submit.js';
 import type { Logger } from '../src/log.js';
 import { analysisBody } from '../src/present/forensics.js';
+import { evidenceReport } from '../src/report/evidence-report.js';
 import type { AnalyzeOptions } from './options.js';
 import { CANCELLED, EXIT, FAILED, type Json, printAnalysis } from './analysis-report.js';
 import { analyzeOnServer, checkLeak } from './analyze-server.js';
+import { checkReportPath, writeReportFile } from './report-file.js';
 import { createTicker } from './ticker.js';
 import { createOutput, type Output, reportError } from './output.js';
 import { withContext } from './with-context.js';
@@ -77,6 +79,7 @@ function holdWarnings(log: Logger): { log: Logger; show: () => void } {
 
 async function analyzeLocally(ctx: Context, out: Output, leak: string, opts: AnalyzeOptions): Promise<number> {
   checkLeak(leak);
+  checkReportPath(opts.report);
   const ticker = createTicker(!out.json && Boolean(process.stderr.isTTY), `analysing ${path.basename(leak)}`);
   const warnings = holdWarnings(ctx.log);
   const controller = new AbortController();
@@ -103,7 +106,9 @@ async function analyzeLocally(ctx: Context, out: Output, leak: string, opts: Ana
     }
     if (outcome.status === 'failed' && outcome.failureReason?.startsWith('analysis failed:')) warnings.show();
     const body = analysisBody(outcome, ctx.config.apiShape, 'operator');
-    return printAnalysis(out, body as unknown as Json, ctx.config.apiShape === 'a');
+    const code = printAnalysis(out, body as unknown as Json, ctx.config.apiShape === 'a');
+    if (opts.report) writeReportFile(out, opts.report, await evidenceReport(ctx, outcome, 'operator'));
+    return code;
   } finally {
     ticker.stop();
     process.off('SIGINT', stop);

@@ -24,5 +24,10 @@ export function defineContent(program: Command, run: Runner): void {
   dbOptions(
     program.command('doctor').description('check ffmpeg, ffprobe, the DTCWT and GPU backends, the data directory, its secret and database, and Chromium; each with its fix'),
   ).action(run(async () => (await import('./doctor.js')).doctor));
-  dbOptions(cases.command('show <caseId>').description('one case with its whole evidence chain (JSON)')).action(run(async () => (await import('./content.js')).casesShow));
+  dbOptions(
+    cases
+      .command('show <caseId>')
+      .description('one case with its whole evidence chain (JSON)')
+      .option('--report <file>', 'write the case as a self-contained HTML evidence report to this file instead'),
+  ).action(run(async () => (await import('./content.js')).casesShow));
 }

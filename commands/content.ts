@@ -4,8 +4,10 @@ import { anyCase, listCases } from '../src/domain/forensics/cases.js';
 import { paging } from '../src/domain/validate.js';
 import { contentAdminBody } from '../src/present/content.js';
 import { caseBody, caseDetailBody } from '../src/present/forensics.js';
+import { evidenceReport } from '../src/report/evidence-report.js';
 import type { DbOptions } from './options.js';
 import { printJson, printTable } from './output.js';
+import { checkReportPath, writeReportFile } from './report-file.js';
 import { withContext } from './with-context.js';
 
 // `drm content …` and `drm cases …`: the operator's catalog and every forensic case, local ones included.
@@ -62,9 +64,14 @@ export const casesList = (opts: Paged) =>
     return 0;
   });
 
-export const casesShow = (id: string, opts: DbOptions) =>
+export const casesShow = (id: string, opts: DbOptions & { report?: string }) =>
   withContext(opts, async (ctx, out) => {
     const row = await anyCase(ctx, id);
+    if (opts.report) {
+      checkReportPath(opts.report);
+      writeReportFile(out, opts.report, await evidenceReport(ctx, row, 'operator'));
+      return 0;
+    }
     printJson(out, { ...caseDetailBody(row, ctx.config.apiShape, 'operator'), organizationId: row.organizationId });
     return 0;
   });

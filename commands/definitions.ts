@@ -57,6 +57,7 @@ export function defineDataCommands(program: Command, run: Runner): void {
       .addOption(new Option('--type <type>', "content type (default: the content's own locally, video with --server)").choices(['video', 'music']))
       .option('--server <url>', 'analyse on this drm server (with --api-key) instead of the local database')
       .addOption(envOption('--api-key <key>', 'API key with the forensics scope, for --server', 'DRM_API_KEY'))
+      .option('--report <file>', 'also write the case as a self-contained HTML evidence report to this file')
       .addOption(new Option('--backend <kind>', 'DTCWT backend for local video analysis (default auto)').choices(['auto', 'cpu', 'tfjs'])),
   ).action(run(async () => (await import('./analyze.js')).analyze));
 

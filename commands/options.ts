@@ -16,6 +16,8 @@ export interface AnalyzeOptions extends DbOptions {
   server?: string;
   apiKey?: string;
   backend?: DtcwtBackendKind;
+  /** write the case's evidence report (HTML) to this file */
+  report?: string;
 }
 
 /** An option that also reads an environment variable (commander's Option.env: the flag wins). */

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePanFilm } from '../helpers/media.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { registerOver } from '../helpers/fixtures.js';
+import { REPORT_PDF, REPORT_SHOT, viewReport } from '../helpers/report-browser.js';
 import { type CliResult, drm, killAll, runDrm, type ServeProcess, startServe } from '../helpers/serve-process.js';
 
 // `drm analyze` for real: a film ingested with its marks by `drm ingest`, streamed by one viewer
@@ -21,6 +23,9 @@ let filmId: string;
 let org: { organizationId: string; apiKey: string };
 let alice: { sessionId: string; playlistUrl: string; binaryId: string };
 const file = (name: string) => path.join(dir, name);
+const sha256 = (f: string) => createHash('sha256').update(fs.readFileSync(f)).digest('hex');
+/** The case of the local analysis below, whose evidence report is then read in Chromium. */
+let localCase: string;
 const ff = (...args: string[]) => execFileSync(bins.ffmpeg, ['-v', 'error', '-y', ...args]);
 /** The leak's attack: 720p, CRF 28, the first 7 s cut (output seeking: input seeking on TS breaks the first GOP). */
 const attack = (input: string, output: string) =>
@@ -72,9 +77,14 @@ describe('drm analyze --server', () => {
   });
 
   it('traces alice\'s re-encoded, cut copy to her session (the key from DRM_API_KEY): --json is the analyze response, exit 0', async () => {
-    const r = await runDrm(['analyze', file('alice-leak.mp4'), '--content', filmId, '--server', server.url, '--json'], { DRM_API_KEY: org.apiKey }, T);
+    const r = await runDrm(['analyze', file('alice-leak.mp4'), '--content', filmId, '--server', server.url, '--json', '--report', file('server-case.html')], { DRM_API_KEY: org.apiKey }, T);
     expect(r.code, r.stderr).toBe(0);
     const body = JSON.parse(r.stdout) as Json;
+    // The case's evidence report, fetched from the server once the case was decided.
+    expect(r.stderr).toContain(`evidence report written to ${file('server-case.html')}`);
+    const served = fs.readFileSync(file('server-case.html'), 'utf8');
+    expect(served).toContain(body.caseId);
+    expect(served).toContain(sha256(file('alice-leak.mp4')));
     expect(body).toMatchObject({
       caseId: expect.any(String),
       status: 'completed',
@@ -103,10 +113,12 @@ describe('drm analyze --server', () => {
 
 describe('drm analyze on the data directory', () => {
   it('prints the finding and the evidence chain as a table, exit 0', async () => {
-    const r = await runDrm(['analyze', file('alice-leak.mp4'), '--content', filmId, '--data-dir', dataDir], { NODE_OPTIONS: '--trace-warnings' }, T);
+    const r = await runDrm(['analyze', file('alice-leak.mp4'), '--content', filmId, '--data-dir', dataDir, '--report', file('case.html')], { NODE_OPTIONS: '--trace-warnings' }, T);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toMatch(/Warning/);
     expect(r.stdout).toMatch(/^case [0-9a-f-]{36}: strong_match$/m);
+    expect(r.stdout).toContain(`evidence report written to ${file('case.html')}`);
+    localCase = (/^case ([0-9a-f-]{36}):/m.exec(r.stdout) as RegExpExecArray)[1] as string;
     expect(r.stdout).toMatch(/false positive\s+\d\.\de-\d+ \(1 candidate, no other viewer to confuse with\)/);
     expect(r.stdout).toMatch(new RegExp(`│ session\\s+│ ${alice.sessionId}, created \\d{4}-`));
     expect(r.stdout).toMatch(/│ viewer\s+│ [0-9a-f-]{36} \(external id alice\)/);
@@ -143,5 +155,39 @@ describe('drm analyze on the data directory', () => {
     // A refused leak leaves nothing behind in the uploads directory, and the user's file stays.
     expect(fs.readdirSync(path.join(dataDir, 'uploads'))).toEqual([]);
     expect(fs.existsSync(file('notes.txt'))).toBe(true);
+  }, T);
+});
+
+describe('the evidence report of the local case', () => {
+  it('opens in Chromium with every part, loads nothing, and prints to a PDF of a few pages', async () => {
+    const view = await viewReport(file('case.html'));
+    console.log(`evidence report: screenshot ${REPORT_SHOT}, PDF ${REPORT_PDF} (${view.pdfPages} pages)`);
+    expect(view.requests).toEqual([]);
+    expect(view.title).toBe(`Forensic evidence report, case ${localCase}`);
+    expect(view.headings).toEqual(expect.arrayContaining(['Evidence report', 'Finding', 'The case', 'The leaked file', 'Evidence chain', 'What the leak reads',
+      'How likely is this by chance?', 'Pictures side by side', 'The method in plain words']));
+    expect(view.facts).toMatchObject({ 'SHA-256': sha256(file('alice-leak.mp4')), 'Name as submitted': 'alice-leak.mp4', 'Analysed by': expect.stringMatching(/^drm \d+\.\d+\.\d+/) });
+    expect(view.facts.Size).toContain(`${fs.statSync(file('alice-leak.mp4')).size.toLocaleString('en-US')} bytes`);
+    expect(view.facts.Duration).toMatch(/^2\d\.\d\d s/);
+    expect(view.facts.Session).toContain(alice.sessionId);
+    expect(view.facts['IP address']).toBe('127.0.0.1');
+    expect(view.facts['User agent']).toBe('player of alice');
+    // Segments 0, 1 and 2, each with the bit alice was served there.
+    expect(view.bars).toBe(3);
+    expect(view.plotBits).toBe(alice.binaryId.slice(0, 3));
+    expect(view.chance).toMatch(/false-positive probability/);
+    expect(view.chance).toMatch(/at most \d\.\d × 10−\d+/);
+    expect(view.pictures.length).toBeGreaterThanOrEqual(4);
+    expect(view.pictures.every((w) => w === 320)).toBe(true);
+    expect(view.pdfPages).toBeGreaterThanOrEqual(2);
+    expect(view.pdfPages).toBeLessThanOrEqual(6);
+  }, T);
+
+  it('drm cases show --report renders the same case again from the database alone', async () => {
+    const r = await runDrm(['cases', 'show', localCase, '--report', file('again.html'), '--data-dir', dataDir]);
+    expect(r.code, r.stderr).toBe(0);
+    const again = fs.readFileSync(file('again.html'), 'utf8');
+    expect(again).toContain(sha256(file('alice-leak.mp4')));
+    expect(again.match(/<img src="data:image\/jpeg;base64,/g)?.length).toBeGreaterThanOrEqual(4);
   }, T);
 });
