@@ -5,7 +5,8 @@ import { CANCELLED, exitFor, FAILED, type Json, obj, printAnalysis, text } from 
 import type { AnalyzeOptions } from './options.js';
 import { type Output, printJson } from './output.js';
 import { checkReportPath, writeReportFile } from './report-file.js';
-import { createTicker } from './ticker.js';
+import { createProgress } from './progress.js';
+import { multipartWithFile } from './upload-body.js';
 
 // `drm analyze --server URL --api-key KEY`: POST /api/v1/forensics/analyze on a running `drm serve`.
 
@@ -59,7 +60,7 @@ export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: O
   const stop = () => controller.abort();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  const ticker = createTicker(!out.json && Boolean(process.stderr.isTTY), `uploading ${path.basename(leak)} and analysing on ${base.host}`);
+  const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
   let caseId: string | undefined;
   // The case's evidence report, fetched once the case is decided (GET …/cases/{id}/report).
   const withReport = async (id: string | undefined, code: number): Promise<number> => {
@@ -67,26 +68,28 @@ export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: O
     return code;
   };
   try {
-    // The fields first, then the file, read from disk as it is sent (openAsBlob never holds it whole).
-    const form = new FormData();
-    form.set('contentId', opts.content);
-    form.set('contentType', opts.type ?? 'video');
-    form.set('file', new File([await fs.openAsBlob(leak)], path.basename(leak)));
-    const answer = await call(api(`/analyze${useAsync ? '?async=true' : ''}`), { method: 'POST', headers, body: form, signal: controller.signal }, base);
+    // The fields first, then the file, read from disk as it is sent, with its percent on a terminal.
+    const megabytes = (n: number) => Math.round(n / 1e5) / 10;
+    const upload = multipartWithFile([['contentId', opts.content], ['contentType', opts.type ?? 'video']], leak, (sent, total) => {
+      progress.update(`uploading ${path.basename(leak)} to ${base.host}`, megabytes(sent), megabytes(total), 'MB');
+      if (sent === total) progress.stage(useAsync ? `queueing on ${base.host}` : `analysing on ${base.host}`);
+    });
+    const init = { method: 'POST', headers: { ...headers, ...upload.headers }, body: upload.body, duplex: 'half', signal: controller.signal } as RequestInit;
+    const answer = await call(api(`/analyze${useAsync ? '?async=true' : ''}`), init, base);
     if (!useAsync) {
-      ticker.stop();
+      progress.finish('analysis done');
       return await withReport(text(answer.caseId), printAnalysis(out, answer));
     }
     caseId = text(answer.caseId);
     if (!caseId) throw new ServerError('the server answered without a case id', undefined, 200);
-    ticker.label(`analysing case ${caseId} on ${base.host}`);
+    progress.stage(`analysing case ${caseId} on ${base.host}`);
     for (;;) {
       await sleep(POLL_MS, controller.signal);
       const detail = await call(api(`/cases/${encodeURIComponent(caseId)}`), { headers, signal: controller.signal }, base);
       // Shape B nests the case ({case, evidenceChain}); shape A is flat.
       const flat = obj(detail.case) ? { ...(detail.case as Json), evidenceChain: detail.evidenceChain } : detail;
       if (flat.status === 'processing') continue;
-      ticker.stop();
+      progress.finish('analysis done');
       if (out.json) {
         printJson(out, detail);
         return await withReport(caseId, exitFor(flat));
@@ -94,7 +97,7 @@ export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: O
       return await withReport(caseId, printAnalysis(out, flat));
     }
   } catch (err) {
-    ticker.stop();
+    progress.stop();
     if (controller.signal.aborted) {
       out.error(
         caseId
@@ -111,7 +114,7 @@ export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: O
     if (caseId && err instanceof Error) throw new Error(`${err.message} (case ${caseId} goes on on the server)`);
     throw err;
   } finally {
-    ticker.stop();
+    progress.stop();
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
   }

@@ -10,7 +10,7 @@ import type { AnalyzeOptions } from './options.js';
 import { CANCELLED, EXIT, FAILED, type Json, printAnalysis } from './analysis-report.js';
 import { analyzeOnServer, checkLeak } from './analyze-server.js';
 import { checkReportPath, writeReportFile } from './report-file.js';
-import { createTicker } from './ticker.js';
+import { createProgress } from './progress.js';
 import { createOutput, type Output, reportError } from './output.js';
 import { withContext } from './with-context.js';
 
@@ -53,13 +53,12 @@ function failWith(out: Output, err: unknown): number {
 // ---------------------------------------------------------------------------------------------
 // Local: the data directory's database, the case run in this process.
 
-/** What the analysis is doing, for the ticking line. */
-export function stageLine(stage: AnalysisStage, done: number, total: number): string {
-  const share = total > 0 ? ` ${Math.min(100, Math.floor((100 * done) / total))}%` : '';
-  if (stage === 'decode') return `decoding the leak${share}`;
-  if (stage === 'align') return 'aligning the leak with the original';
-  if (stage === 'score') return `reading the mark, ${done}/${total} frames`;
-  return 'matching against the viewers who streamed it';
+/** The progress line's words for each stage of an analysis, and what its counts count. */
+export function stageOf(stage: AnalysisStage, contentType: string | undefined): { label: string; unit?: string } {
+  if (stage === 'decode') return { label: 'decoding the leak', unit: 'frames' };
+  if (stage === 'align') return { label: 'aligning the leak with the original', unit: 'steps' };
+  if (stage === 'score') return { label: 'reading the mark', unit: contentType === 'music' ? 's of media' : 'frames' };
+  return { label: 'matching against the viewers who streamed it' };
 }
 
 /**
@@ -80,7 +79,9 @@ function holdWarnings(log: Logger): { log: Logger; show: () => void } {
 async function analyzeLocally(ctx: Context, out: Output, leak: string, opts: AnalyzeOptions): Promise<number> {
   checkLeak(leak);
   checkReportPath(opts.report);
-  const ticker = createTicker(!out.json && Boolean(process.stderr.isTTY), `analysing ${path.basename(leak)}`);
+  const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
+  progress.stage(`analysing ${path.basename(leak)}`);
+  const contentType = opts.type ?? (await ctx.repos.content.find(opts.content))?.type;
   const warnings = holdWarnings(ctx.log);
   const controller = new AbortController();
   const stop = () => controller.abort();
@@ -90,27 +91,32 @@ async function analyzeLocally(ctx: Context, out: Output, leak: string, opts: Ana
     const outcome = await analyzeLocalLeak({ ...ctx, log: warnings.log }, leak, { contentId: opts.content, contentType: opts.type }, {
       backend: () =>
         createDtcwtBackend(opts.backend ?? 'auto').then((b) => {
-          if (!out.json) ticker.note(`analysing with DTCWT backend ${b.name}`);
+          if (!out.json) progress.note(`analysing with DTCWT backend ${b.name}`);
           return b;
         }),
       signal: controller.signal,
-      onProgress: (stage, done, total) => ticker.label(stageLine(stage, done, total)),
+      onProgress: (stage, done, total) => {
+        const { label, unit } = stageOf(stage, contentType);
+        if (unit) progress.update(label, Math.round(done), Math.round(total), unit);
+        else progress.stage(label);
+      },
     }).catch((err) => {
       warnings.show();
       throw err;
     });
-    ticker.stop();
     if (controller.signal.aborted) {
+      progress.stop();
       out.error(`drm: analysis cancelled; case ${outcome.id} is recorded as failed`);
       return CANCELLED;
     }
+    progress.finish('analysis done');
     if (outcome.status === 'failed' && outcome.failureReason?.startsWith('analysis failed:')) warnings.show();
     const body = analysisBody(outcome, ctx.config.apiShape, 'operator');
     const code = printAnalysis(out, body as unknown as Json, ctx.config.apiShape === 'a');
     if (opts.report) writeReportFile(out, opts.report, await evidenceReport(ctx, outcome, 'operator'));
     return code;
   } finally {
-    ticker.stop();
+    progress.stop();
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
   }
