@@ -69,6 +69,25 @@ export const FORENSIC_ENDPOINTS: Endpoint[] = [
   },
   {
     method: 'get',
+    path: '/api/v1/forensics/cases/{caseId}/report',
+    operation: keyed('forensics', FORENSICS, {
+      operationId: 'getCaseReport',
+      summary: 'The case as one self-contained HTML evidence report',
+      description:
+        'For an investigator to hand to a lawyer: the evidence chain, the leak\'s SHA-256, size and duration, each segment\'s z against the threshold, the false-positive probability explained, frame thumbnails, the method. No external assets; sent as an attachment (case-{caseId}.html) under a Content-Security-Policy that loads and runs nothing.',
+      parameters: [caseId],
+      responses: {
+        '200': {
+          description: 'the report',
+          headers: { 'Content-Disposition': { description: 'attachment; filename="case-{caseId}.html"', schema: { type: 'string' } } },
+          content: { 'text/html; charset=utf-8': { schema: { type: 'string' } } },
+        },
+        '404': notFound,
+      },
+    }),
+  },
+  {
+    method: 'get',
     path: '/api/v1/admin/forensics/cases',
     operation: admin('Admin', {
       operationId: 'adminListCases',
