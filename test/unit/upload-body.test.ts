@@ -25,10 +25,12 @@ describe('the upload body of drm analyze --server', () => {
     const files: Array<{ name: string; data: Buffer }> = [];
     await new Promise<void>((resolve, reject) => {
       const parser = busboy({ headers: { 'content-type': upload.headers['content-type'] as string } });
-      parser.on('field', (name, value) => (fields[name] = value));
+      parser.on('field', (name: string, value: string) => {
+        fields[name] = value;
+      });
       parser.on('file', (_name, stream, info) => {
         const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c)).on('end', () => files.push({ name: info.filename, data: Buffer.concat(chunks) }));
+        stream.on('data', (c: Buffer) => chunks.push(c)).on('end', () => files.push({ name: info.filename ?? '', data: Buffer.concat(chunks) }));
       });
       parser.on('close', resolve).on('error', reject);
       Readable.from([raw]).pipe(parser);
