@@ -1,16 +1,11 @@
-import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { defineContent } from './content-definitions.js';
 import { defineAdmin, defineDataCommands, defineServe, defineWatermark } from './definitions.js';
 import { defineOperations } from './operations-definitions.js';
 import { flagNamesOf, finishCommands } from './help.js';
 import { FLAG_NAMES, type Runner } from './options.js';
+import { packageVersion } from '../src/version.js';
 import { createOutput, reportError } from './output.js';
-
-/** The version in package.json (read when the CLI starts: the sources run as they are, unbundled). */
-function packageVersion(): string {
-  return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
-}
 
 /** commander's "error: …" (and a "(Did you mean …?)" line) as the CLI's single `drm: …` line, pointing at the command's own help. */
 function usageLine(str: string, help: string): string {

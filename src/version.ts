@@ -1,12 +1,7 @@
 import { createRequire } from 'node:module';
 
-/**
- * drm's version as package.json names it, read once: an evidence report says which software
- * analysed a leak and which rendered the report (the sources run unbundled, so the file is there).
- */
-let cached: string | undefined;
+/** The version in package.json (the sources run unbundled, so the file is one folder up). */
+export const packageVersion = (): string => (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
-export function softwareVersion(): string {
-  cached ??= `drm ${(createRequire(import.meta.url)('../package.json') as { version: string }).version}`;
-  return cached;
-}
+/** "drm 0.1.0": an evidence report says which software analysed a leak and which rendered the report. */
+export const softwareVersion = (): string => `drm ${packageVersion()}`;

@@ -1,14 +1,9 @@
-import { createRequire } from 'node:module';
 import { Hono } from 'hono';
 import { etag } from 'hono/etag';
 import type { Context } from '../../src/context.js';
 import type { AppEnv } from '../env.js';
 import { openApiDocument } from '../openapi/document.js';
-
-/** The version in package.json (the sources run as they are, unbundled, so it sits two folders up). */
-function packageVersion(): string {
-  return (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
-}
+import { packageVersion } from '../../src/version.js';
 
 /**
  * GET /openapi.json, beside /health and /metrics: the document describes the process (every API
