@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // The `drm` entry point. TypeScript sources run through tsx's loader, so `npm install` is the
 // whole set-up; this file and commands/main.ts are the only places that end the process.
+import { fileURLToPath } from 'node:url';
 import { register } from 'tsx/esm/api';
 
-register();
+// The repository's tsconfig wherever drm is run from (tsx would look in the working directory),
+// so that its settings (the React JSX transform of drm top) always apply.
+register({ tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)) });
 const { main } = await import('../commands/main.ts');
 process.exitCode = await main(process.argv);

@@ -32,7 +32,7 @@ export const EXAMPLES: Record<string, string[]> = {
   'cases list': ['drm cases list'],
   'cases show': ['drm cases show CASE_ID --json'],
   doctor: ['drm doctor'],
-  top: ['drm top', 'drm top --server http://127.0.0.1:8080 --token "$DRM_ADMIN_TOKEN"'],
+  top: ['drm top', 'DRM_ADMIN_TOKEN=$(drm admin token --wallet 0x1111111111111111111111111111111111111111) drm top --server http://127.0.0.1:8080'],
   completion: ['drm completion bash >> ~/.bashrc', 'drm completion zsh >> ~/.zshrc'],
 };
 

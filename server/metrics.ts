@@ -16,7 +16,10 @@ export interface AppMetrics {
   segmentSent(bytes: number): void;
 }
 
-/** `traffic`, when given, also counts into the database's buckets that `drm top` reads. */
+/** Routes of the operators' tools, left out of the live view's traffic (Prometheus still counts them). */
+const OPERATIONS_ROUTES = new Set(['/health', '/ready', '/metrics', '/openapi.json', '/api/v1/admin/overview']);
+
+/** `traffic`, when given, also counts the service's requests into the database's buckets that `drm top` reads. */
 export function createMetrics(ctx: Context, traffic?: TrafficMeter): AppMetrics {
   const registry = new Registry();
   const registers = [registry];
@@ -48,7 +51,8 @@ export function createMetrics(ctx: Context, traffic?: TrafficMeter): AppMetrics 
     const route = c.req.routePath === '/*' ? 'unmatched' : c.req.routePath;
     requests.inc({ method: c.req.method, route, status: String(c.res.status) });
     latency.observe({ method: c.req.method, route }, (performance.now() - started) / 1000);
-    traffic?.request(c.res.status);
+    // The live view's traffic is the service's: probes, scrapes and the live view's own polling are not.
+    if (!OPERATIONS_ROUTES.has(route)) traffic?.request(c.res.status);
   };
   const sessionsCreated = new Counter({ name: 'drm_sessions_created_total', help: 'stream sessions made', registers });
   const segmentBytes = new Counter({ name: 'drm_segment_bytes_total', help: 'segment bytes sent to players', registers });

@@ -50,7 +50,7 @@ export function TopApp({ source, intervalMs }: TopAppProps) {
 }
 
 /** Clears the (alternate) screen and puts the cursor home. */
-const CLEAR_SCREEN = '\x1b[2J\x1b[3J\x1b[H';
+const CLEAR_SCREEN = '\x1b[2J\x1b[H';
 
 /**
  * The terminal's width, followed as it is resized. The screen is cleared first, before ink

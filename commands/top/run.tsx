@@ -1,3 +1,4 @@
+import type { Command } from 'commander';
 import { render, renderToString } from 'ink';
 import { badRequest } from '../../src/errors.js';
 import { outputFlags } from '../options.js';
@@ -20,12 +21,12 @@ const LEAVE_ALTERNATE_SCREEN = '\x1b[?1049l';
  * drm top: the live view on a terminal; one snapshot (plain, or --json) when stdout is not a
  * terminal or with --once, so that scripts and pipes get figures rather than escape codes.
  */
-export async function top(opts: TopOptions): Promise<number> {
+export async function top(opts: TopOptions, command?: Command): Promise<number> {
   const out = createOutput(Boolean(opts.json), outputFlags(opts));
   let source: OverviewSource | undefined;
   try {
     const intervalMs = parseInterval(opts.interval);
-    source = await openSource(opts);
+    source = await openSource(opts, (option) => command?.getOptionValueSource(option) === 'cli');
     if (opts.json || opts.once || !process.stdout.isTTY) {
       const overview = await source.read();
       if (opts.json) printJson(out, overview);

@@ -19,10 +19,14 @@ export interface TopSourceOptions extends ConfigInput {
   token?: string;
 }
 
-export async function openSource(opts: TopSourceOptions): Promise<OverviewSource> {
+/**
+ * `typed` says whether the user typed an option: DRM_DB or DRM_DATA_DIR set for the servers
+ * must not stop a --server view, but a --data-dir typed beside --server is a mistake to say.
+ */
+export async function openSource(opts: TopSourceOptions, typed: (option: 'db' | 'dataDir') => boolean = () => true): Promise<OverviewSource> {
   if (opts.server !== undefined) {
-    for (const [flag, given] of [['--db', opts.db], ['--data-dir', opts.dataDir]] as const) {
-      if (given !== undefined) throw badRequest(`${flag} reads a database here; with --server the figures come from the server (leave one out)`);
+    for (const [flag, option] of [['--db', 'db'], ['--data-dir', 'dataDir']] as const) {
+      if (opts[option] !== undefined && typed(option)) throw badRequest(`${flag} reads a database here; with --server the figures come from the server (leave one out)`);
     }
     return serverSource(opts.server, opts.token);
   }

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,14 +27,18 @@ async function until(what: string, check: () => boolean, timeoutMs = 60_000): Pr
 describe('drm top', () => {
   let dir: string;
   let server: ServeProcess;
+  let apiKey: string;
+  // Traffic for the dashboard, made by each test that reads it (the view shows the last minute
+  // only, and a loaded machine may take that long between tests): a refused session and an unknown route.
+  const makeTraffic = async () => {
+    await fetch(`${server.url}/api/v1/stream/no-such-content`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: '{"viewerId":"v1"}' });
+    await fetch(`${server.url}/api/v1/nothing-here`);
+  };
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-top-'));
     server = await startServe({ dataDir: dir, port: 0, timeoutMs: T });
-    const org = await registerOver(server.url, 'Top Films');
-    // Traffic for the dashboard: a refused session (unknown content) and an unknown route.
-    await fetch(`${server.url}/api/v1/stream/no-such-content`, { method: 'POST', headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json' }, body: '{"viewerId":"v1"}' });
-    await fetch(`${server.url}/api/v1/nothing-here`);
+    apiKey = (await registerOver(server.url, 'Top Films')).apiKey;
     await drm(['admin', 'grant', ADMIN_WALLET, '--data-dir', dir]);
   }, T);
 
@@ -54,7 +58,8 @@ describe('drm top', () => {
     tmux('new-session', '-d', '-s', 'top', '-x', '120', '-y', '40', '-c', ROOT, 'bash', '--norc', '--noprofile');
     tmux('send-keys', '-t', 'top', 'clear; echo before-top', 'Enter');
     tmux('send-keys', '-t', 'top', `bash ${script}`, 'Enter');
-    // The server adds its counts to the database every 5 s.
+    await makeTraffic();
+    // The server adds its counts to the database every 5 s; the view reads whole buckets.
     await until('the traffic to show', () => /requests \/ min\s+[1-9]/.test(pane()), 90_000);
     const wide = pane();
     fs.writeFileSync(path.join(dir, 'top-wide.txt'), wide);
@@ -93,14 +98,23 @@ describe('drm top', () => {
   }, T);
 
   it('prints one snapshot for a script: plain when piped, JSON with --json, from the server with an admin token', async () => {
-    const plain = await drm(['top', '--data-dir', dir]);
-    expect(plain).toContain('active sessions');
-    expect(plain).not.toContain('\x1b[?1049h');
+    // Piped, and run from another directory than the repository's (its tsconfig must still apply).
+    const plain = spawnSync(process.execPath, [DRM_BIN, 'top', '--data-dir', dir], { cwd: os.tmpdir(), encoding: 'utf8' });
+    expect(plain.stderr).toBe('');
+    expect(plain.stdout).toContain('active sessions');
+    expect(plain.stdout).not.toContain('\x1b[?1049h');
     const token = (await drm(['admin', 'token', '--wallet', ADMIN_WALLET, '--data-dir', dir])).trim();
-    const fromServer = JSON.parse(await drm(['top', '--server', server.url, '--json'], { DRM_ADMIN_TOKEN: token })) as Overview;
-    expect(fromServer.traffic.servers).toBe(1);
-    expect(fromServer.traffic.clientErrorsPerMinute).toBeGreaterThan(0);
-    expect(fromServer.billing.period).toMatch(/^\d{4}-\d{2}$/);
+    await makeTraffic();
+    let fromServer: Overview | undefined;
+    const deadline = Date.now() + 60_000;
+    while (!(fromServer && fromServer.traffic.clientErrorsPerMinute > 0) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 1000));
+      // DRM_DATA_DIR set for the servers does not stand in the way of --server.
+      fromServer = JSON.parse(await drm(['top', '--server', server.url, '--json'], { DRM_ADMIN_TOKEN: token, DRM_DATA_DIR: dir })) as Overview;
+    }
+    expect(fromServer?.traffic.clientErrorsPerMinute).toBeGreaterThan(0);
+    expect(fromServer?.traffic.servers).toBe(1);
+    expect(fromServer?.billing.period).toMatch(/^\d{4}-\d{2}$/);
   }, T);
 
   it('says what is wrong: no token for --server, a wrong token, --db with --server, no deployment', async () => {

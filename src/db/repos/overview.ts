@@ -1,4 +1,4 @@
-import { and, count, countDistinct, desc, eq, gt, gte, lt, sql } from 'drizzle-orm';
+import { and, count, countDistinct, desc, eq, gt, gte, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
 
 /** How many cases the live view lists: the queue and the newest decided. */
@@ -29,14 +29,24 @@ export function overviewRepo(x: Executor) {
       return { streams: Number(rows[0]?.n ?? 0), bytes: Number(rows[0]?.bytes ?? 0), organizations: Number(rows[0]?.orgs ?? 0) };
     },
 
-    /** Cases waiting or running, oldest first. */
-    queuedCases: () =>
+    /** How many cases wait (never taken, or their lease ran out) and how many run, over the whole queue. */
+    async queueCounts(now: number): Promise<{ waiting: number; running: number }> {
+      const processing = eq(c.status, 'processing');
+      const [waiting, running] = await Promise.all([
+        x.run((q) => q.select({ n: count() }).from(c).where(and(processing, or(isNull(c.leaseUntil), lte(c.leaseUntil, now))))),
+        x.run((q) => q.select({ n: count() }).from(c).where(and(processing, gt(c.leaseUntil, now)))),
+      ]);
+      return { waiting: Number(waiting[0]?.n ?? 0), running: Number(running[0]?.n ?? 0) };
+    },
+
+    /** The first cases of the queue to list: running ones first, then the oldest waiting. */
+    queuedCases: (now: number) =>
       x.run((q) =>
         q
           .select({ id: c.id, contentId: c.contentId, leaseUntil: c.leaseUntil, progress: c.progress, attempts: c.attempts, createdAt: c.createdAt })
           .from(c)
           .where(eq(c.status, 'processing'))
-          .orderBy(c.createdAt)
+          .orderBy(sql`case when ${c.leaseUntil} > ${now} then 0 else 1 end`, c.createdAt)
           .limit(LISTED_CASES),
       ),
 

@@ -1,4 +1,4 @@
-import { countDistinct, gte, lt, sql } from 'drizzle-orm';
+import { and, countDistinct, gte, lt, sql } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
 import type * as operations from '../schema/operations.js';
 
@@ -38,7 +38,8 @@ export function trafficRepo(x: Executor) {
       );
     },
 
-    async totalsSince(from: number): Promise<TrafficTotals> {
+    /** Totals of the buckets that start in [from, to). */
+    async totalsBetween(from: number, to: number): Promise<TrafficTotals> {
       const rows = await x.run((q) =>
         q
           .select({
@@ -50,7 +51,7 @@ export function trafficRepo(x: Executor) {
             servers: countDistinct(t.instanceId),
           })
           .from(t)
-          .where(gte(t.bucketStart, from)),
+          .where(and(gte(t.bucketStart, from), lt(t.bucketStart, to))),
       );
       const r = rows[0];
       return {

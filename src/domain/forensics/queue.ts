@@ -216,7 +216,7 @@ function reportingProgress(ctx: Context, caseId: string, onProgress: AnalysisHoo
   let lastStage = '';
   return (stage, done, total) => {
     onProgress?.(stage, done, total);
-    const now = Date.now();
+    const now = ctx.clock.now();
     if (stage === lastStage && now - lastWrite < PROGRESS_EVERY_MS) return;
     lastStage = stage;
     lastWrite = now;

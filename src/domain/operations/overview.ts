@@ -4,7 +4,7 @@ import { formatApusd } from '../billing/format.js';
 import { periodLabel, periodOf } from '../billing/periods.js';
 import { TRAFFIC_BUCKET_MS } from './traffic-meter.js';
 
-/** The traffic rates read the buckets of about the last minute. */
+/** The traffic rates read the last minute of whole buckets. */
 const TRAFFIC_WINDOW_BUCKETS = 12;
 /** The period's totals scan a month of sessions: read at most this often, not on every refresh. */
 const BILLING_EVERY_MS = 15_000;
@@ -68,10 +68,11 @@ export class OverviewReader {
   async read(): Promise<Overview> {
     const { repos, clock } = this.ctx;
     const now = clock.now();
-    const [active, traffic, queued, deliveries, recent, billing] = await Promise.all([
+    const [active, traffic, counts, queued, deliveries, recent, billing] = await Promise.all([
       repos.overview.activeSessions(now),
       this.traffic(now),
-      repos.overview.queuedCases(),
+      repos.overview.queueCounts(now),
+      repos.overview.queuedCases(now),
       repos.webhookDeliveries.countByStatus(),
       repos.overview.recentCases(RECENT_CASES),
       this.billingTotals(now),
@@ -81,7 +82,7 @@ export class OverviewReader {
       at: iso(now),
       sessions: { active },
       traffic,
-      forensics: { waiting: queue.filter((q) => q.state === 'waiting').length, running: queue.filter((q) => q.state === 'running').length, queue },
+      forensics: { ...counts, queue },
       webhooks: {
         backlog: (deliveries.pending ?? 0) + (deliveries.retrying ?? 0),
         retrying: deliveries.retrying ?? 0,
@@ -101,13 +102,18 @@ export class OverviewReader {
     };
   }
 
+  /**
+   * The rates of the last whole minute of buckets: the one still filling is left out, since its
+   * counts reach the database only at the next flush and would read low.
+   */
   private async traffic(now: number): Promise<Overview['traffic']> {
-    const from = Math.floor(now / TRAFFIC_BUCKET_MS) * TRAFFIC_BUCKET_MS - (TRAFFIC_WINDOW_BUCKETS - 1) * TRAFFIC_BUCKET_MS;
-    const t = await this.ctx.repos.traffic.totalsSince(from);
-    const seconds = Math.max(1, (now - from) / 1000);
+    const to = Math.floor(now / TRAFFIC_BUCKET_MS) * TRAFFIC_BUCKET_MS;
+    const from = to - TRAFFIC_WINDOW_BUCKETS * TRAFFIC_BUCKET_MS;
+    const t = await this.ctx.repos.traffic.totalsBetween(from, to);
+    const seconds = (to - from) / 1000;
     const perMinute = (n: number) => Math.round((n * 600) / seconds) / 10;
     return {
-      windowSeconds: Math.round(seconds),
+      windowSeconds: seconds,
       requestsPerMinute: perMinute(t.requests),
       clientErrorsPerMinute: perMinute(t.clientErrors),
       serverErrorsPerMinute: perMinute(t.serverErrors),
