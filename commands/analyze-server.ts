@@ -63,8 +63,15 @@ export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: O
   const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
   let caseId: string | undefined;
   // The case's evidence report, fetched once the case is decided (GET …/cases/{id}/report).
+  // A report that cannot be fetched (an older server, a dropped connection) does not undo the
+  // finding printed: it is said, and the exit code stays the analysis's.
   const withReport = async (id: string | undefined, code: number): Promise<number> => {
-    if (opts.report && id) writeReportFile(out, opts.report, (await request(api(`/cases/${encodeURIComponent(id)}/report`), { headers, signal: controller.signal }, base)).raw);
+    if (!opts.report || !id) return code;
+    try {
+      writeReportFile(out, opts.report, (await request(api(`/cases/${encodeURIComponent(id)}/report`), { headers, signal: controller.signal }, base)).raw);
+    } catch (err) {
+      out.error(`drm: case ${id} is decided, but its report could not be fetched: ${(err as Error).message} (GET /api/v1/forensics/cases/${id}/report fetches it again)`);
+    }
     return code;
   };
   try {

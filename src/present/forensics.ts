@@ -32,7 +32,10 @@ export function visibleTo(row: CaseRow, audience: Audience): Visible {
   const evidence = report?.evidence ?? null;
   const outside = audience !== 'operator' && evidence !== null && evidence.organization.id !== audience.organizationId;
   if (!outside) return { report, evidence, binaryId: row.binaryId, matchedOutsideOrganization: false };
-  return { report, evidence: null, binaryId: report?.readout ?? '?'.repeat(ID_BITS), matchedOutsideOrganization: true };
+  const readout = report?.readout ?? '?'.repeat(ID_BITS);
+  // The stored report names the other organization's viewer: what goes out carries none of it.
+  const redacted = report && { ...report, evidence: null, binaryId: readout, runnerUp: null };
+  return { report: redacted, evidence: null, binaryId: readout, matchedOutsideOrganization: true };
 }
 
 /** B: how many of the 40 bits the leak supports; A: the same as a fraction of 40. */

@@ -2,7 +2,8 @@ import type { Context } from '../context.js';
 import type { CaseRow } from '../db/repos/index.js';
 import { type Audience, visibleTo } from '../present/forensics.js';
 import { softwareVersion } from '../version.js';
-import { html } from './html.js';
+import { storedFrames } from '../domain/forensics/cases.js';
+import { Html, html } from './html.js';
 import { caseSection, chainSection, leakSection, type ReportInput } from './report-facts.js';
 import { findingSection, framesSection, readingSection } from './report-finding.js';
 import { methodSection, segmentsAppendix } from './report-method.js';
@@ -25,7 +26,7 @@ export function renderEvidenceReport(input: ReportInput): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="${input.software}">
 <title>${title}</title>
-<style>${REPORT_CSS}</style>
+<style>${new Html(REPORT_CSS)}</style>
 </head>
 <body>
 <main>
@@ -54,9 +55,12 @@ record (GET /api/v1/forensics/cases/${row.id}). Rendered by ${input.software}.</
 /** The report of a stored case for `audience`, with the content as the catalog has it now. */
 export async function evidenceReport(ctx: Context, row: CaseRow, audience: Audience): Promise<string> {
   const content = await ctx.repos.content.find(row.contentId);
+  const visible = visibleTo(row, audience);
+  const frames = storedFrames(row);
+  if (visible.report?.leak && frames) visible.report.leak.frames = frames;
   return renderEvidenceReport({
     row,
-    visible: visibleTo(row, audience),
+    visible,
     content: { id: row.contentId, type: content?.type ?? row.contentType, title: content?.title ?? null },
     generatedAt: ctx.clock.now(),
     software: softwareVersion(),

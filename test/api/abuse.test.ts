@@ -142,7 +142,7 @@ describe.each(DIALECTS)('abuse on %s', (dialect) => {
     const caseRow: CaseRow = {
       ...{ id: randomUUID(), organizationId: org.organizationId, apiKeyId: null, contentId: film.id, contentType: 'video', status: 'failed' },
       ...{ failureReason: 'fixture', uploadPath: null, uploadName: null, uploadBytes: null, attempts: 1, leaseUntil: null, classification: null },
-      ...{ binaryId: null, supportedBits: null, matchedViewerId: null, matchedSessionId: null, report: null, progress: null, createdAt: t.clock.now(), completedAt: t.clock.now() },
+      ...{ binaryId: null, supportedBits: null, matchedViewerId: null, matchedSessionId: null, report: null, progress: null, leakFrames: null, createdAt: t.clock.now(), completedAt: t.clock.now() },
     };
     await t.ctx.repos.forensicCases.insert(caseRow);
     f = {

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import Sqlite from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -189,5 +190,11 @@ describe('the evidence report of the local case', () => {
     const again = fs.readFileSync(file('again.html'), 'utf8');
     expect(again).toContain(sha256(file('alice-leak.mp4')));
     expect(again.match(/<img src="data:image\/jpeg;base64,/g)?.length).toBeGreaterThanOrEqual(4);
+    // The pictures are kept beside the report, which every list of cases reads: it stays small.
+    const db = new Sqlite(path.join(dataDir, 'drm.db'), { readonly: true });
+    const stored = db.prepare('select length(report) as report, length(leak_frames) as frames from forensic_cases where id = ?').get(localCase) as { report: number; frames: number };
+    db.close();
+    expect(stored.frames).toBeGreaterThan(20_000);
+    expect(stored.report).toBeLessThan(20_000);
   }, T);
 });

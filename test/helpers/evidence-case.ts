@@ -76,7 +76,7 @@ export function sampleCase(fields: { id: string; organizationId: string | null; 
     matchedViewerId: report?.evidence?.viewer.viewerId ?? null,
     matchedSessionId: report?.evidence?.session.id ?? null,
     report: report ? JSON.stringify(report) : null,
-    progress: null,
+    progress: null, leakFrames: null,
     createdAt: Date.UTC(2025, 0, 3, 8),
     completedAt: Date.UTC(2025, 0, 3, 9),
   };

@@ -47,6 +47,12 @@ describe('the evidence report', () => {
     expect(page).toContain('The method in plain words');
   });
 
+  it('carries its stylesheet as written: CSS is markup of our own, never escaped', () => {
+    const page = render();
+    expect(page).toContain('font: 15px/1.5 "Liberation Serif", "Times New Roman", Georgia, serif;');
+    expect(page.slice(page.indexOf('<style>'), page.indexOf('</style>'))).not.toContain('&quot;');
+  });
+
   it('loads nothing: no script, no external URL, no stylesheet link', () => {
     const page = render();
     expect(page).not.toMatch(/<script|<link|<iframe|@import|url\(/i);

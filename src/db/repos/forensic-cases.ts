@@ -1,4 +1,4 @@
-import { and, count, desc, eq, isNull, lte, or, sql } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
 import type * as tables from '../schema/tables.js';
 
@@ -8,7 +8,7 @@ export type CaseRow = typeof tables.forensicCases.$inferSelect;
 
 export type CaseOutcome = Pick<
   CaseRow,
-  'status' | 'failureReason' | 'classification' | 'binaryId' | 'supportedBits' | 'matchedViewerId' | 'matchedSessionId' | 'report' | 'completedAt'
+  'status' | 'failureReason' | 'classification' | 'binaryId' | 'supportedBits' | 'matchedViewerId' | 'matchedSessionId' | 'report' | 'leakFrames' | 'completedAt'
 >;
 
 /** A viewer who streamed a content item: a candidate of its leak analyses. */
@@ -25,6 +25,7 @@ export function forensicCasesRepo(x: Executor) {
 /** The case rows: stored, leased by the analysis queue, finished, listed. */
 function caseRows(x: Executor) {
   const t = x.s.forensicCases;
+  const { leakFrames: _frames, ...listed } = getTableColumns(t);
   return {
     /** How many rows are in each status (metrics gauges). */
     async countByStatus(): Promise<Record<string, number>> {
@@ -91,10 +92,11 @@ function caseRows(x: Executor) {
     async list(organizationId: string | null, limit: number, offset: number): Promise<{ cases: CaseRow[]; total: number }> {
       const mine = organizationId === null ? undefined : eq(t.organizationId, organizationId);
       const [rows, totals] = await Promise.all([
-        x.run((q) => q.select().from(t).where(mine).orderBy(desc(t.createdAt), desc(t.id)).limit(limit).offset(offset)),
+        // Everything but the frame pairs, which only an evidence report reads.
+        x.run((q) => q.select(listed).from(t).where(mine).orderBy(desc(t.createdAt), desc(t.id)).limit(limit).offset(offset)),
         x.run((q) => q.select({ n: count() }).from(t).where(mine)),
       ]);
-      return { cases: rows as CaseRow[], total: Number(totals[0]?.n ?? 0) };
+      return { cases: rows.map((r) => ({ ...r, leakFrames: null }) as CaseRow), total: Number(totals[0]?.n ?? 0) };
     },
   };
 }

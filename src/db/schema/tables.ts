@@ -237,6 +237,8 @@ export const forensicCases = pgTable(
     matchedSessionId: text('matched_session_id'),
     /** JSON of the whole report (src/domain/forensics/report.ts) */
     report: text('report'),
+    /** JSON of the leak's frame pairs for the evidence report (≈100 KB): kept out of `report`, which every list reads */
+    leakFrames: text('leak_frames'),
     /** JSON {stage, done, total} of a running analysis, written now and then by its worker */
     progress: text('progress'),
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),

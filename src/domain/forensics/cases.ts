@@ -6,6 +6,7 @@ import type { CaseOutcome, CaseRow } from '../../db/repos/index.js';
 import { notFound } from '../../errors.js';
 import type { KeyAuth } from '../auth.js';
 import { checkAnalysis } from './analyze.js';
+import type { LeakRecord } from './leak-record.js';
 import type { ForensicReport } from './report.js';
 
 /** Where leaks wait for their analysis: in the data directory, so a queued case survives a restart. */
@@ -57,7 +58,7 @@ async function insertCase(ctx: Context, auth: KeyAuth | null, upload: LeakUpload
     matchedViewerId: null,
     matchedSessionId: null,
     report: null,
-    progress: null,
+    progress: null, leakFrames: null,
     createdAt: ctx.clock.now(),
     completedAt: null,
   };
@@ -75,7 +76,8 @@ export function completedOutcome(report: ForensicReport, now: number): CaseOutco
     supportedBits: report.supportedBits,
     matchedViewerId: report.evidence?.viewer.viewerId ?? null,
     matchedSessionId: report.evidence?.session.id ?? null,
-    report: JSON.stringify(report),
+    // The frame pairs (≈100 KB) go beside the report: lists of cases read every report, only the evidence report reads them.
+    ...withFramesApart(report),
     completedAt: now,
   };
 }
@@ -90,8 +92,20 @@ export function failedOutcome(reason: string, now: number): CaseOutcome {
     matchedViewerId: null,
     matchedSessionId: null,
     report: null,
+    leakFrames: null,
     completedAt: now,
   };
+}
+
+function withFramesApart(report: ForensicReport): Pick<CaseOutcome, 'report' | 'leakFrames'> {
+  if (!report.leak) return { report: JSON.stringify(report), leakFrames: null };
+  const { frames, ...facts } = report.leak;
+  return { report: JSON.stringify({ ...report, leak: { ...facts, frames: [] } }), leakFrames: JSON.stringify(frames) };
+}
+
+/** A case's frame pairs as stored beside its report (undefined for cases that keep them inside it). */
+export function storedFrames(row: CaseRow): LeakRecord['frames'] | undefined {
+  return row.leakFrames ? (JSON.parse(row.leakFrames) as LeakRecord['frames']) : undefined;
 }
 
 export function reportOf(row: CaseRow): ForensicReport | null {
