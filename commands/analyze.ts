@@ -113,7 +113,14 @@ async function analyzeLocally(ctx: Context, out: Output, leak: string, opts: Ana
     if (outcome.status === 'failed' && outcome.failureReason?.startsWith('analysis failed:')) warnings.show();
     const body = analysisBody(outcome, ctx.config.apiShape, 'operator');
     const code = printAnalysis(out, body as unknown as Json, ctx.config.apiShape === 'a');
-    if (opts.report) writeReportFile(out, opts.report, await evidenceReport(ctx, outcome, 'operator'));
+    if (opts.report) {
+      // The finding stands and is printed; a report that fails is said, not turned into a failed analysis.
+      try {
+        writeReportFile(out, opts.report, await evidenceReport(ctx, outcome, 'operator'));
+      } catch (err) {
+        out.error(`drm: case ${outcome.id} is decided, but its report could not be written: ${(err as Error).message} (drm cases show ${outcome.id} --report FILE tries again)`);
+      }
+    }
     return code;
   } finally {
     progress.stop();

@@ -78,6 +78,8 @@ export const atMost = (p: number): Html => (p <= 0 ? html`below 10<sup>−300</s
 export function oneIn(p: number): Html | '' {
   if (p <= 0 || p > 0.01) return '';
   const n = 1 / p;
+  // Below about 10⁻³⁰⁸ (a subnormal double) the odds no longer fit a double at all.
+  if (!Number.isFinite(n)) return html`, less than 1 in 10<sup>308</sup>`;
   if (n < 1e6) return html`, about 1 in ${Math.round(n).toLocaleString('en-US')}`;
   const [mantissa, exponent] = n.toExponential(1).split('e') as [string, string];
   return html`, about 1 in ${mantissa} × 10<sup>${exponent.replace('+', '')}</sup>`;

@@ -1,3 +1,4 @@
+import { atMost, oneIn } from '../../src/report/html.js';
 import { describe, expect, it } from 'vitest';
 import { visibleTo } from '../../src/present/forensics.js';
 import { alignedTimes } from '../../src/domain/forensics/leak-frames.js';
@@ -113,5 +114,16 @@ describe('the pictures’ moments', () => {
   it('skips segments the leak barely touches, and has nothing for no segments', () => {
     expect(alignedTimes([seg(0, 0.4), seg(1)], 9.6, 10.4, starts).map((t) => t.segment)).toEqual([1]);
     expect(alignedTimes([], 0, 30, starts)).toEqual([]);
+  });
+});
+
+describe('the numbers of the chance paragraph', () => {
+  it('says a probability as a person reads it, down to the smallest a double holds', () => {
+    const said = (p: number) => `${atMost(p)}${oneIn(p)}`;
+    expect(said(3.2e-12)).toBe('at most 3.2 × 10<sup>−12</sup>, about 1 in 3.1 × 10<sup>11</sup>');
+    expect(said(2e-5)).toBe('at most 2.0 × 10<sup>−5</sup>, about 1 in 50,000');
+    // A subnormal double: its inverse overflows to Infinity.
+    expect(said(5.1e-309)).toBe('at most 5.1 × 10<sup>−309</sup>, less than 1 in 10<sup>308</sup>');
+    expect(said(0)).toBe('below 10<sup>−300</sup>');
   });
 });
