@@ -25,7 +25,8 @@ export const AGREEMENT_COLOUR: Record<Agreement, string> = {
 const W = 760;
 const H = 268;
 const LEFT = 56;
-const RIGHT = 10;
+/** room on the right for the thresholds' labels, beside the plot rather than over its bars */
+const RIGHT = 140;
 const TOP = 14;
 const PLOT_H = 200;
 /** Past this many segments the per-segment labels would overlap: colour carries the bits instead. */
@@ -77,7 +78,7 @@ export function segmentPlot(segments: readonly SegmentReading[], viewerBits: str
     if ((i - first) % labelEvery === 0) labels.push(html`<text x="${cx}" y="${base + 40}" text-anchor="middle" class="index">${i}</text>`);
   }
   const thresholdLine = (z: number, text: string) =>
-    html`<line x1="${LEFT}" x2="${W - RIGHT}" y1="${fixed(y(z))}" y2="${fixed(y(z))}" class="threshold"/><text x="${W - RIGHT - 4}" y="${fixed(y(z) + (z > 0 ? -5 : 13))}" text-anchor="end" class="threshold-label">${text}</text>`;
+    html`<line x1="${LEFT}" x2="${W - RIGHT}" y1="${fixed(y(z))}" y2="${fixed(y(z))}" class="threshold"/><text x="${W - RIGHT + 6}" y="${fixed(y(z) + 4)}" text-anchor="start" class="threshold-label">${text}</text>`;
   return html`<svg class="plot" viewBox="0 0 ${W} ${H}" role="img" aria-label="z of every segment against the decision threshold" xmlns="http://www.w3.org/2000/svg">
 <rect x="${LEFT}" y="${TOP}" width="${plotW}" height="${PLOT_H}" class="frame"/>
 ${ticks}
