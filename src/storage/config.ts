@@ -1,0 +1,50 @@
+import { S3Client } from '@aws-sdk/client-s3';
+import { badRequest } from '../errors.js';
+import type { ContentBackend } from './backend.js';
+import { FileBackend } from './file-backend.js';
+import { S3Backend } from './s3-backend.js';
+
+export type StoreSpec = { kind: 'file'; root: string } | { kind: 's3'; bucket: string; prefix: string };
+
+export interface S3Options {
+  /** an S3-compatible endpoint (MinIO, s3rver, R2…); AWS's own when left out */
+  endpoint?: string;
+  region?: string;
+}
+
+/** `--store file:DIR` or `--store s3://bucket/prefix` (default: the data directory's content/). */
+export function parseStore(raw: string | undefined, defaultRoot: string): StoreSpec {
+  if (raw === undefined || raw === '') return { kind: 'file', root: defaultRoot };
+  if (raw.startsWith('file:')) {
+    const root = raw.slice('file:'.length);
+    if (!root) throw badRequest('--store file: needs a directory, e.g. file:/srv/drm/content');
+    return { kind: 'file', root };
+  }
+  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(raw);
+  if (!m) throw badRequest(`--store must be file:DIR or s3://bucket/prefix (a bucket name of 3-63 lower-case letters, digits, dots and hyphens), got ${JSON.stringify(raw)}`);
+  return { kind: 's3', bucket: m[1] as string, prefix: (m[2] ?? '').replace(/^\/+|\/+$/g, '') };
+}
+
+/**
+ * An S3 client for a store. Credentials come from the usual AWS environment (AWS_ACCESS_KEY_ID,
+ * AWS_SECRET_ACCESS_KEY, a profile or a role), never from drm's own flags. Since 3.729 the SDK
+ * adds CRC32 checksums to every upload in a trailer of an aws-chunked body; many S3-compatible
+ * stores (s3rver among them, older MinIO and Ceph) refuse or mis-store those, so checksums are
+ * sent only where the API requires one (WHEN_REQUIRED), as before.
+ */
+export function s3Client(options: S3Options): S3Client {
+  // The pinned SDK supports Node 20; its warning is about releases after January 2027 (README).
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  return new S3Client({
+    region: options.region ?? process.env.AWS_REGION ?? 'us-east-1',
+    ...(options.endpoint && { endpoint: options.endpoint, forcePathStyle: true }),
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+}
+
+/** The content backend a store spec names; `namesKey` keys the object names (from the server secret). */
+export function contentBackend(spec: StoreSpec, namesKey: Buffer, options: S3Options = {}): ContentBackend {
+  if (spec.kind === 'file') return new FileBackend(spec.root);
+  return new S3Backend(s3Client(options), { bucket: spec.bucket, prefix: spec.prefix }, namesKey);
+}
