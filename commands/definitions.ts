@@ -18,6 +18,7 @@ export function defineServe(program: Command, run: Runner): void {
       .addOption(envOption('--log-level <level>', 'debug, info, warn, error or silent (default info)', 'DRM_LOG_LEVEL'))
       .addOption(switchOption('--webhook-worker [yes|no]', 'deliver webhooks from this process (default yes)', 'DRM_WEBHOOK_WORKER'))
       .option('--no-webhook-worker', 'do not deliver webhooks from this process')
+      .addOption(envOption('--segment-delivery <how>', 'proxy (the server streams segments) or redirect (302 to a presigned URL of the object store)', 'DRM_SEGMENT_DELIVERY').choices(['proxy', 'redirect']))
       .addOption(envOption('--max-upload <size>', 'largest leak POST /forensics/analyze accepts, e.g. 4G or 500M (default 4G)', 'DRM_MAX_UPLOAD'))
       .addOption(envOption('--analysis-concurrency <n>', 'leak analyses run at once, 1 or 2 (default 1)', 'DRM_ANALYSIS_CONCURRENCY'))
       .addOption(envOption('--register-limit <n>', 'registrations one client address may make per hour (default 20)', 'DRM_REGISTER_LIMIT'))

@@ -6,6 +6,9 @@ import { parseSwitch } from '../src/config.js';
 export interface DbOptions {
   db?: string;
   dataDir?: string;
+  store?: string;
+  s3Endpoint?: string;
+  s3Region?: string;
   json?: boolean;
 }
 
@@ -37,6 +40,9 @@ export function dbOptions(cmd: Command): Command {
   return cmd
     .addOption(envOption('--db <url>', 'database: sqlite:PATH or postgres://… (default sqlite:<data-dir>/drm.db)', 'DRM_DB'))
     .addOption(envOption('--data-dir <dir>', 'data directory (default ./drm-data)', 'DRM_DATA_DIR'))
+    .addOption(envOption('--store <where>', 'content store: file:DIR or s3://bucket/prefix (default: <data-dir>/content)', 'DRM_STORE'))
+    .addOption(envOption('--s3-endpoint <url>', 'an S3-compatible endpoint for --store s3:// (default: AWS); credentials from AWS_* variables', 'DRM_S3_ENDPOINT'))
+    .addOption(envOption('--s3-region <region>', 'the store\'s region (default AWS_REGION, else us-east-1)', 'DRM_S3_REGION'))
     .option('--json', 'print JSON for scripts');
 }
 

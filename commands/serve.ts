@@ -27,10 +27,14 @@ export async function serve(opts: DbOptions & ConfigInput): Promise<number> {
   // One line, so that a supervisor or a test can read the address as soon as it is there.
   if (out.json) {
     const { apiShape, webhookWorker, trustProxy } = config;
-    out.write(JSON.stringify({ url: server.url, port: server.port, db: db.dialect, apiShape, webhookWorker, trustProxy }));
+    const { location: store } = ctx.storage.backend;
+    const { segmentDelivery } = config.storage;
+    out.write(JSON.stringify({ url: server.url, port: server.port, db: db.dialect, store, segmentDelivery, apiShape, webhookWorker, trustProxy }));
   } else {
     const worker = config.webhookWorker ? '' : ', webhook deliveries off';
-    out.write(`drm serve listening on ${server.url} (database ${dialect}, api shape ${config.apiShape}${worker})`);
+    const store = ctx.storage.backend.location;
+    const delivery = config.storage.segmentDelivery === 'redirect' ? ', segments by redirect' : '';
+    out.write(`drm serve listening on ${server.url} (database ${dialect}, content ${store}${delivery}, api shape ${config.apiShape}${worker})`);
   }
   return new Promise<number>((resolve) => {
     const stop = (signal: string) => {

@@ -1,19 +1,22 @@
-import fs from 'node:fs';
 import { Readable } from 'node:stream';
 import type { Context as HonoContext } from 'hono';
 
 /**
- * A file on disk as a response body, streamed with its length (never read whole). `onClose`
- * learns how many bytes were read out, which the socket's backpressure paces: what was sent.
+ * A stored file as a response body, streamed with its length (never read whole). `onClose`
+ * learns how many bytes passed, which the socket's backpressure paces: what was sent.
  */
-export async function fileBody(
+export function streamBody(
   c: HonoContext,
-  file: string,
+  file: { body: Readable; bytes: number },
   headers: Record<string, string>,
-  onClose?: (bytesRead: number) => void,
-): Promise<Response> {
-  const { size } = await fs.promises.stat(file);
-  const stream = fs.createReadStream(file);
-  if (onClose) stream.once('close', () => onClose(stream.bytesRead));
-  return c.body(Readable.toWeb(stream) as ReadableStream, 200, { ...headers, 'Content-Length': String(size) });
+  onClose?: (bytesSent: number) => void,
+): Response {
+  let sent = 0;
+  if (onClose) {
+    file.body.on('data', (chunk: Buffer) => {
+      sent += chunk.length;
+    });
+    file.body.once('close', () => onClose(sent));
+  }
+  return c.body(Readable.toWeb(file.body) as ReadableStream, 200, { ...headers, 'Content-Length': String(file.bytes) });
 }

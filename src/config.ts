@@ -3,6 +3,7 @@ import { type ChainConfig, type ChainInput, resolveChainConfig } from './chain/c
 import { DrmError } from './errors.js';
 import { type FiatConfig, type FiatInput, resolveFiatConfig } from './payments/config.js';
 import type { LogLevel } from './log.js';
+import { resolveStorageConfig, type StorageConfig, type StorageInput } from './storage/config.js';
 
 export type ApiShape = 'a' | 'b';
 
@@ -41,10 +42,12 @@ export interface Config {
   chain?: ChainConfig;
   /** card payments through the processor (src/payments/config.ts); undefined: not configured */
   fiat?: FiatConfig;
+  /** where content lives and how segments reach players (src/storage/config.ts) */
+  storage: StorageConfig;
 }
 
 /** Option values as they come from commander (strings) — every one also has an environment variable. */
-export interface ConfigInput extends ChainInput, FiatInput {
+export interface ConfigInput extends ChainInput, FiatInput, StorageInput {
   port?: string | number;
   host?: string;
   db?: string;
@@ -156,5 +159,6 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     maxOutstandingNonces: 10_000,
     chain: resolveChainConfig(input, env),
     fiat: resolveFiatConfig(input, env),
+    storage: resolveStorageConfig(input, env, dataDir),
   };
 }

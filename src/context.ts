@@ -8,8 +8,8 @@ import { type Database, openDatabase } from './db/database.js';
 import type { InvoiceRow, OrganizationRow, Repos } from './db/repos/index.js';
 import { createLogger, type Logger } from './log.js';
 import { type MediaBinaries, mediaBinaries } from './media/binaries.js';
-import { ContentStore } from './storage/content-store.js';
-import path from 'node:path';
+import { openContentStore } from './storage/config.js';
+import type { ContentStore } from './storage/content-store.js';
 import { createWebhookFetch } from './domain/webhooks/guarded-fetch.js';
 import { type CardProcessor, cardProcessor } from './payments/processor.js';
 
@@ -113,7 +113,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       viewerIds: viewerIdKey(deriveKey(secret, 'viewer-ids')),
     },
     wallets: new WalletFactory(secret),
-    storage: new ContentStore(path.join(config.dataDir, 'content')),
+    storage: openContentStore(config.storage, config.dataDir, deriveKey(secret, 'object-names')),
     wakeWebhooks: () => {},
     fetch: overrides.fetch ?? createWebhookFetch(config.allowPrivateWebhooks),
     media: overrides.media ?? mediaBinaries(),

@@ -5,7 +5,7 @@ import { PREVIEW_FILE, THUMBNAIL_FILE } from '../../src/ingest/previews.js';
 import { paging } from '../../src/domain/validate.js';
 import { contentDetail, contentSummary } from '../../src/present/content.js';
 import type { AppEnv } from '../env.js';
-import { fileBody } from '../file-body.js';
+import { streamBody } from '../file-body.js';
 import { requireKey } from '../middleware/api-key.js';
 import { baseUrl } from '../origin.js';
 
@@ -14,7 +14,7 @@ export function catalogRoutes(ctx: Context) {
   // Pictures of an item for the organizations' own pages (an <img> or <video> cannot send a key):
   // served to anyone holding the content's UUID. The preview is 10 s at 360p, unmarked.
   const picture = (name: string, type: string) => async (c: HonoContext<AppEnv>) =>
-    fileBody(c, await publishedFile(ctx, c.req.param('contentId') as string, name), {
+    streamBody(c, await publishedFile(ctx, c.req.param('contentId') as string, name), {
       'Content-Type': type,
       'Cache-Control': 'public, max-age=86400',
       'Access-Control-Allow-Origin': '*',

@@ -12,13 +12,16 @@ import {
 } from '../../src/domain/streaming.js';
 import { createdSessionBody, sessionBody } from '../../src/present/streaming.js';
 import { readJson } from '../body.js';
-import { fileBody } from '../file-body.js';
+import { streamBody } from '../file-body.js';
 import { clientInfo } from '../client.js';
 import type { AppEnv } from '../env.js';
 import type { AppMetrics } from '../metrics.js';
 import { requireKey } from '../middleware/api-key.js';
 
 const PRIVATE = { 'Cache-Control': 'private, no-store' };
+
+/** How long a redirected segment's presigned URL works: enough to fetch it, too short to share it. */
+const REDIRECT_SECONDS = 50;
 
 /**
  * Section 4.4. Sessions are made, read and ended with an API key (scope stream); the playlist,
@@ -34,7 +37,7 @@ export function streamRoutes(ctx: Context, metrics?: Pick<AppMetrics, 'sessionCr
 
   app.get('/:contentId/playlist', async (c) => {
     const s = await servingSession(ctx, c.req.param('contentId'), c.req.query('session'));
-    return c.body(servingPlaylist(ctx, s), 200, { 'Content-Type': 'application/vnd.apple.mpegurl', ...PRIVATE });
+    return c.body(await servingPlaylist(ctx, s), 200, { 'Content-Type': 'application/vnd.apple.mpegurl', ...PRIVATE });
   });
 
   app.get('/:contentId/key', async (c) => {
@@ -49,7 +52,17 @@ export function streamRoutes(ctx: Context, metrics?: Pick<AppMetrics, 'sessionCr
       segment.countBytes(bytes);
       metrics?.segmentSent(bytes);
     };
-    return fileBody(c, segment.file, { 'Content-Type': 'video/mp2t', ...PRIVATE }, counted);
+    if (ctx.config.storage.segmentDelivery === 'redirect') {
+      // The store (or a CDN in front of it) sends the bytes; the server authorises and meters.
+      // What a redirect hands out is counted whole, when it is handed out: the player's fetch is never seen.
+      const signed = await ctx.storage.signedUrl(segment.storagePath, segment.name, REDIRECT_SECONDS);
+      if (signed) {
+        counted(signed.bytes);
+        c.header('Cache-Control', PRIVATE['Cache-Control']);
+        return c.redirect(signed.url, 302);
+      }
+    }
+    return streamBody(c, await ctx.storage.open(segment.storagePath, segment.name), { 'Content-Type': 'video/mp2t', ...PRIVATE }, counted);
   });
 
   app.get('/sessions/:sessionId', keyed, async (c) => {

@@ -1,4 +1,4 @@
-import fs from 'node:fs';
+import type { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import type { ContentRow, LicenseRow } from '../db/repos/index.js';
 import { DrmError, notFound } from '../errors.js';
@@ -25,10 +25,10 @@ export async function licensedContent(ctx: Context, auth: KeyAuth, contentId: st
 }
 
 /** A file ingest published beside the segments (thumbnail, preview), or NOT_FOUND. */
-export async function publishedFile(ctx: Context, contentId: string, name: string): Promise<string> {
+export async function publishedFile(ctx: Context, contentId: string, name: string): Promise<{ body: Readable; bytes: number }> {
   const item = isUuid(contentId) ? await ctx.repos.content.find(contentId) : undefined;
   if (item?.status !== 'ready' || !item.storagePath) throw notFound('content');
-  const file = ctx.storage.file(item.storagePath, name);
-  if (!fs.existsSync(file)) throw notFound(name);
-  return file;
+  return ctx.storage.open(item.storagePath, name).catch((err) => {
+    throw err instanceof DrmError && err.code === 'NOT_FOUND' ? notFound(name) : err;
+  });
 }

@@ -45,7 +45,7 @@ export async function deleteContent(ctx: Context, id: string, options: { force?:
     files?.restore();
     throw err;
   }
-  files?.purge();
+  await files?.purge();
   ctx.log.info('content deleted', { contentId: content.id, tombstone: keepRow, endedSessions: liveSessions });
   return { id: content.id, outcome: keepRow ? 'tombstone' : 'removed', endedSessions: liveSessions };
 }

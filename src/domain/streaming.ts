@@ -6,7 +6,7 @@ import { isEvmAddress } from '../crypto/wallets.js';
 import type { ContentRow, ServingSession, SessionRow, ViewerRow } from '../db/repos/index.js';
 import { badRequest, DrmError, notFound } from '../errors.js';
 import { sessionPlaylist } from '../media/hls.js';
-import type { VariantDir } from '../storage/content-store.js';
+import { segmentName, type VariantDir } from '../storage/content-store.js';
 import { variantFor } from '../watermark/segments.js';
 import type { KeyAuth } from './auth.js';
 import { licensedContent } from './catalog.js';
@@ -180,17 +180,19 @@ export function segmentNumber(raw: string, content: ContentRow): number {
  * since a player holds no API key. One playlist serves both variants: the segment URIs name no
  * variant, the server picks it per segment (variantOf), so A's durations stand for B's.
  */
-export function servingPlaylist(ctx: Context, s: Serving): string {
+export async function servingPlaylist(ctx: Context, s: Serving): Promise<string> {
   const { content } = s;
-  const segments = ctx.storage.segments(content.storagePath, content.isWatermarked ? 'a' : 'plain');
+  const segments = await ctx.storage.segments(content.storagePath, content.isWatermarked ? 'a' : 'plain');
   const capability = `?session=${s.serving.session.id}`;
   const base = `/api/v1/stream/${content.id}`;
   return sessionPlaylist(segments, { key: `${base}/key${capability}`, segment: (n) => `${base}/segment/${n}.ts${capability}` });
 }
 
-/** A segment as served: its file, and the callback that counts what was sent of it. */
+/** A segment as served: where it is stored, and the callback that counts what was sent of it. */
 export interface ServedSegment {
-  file: string;
+  storagePath: string;
+  /** its name in the item (segmentName: the variant this viewer gets) */
+  name: string;
   countBytes(bytes: number): void;
 }
 
@@ -203,7 +205,8 @@ export function servedSegment(ctx: Context, s: Serving, raw: string): ServedSegm
   const n = segmentNumber(raw, s.content);
   const sessionId = s.serving.session.id;
   return {
-    file: ctx.storage.segmentFile(s.content.storagePath, variantOf(s, n), n),
+    storagePath: s.content.storagePath,
+    name: segmentName(variantOf(s, n), n),
     countBytes: (bytes) => {
       ctx.repos.sessions.addBytes(sessionId, bytes).catch((err) => ctx.log.warn('bytesServed not counted', { err: String(err) }));
     },

@@ -147,7 +147,7 @@ export async function ingestContent(ctx: Context, r: IngestRequest, hooks: Inges
   } catch (err) {
     // Refunded before the staging goes: if the refund fails, the next ingest's sweep gives it back.
     if (charge) await refundWatermarkFee(ctx, charge);
-    staging.discard();
+    await staging.discard();
     throw err;
   }
 }
@@ -180,7 +180,7 @@ async function packageAndPublish(ctx: Context, r: IngestRequest, info: MediaInfo
 
     const duration = segments.reduce((s, x) => s + x.duration, 0) || info.duration;
     const resolution = r.type === 'video' && info.video ? resolutionLabel(info.video.width, info.video.height) : null;
-    const storagePath = staging.publish();
+    const storagePath = await staging.publish();
     await ctx.db.transaction(async (tx) => {
       await tx.repos.content.insert({
       id: contentId,

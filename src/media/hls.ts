@@ -55,13 +55,17 @@ export interface HlsSegment {
 
 /** The segments of a VOD playlist ffmpeg wrote, in order. */
 export function readPlaylist(file: string): HlsSegment[] {
-  const lines = fs.readFileSync(file, 'utf8').split(/\r?\n/);
+  return parsePlaylist(fs.readFileSync(file, 'utf8'), file);
+}
+
+/** The segments of a VOD playlist's text; `label` names it in an error. */
+export function parsePlaylist(text: string, label: string): HlsSegment[] {
   const segments: HlsSegment[] = [];
   let duration: number | undefined;
-  for (const line of lines) {
+  for (const line of text.split(/\r?\n/)) {
     if (line.startsWith('#EXTINF:')) duration = Number.parseFloat(line.slice(8));
     else if (line && !line.startsWith('#')) {
-      if (duration === undefined || !Number.isFinite(duration)) throw new DrmError('INTERNAL_ERROR', `${file}: a segment without #EXTINF`);
+      if (duration === undefined || !Number.isFinite(duration)) throw new DrmError('INTERNAL_ERROR', `${label}: a segment without #EXTINF`);
       segments.push({ duration, file: path.basename(line) });
       duration = undefined;
     }

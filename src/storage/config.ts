@@ -1,6 +1,8 @@
+import path from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import { badRequest } from '../errors.js';
 import type { ContentBackend } from './backend.js';
+import { ContentStore } from './content-store.js';
 import { FileBackend } from './file-backend.js';
 import { S3Backend } from './s3-backend.js';
 
@@ -10,6 +12,33 @@ export interface S3Options {
   /** an S3-compatible endpoint (MinIO, s3rver, R2…); AWS's own when left out */
   endpoint?: string;
   region?: string;
+}
+
+export type SegmentDelivery = 'proxy' | 'redirect';
+
+/** Where content lives and how players get its segments (flags and their environment variables). */
+export interface StorageConfig {
+  store: StoreSpec;
+  s3: S3Options;
+  /** proxy: the server streams each segment; redirect: a 302 to a presigned URL of the store (an object store only) */
+  segmentDelivery: SegmentDelivery;
+}
+
+export interface StorageInput {
+  store?: string;
+  s3Endpoint?: string;
+  s3Region?: string;
+  segmentDelivery?: string;
+}
+
+export function resolveStorageConfig(input: StorageInput, env: NodeJS.ProcessEnv, dataDir: string): StorageConfig {
+  const store = parseStore(input.store ?? env.DRM_STORE, path.join(dataDir, 'content'));
+  const endpoint = input.s3Endpoint ?? env.DRM_S3_ENDPOINT;
+  if (endpoint !== undefined && !/^https?:\/\//.test(endpoint)) throw badRequest(`--s3-endpoint must be an http(s) URL, got ${JSON.stringify(endpoint)}`);
+  const delivery = (input.segmentDelivery ?? env.DRM_SEGMENT_DELIVERY ?? 'proxy').toLowerCase();
+  if (delivery !== 'proxy' && delivery !== 'redirect') throw badRequest(`--segment-delivery must be proxy or redirect, got ${JSON.stringify(delivery)}`);
+  if (delivery === 'redirect' && store.kind !== 's3') throw badRequest('--segment-delivery redirect needs an object store (--store s3://bucket/prefix): a disk has no URLs to redirect to');
+  return { store, s3: { endpoint, region: input.s3Region ?? env.DRM_S3_REGION }, segmentDelivery: delivery };
 }
 
 /** `--store file:DIR` or `--store s3://bucket/prefix` (default: the data directory's content/). */
@@ -47,4 +76,13 @@ export function s3Client(options: S3Options): S3Client {
 export function contentBackend(spec: StoreSpec, namesKey: Buffer, options: S3Options = {}): ContentBackend {
   if (spec.kind === 'file') return new FileBackend(spec.root);
   return new S3Backend(s3Client(options), { bucket: spec.bucket, prefix: spec.prefix }, namesKey);
+}
+
+/**
+ * The content store of a deployment: on a disk, its directory holds the items; with an object
+ * store, `<data-dir>/content` holds only the staging of ingests and a cache of files ffmpeg reads.
+ */
+export function openContentStore(storage: StorageConfig, dataDir: string, namesKey: Buffer): ContentStore {
+  const root = storage.store.kind === 'file' ? storage.store.root : path.join(dataDir, 'content');
+  return new ContentStore(root, contentBackend(storage.store, namesKey, storage.s3));
 }

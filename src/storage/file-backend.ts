@@ -64,7 +64,8 @@ export class FileBackend implements ContentBackend {
   }
 
   private dirOf(id: string): string {
-    if (!isItemFileName(id) || id.includes('/')) throw new DrmError('NOT_FOUND', `no content ${JSON.stringify(id)}`);
+    // A storage path may have folders (content/<id>), never `..` or a hidden part.
+    if (!isItemFileName(id)) throw new DrmError('NOT_FOUND', `no content ${JSON.stringify(id)}`);
     return path.join(this.root, id);
   }
 

@@ -12,7 +12,7 @@ import { DrmError } from '../errors.js';
 import type { ContentBackend, Manifest, PublishResult } from './backend.js';
 import { objectName } from './object-keys.js';
 import { putFile } from './s3-upload.js';
-import { filesUnder, isItemFileName } from './staged-files.js';
+import { isItemFileName, itemFilesUnder } from './staged-files.js';
 
 const MANIFEST = 'manifest.json';
 /** Files sent at once while publishing: enough to fill a link, few enough for a small machine. */
@@ -44,7 +44,7 @@ export class S3Backend implements ContentBackend {
 
   async publish(id: string, stagedDir: string): Promise<PublishResult> {
     if (await this.manifestOf(id)) throw new DrmError('CONFLICT', `content ${id} already exists in ${this.location}`);
-    const names = filesUnder(stagedDir).filter(isItemFileName);
+    const names = itemFilesUnder(stagedDir);
     const manifest: Manifest = { id, publishedAt: Date.now(), files: {} };
     let multipart = 0;
     try {
@@ -84,9 +84,10 @@ export class S3Backend implements ContentBackend {
     return { body: got.Body as Readable, bytes: Number(got.ContentLength ?? file.bytes) };
   }
 
-  async signedUrl(id: string, name: string, seconds: number): Promise<string> {
+  async signedUrl(id: string, name: string, seconds: number): Promise<{ url: string; bytes: number }> {
     const file = await this.fileOf(id, name);
-    return getSignedUrl(this.s3, new GetObjectCommand({ Bucket: this.where.bucket, Key: file.key }), { expiresIn: seconds });
+    const url = await getSignedUrl(this.s3, new GetObjectCommand({ Bucket: this.where.bucket, Key: file.key }), { expiresIn: seconds });
+    return { url, bytes: file.bytes };
   }
 
   async remove(id: string): Promise<void> {
@@ -112,6 +113,15 @@ export class S3Backend implements ContentBackend {
       if (stale.length > 0) this.manifests.delete(id);
     }
     return removed;
+  }
+
+  /** Every published item (it has a manifest) and when it was published. */
+  async *published(): AsyncGenerator<{ id: string; at: number }> {
+    for await (const object of this.listed(this.where.prefix ? `${this.where.prefix}/` : '')) {
+      if (!object.key.endsWith(`/${MANIFEST}`)) continue;
+      const parts = object.key.split('/');
+      yield { id: parts[parts.length - 2] as string, at: object.at };
+    }
   }
 
   private keyOf(id: string, leaf: string): string {

@@ -100,9 +100,11 @@ describe.each(['file', 's3'] as const)('the content store on %s', (kind) => {
     expect(keys).toHaveLength(6);
     const leaves = keys.map((k) => k.slice(`content/${id}/`.length)).filter((leaf) => leaf !== 'manifest.json');
     for (const leaf of leaves) expect(leaf).toMatch(/^[0-9a-f]{40}$/);
-    const url = await store.signedUrl(id, 'a/00000.ts', 60);
+    const signed = await store.signedUrl(id, 'a/00000.ts', 60);
+    expect(signed?.bytes).toBe(1000);
+    const url = signed?.url as string;
     expect(url).not.toMatch(/00000|\/a\/|\.ts/);
-    const res = await fetch(url as string);
+    const res = await fetch(url);
     expect(res.status).toBe(200);
     expect(Buffer.from(await res.arrayBuffer()).length).toBe(1000);
   });
@@ -110,10 +112,10 @@ describe.each(['file', 's3'] as const)('the content store on %s', (kind) => {
   it.runIf(kind === 's3')('signs URLs that stop working when they expire', async () => {
     const id = randomUUID();
     await store.publish(id, stageItem(root).dir);
-    const url = (await store.signedUrl(id, 'b/00000.ts', 1)) as string;
+    const url = (await store.signedUrl(id, 'b/00000.ts', 1))?.url as string;
     await new Promise((r) => setTimeout(r, 2100));
     expect((await fetch(url)).status).toBe(403);
-    expect(await store.signedUrl(id, 'b/00000.ts', 60)).not.toBe(url);
+    expect((await store.signedUrl(id, 'b/00000.ts', 60))?.url).not.toBe(url);
   });
 
   it.runIf(kind === 's3')('publishes nothing and leaves nothing when a publish fails midway', async () => {

@@ -57,13 +57,21 @@ export async function checkAnalysis(
 /** Content is music unless it is video (ingest stores no other type). */
 const kindOf = (content: ContentRow): MediaKind => (content.type === 'video' ? 'video' : 'music');
 
-/** The reference ingest kept for detection (../../watermark/video/reference.ts, ../../watermark/music/reference.ts). */
-function referenceOf(ctx: Context, content: ContentRow): string {
-  const file = content.storagePath && ctx.storage.file(content.storagePath, watermarkEngine(kindOf(content)).referenceFile);
-  if (!file || !fs.existsSync(file)) {
-    throw new DrmError('CONFLICT', `content ${content.id} has no detection reference (it was ingested before drm kept one): ingest it again to analyse its leaks`);
+/**
+ * The reference ingest kept for detection (../../watermark/video/reference.ts,
+ * ../../watermark/music/reference.ts), as a path ffmpeg reads (a local copy from an object store).
+ */
+async function referenceOf(ctx: Context, content: ContentRow): Promise<string> {
+  const missing = () =>
+    new DrmError('CONFLICT', `content ${content.id} has no detection reference (it was ingested before drm kept one): ingest it again to analyse its leaks`);
+  if (!content.storagePath) throw missing();
+  try {
+    const file = await ctx.storage.localFile(content.storagePath, watermarkEngine(kindOf(content)).referenceFile);
+    if (!fs.existsSync(file)) throw missing();
+    return file;
+  } catch (err) {
+    throw err instanceof DrmError && err.code === 'NOT_FOUND' ? missing() : err;
   }
-  return file;
 }
 
 /** The candidate that stands for every session a license served unmarked (variant A, bit 0, throughout). */
@@ -88,7 +96,7 @@ async function candidatesOf(ctx: Context, content: ContentRow) {
  */
 export async function analyzeLeak(ctx: Context, leak: string, content: ContentRow, hooks: AnalysisHooks): Promise<ForensicReport> {
   const started = performance.now();
-  const original = referenceOf(ctx, content);
+  const original = await referenceOf(ctx, content);
   const job = { bins: ctx.media, key: ctx.keys.watermark, contentId: content.id, leak, original, reference: true, signal: hooks.signal };
   let detection: Detection;
   try {

@@ -8,6 +8,7 @@ import { DrmError } from '../../errors.js';
 import { jpegStill } from '../../media/stills.js';
 import type { SegmentReading } from '../../watermark/segments.js';
 import { contentKey } from '../streaming.js';
+import { segmentName } from '../../storage/content-store.js';
 
 /** A picture of the leak and the picture of the original it was lined up with, for the evidence report. */
 export interface FramePair {
@@ -56,10 +57,10 @@ export function alignedTimes(segments: readonly SegmentReading[], offset: number
 }
 
 /** Each segment's start in the original, from the durations of the playlist ingest wrote. */
-function segmentStarts(ctx: Context, content: ContentRow): number[] {
+async function segmentStarts(ctx: Context, content: ContentRow): Promise<number[]> {
   const starts: number[] = [];
   let t = 0;
-  for (const s of ctx.storage.segments(content.storagePath as string, 'a')) {
+  for (const s of await ctx.storage.segments(content.storagePath as string, 'a')) {
     starts.push(t);
     t += s.duration;
   }
@@ -67,11 +68,11 @@ function segmentStarts(ctx: Context, content: ContentRow): number[] {
 }
 
 /** Segment n of variant A, decrypted as a player does (AES-128-CBC, IV = the sequence number), into `file`. */
-function decryptSegment(ctx: Context, content: ContentRow, n: number, file: string): void {
+async function decryptSegment(ctx: Context, content: ContentRow, n: number, file: string): Promise<void> {
   const iv = Buffer.alloc(16);
   iv.writeUInt32BE(n, 12);
   const d = createDecipheriv('aes-128-cbc', contentKey(ctx, content), iv);
-  const sealed = fs.readFileSync(ctx.storage.segmentFile(content.storagePath as string, 'a', n));
+  const sealed = await ctx.storage.read(content.storagePath as string, segmentName('a', n));
   fs.writeFileSync(file, Buffer.concat([d.update(sealed), d.final()]));
 }
 
@@ -90,14 +91,14 @@ export async function alignedFrames(
   signal?: AbortSignal,
 ): Promise<FramePair[]> {
   if (!content.storagePath) throw new DrmError('CONFLICT', 'the content has no packaged segments');
-  const starts = segmentStarts(ctx, content);
+  const starts = await segmentStarts(ctx, content);
   const times = alignedTimes(found.segments, found.offsetSeconds, found.leakDuration, starts);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-frames-'));
   try {
     const pairs: FramePair[] = [];
     for (const t of times) {
       const segment = path.join(work, `${t.segment}.ts`);
-      decryptSegment(ctx, content, t.segment, segment);
+      await decryptSegment(ctx, content, t.segment, segment);
       const preroll = found.leakFormat.includes('mpegts') ? TS_PREROLL : 0;
       const leakJpeg = await jpegStill(ctx.media, leak, t.leakSeconds, { width: WIDTH, preroll, signal });
       // A segment is short: decoded from its start.
