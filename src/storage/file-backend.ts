@@ -41,9 +41,12 @@ export class FileBackend implements ContentBackend {
     return fs.readFileSync(this.fileOf(id, name));
   }
 
+  /** On the segment path: one asynchronous stat, no other check of the disk. */
   async stream(id: string, name: string) {
-    const file = this.fileOf(id, name);
-    return { body: fs.createReadStream(file), bytes: fs.statSync(file).size };
+    const file = this.pathOf(id, name);
+    const stat = await fs.promises.stat(file).catch(() => undefined);
+    if (!stat?.isFile()) throw new DrmError('NOT_FOUND', `no file ${name} in content ${id}`);
+    return { body: fs.createReadStream(file), bytes: stat.size };
   }
 
   async signedUrl(): Promise<undefined> {
@@ -69,9 +72,13 @@ export class FileBackend implements ContentBackend {
     return path.join(this.root, id);
   }
 
-  private fileOf(id: string, name: string): string {
+  private pathOf(id: string, name: string): string {
     if (!isItemFileName(name)) throw new DrmError('NOT_FOUND', `no file ${JSON.stringify(name)} in content ${id}`);
-    const file = path.join(this.dirOf(id), name);
+    return path.join(this.dirOf(id), name);
+  }
+
+  private fileOf(id: string, name: string): string {
+    const file = this.pathOf(id, name);
     if (!fs.existsSync(file)) throw new DrmError('NOT_FOUND', `no file ${name} in content ${id}`);
     return file;
   }
