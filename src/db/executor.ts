@@ -1,4 +1,4 @@
-import { getTableColumns, sql, type Table } from 'drizzle-orm';
+import { getTableColumns, type SQLWrapper, sql, type Table } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type * as tables from './schema/description.js';
 
@@ -84,4 +84,18 @@ export function makeExecutor(dialect: Dialect, s: Schema, q: Q, exclusive?: Excl
 export function executeNow<T>(built: PromiseLike<T>): Promise<T> {
   const e = built as unknown as Partial<Executable<T>>;
   return typeof e.execute === 'function' ? e.execute() : Promise.resolve(built);
+}
+
+interface Lockable extends SQLWrapper {
+  for(strength: 'update', config: { skipLocked: true }): SQLWrapper;
+}
+
+/**
+ * The subquery that picks a queue's next row, for an UPDATE … WHERE id = (it) that leases the row
+ * in one statement. On Postgres it locks the row it picks and skips rows other workers are
+ * locking (FOR UPDATE SKIP LOCKED), so workers polling together each take a different job
+ * instead of queueing behind one row's lock; SQLite has one writer, and the statement is atomic.
+ */
+export function skippingLocked(x: Executor, select: Lockable): SQLWrapper {
+  return x.dialect === 'postgres' ? select.for('update', { skipLocked: true }) : select;
 }

@@ -5,6 +5,7 @@ import type { ContentBackend } from './backend.js';
 import { ContentStore } from './content-store.js';
 import { FileBackend } from './file-backend.js';
 import { S3Backend } from './s3-backend.js';
+import { DiskSpool, ObjectSpool } from './spool.js';
 
 export type StoreSpec = { kind: 'file'; root: string } | { kind: 's3'; bucket: string; prefix: string };
 
@@ -73,16 +74,21 @@ export function s3Client(options: S3Options): S3Client {
 }
 
 /** The content backend a store spec names; `namesKey` keys the object names (from the server secret). */
-export function contentBackend(spec: StoreSpec, namesKey: Buffer, options: S3Options = {}): ContentBackend {
+export function contentBackend(spec: StoreSpec, namesKey: Buffer, options: S3Options = {}, client?: S3Client): ContentBackend {
   if (spec.kind === 'file') return new FileBackend(spec.root);
-  return new S3Backend(s3Client(options), { bucket: spec.bucket, prefix: spec.prefix }, namesKey);
+  return new S3Backend(client ?? s3Client(options), { bucket: spec.bucket, prefix: spec.prefix }, namesKey);
 }
 
 /**
  * The content store of a deployment: on a disk, its directory holds the items; with an object
  * store, `<data-dir>/content` holds only the staging of ingests and a cache of files ffmpeg reads.
+ * Files waiting for a job (leaks, queued sources) are spooled beside the content (spool.ts).
  */
 export function openContentStore(storage: StorageConfig, dataDir: string, namesKey: Buffer): ContentStore {
-  const root = storage.store.kind === 'file' ? storage.store.root : path.join(dataDir, 'content');
-  return new ContentStore(root, contentBackend(storage.store, namesKey, storage.s3));
+  const uploads = path.join(dataDir, 'uploads');
+  const { store } = storage;
+  if (store.kind === 'file') return new ContentStore(store.root, new FileBackend(store.root), new DiskSpool(uploads));
+  const client = s3Client(storage.s3);
+  const where = { bucket: store.bucket, prefix: store.prefix };
+  return new ContentStore(path.join(dataDir, 'content'), new S3Backend(client, where, namesKey), new ObjectSpool(client, where, uploads));
 }

@@ -7,6 +7,7 @@ import { DiskLifecycle } from './disk-lifecycle.js';
 import { FileBackend } from './file-backend.js';
 import { ObjectLifecycle } from './object-lifecycle.js';
 import { S3Backend } from './s3-backend.js';
+import { DiskSpool, type Spool } from './spool.js';
 import type { ItemLifecycle, Staging } from './staging.js';
 
 export type { Staging } from './staging.js';
@@ -34,6 +35,8 @@ export class ContentStore {
   constructor(
     readonly root: string,
     readonly backend: ContentBackend = new FileBackend(root),
+    /** files waiting for a job: leaks, queued ingest sources */
+    readonly spool: Spool = new DiskSpool(path.join(root, '..', 'uploads')),
   ) {
     this.lifecycle = backend instanceof S3Backend ? new ObjectLifecycle(root, backend) : new DiskLifecycle(root);
   }

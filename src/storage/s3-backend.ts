@@ -102,6 +102,8 @@ export class S3Backend implements ContentBackend {
     const byItem = new Map<string, Array<{ key: string; at: number }>>();
     for await (const object of this.listed(this.where.prefix ? `${this.where.prefix}/` : '')) {
       const id = object.key.slice(this.where.prefix ? this.where.prefix.length + 1 : 0).split('/')[0] as string;
+      // `.spool/` holds files waiting for jobs (spool.ts), not items.
+      if (id.startsWith('.')) continue;
       byItem.set(id, [...(byItem.get(id) ?? []), object]);
     }
     let removed = 0;

@@ -1,5 +1,5 @@
-import { and, count, desc, eq, getTableColumns, isNull, lte, or, sql } from 'drizzle-orm';
-import type { Executor } from '../executor.js';
+import { and, count, desc, eq, getTableColumns, inArray, isNull, lte, or, sql } from 'drizzle-orm';
+import { type Executor, skippingLocked } from '../executor.js';
 import type * as tables from '../schema/tables.js';
 
 export type { CaseStatus } from '../schema/tables.js';
@@ -42,22 +42,20 @@ function caseRows(x: Executor) {
 
     /**
      * Leases the oldest waiting case whose lease is free (never taken, or run out because the
-     * process that held it died). One UPDATE re-checks the condition, so two servers on one
-     * Postgres never both take it; `attempts` counts the takes, to give up on a case that kills
-     * its worker every time.
+     * process that held it died), in one statement whose pick other workers skip on Postgres
+     * (FOR UPDATE SKIP LOCKED), so two servers or workers never both take it; `attempts` counts
+     * the takes, to give up on a case that kills its worker every time.
      */
     async claimNext(now: number, leaseUntil: number): Promise<CaseRow | undefined> {
       const waiting = and(eq(t.status, 'processing'), or(isNull(t.leaseUntil), lte(t.leaseUntil, now)));
-      const next = await x.run((q) => q.select({ id: t.id, attempts: t.attempts }).from(t).where(waiting).orderBy(t.createdAt, t.id).limit(1));
-      const first = next[0];
-      if (!first) return undefined;
-      const rows = await x.run((q) =>
-        q
+      const rows = await x.run((q) => {
+        const next = skippingLocked(x, q.select({ id: t.id }).from(t).where(waiting).orderBy(t.createdAt, t.id).limit(1));
+        return q
           .update(t)
-          .set({ leaseUntil, attempts: first.attempts + 1 })
-          .where(and(eq(t.id, first.id), waiting))
-          .returning(),
-      );
+          .set({ leaseUntil, attempts: sql`${t.attempts} + 1` })
+          .where(and(inArray(t.id, next), waiting))
+          .returning();
+      });
       return rows[0] as CaseRow | undefined;
     },
 

@@ -7,6 +7,7 @@ import { countersRepo } from './counters.js';
 import { chainCursorRepo } from './chain-cursor.js';
 import { depositsRepo } from './deposits.js';
 import { forensicCasesRepo } from './forensic-cases.js';
+import { ingestJobsRepo } from './ingest-jobs.js';
 import { invoicesRepo } from './invoices.js';
 import { ledgerRepo } from './ledger.js';
 import { licensesRepo } from './licenses.js';
@@ -35,6 +36,7 @@ function makeStores(x: Executor) {
     viewers: viewersRepo(x),
     sessions: sessionsRepo(x),
     forensicCases: forensicCasesRepo(x),
+    ingestJobs: ingestJobsRepo(x),
     ledger: ledgerRepo(x),
     invoices: invoicesRepo(x),
     subscriptions: subscriptionsRepo(x),
@@ -61,6 +63,7 @@ export type { ApiKeyRow } from './api-keys.js';
 export type { ContentRow } from './content.js';
 export type { DepositRow, FundRequestRow } from './deposits.js';
 export type { CaseOutcome, CaseRow, CaseStatus, Candidate } from './forensic-cases.js';
+export type { IngestJobOutcome, IngestJobRow, IngestJobStatus } from './ingest-jobs.js';
 export type { InvoiceLineRow, InvoiceRow } from './invoices.js';
 export type { PeriodUsageRow } from './usage.js';
 export type { LedgerRow } from './ledger.js';

@@ -1,4 +1,4 @@
-import { bigint, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 
 /**
  * Each server's traffic in five-second buckets: what `drm top` and the admin overview read to
@@ -18,4 +18,38 @@ export const trafficBuckets = pgTable(
     sessionsStarted: integer('sessions_started').notNull(),
   },
   (t) => [primaryKey({ name: 'traffic_buckets_pkey', columns: [t.bucketStart, t.instanceId] })],
+);
+
+export type IngestJobStatus = 'queued' | 'running' | 'done' | 'failed';
+
+/**
+ * An ingest queued for a worker (`drm ingest --queue`): the source waits in the store's spool, a
+ * worker leases the job (a lease that runs out gives it to another worker), writes its progress,
+ * and ends it done (with the content it made) or failed.
+ */
+export const ingestJobs = pgTable(
+  'ingest_jobs',
+  {
+    id: text('id').primaryKey(),
+    status: text('status').$type<IngestJobStatus>().notNull(),
+    /** JSON of what was asked: title, type, watermark, description, crf, preset, organizationId */
+    request: text('request').notNull(),
+    /** the source in the spool (src/storage/spool.ts) until the job ends */
+    sourceRef: text('source_ref'),
+    sourceName: text('source_name').notNull(),
+    sourceBytes: bigint('source_bytes', { mode: 'number' }).notNull(),
+    attempts: integer('attempts').notNull(),
+    leaseUntil: bigint('lease_until', { mode: 'number' }),
+    /** the worker that has it (host and pid), for the live view and the logs */
+    worker: text('worker'),
+    /** JSON {stage, done, total}, written now and then by its worker */
+    progress: text('progress'),
+    contentId: text('content_id'),
+    /** JSON of the ingest's result */
+    result: text('result'),
+    failureReason: text('failure_reason'),
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+    finishedAt: bigint('finished_at', { mode: 'number' }),
+  },
+  (t) => [index('ingest_jobs_queue').on(t.status, t.leaseUntil, t.createdAt)],
 );

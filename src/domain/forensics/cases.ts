@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Context } from '../../context.js';
 import type { CaseOutcome, CaseRow } from '../../db/repos/index.js';
 import { notFound } from '../../errors.js';
@@ -9,9 +8,9 @@ import { checkAnalysis } from './analyze.js';
 import type { LeakRecord } from './leak-record.js';
 import type { ForensicReport } from './report.js';
 
-/** Where leaks wait for their analysis: in the data directory, so a queued case survives a restart. */
+/** Where leaks are received before their case keeps them in the store's spool (src/storage/spool.ts). */
 export function uploadsDir(ctx: Context): string {
-  const dir = path.join(ctx.config.dataDir, 'uploads');
+  const dir = ctx.storage.spool.localDir;
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   return dir;
 }
@@ -23,17 +22,27 @@ export interface LeakUpload {
 }
 
 /**
- * Opens a case for a leak on disk: checks what was asked (content, license, type, media) and
- * queues it as `processing`. The case owns the file from here on; the file of a request that is
+ * Opens a case for a leak on disk: checks what was asked (content, license, type, media), keeps
+ * the leak in the spool and queues the case as `processing`. The case owns the file from here on; the file of a request that is
  * refused, or whose case cannot be stored, is removed. `auth` is null for the platform operator
  * (`drm analyze` on the data directory).
  */
 export async function openCase(ctx: Context, auth: KeyAuth | null, upload: LeakUpload, contentId: string, contentType: string): Promise<CaseRow> {
   try {
     await checkAnalysis(ctx, upload.path, { contentId, contentType, organizationId: auth?.org.id ?? null });
-    return await insertCase(ctx, auth, upload, contentId, contentType);
   } catch (err) {
     fs.rmSync(upload.path, { force: true });
+    throw err;
+  }
+  // Kept where any worker can read it (on an object store, sent there) before the case is queued.
+  const ref = await ctx.storage.spool.keep(upload.path, { move: true }).catch((err) => {
+    fs.rmSync(upload.path, { force: true });
+    throw err;
+  });
+  try {
+    return await insertCase(ctx, auth, { ...upload, path: ref }, contentId, contentType);
+  } catch (err) {
+    await ctx.storage.spool.remove(ref).catch(() => {});
     throw err;
   }
 }

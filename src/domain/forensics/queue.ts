@@ -1,5 +1,4 @@
-import fs from 'node:fs';
-import path from 'node:path';
+
 import type { DtcwtBackend } from '../../../gpu/backend.js';
 import { createDtcwtBackend } from '../../../gpu/index.js';
 import type { Context } from '../../context.js';
@@ -7,7 +6,7 @@ import type { CaseRow } from '../../db/repos/index.js';
 import { DrmError } from '../../errors.js';
 import { errorFields } from '../../log.js';
 import { type AnalysisHooks, analyzeLeak } from './analyze.js';
-import { completedOutcome, failedOutcome, uploadsDir } from './cases.js';
+import { completedOutcome, failedOutcome, } from './cases.js';
 
 export interface ForensicsQueueOptions {
   /** the DTCWT backend's maker (default: the best one here, made on first use) */
@@ -167,11 +166,12 @@ export class ForensicsQueue {
     heartbeat.unref();
     try {
       if (row.attempts > MAX_ATTEMPTS) throw new DrmError('INTERNAL_ERROR', `the analysis stopped its server ${MAX_ATTEMPTS} times`);
-      if (!row.uploadPath || !fs.existsSync(row.uploadPath)) throw new DrmError('INTERNAL_ERROR', 'the uploaded leak is no longer on disk');
+      if (!row.uploadPath) throw new DrmError('INTERNAL_ERROR', 'the uploaded leak is no longer kept');
       const content = await ctx.repos.content.find(row.contentId);
       if (!content) throw new DrmError('NOT_FOUND', `content ${row.contentId} no longer exists`);
       const reported = reportingProgress(ctx, row.id, onProgress);
-      const report = await analyzeLeak(ctx, row.uploadPath, content, { backend: () => this.backendOnce(), signal, onProgress: reported });
+      const leak = await ctx.storage.spool.fetch(row.uploadPath);
+      const report = await analyzeLeak(ctx, leak.path, content, { backend: () => this.backendOnce(), signal, onProgress: reported }).finally(() => leak.release());
       await repo.finish(row.id, completedOutcome(report, ctx.clock.now()));
       ctx.log.info('forensic case completed', { caseId: row.id, classification: report.classification, seconds: report.seconds });
     } catch (err) {
@@ -185,7 +185,7 @@ export class ForensicsQueue {
       await repo.finish(row.id, failedOutcome(reason, ctx.clock.now())).catch(() => {});
     } finally {
       clearInterval(heartbeat);
-      if (row.uploadPath) fs.rmSync(row.uploadPath, { force: true });
+      if (row.uploadPath) await ctx.storage.spool.remove(row.uploadPath).catch((err) => ctx.log.warn('could not remove a leak', errorFields(err)));
     }
   }
 
@@ -194,16 +194,13 @@ export class ForensicsQueue {
     return this.backend;
   }
 
-  /** Uploads no waiting case refers to (a server that died between upload and queueing). */
+  /** Spooled files no waiting case or job keeps (a process that died between keeping and queueing). */
   private sweepUploads(): void {
-    const dir = uploadsDir(this.ctx);
-    void (async () => {
-      for (const name of fs.readdirSync(dir)) {
-        const file = path.join(dir, name);
-        const age = this.ctx.clock.now() - fs.statSync(file).mtimeMs;
-        if (age > 24 * 3600_000 && !(await this.ctx.repos.forensicCases.usesUpload(file))) fs.rmSync(file, { force: true });
-      }
-    })().catch((err) => this.ctx.log.warn('could not sweep uploads', errorFields(err)));
+    const { repos } = this.ctx;
+    const isOwned = async (ref: string) => (await repos.forensicCases.usesUpload(ref)) || (await repos.ingestJobs.usesSource(ref));
+    void this.ctx.storage.spool
+      .sweep(24 * 3600_000, isOwned)
+      .catch((err) => this.ctx.log.warn('could not sweep uploads', errorFields(err)));
   }
 }
 
