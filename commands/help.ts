@@ -34,6 +34,7 @@ export const EXAMPLES: Record<string, string[]> = {
   doctor: ['drm doctor'],
   top: ['drm top', 'DRM_ADMIN_TOKEN=$(drm admin token --wallet 0x1111111111111111111111111111111111111111) drm top --server http://127.0.0.1:8080'],
   completion: ['drm completion bash >> ~/.bashrc', 'drm completion zsh >> ~/.zshrc'],
+  'storage setup': ['drm storage setup --store s3://drm-media/content --s3-endpoint http://127.0.0.1:9000', 'drm storage setup --origin https://films.example --origin https://www.films.example --json'],
 };
 
 /** Core field names that a command's flags fill under other names (the rest match: --limit is limit). */

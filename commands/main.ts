@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { defineContent } from './content-definitions.js';
 import { defineAdmin, defineDataCommands, defineServe, defineWatermark } from './definitions.js';
 import { defineOperations } from './operations-definitions.js';
+import { defineStorage } from './storage-definitions.js';
 import { flagNamesOf, finishCommands } from './help.js';
 import { FLAG_NAMES, type Runner } from './options.js';
 import { packageVersion } from '../src/version.js';
@@ -36,6 +37,7 @@ export async function main(argv: string[]): Promise<number> {
   defineWatermark(program, run);
   defineContent(program, run);
   defineOperations(program, run);
+  defineStorage(program, run);
   // Usage errors as one line on stderr, like every other CLI error; examples and required marks in --help.
   finishCommands(program, usageLine);
 
