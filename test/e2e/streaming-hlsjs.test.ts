@@ -1,42 +1,22 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { registerOver } from '../helpers/fixtures.js';
-import { drm, killAll, ROOT, type ServeProcess, startServe } from '../helpers/serve-process.js';
+import { playIn, type PlayerSite, startPlayerSite } from '../helpers/hlsjs-player.js';
+import { drm, killAll, type ServeProcess, startServe } from '../helpers/serve-process.js';
 
 // hls.js, the player most sites embed, in Debian's headless Chromium: a page on its own origin
 // (as on an organization's site) plays a session of `drm serve` through MSE, AES-128 included.
 const T = 300_000;
-const CHROMIUM = '/usr/bin/chromium';
 const bins = mediaBinaries();
 let dir: string;
 let server: ServeProcess;
-let page: http.Server;
-let pageUrl: string;
-let browser: BrowserContext;
+let site: PlayerSite;
 let filmId: string;
 let org: { organizationId: string; apiKey: string };
-
-const PLAYER = `<!doctype html><meta charset="utf-8"><title>player</title>
-<video id="v" muted autoplay playsinline></video>
-<script src="/hls.min.js"></script>
-<script>
-  window.playerErrors = [];
-  window.play = (url) => {
-    const video = document.getElementById('v');
-    const hls = new Hls();
-    hls.on(Hls.Events.ERROR, (_e, d) => window.playerErrors.push(d.type + ':' + d.details + (d.fatal ? ' (fatal)' : '')));
-    hls.loadSource(url);
-    hls.attachMedia(video);
-    video.play().catch((e) => window.playerErrors.push('play: ' + e.message));
-  };
-</script>`;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-hlsjs-'));
@@ -49,27 +29,10 @@ beforeAll(async () => {
   server = await startServe({ dataDir });
   org = await registerOver(server.url, 'Web Player Co');
   await drm(['admin', 'license', '--org', org.organizationId, '--content', filmId, '--type', 'video', '--data-dir', dataDir]);
-
-  // The organization's site: another origin than the API's.
-  const hlsJs = fs.readFileSync(path.join(ROOT, 'node_modules/hls.js/dist/hls.min.js'));
-  page = http.createServer((req, res) => {
-    if (req.url === '/hls.min.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(hlsJs);
-    else res.writeHead(200, { 'content-type': 'text/html' }).end(PLAYER);
-  });
-  await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
-  pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
-  browser = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--autoplay-policy=no-user-gesture-required',
-    ],
-  });
+  site = await startPlayerSite(path.join(dir, 'profile'));
 }, T);
 afterAll(async () => {
-  await browser?.close();
-  page?.close();
+  await site?.close();
   killAll();
   fs.rmSync(dir, { recursive: true, force: true });
 });
@@ -82,11 +45,7 @@ describe('hls.js in headless Chromium', () => {
       body: JSON.stringify({ viewerId: 'browser-viewer' }),
     });
     const s = (await res.json()) as { sessionId: string; playlistUrl: string };
-    const tab = await browser.newPage();
-    await tab.goto(pageUrl);
-    await tab.evaluate((url) => (window as unknown as { play: (u: string) => void }).play(url), `${server.url}${s.playlistUrl}`);
-    const currentTime = () => tab.evaluate(() => (document.getElementById('v') as HTMLVideoElement).currentTime);
-    const errors = () => tab.evaluate(() => (window as unknown as { playerErrors: string[] }).playerErrors);
+    const { tab, currentTime, errors } = await playIn(site, `${server.url}${s.playlistUrl}`);
     await expect.poll(currentTime, { timeout: 60_000, interval: 500 }).toBeGreaterThan(10);
     expect((await errors()).filter((e) => e.includes('fatal'))).toEqual([]);
 
