@@ -1,4 +1,4 @@
-// Serving speed: `npm run bench:serve -- [--input FILE] [--players 50] [--duration 10] [--runs 3] [--targets sqlite,postgres] [--sessions 3000] [--sessions-only] [--json]`.
+// Serving speed: `npm run bench:serve -- [--input FILE] [--players 50] [--duration 10] [--runs 3] [--targets sqlite,postgres] [--sessions 3000] [--plays 4] [--sessions-only | --delivery-only] [--json]`.
 //
 // 1. Segments: a watermarked item is ingested (default the corpus's 30-s 720p clip) and `drm
 //    serve` (SQLite) gives each of --players simulated players its own session; every player
@@ -9,21 +9,27 @@
 // 2. Sessions (./sessions.ts): POST /api/v1/stream/{id} with RS256 viewer tokens signed beforehand,
 //    on SQLite and on a private Postgres cluster: --sessions first-time viewers a run, then the
 //    same viewers returning, beside bare insert transactions on the same kind of database.
-//    --sessions-only skips part 1 (no nginx, no corpus: a generated 12-s clip is ingested).
+//    --sessions-only skips parts 1 and 3 (no nginx, no corpus: a generated 12-s clip is ingested).
+// 3. Delivery (./delivery.ts, issue 21): the item in s3rver, --players players each playing --plays
+//    whole sessions (POST, playlist, every segment) through `drm serve --segment-delivery proxy`
+//    and `redirect`, beside nginx serving the same playlists and files from disk: sessions/s,
+//    segments/s, MB/s and each process's own CPU per GB. --delivery-only skips parts 1 and 2.
 // Every server is a child process, so the load generator never shares their event loop.
 import autocannon from 'autocannon';
 import Table from 'cli-table3';
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort, startCluster } from '../../test/helpers/postgres-cluster.js';
+import { startCluster } from '../../test/helpers/postgres-cluster.js';
 import { drm, killAll, type ServeProcess, startServe } from '../../test/helpers/serve-process.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { bareInsertsPerSecond, benchOrganization, CONNECTIONS_NOTE, type SessionFigures, sessionsPerSecond } from './sessions.js';
 import { median } from '../stats.js';
 import { corpusFile } from '../corpus.js';
+import { type DeliveryResult, deliveryBesideNginx, deliveryTable } from './delivery.js';
+import { findNginx, startNginx } from './nginx.js';
 
 const { values } = parseArgs({
   options: {
@@ -33,18 +39,21 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     targets: { type: 'string', default: 'sqlite,postgres' },
     sessions: { type: 'string', default: '3000' },
+    plays: { type: 'string', default: '4' },
     'sessions-only': { type: 'boolean', default: false },
+    'delivery-only': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
 const sessionsOnly = values['sessions-only'];
+const deliveryOnly = values['delivery-only'] && !sessionsOnly;
 if (!sessionsOnly) corpusFile(values.input);
 const players = Number(values.players);
 const duration = Number(values.duration);
 const runs = Math.max(1, Number(values.runs));
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-bench-serve-'));
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
-const NGINX = '/usr/sbin/nginx';
+const NGINX = findNginx();
 
 interface Load {
   mbPerSecond: number;
@@ -66,29 +75,6 @@ async function load(base: string, paths: string[][], seconds: number): Promise<L
     },
   });
   return { mbPerSecond: r.throughput.average / 1e6, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
-}
-
-async function startNginx(root: string): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const prefix = fs.mkdtempSync(path.join(work, 'nginx-'));
-  fs.mkdirSync(path.join(prefix, 'logs'));
-  const conf = path.join(prefix, 'nginx.conf');
-  fs.writeFileSync(
-    conf,
-    // Workers as the bench's own user: the files sit in its private temporary directory.
-    `${process.getuid?.() === 0 ? 'user root; ' : ''}daemon off; worker_processes auto; pid ${prefix}/nginx.pid; error_log ${prefix}/logs/error.log;
-events { worker_connections 1024; }
-http { access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
-  types { video/mp2t ts; }
-  server { listen 127.0.0.1:${port}; root ${root}; } }`,
-  );
-  const child = spawn(NGINX, ['-p', prefix, '-c', conf], { stdio: 'ignore' });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    if (await fetch(`${url}/`).then(() => true, () => false)) return { url, child };
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('nginx did not start');
 }
 
 async function json<T>(res: Response): Promise<T> {
@@ -117,7 +103,7 @@ async function segmentsBesideNginx(server: ServeProcess, dataDir: string, conten
     drmPaths.push(Array.from({ length: segments }, (_, n) => `/api/v1/stream/${contentId}/segment/${n}?session=${s.sessionId}`));
     nginxPaths.push(Array.from({ length: segments }, (_, n) => `/${s.binaryId[n % 40] === '1' ? 'b' : 'a'}/${String(n).padStart(5, '0')}.ts`));
   }
-  const nginx = await startNginx(path.join(dataDir, 'content', contentId));
+  const nginx = await startNginx(NGINX as string, path.join(dataDir, 'content', contentId), work);
   const bytes = fs.statSync(path.join(dataDir, 'content', contentId, 'a', '00000.ts')).size;
   log(`${players} players, ${segments} segments of about ${(bytes / 1e6).toFixed(1)} MB; warming up`);
   await load(server.url, drmPaths, 2);
@@ -139,10 +125,20 @@ async function segmentsBesideNginx(server: ServeProcess, dataDir: string, conten
   };
 }
 
-const results: { segments?: Awaited<ReturnType<typeof segmentsBesideNginx>>; sessionsSqlite?: SessionFigures; sessionsPostgres?: SessionFigures } = {};
+const results: { segments?: Awaited<ReturnType<typeof segmentsBesideNginx>>; sessionsSqlite?: SessionFigures; sessionsPostgres?: SessionFigures; delivery?: DeliveryResult } = {};
 const targets = values.targets.split(',');
 try {
-  if (!sessionsOnly && !fs.existsSync(NGINX)) throw new Error(`${NGINX} not found: apt-get install nginx-light`);
+  if (!sessionsOnly && !deliveryOnly && !NGINX) throw new Error('nginx not found: apt-get install nginx-light (or run --delivery-only, which skips its row)');
+  if (!deliveryOnly) await segmentsAndSessions();
+  if (!sessionsOnly) results.delivery = await deliveryBesideNginx({ input: values.input, players, plays: Number(values.plays), runs, work, cpus: os.availableParallelism(), log });
+} finally {
+  killAll();
+  spawnSync('pkill', ['-f', work]);
+  fs.rmSync(work, { recursive: true, force: true });
+}
+
+/** Parts 1 and 2, on the disk store. */
+async function segmentsAndSessions() {
   const input = sessionsOnly ? generatedClip() : values.input;
   const dataDir = path.join(work, 'data');
   log(`ingesting ${input}${sessionsOnly ? '' : ' with --watermark'}`);
@@ -170,10 +166,6 @@ try {
       await cluster.stop();
     }
   }
-} finally {
-  killAll();
-  spawnSync('pkill', ['-f', work]);
-  fs.rmSync(work, { recursive: true, force: true });
 }
 
 if (values.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
@@ -186,11 +178,14 @@ else {
     t.push(['nginx-light, same files', s.nginx.mbPerSecond.toFixed(0), s.nginx.p99, s.nginx.non2xx, '']);
     process.stdout.write(`${t.toString()}\n`);
   }
-  process.stdout.write(`sessions: RS256 viewer tokens, ${CONNECTIONS_NOTE}, ${values.sessions} viewers a run, medians of ${runs} runs, ${os.availableParallelism()} CPUs\n`);
-  const u = new Table({ head: ['database', 'first-time /s', 'p99 ms', 'returning /s', 'p99 ms', 'non-2xx', 'bare insert transactions /s', 'first-time / bare', 'returning / bare'], style: { head: [], border: [] } });
-  for (const [name, r] of [['SQLite', results.sessionsSqlite], ['Postgres', results.sessionsPostgres]] as const) {
-    if (!r) continue;
-    u.push([name, r.firstTime.perSecond.toFixed(0), r.firstTime.p99, r.returning.perSecond.toFixed(0), r.returning.p99, r.firstTime.non2xx + r.returning.non2xx, r.floor.toFixed(0), `${((100 * r.firstTime.perSecond) / r.floor).toFixed(1)}%`, `${((100 * r.returning.perSecond) / r.floor).toFixed(1)}%`]);
+  if (results.sessionsSqlite || results.sessionsPostgres) {
+    process.stdout.write(`sessions: RS256 viewer tokens, ${CONNECTIONS_NOTE}, ${values.sessions} viewers a run, medians of ${runs} runs, ${os.availableParallelism()} CPUs\n`);
+    const u = new Table({ head: ['database', 'first-time /s', 'p99 ms', 'returning /s', 'p99 ms', 'non-2xx', 'bare insert transactions /s', 'first-time / bare', 'returning / bare'], style: { head: [], border: [] } });
+    for (const [name, r] of [['SQLite', results.sessionsSqlite], ['Postgres', results.sessionsPostgres]] as const) {
+      if (!r) continue;
+      u.push([name, r.firstTime.perSecond.toFixed(0), r.firstTime.p99, r.returning.perSecond.toFixed(0), r.returning.p99, r.firstTime.non2xx + r.returning.non2xx, r.floor.toFixed(0), `${((100 * r.firstTime.perSecond) / r.floor).toFixed(1)}%`, `${((100 * r.returning.perSecond) / r.floor).toFixed(1)}%`]);
+    }
+    process.stdout.write(`${u.toString()}\n`);
   }
-  process.stdout.write(`${u.toString()}\n`);
+  if (results.delivery) process.stdout.write(deliveryTable(results.delivery, runs));
 }
