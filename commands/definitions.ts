@@ -20,6 +20,8 @@ export function defineServe(program: Command, run: Runner): void {
       .option('--no-webhook-worker', 'do not deliver webhooks from this process')
       .addOption(envOption('--segment-delivery <how>', 'proxy (the server streams segments) or redirect (302 to a presigned URL of the object store)', 'DRM_SEGMENT_DELIVERY').choices(['proxy', 'redirect']))
       .addOption(envOption('--max-upload <size>', 'largest leak POST /forensics/analyze accepts, e.g. 4G or 500M (default 4G)', 'DRM_MAX_UPLOAD'))
+      .addOption(switchOption('--analysis [yes|no]', 'run leak analyses in this process (default yes)', 'DRM_ANALYSIS'))
+      .option('--no-analysis', 'leave leak analyses to drm worker processes')
       .addOption(envOption('--analysis-concurrency <n>', 'leak analyses run at once, 1 or 2 (default 1)', 'DRM_ANALYSIS_CONCURRENCY'))
       .addOption(envOption('--register-limit <n>', 'registrations one client address may make per hour (default 20)', 'DRM_REGISTER_LIMIT'))
       .addOption(envOption('--nonce-limit <n>', 'admin sign-in nonces one client address may ask for per hour (default 60)', 'DRM_NONCE_LIMIT'))
@@ -45,6 +47,8 @@ export function defineDataCommands(program: Command, run: Runner): void {
       .option('--crf <n>', 'x264 quality of the segments (0-51, lower is better)', '18')
       .option('--preset <name>', 'x264 preset', 'fast')
       .option('--org <id>', "ingest for this organization: licensed to it, its balance pays the watermark fee first")
+      .option('--queue', 'send the file to the store and queue the ingest for a drm worker instead of running it here')
+      .option('--wait', 'with --queue: follow the job until its worker has ingested it')
       .addOption(new Option('--backend <kind>', 'DTCWT backend for watermarked video').choices(['auto', 'cpu', 'tfjs']).default('auto')),
   ).action(run(async () => (await import('./ingest.js')).ingest));
 

@@ -6,7 +6,11 @@ import type { Command } from 'commander';
  */
 export const EXAMPLES: Record<string, string[]> = {
   serve: ['drm serve', 'drm serve --port 8080 --host 0.0.0.0 --db postgres://drm@localhost/drm'],
-  ingest: ['drm ingest film.mp4 --title "The Film" --type video --watermark', 'drm ingest song.m4a --title "A Song" --type music --watermark --org ORG_ID'],
+  ingest: [
+    'drm ingest film.mp4 --title "The Film" --type video --watermark',
+    'drm ingest song.m4a --title "A Song" --type music --watermark --org ORG_ID',
+    'drm ingest film.mp4 --title "The Film" --type video --watermark --queue --wait --db postgres://drm@db/drm --store s3://drm-media/content',
+  ],
   analyze: ['drm analyze leak.mp4 --content CONTENT_ID --report case.html', 'drm analyze leak.mp4 --content CONTENT_ID --server http://127.0.0.1:8080 --api-key KEY'],
   migrate: ['drm migrate --db postgres://drm@localhost/drm'],
   'admin grant': ['drm admin grant 0x1111111111111111111111111111111111111111'],
@@ -34,6 +38,9 @@ export const EXAMPLES: Record<string, string[]> = {
   doctor: ['drm doctor'],
   top: ['drm top', 'DRM_ADMIN_TOKEN=$(drm admin token --wallet 0x1111111111111111111111111111111111111111) drm top --server http://127.0.0.1:8080'],
   completion: ['drm completion bash >> ~/.bashrc', 'drm completion zsh >> ~/.zshrc'],
+  worker: ['drm worker --db postgres://drm@db/drm --store s3://drm-media/content', 'drm worker --jobs analysis --backend auto --json'],
+  'jobs list': ['drm jobs list --db postgres://drm@db/drm', 'drm jobs list --limit 100 --json'],
+  'jobs show': ['drm jobs show 6f1c0c1e-0c4a-4d55-9d36-0c1a3b2f9e11 --wait'],
   'storage setup': ['drm storage setup --store s3://drm-media/content --s3-endpoint http://127.0.0.1:9000', 'drm storage setup --origin https://films.example --origin https://www.films.example --json'],
 };
 

@@ -2,6 +2,7 @@ import { createDtcwtBackend, type DtcwtBackend, type DtcwtBackendKind } from '..
 import { formatApusd } from '../src/domain/billing/format.js';
 import { badRequest } from '../src/errors.js';
 import { type ContentType, ingestContent } from '../src/ingest/ingest.js';
+import { INGEST_UNITS, ingestedLine, ingestQueued } from './ingest-queued.js';
 import type { DbOptions } from './options.js';
 import { printJson } from './output.js';
 import { createProgress } from './progress.js';
@@ -16,16 +17,18 @@ interface IngestOptions extends DbOptions {
   preset?: string;
   backend?: DtcwtBackendKind;
   org?: string;
+  queue?: boolean;
+  wait?: boolean;
 }
-
-/** What each ingest stage counts (the packaging stages report seconds of the source). */
-const INGEST_UNITS: Record<string, string> = { packaging: 's of media', 'marking A and B': 's of media', 'thumbnail and preview': 'steps' };
 
 /** `drm ingest <file>`: package a film or a track into the catalog, with a progress bar on a terminal. */
 export function ingest(file: string, opts: IngestOptions): Promise<number> {
   return withContext(opts, async (ctx, out) => {
     const crf = opts.crf === undefined ? undefined : Number(opts.crf);
     if (crf !== undefined && !Number.isInteger(crf)) throw badRequest(`--crf must be a whole number, got ${JSON.stringify(opts.crf)}`);
+    const request = { input: file, title: opts.title, type: opts.type, watermark: Boolean(opts.watermark), description: opts.description, crf, preset: opts.preset, organizationId: opts.org };
+    if (opts.wait && !opts.queue) throw badRequest('--wait goes with --queue (an ingest without --queue runs here and always waits)');
+    if (opts.queue) return ingestQueued(ctx, out, request, Boolean(opts.wait));
     const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
     const controller = new AbortController();
     const stop = () => controller.abort();
@@ -35,7 +38,7 @@ export function ingest(file: string, opts: IngestOptions): Promise<number> {
     try {
       const result = await ingestContent(
         ctx,
-        { input: file, title: opts.title, type: opts.type, watermark: Boolean(opts.watermark), description: opts.description, crf, preset: opts.preset, organizationId: opts.org },
+        request,
         {
           signal: controller.signal,
           backend: async () => {
@@ -49,8 +52,7 @@ export function ingest(file: string, opts: IngestOptions): Promise<number> {
       progress.finish('ingest done');
       if (out.json) printJson(out, result);
       else {
-        const what = [result.type, result.resolution, result.isWatermarked ? 'watermarked (variants A and B)' : 'not watermarked'].filter(Boolean).join(', ');
-        out.write(`ingested "${result.title}" as ${result.contentId}: ${what}, ${result.duration} s in ${result.segmentCount} AES-128 segment(s), in ${result.seconds.toFixed(1)} s`);
+        out.write(ingestedLine(result));
         const charge = result.charge;
         if (charge) {
           const fee = charge.waivedByPass ? 'the watermark fee waived by its Watermark Pass' : `a watermark fee of ${formatApusd(charge.feeMicro)} APUSD`;

@@ -3,6 +3,7 @@ import { defineContent } from './content-definitions.js';
 import { defineAdmin, defineDataCommands, defineServe, defineWatermark } from './definitions.js';
 import { defineOperations } from './operations-definitions.js';
 import { defineStorage } from './storage-definitions.js';
+import { defineWorkers } from './worker-definitions.js';
 import { flagNamesOf, finishCommands } from './help.js';
 import { FLAG_NAMES, type Runner } from './options.js';
 import { packageVersion } from '../src/version.js';
@@ -38,6 +39,7 @@ export async function main(argv: string[]): Promise<number> {
   defineContent(program, run);
   defineOperations(program, run);
   defineStorage(program, run);
+  defineWorkers(program, run);
   // Usage errors as one line on stderr, like every other CLI error; examples and required marks in --help.
   finishCommands(program, usageLine);
 

@@ -26,12 +26,12 @@ export async function serve(opts: DbOptions & ConfigInput): Promise<number> {
   const dialect = db.dialect === 'sqlite' ? config.db : 'postgres';
   // One line, so that a supervisor or a test can read the address as soon as it is there.
   if (out.json) {
-    const { apiShape, webhookWorker, trustProxy } = config;
+    const { apiShape, webhookWorker, analysis, trustProxy } = config;
     const { location: store } = ctx.storage.backend;
     const { segmentDelivery } = config.storage;
-    out.write(JSON.stringify({ url: server.url, port: server.port, db: db.dialect, store, segmentDelivery, apiShape, webhookWorker, trustProxy }));
+    out.write(JSON.stringify({ url: server.url, port: server.port, db: db.dialect, store, segmentDelivery, apiShape, webhookWorker, analysis, trustProxy }));
   } else {
-    const worker = config.webhookWorker ? '' : ', webhook deliveries off';
+    const worker = (config.webhookWorker ? '' : ', webhook deliveries off') + (config.analysis ? '' : ', analyses left to workers');
     const store = ctx.storage.backend.location;
     const delivery = config.storage.segmentDelivery === 'redirect' ? ', segments by redirect' : '';
     out.write(`drm serve listening on ${server.url} (database ${dialect}, content ${store}${delivery}, api shape ${config.apiShape}${worker})`);

@@ -28,6 +28,8 @@ export interface Config {
   webhookWorker: boolean;
   /** The largest leak POST /forensics/analyze accepts (default 4 GiB). */
   maxUploadBytes: number;
+  /** Run leak analyses in this process (false: `drm serve --no-analysis`, leaving them to `drm worker`). */
+  analysis: boolean;
   /** Leak analyses this process runs at once (1 or 2), so that streaming stays fast meanwhile. */
   analysisConcurrency: number;
   /** How long a case taken by a server that stopped answering waits before another server (or this one, restarted) takes it. */
@@ -58,6 +60,7 @@ export interface ConfigInput extends ChainInput, FiatInput, StorageInput {
   publicUrl?: string;
   logLevel?: string;
   webhookWorker?: boolean;
+  analysis?: boolean;
   /** bytes, or with a unit: 500M, 4G */
   maxUpload?: string;
   analysisConcurrency?: string | number;
@@ -152,6 +155,7 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     maxJsonBytes: 1024 * 1024,
     webhookWorker: flag(input.webhookWorker, env.DRM_WEBHOOK_WORKER, 'DRM_WEBHOOK_WORKER', true),
     maxUploadBytes: parseByteSize(input.maxUpload ?? env.DRM_MAX_UPLOAD ?? '4G', '--max-upload'),
+    analysis: flag(input.analysis, env.DRM_ANALYSIS, 'DRM_ANALYSIS', true),
     analysisConcurrency: analysisConcurrency(input.analysisConcurrency ?? env.DRM_ANALYSIS_CONCURRENCY ?? 1),
     analysisLeaseMs: analysisLease(env.DRM_ANALYSIS_LEASE_SECONDS ?? '120'),
     registerLimitPerHour: perHourLimit(input.registerLimit ?? env.DRM_REGISTER_LIMIT ?? 20, '--register-limit'),

@@ -72,7 +72,7 @@ export interface IngestResult {
 const MAX_TITLE = 200;
 const MAX_DESCRIPTION = 5000;
 
-function checkRequest(r: IngestRequest): void {
+export function checkRequest(r: IngestRequest): void {
   if (!fs.existsSync(r.input)) throw badRequest(`${r.input} does not exist`);
   if (!fs.statSync(r.input).isFile()) throw badRequest(`${r.input} is not a file`);
   if (!r.title.trim()) throw badRequest('--title must not be empty');
@@ -82,7 +82,7 @@ function checkRequest(r: IngestRequest): void {
   if (r.crf !== undefined && !(Number.isInteger(r.crf) && r.crf >= 0 && r.crf <= 51)) throw badRequest('--crf must be a whole number from 0 to 51');
 }
 
-function checkMedia(r: IngestRequest, info: MediaInfo): void {
+export function checkMedia(r: IngestRequest, info: MediaInfo): void {
   const name = path.basename(r.input);
   if (r.type === 'video' && !info.video) throw badRequest(`${name} has no video stream: ingest it with --type music, or pick a video file`);
   if (r.type === 'music' && !info.audio) throw badRequest(`${name} has no audio stream to package as music`);

@@ -51,8 +51,10 @@ export class ForensicsQueue {
 
   /** The background loop: takes waiting cases whenever a slot is free. */
   start(): void {
-    this.started = true;
     this.sweepUploads();
+    // A server with --no-analysis queues cases and waits for them; workers run them.
+    if (!this.ctx.config.analysis) return;
+    this.started = true;
     this.wake();
   }
 
@@ -76,24 +78,29 @@ export class ForensicsQueue {
 
   /**
    * Runs one case to its end in this process and returns it as stored. If another server took it
-   * first, waits for that one to finish it. `signal` cancels the analysis: the case is stored as
+   * first, or this one leaves analyses to workers (--no-analysis), waits for it to be finished. `signal` cancels the analysis: the case is stored as
    * failed, "analysis cancelled", and returned. `onProgress` hears the analysis's stages when it
    * runs here.
    */
   async run(caseId: string, signal?: AbortSignal, onProgress?: AnalysisHooks['onProgress']): Promise<CaseRow> {
-    await this.slot();
-    try {
-      const row = await this.ctx.repos.forensicCases.claim(caseId, this.ctx.clock.now(), this.ctx.clock.now() + this.leaseMs);
-      if (row) await this.track(this.analyse(row, signal, onProgress));
-    } finally {
-      this.release();
-    }
+    if (this.ctx.config.analysis) await this.runHere(caseId, signal, onProgress);
+    else this.ctx.log.info('forensic case left to the workers', { caseId });
     for (;;) {
       const row = await this.ctx.repos.forensicCases.find(caseId);
       if (!row) throw new DrmError('NOT_FOUND', `forensic case ${caseId} not found`);
       if (row.status !== 'processing') return row;
       signal?.throwIfAborted();
       await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+
+  private async runHere(caseId: string, signal?: AbortSignal, onProgress?: AnalysisHooks['onProgress']): Promise<void> {
+    await this.slot();
+    try {
+      const row = await this.ctx.repos.forensicCases.claim(caseId, this.ctx.clock.now(), this.ctx.clock.now() + this.leaseMs);
+      if (row) await this.track(this.analyse(row, signal, onProgress));
+    } finally {
+      this.release();
     }
   }
 

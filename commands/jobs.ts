@@ -1,0 +1,29 @@
+import { jobView } from '../src/ingest/ingest-queue.js';
+import { showJob } from './ingest-queued.js';
+import type { DbOptions } from './options.js';
+import { printJson, printTable } from './output.js';
+import { withContext } from './with-context.js';
+
+/** `drm jobs list`: the most recent queued ingests and how each stands. */
+export function listJobs(opts: DbOptions & { limit?: string }): Promise<number> {
+  return withContext(opts, async (ctx, out) => {
+    const limit = Math.min(Math.max(Number(opts.limit ?? 20) || 20, 1), 500);
+    const views = (await ctx.repos.ingestJobs.list(limit)).map(jobView);
+    if (out.json) printJson(out, { jobs: views });
+    else if (views.length === 0) out.write('no ingest job has been queued (drm ingest --queue FILE …)');
+    else {
+      const progress = (v: (typeof views)[number]) => (v.progress && v.status === 'running' ? `${v.progress.stage} ${Math.round((100 * v.progress.done) / Math.max(v.progress.total, 1))}%` : '');
+      printTable(
+        out,
+        ['job', 'status', 'title', 'source', 'worker', 'progress', 'content', 'queued'],
+        views.map((v) => [v.id, v.status, v.title, v.source.name, v.worker, progress(v) || v.failureReason, v.contentId, new Date(v.createdAt).toISOString()]),
+      );
+    }
+    return 0;
+  });
+}
+
+/** `drm jobs show ID [--wait]`. */
+export function showJobCommand(id: string, opts: DbOptions & { wait?: boolean }): Promise<number> {
+  return withContext(opts, (ctx, out) => showJob(ctx, out, id, Boolean(opts.wait)));
+}

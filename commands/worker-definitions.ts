@@ -1,0 +1,24 @@
+import { type Command, Option } from 'commander';
+import { dbOptions, envOption, type Runner } from './options.js';
+
+/** drm worker (takes queued ingests and analyses) and drm jobs (the ingest queue). */
+export function defineWorkers(program: Command, run: Runner): void {
+  dbOptions(
+    program
+      .command('worker')
+      .description('take queued ingests and leak analyses from the database and run them on this machine (until SIGTERM)')
+      .option('--jobs <kinds>', 'which jobs to take: ingest, analysis or ingest,analysis (default both)')
+      .addOption(new Option('--backend <kind>', 'DTCWT backend (default auto: the GPU where tfjs-node-gpu finds one, else the CPU pool)').choices(['auto', 'cpu', 'tfjs']))
+      .addOption(envOption('--analysis-concurrency <n>', 'leak analyses run at once, 1 or 2 (default 1)', 'DRM_ANALYSIS_CONCURRENCY'))
+      .addOption(envOption('--log-level <level>', 'debug, info, warn, error or silent (default info)', 'DRM_LOG_LEVEL')),
+  ).action(run(async () => (await import('./worker.js')).worker));
+
+  const jobs = program.command('jobs').description('the ingest queue (drm ingest --queue)');
+  dbOptions(jobs.command('list').description('queued ingests, the most recent first').option('--limit <n>', 'how many (default 20, at most 500)')).action(
+    run(async () => (await import('./jobs.js')).listJobs),
+  );
+  dbOptions(jobs.command('show <id>').description('one queued ingest and how it stands').option('--wait', 'follow it until it ends (exit 0 done, 1 failed)')).action(
+    run(async () => (await import('./jobs.js')).showJobCommand),
+  );
+
+}

@@ -1,0 +1,63 @@
+import os from 'node:os';
+import { createDtcwtBackend, type DtcwtBackend, type DtcwtBackendKind } from '../gpu/index.js';
+import type { ConfigInput } from '../src/config.js';
+import type { Context } from '../src/context.js';
+import { ForensicsQueue } from '../src/domain/forensics/queue.js';
+import { badRequest } from '../src/errors.js';
+import { IngestWorker } from '../src/ingest/ingest-worker.js';
+import type { DbOptions } from './options.js';
+import type { Output } from './output.js';
+import { withContext } from './with-context.js';
+
+interface WorkerOptions extends DbOptions, ConfigInput {
+  jobs?: string;
+  backend?: DtcwtBackendKind;
+}
+
+type JobKind = 'ingest' | 'analysis';
+
+function jobKinds(raw: string | undefined): Set<JobKind> {
+  const kinds = (raw ?? 'ingest,analysis').split(',').map((k) => k.trim()).filter(Boolean);
+  for (const k of kinds) if (k !== 'ingest' && k !== 'analysis') throw badRequest(`--jobs takes ingest, analysis or both (ingest,analysis), got ${JSON.stringify(k)}`);
+  if (kinds.length === 0) throw badRequest('--jobs must name ingest, analysis or both');
+  return new Set(kinds as JobKind[]);
+}
+
+/**
+ * `drm worker`: takes queued ingests and leak analyses from the database and runs them here, with
+ * one DTCWT backend for both (the best this machine has: tfjs-node-gpu on a GPU, else the CPU
+ * pool). Runs until SIGTERM or SIGINT: then it takes nothing more, gives a running ingest back to
+ * the queue (another worker starts it again) and lets a running analysis finish.
+ */
+export function worker(opts: WorkerOptions): Promise<number> {
+  // A worker runs analyses whatever DRM_ANALYSIS says (that variable is for the servers beside it).
+  return withContext({ logLevel: 'info', ...opts, analysis: true }, async (ctx, out) => {
+    const kinds = jobKinds(opts.jobs);
+    const backend = await createDtcwtBackend(opts.backend ?? 'auto');
+    const name = `${os.hostname()}:${process.pid}`;
+    const ingest = kinds.has('ingest') ? new IngestWorker(ctx, { name, backend: async () => backend, leaseMs: ctx.config.analysisLeaseMs }) : undefined;
+    const forensics = kinds.has('analysis') ? new ForensicsQueue(ctx, { backend: async () => backend }) : undefined;
+    ingest?.start();
+    forensics?.start();
+    sayReady(ctx, out, { name, kinds, backend });
+    const signal = await new Promise<string>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGINT', () => resolve('SIGINT'));
+    });
+    ctx.log.info('worker stopping', { signal, ingest: ingest?.running ?? null });
+    await ingest?.stop();
+    await forensics?.stop();
+    await backend.close();
+    ctx.log.info('worker stopped', { signal });
+    return 0;
+  });
+}
+
+/** One line, like drm serve's, that a supervisor or a test reads to know the worker is taking jobs. */
+function sayReady(ctx: Context, out: Output, w: { name: string; kinds: Set<JobKind>; backend: DtcwtBackend }): void {
+  const jobs = [...w.kinds];
+  const store = ctx.storage.backend.location;
+  const database = ctx.db.dialect;
+  if (out.json) out.write(JSON.stringify({ worker: w.name, jobs, backend: w.backend.name, db: database, store }));
+  else out.write(`drm worker ${w.name} taking ${jobs.join(' and ')} jobs (database ${database}, content ${store}, DTCWT backend ${w.backend.name})`);
+}
