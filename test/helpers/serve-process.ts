@@ -43,6 +43,8 @@ export interface ServeOptions {
   bin?: string;
   /** How long to wait for the listening line (start-up includes tsx compiling the sources). */
   timeoutMs?: number;
+  /** another long-running command that prints one JSON line when ready (`['worker']`); default serve on `port` */
+  command?: string[];
 }
 
 /** Every process started here, so that a test run or a benchmark can kill them all on the way out. */
@@ -69,9 +71,7 @@ export function serveArgs(opts: ServeOptions): string[] {
   return [
     ...(opts.nodeArgs ?? []),
     opts.bin ?? DRM_BIN,
-    'serve',
-    '--port',
-    String(opts.port ?? 0),
+    ...(opts.command ?? ['serve', '--port', String(opts.port ?? 0)]),
     '--data-dir',
     opts.dataDir,
     '--json',
