@@ -92,7 +92,9 @@ interface Lockable extends SQLWrapper {
 
 /**
  * The subquery that picks a queue's next row, for an UPDATE … WHERE id = (it) that leases the row
- * in one statement. On Postgres it locks the row it picks and skips rows other workers are
+ * in one statement. It must be compared with `=`, a scalar subquery that Postgres runs once: as
+ * `id IN (…)` it may run again for every row the UPDATE scans, each run locking and returning
+ * another row, so that one worker takes the whole queue (the queue contract test saw it). On Postgres it locks the row it picks and skips rows other workers are
  * locking (FOR UPDATE SKIP LOCKED), so workers polling together each take a different job
  * instead of queueing behind one row's lock; SQLite has one writer, and the statement is atomic.
  */

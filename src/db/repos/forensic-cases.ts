@@ -1,4 +1,4 @@
-import { and, count, desc, eq, getTableColumns, inArray, isNull, lte, or, sql } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, isNull, lte, or, sql } from 'drizzle-orm';
 import { type Executor, skippingLocked } from '../executor.js';
 import type * as tables from '../schema/tables.js';
 
@@ -53,7 +53,7 @@ function caseRows(x: Executor) {
         return q
           .update(t)
           .set({ leaseUntil, attempts: sql`${t.attempts} + 1` })
-          .where(and(inArray(t.id, next), waiting))
+          .where(and(eq(t.id, sql`(${next})`), waiting))
           .returning();
       });
       return rows[0] as CaseRow | undefined;

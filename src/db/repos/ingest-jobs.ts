@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, lte, or, sql } from 'drizzle-orm';
+import { and, desc, eq, isNull, lte, or, sql } from 'drizzle-orm';
 import { type Executor, skippingLocked } from '../executor.js';
 import type * as tables from '../schema/operations.js';
 
@@ -33,7 +33,7 @@ export function ingestJobsRepo(x: Executor) {
         return q
           .update(t)
           .set({ status: 'running', worker, leaseUntil, attempts: sql`${t.attempts} + 1` })
-          .where(and(inArray(t.id, next), takeable(now)))
+          .where(and(eq(t.id, sql`(${next})`), takeable(now)))
           .returning();
       });
       return rows[0] as IngestJobRow | undefined;

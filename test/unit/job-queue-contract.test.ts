@@ -1,0 +1,101 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IngestJobRow } from '../../src/db/repos/index.js';
+import { queueIngest } from '../../src/ingest/ingest-queue.js';
+import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
+
+// The ingest queue as workers see it, on both dialects: each job is taken by one worker at a
+// time (on Postgres, the pick is locked and skipped by the others), a lease that runs out gives
+// the job to another worker, and a job given back is queued again.
+
+const LEASE = 60_000;
+
+describe.each(DIALECTS)('the ingest queue on %s', (dialect) => {
+  let t: TestApp;
+  let n = 0;
+  const queued = async (): Promise<IngestJobRow> => {
+    const row: IngestJobRow = {
+      ...{ id: `job-${dialect}-${++n}`, status: 'queued', request: JSON.stringify({ title: `Film ${n}`, type: 'video', watermark: true }) },
+      ...{ sourceRef: `spool:${n}`, sourceName: 'film.mp4', sourceBytes: 1000, attempts: 0, leaseUntil: null, worker: null, progress: null },
+      ...{ contentId: null, result: null, failureReason: null, createdAt: t.clock.now() + n, finishedAt: null },
+    };
+    await t.ctx.repos.ingestJobs.insert(row);
+    return row;
+  };
+  const claim = (worker: string) => t.ctx.repos.ingestJobs.claimNext(worker, t.clock.now(), t.clock.now() + LEASE);
+  // Jobs a test leaves taken or queued are ended, so the next test starts from an empty queue.
+  const endAll = async () => {
+    for (const row of await t.ctx.repos.ingestJobs.list(500)) await t.ctx.repos.ingestJobs.finish(row.id, { status: 'failed', contentId: null, result: null, failureReason: 'test over', finishedAt: 1 });
+  };
+
+  beforeAll(async () => {
+    t = await makeTestApp(dialect);
+  });
+  afterAll(() => t.close());
+
+  it('gives each of four workers claiming at once a different job, oldest first, and none to a fifth', async () => {
+    const jobs = [await queued(), await queued(), await queued(), await queued()];
+    const taken = await Promise.all(['w1', 'w2', 'w3', 'w4'].map(claim));
+    expect(new Set(taken.map((r) => r?.id)).size).toBe(4);
+    expect(taken.map((r) => r?.id).sort()).toEqual(jobs.map((j) => j.id).sort());
+    expect(taken.every((r) => r?.status === 'running' && r.attempts === 1)).toBe(true);
+    expect(await claim('w5')).toBeUndefined();
+    await endAll();
+  });
+
+  it('gives a job whose lease ran out to another worker, counting the attempt; the first worker has lost it', async () => {
+    const job = await queued();
+    expect((await claim('dead'))?.id).toBe(job.id);
+    expect(await claim('other')).toBeUndefined();
+    t.clock.advance(LEASE + 1);
+    const again = await claim('other');
+    expect(again).toMatchObject({ id: job.id, worker: 'other', attempts: 2 });
+    expect(await t.ctx.repos.ingestJobs.extendLease(job.id, 'dead', t.clock.now() + LEASE)).toBe(false);
+    expect(await t.ctx.repos.ingestJobs.extendLease(job.id, 'other', t.clock.now() + LEASE)).toBe(true);
+    await endAll();
+  });
+
+  it('queues a job given back by a stopping worker again, as if it had never been taken', async () => {
+    const job = await queued();
+    await claim('stopping');
+    await t.ctx.repos.ingestJobs.release(job.id, 'stopping');
+    expect(await t.ctx.repos.ingestJobs.find(job.id)).toMatchObject({ status: 'queued', worker: null, leaseUntil: null, attempts: 0 });
+    expect(await claim('next')).toMatchObject({ id: job.id, attempts: 1 });
+    await endAll();
+  });
+
+  it('gives each of five servers or workers claiming leak analyses at once a different case, and none to the last two', async () => {
+    for (let i = 0; i < 3; i++) {
+      await t.ctx.repos.forensicCases.insert({
+        ...{ id: `case-${dialect}-${i}`, organizationId: null, apiKeyId: null, contentId: 'c', contentType: 'video', status: 'processing', failureReason: null },
+        ...{ uploadPath: `spool:${i}`, uploadName: 'leak.mp4', uploadBytes: 1, attempts: 0, leaseUntil: null, classification: null, binaryId: null, supportedBits: null },
+        ...{ matchedViewerId: null, matchedSessionId: null, report: null, leakFrames: null, progress: null, createdAt: t.clock.now() + i, completedAt: null },
+      });
+    }
+    const now = t.clock.now();
+    const taken = await Promise.all(Array.from({ length: 5 }, () => t.ctx.repos.forensicCases.claimNext(now, now + LEASE)));
+    expect(taken.filter(Boolean).map((r) => r?.id).sort()).toEqual([0, 1, 2].map((i) => `case-${dialect}-${i}`));
+  });
+
+  it('never takes a job that ended', async () => {
+    const job = await queued();
+    await t.ctx.repos.ingestJobs.finish(job.id, { status: 'done', contentId: 'c', result: '{}', failureReason: null, finishedAt: t.clock.now() });
+    t.clock.advance(LEASE * 10);
+    expect(await claim('late')).toBeUndefined();
+    expect(await t.ctx.repos.ingestJobs.find(job.id)).toMatchObject({ status: 'done', sourceRef: null });
+  });
+
+  it('refuses to queue what is not media, keeping nothing in the spool', async () => {
+    const notMedia = path.join(t.dir, 'notes.mp4');
+    fs.writeFileSync(notMedia, 'not a film');
+    const kept = () => (fs.existsSync(t.ctx.storage.spool.localDir) ? fs.readdirSync(t.ctx.storage.spool.localDir).length : 0);
+    const before = kept();
+    await expect(queueIngest(t.ctx, { input: notMedia, title: 'Notes', type: 'video', watermark: true })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
+    await expect(queueIngest(t.ctx, { input: path.join(t.dir, 'missing.mp4'), title: 'Gone', type: 'video', watermark: true })).rejects.toMatchObject({
+      code: 'BAD_REQUEST',
+      message: expect.stringContaining('does not exist'),
+    });
+    expect(kept()).toBe(before);
+  });
+});
