@@ -59,6 +59,7 @@ export function jobView(row: IngestJobRow): IngestJobView {
  */
 export async function queueIngest(ctx: Context, r: IngestRequest): Promise<IngestJobRow> {
   checkRequest(r);
+  if (r.organizationId && !(await ctx.repos.organizations.find(r.organizationId))) throw notFound(`organization ${r.organizationId}`);
   checkMedia(r, await probeMedia(ctx.media, r.input));
   const { input, ...request } = r;
   const ref = await ctx.storage.spool.keep(input, { move: false });
