@@ -3,7 +3,7 @@ import type { Context } from '../context.js';
 import type { IngestJobRow } from '../db/repos/index.js';
 import { DrmError } from '../errors.js';
 import { errorFields } from '../log.js';
-import { ingestContent } from './ingest.js';
+import { ingestContent, sweepAbandonedIngests } from './ingest.js';
 import type { QueuedRequest } from './ingest-queue.js';
 
 export interface IngestWorkerOptions {
@@ -19,6 +19,7 @@ export interface IngestWorkerOptions {
 /** A job that took its worker down this many times is failed rather than taken again. */
 const MAX_ATTEMPTS = 3;
 const PROGRESS_EVERY_MS = 2000;
+const HOUR_MS = 3_600_000;
 
 /**
  * Takes queued ingests from the database one at a time and runs them here (`drm worker`). The
@@ -28,6 +29,7 @@ const PROGRESS_EVERY_MS = 2000;
  */
 export class IngestWorker {
   private timer: NodeJS.Timeout | undefined;
+  private sweeper: NodeJS.Timeout | undefined;
   private current: { id: string; abort: AbortController; done: Promise<void> } | undefined;
   private stopping = false;
   private readonly pollMs: number;
@@ -41,12 +43,17 @@ export class IngestWorker {
 
   start(): void {
     this.schedule(0);
+    // Leftovers of ingests killed outright (their staging, a half-published item) go hourly, new ingests or not.
+    const sweep = () => void sweepAbandonedIngests(this.ctx).catch((err) => this.ctx.log.warn('could not sweep abandoned ingests', errorFields(err)));
+    this.sweeper = setInterval(sweep, HOUR_MS);
+    this.sweeper.unref();
   }
 
   /** Stops taking jobs; a running one is cancelled and given back to the queue. */
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.timer);
+    clearInterval(this.sweeper);
     const job = this.current;
     if (!job) return;
     job.abort.abort();

@@ -121,6 +121,14 @@ async function packageContent(ctx: Context, r: IngestRequest, job: PackageJob, c
   return backendName;
 }
 
+/** What ingests that died outright left behind goes, and a watermark fee one of them paid comes back. */
+export async function sweepAbandonedIngests(ctx: Context): Promise<string[]> {
+  return ctx.storage.sweep(
+    async (id) => Boolean(await ctx.repos.content.find(id)),
+    (id) => refundAbandonedFee(ctx, id),
+  );
+}
+
 /**
  * `drm ingest`: probes the input, packages it as AES-128 HLS (with variants A and B for
  * --watermark), makes the thumbnail and preview, and publishes: the files move into place in one
@@ -130,11 +138,7 @@ export async function ingestContent(ctx: Context, r: IngestRequest, hooks: Inges
   checkRequest(r);
   const info = await probeMedia(ctx.media, r.input);
   checkMedia(r, info);
-  // What ingests that died outright left behind goes, and a watermark fee one of them paid comes back.
-  await ctx.storage.sweep(
-    async (id) => Boolean(await ctx.repos.content.find(id)),
-    (id) => refundAbandonedFee(ctx, id),
-  );
+  await sweepAbandonedIngests(ctx);
   const contentId = randomUUID();
   // Staged (its owner marked alive) before the fee is taken, so a kill at any point after it is swept and refunded.
   const staging = ctx.storage.stage(contentId);

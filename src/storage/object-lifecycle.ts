@@ -10,6 +10,9 @@ const SWEEP_AFTER_MS = 60 * 60 * 1000;
  * uploaded with the manifest last. The local staging is removed once the upload is done.
  */
 export class ObjectLifecycle implements ItemLifecycle {
+  /** when this process last listed the bucket for leftovers (0: never) */
+  private lastBucketSweep = 0;
+
   constructor(
     private readonly localRoot: string,
     private readonly backend: S3Backend,
@@ -43,7 +46,11 @@ export class ObjectLifecycle implements ItemLifecycle {
     return { purge: () => this.backend.remove(storagePath), restore: () => {} };
   }
 
-  /** Local stagings of dead ingests; objects without a manifest; published items that never got a catalog row. */
+  /**
+   * Local stagings of dead ingests; then objects without a manifest and published items that
+   * never got a catalog row. The bucket is listed whole for the latter, so at most once an hour
+   * per process (a worker's or server's hourly sweep, or a one-off `drm ingest`'s first).
+   */
   async sweep(isCatalogued: (id: string) => Promise<boolean>, beforeRemoving: (id: string) => Promise<void>): Promise<string[]> {
     const removed: string[] = [];
     for (const { id, dir } of abandonedStagings(this.localRoot)) {
@@ -51,6 +58,8 @@ export class ObjectLifecycle implements ItemLifecycle {
       fs.rmSync(dir, { recursive: true, force: true });
       removed.push(dir);
     }
+    if (Date.now() - this.lastBucketSweep < SWEEP_AFTER_MS) return removed;
+    this.lastBucketSweep = Date.now();
     await this.backend.sweep(SWEEP_AFTER_MS);
     const cutoff = Date.now() - SWEEP_AFTER_MS;
     for await (const item of this.backend.published()) {
