@@ -297,13 +297,15 @@ describe('the CLI never starts a new deployment by mistake', SLOW, () => {
       drm(['admin', 'grant', WALLET, '--data-dir', nowhere]),
       drm(['admin', 'license', '--org', newId(), '--content', '*', '--type', 'video', '--data-dir', nowhere]),
       drm(['ingest', film, '--title', 'x', '--type', 'video', '--data-dir', nowhere]),
+      drm(['worker', '--data-dir', nowhere]),
+      drm(['jobs', 'list', '--data-dir', nowhere]),
       drm(['analyze', film, '--content', newId(), '--data-dir', nowhere]),
       drm(['watermark', 'embed', film, '--bits', '0'.repeat(40), '--out', path.join(dir, 'out.mp4'), '--data-dir', nowhere]),
     ]);
-    for (const r of runs.slice(0, 4)) expectOneLineError(r, 2, /names no deployment; `drm serve` or `drm migrate` starts a new one/);
+    for (const r of runs.slice(0, 6)) expectOneLineError(r, 2, /names no deployment; `drm serve` or `drm migrate` starts a new one/);
     // analyze answers 2 for a weak match, so its errors are 1; watermark needs the secret only.
-    expectOneLineError(runs[4] as Run, 1, /names no deployment/);
-    expectOneLineError(runs[5] as Run, 2, /no secret: set DRM_SECRET or point --data-dir/);
+    expectOneLineError(runs[6] as Run, 1, /names no deployment/);
+    expectOneLineError(runs[7] as Run, 2, /no secret: set DRM_SECRET or point --data-dir/);
     expect(fs.existsSync(nowhere)).toBe(false);
   });
 
