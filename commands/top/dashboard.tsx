@@ -1,7 +1,7 @@
 import { Box, Text } from 'ink';
 import type { ReactNode } from 'react';
 import type { Overview } from '../../src/domain/operations/overview.js';
-import { ago, bar, formatBytes, formatRate, shortId } from './format.js';
+import { ago, bar, formatBytes, formatRate, padOrCut, shortId } from './format.js';
 
 /** At this width and more the panels sit two by two; below it, one under another. */
 export const TWO_COLUMNS_FROM = 100;
@@ -49,6 +49,13 @@ export function Dashboard({ overview, source, columns, error, refreshSeconds }: 
           <Panel title="Webhooks" width={panelWidth}>
             <Webhooks overview={overview} />
           </Panel>
+          {/* The whole width, as the recent cases: a job's line (title, stage, bar, worker) needs it, and the
+              two by two above stays whole. A server of an older drm (--server) sends no ingest part. */}
+          {overview.ingest ? (
+            <Panel title="Ingest queue" width="100%">
+              <Ingest overview={overview} width={columns - 4} now={now} />
+            </Panel>
+          ) : null}
           <Panel title="Recent cases" width="100%">
             <RecentCases overview={overview} now={now} />
           </Panel>
@@ -109,6 +116,34 @@ function Queue({ overview, width }: { overview: Overview; width: number }) {
           {shortId(q.caseId)} {q.state === 'running' ? `${(q.stage ?? 'starting').padEnd(7)} ${bar((q.percent ?? 0) / 100, Math.max(4, Math.min(20, width - 28)))} ${q.percent ?? 0}%` : 'waiting'}
         </Text>
       ))}
+    </>
+  );
+}
+
+/** Running ingests drawn: a screen, unlike the API's list, has no room for one line per worker of a big farm. */
+const SHOWN_INGESTS = 5;
+
+function Ingest({ overview, width, now }: { overview: Overview; width: number; now: number }) {
+  const i = overview.ingest;
+  const last = i.lastFailure;
+  // Jobs waiting behind busy workers are the queue working; waiting with none running means no worker is taking them.
+  return (
+    <>
+      <Row label="waiting · running" value={`${i.waiting} · ${i.running}`} tone={i.waiting > 0 && i.running === 0 ? 'warn' : undefined} />
+      <Row
+        label="failed (last hour)"
+        value={`${i.failedLastHour}${last ? ` · last ${shortId(last.jobId)} ${ago(last.at, now)}: ${last.reason ?? 'no reason kept'}` : ''}`}
+        tone={i.failedLastHour > 0 ? 'bad' : undefined}
+      />
+      {i.jobs.length === 0 ? <Text dimColor>no ingest running</Text> : null}
+      {i.jobs.slice(0, SHOWN_INGESTS).map((j) => (
+        <Text key={j.jobId} wrap="truncate-end">
+          {shortId(j.jobId)} {padOrCut(j.title, 16)} {(j.stage ?? 'starting').padEnd(15)} {bar((j.percent ?? 0) / 100, Math.max(4, Math.min(20, width - 89)))} {`${j.percent ?? 0}%`.padStart(4)}
+          {/* the worker's name last: its length varies, and a narrow terminal cuts it rather than the figures */}
+          {` · try ${j.attempts} · queued ${ago(j.queuedAt, now)} · ${j.worker ?? 'no worker'}`}
+        </Text>
+      ))}
+      {i.running > SHOWN_INGESTS ? <Text dimColor>{`and ${i.running - SHOWN_INGESTS} more running`}</Text> : null}
     </>
   );
 }

@@ -30,3 +30,6 @@ export function bar(share: number, width: number): string {
   const filled = Math.round(Math.max(0, Math.min(1, share)) * width);
   return '█'.repeat(filled) + '░'.repeat(width - filled);
 }
+
+/** Text cut (with an ellipsis) or padded to `cells`, so that what follows it lines up from line to line. */
+export const padOrCut = (text: string, cells: number): string => (text.length > cells ? `${text.slice(0, cells - 1)}…` : text.padEnd(cells));

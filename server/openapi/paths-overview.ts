@@ -31,6 +31,25 @@ const Overview = object({
       }),
     ),
   }),
+  ingest: object({
+    waiting: int('queued, or running on a worker whose lease ran out (the next worker takes them)'),
+    running: int(),
+    jobs: arrayOf(
+      object({
+        jobId: uuid(),
+        title: str(),
+        type: { type: 'string', enum: ['video', 'music'] },
+        worker: nullable(str('host and pid of the worker holding the lease')),
+        stage: nullable(str("what the worker is doing, as it last wrote it")),
+        percent: nullable(num()),
+        attempts: int('takes so far; more than 1: a worker died on it or was stopped'),
+        queuedAt: time(),
+      }),
+      'the running ingests, oldest first (at most 10)',
+    ),
+    failedLastHour: int(),
+    lastFailure: nullable(object({ jobId: uuid(), title: str(), reason: nullable(str()), at: time() })),
+  }),
   webhooks: object({ backlog: int('pending and retrying'), retrying: int(), failed: int(), delivered: int() }),
   recentCases: arrayOf(
     object({
@@ -63,7 +82,7 @@ export const OVERVIEW_ENDPOINTS: Endpoint[] = [
     path: '/api/v1/admin/overview',
     operation: admin('Admin', {
       operationId: 'adminOverview',
-      summary: 'The live view: sessions, traffic, the forensics queue, webhooks, recent cases, the period\'s billing',
+      summary: 'The live view: sessions, traffic, the forensics and ingest queues, webhooks, recent cases, the period\'s billing',
       description: 'One read of the database, the same on every server; sent with Cache-Control: no-store.',
       responses: { '200': jsonResponse('the overview', { $ref: '#/components/schemas/Overview' }) },
     }),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CaseRow } from '../../src/db/repos/index.js';
+import type { CaseRow, IngestJobRow } from '../../src/db/repos/index.js';
 import type { Overview } from '../../src/domain/operations/overview.js';
 import { asAdmin, billedOrg, stream } from '../helpers/billing.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
@@ -12,6 +12,12 @@ const caseRow = (t: TestApp, contentId: string, fields: Partial<CaseRow>): CaseR
   ...{ id: randomUUID(), organizationId: null, apiKeyId: null, contentId, contentType: 'video', status: 'processing', failureReason: null },
   ...{ uploadPath: null, uploadName: null, uploadBytes: null, attempts: 0, leaseUntil: null, classification: null, binaryId: null },
   ...{ supportedBits: null, matchedViewerId: null, matchedSessionId: null, report: null, progress: null, leakFrames: null, createdAt: t.clock.now(), completedAt: null },
+  ...fields,
+});
+
+const jobRow = (t: TestApp, title: string, fields: Partial<IngestJobRow>): IngestJobRow => ({
+  ...{ id: randomUUID(), status: 'queued', request: JSON.stringify({ title, type: 'video', watermark: true }), sourceRef: null, sourceName: `${title}.mp4`, sourceBytes: 1000 },
+  ...{ attempts: 0, leaseUntil: null, worker: null, progress: null, contentId: null, result: null, failureReason: null, createdAt: t.clock.now(), finishedAt: null },
   ...fields,
 });
 
@@ -118,5 +124,47 @@ describe.each(DIALECTS)('the live overview on %s', (dialect) => {
     expect(o.forensics).toMatchObject({ waiting: 24, running: 1 });
     expect(o.forensics.queue).toHaveLength(20);
     expect(o.forensics.queue[0]).toMatchObject({ caseId: running.id, state: 'running' });
+  });
+
+  it('shows the ingest queue: waiting (a lapsed lease included), running with stage and worker, failures of the last hour', async () => {
+    const now = t.clock.now();
+    const ingest = t.ctx.repos.ingestJobs;
+    const running = jobRow(t, 'Big Buck Bunny', { status: 'running', worker: 'gpu-1:4242', attempts: 2, leaseUntil: now + 60_000, createdAt: now - 5000 });
+    running.progress = JSON.stringify({ stage: 'marking A and B', done: 3, total: 12 });
+    const rows = [
+      running,
+      jobRow(t, 'queued', {}),
+      // its worker died: the lease ran out and the next worker will take it
+      jobRow(t, 'orphaned', { status: 'running', worker: 'gone:1', attempts: 1, leaseUntil: now - 1 }),
+      jobRow(t, 'done', { status: 'done', contentId: org.content.id, finishedAt: now - 1000 }),
+      jobRow(t, 'old failure', { status: 'failed', failureReason: 'two hours ago', finishedAt: now - 2 * 3_600_000 }),
+      jobRow(t, 'failed first', { status: 'failed', failureReason: 'the source has no video stream', finishedAt: now - 30 * 60_000 }),
+    ];
+    const newest = jobRow(t, 'failed last', { status: 'failed', failureReason: 'ingest failed: internal error', finishedAt: now - 60_000 });
+    for (const row of [...rows, newest]) await ingest.insert(row);
+
+    const o = await overview();
+    expect(o.ingest).toEqual({
+      waiting: 2,
+      running: 1,
+      jobs: [{ jobId: running.id, title: 'Big Buck Bunny', type: 'video', worker: 'gpu-1:4242', stage: 'marking A and B', percent: 25, attempts: 2, queuedAt: new Date(now - 5000).toISOString() }],
+      failedLastHour: 2,
+      lastFailure: { jobId: newest.id, title: 'failed last', reason: 'ingest failed: internal error', at: new Date(now - 60_000).toISOString() },
+    });
+  });
+
+  it('counts every running ingest and lists the oldest ten; an hour later the failures are gone', async () => {
+    const now = t.clock.now();
+    for (let i = 0; i < 11; i++) {
+      await t.ctx.repos.ingestJobs.insert(jobRow(t, `film ${i}`, { status: 'running', worker: `w:${i}`, attempts: 1, leaseUntil: now + 2 * 3_600_000, createdAt: now - 10_000 + i }));
+    }
+    const o = await overview();
+    expect(o.ingest).toMatchObject({ running: 12, failedLastHour: 2 });
+    expect(o.ingest.jobs).toHaveLength(10);
+    // queued before Big Buck Bunny: the oldest ten are these
+    expect(o.ingest.jobs.map((j) => j.title)).toEqual(Array.from({ length: 10 }, (_, i) => `film ${i}`));
+    expect(o.ingest.jobs.find((j) => j.title === 'film 0')).toMatchObject({ stage: null, percent: null });
+    t.clock.advance(3_600_000);
+    expect((await overview()).ingest).toMatchObject({ waiting: 3, running: 11, failedLastHour: 0, lastFailure: null });
   });
 });

@@ -102,6 +102,7 @@ describe('drm top', () => {
     const plain = spawnSync(process.execPath, [DRM_BIN, 'top', '--data-dir', dir], { cwd: os.tmpdir(), encoding: 'utf8' });
     expect(plain.stderr).toBe('');
     expect(plain.stdout).toContain('active sessions');
+    expect(plain.stdout).toMatch(/Ingest queue[\s\S]*no ingest running/);
     expect(plain.stdout).not.toContain('\x1b[?1049h');
     const token = (await drm(['admin', 'token', '--wallet', ADMIN_WALLET, '--data-dir', dir])).trim();
     await makeTraffic();
@@ -115,6 +116,7 @@ describe('drm top', () => {
     expect(fromServer?.traffic.clientErrorsPerMinute).toBeGreaterThan(0);
     expect(fromServer?.traffic.servers).toBe(1);
     expect(fromServer?.billing.period).toMatch(/^\d{4}-\d{2}$/);
+    expect(fromServer?.ingest).toEqual({ waiting: 0, running: 0, jobs: [], failedLastHour: 0, lastFailure: null });
   }, T);
 
   it('says what is wrong: no token for --server, a wrong token, --db with --server, no deployment', async () => {

@@ -20,6 +20,15 @@ const overview = (fields: Partial<Overview> = {}): Overview => ({
       { caseId: 'beef0000-1111-2222-3333-444455556666', contentId: 'film', state: 'waiting', stage: null, percent: null, queuedAt: '2026-11-25T11:59:30.000Z' },
     ],
   },
+  ingest: {
+    waiting: 2,
+    running: 1,
+    jobs: [
+      { jobId: 'f11e0000-1111-2222-3333-444455556666', title: 'Big Buck Bunny', type: 'video', worker: 'gpu-1:4242', stage: 'marking A and B', percent: 30, attempts: 2, queuedAt: '2026-11-25T11:50:00.000Z' },
+    ],
+    failedLastHour: 1,
+    lastFailure: { jobId: 'dead0000-1111-2222-3333-444455556666', title: 'Broken', reason: 'the source has no video stream', at: '2026-11-25T11:58:00.000Z' },
+  },
   webhooks: { backlog: 4, retrying: 1, failed: 2, delivered: 99 },
   recentCases: [
     { caseId: 'abcd1234-0000-0000-0000-000000000000', contentId: 'film-1', organizationId: null, status: 'completed', classification: 'strong_match', binaryId: '1010'.repeat(10), createdAt: '2026-11-25T11:55:00.000Z' },
@@ -45,10 +54,20 @@ describe('the drm top dashboard', () => {
     expect(lineWith(frame, 'c0ffee00')).toMatch(/detect\s+█+░+ 40%/);
     expect(lineWith(frame, 'beef0000')).toContain('waiting');
     expect(lineWith(frame, 'backlog')).toContain('4');
+    expect(lineWith(frame, 'Ingest queue')).not.toContain('Webhooks');
+    expect(frame.split('\n').filter((l) => l.includes('waiting · running'))[1]).toContain('2 · 1');
+    expect(lineWith(frame, 'f11e0000')).toMatch(/Big Buck Bunny\s+marking A and B\s+█+░+\s+30% · try 2 · queued 10 min ago/);
+    expect(lineWith(frame, 'failed (last hour)')).toContain('1 · last dead0000 2 min ago: the source has no video stream');
     expect(lineWith(frame, 'abcd1234')).toContain('strong_match');
     expect(lineWith(frame, 'abcd1234')).toContain('5 min ago');
     expect(lineWith(frame, 'open invoices')).toContain('1 (143.00 APUSD)');
     expect(lineWith(frame, 'bytes served')).toContain('5.4 GB');
+  });
+
+  it("fits a running ingest's line, worker included, in 100 columns", () => {
+    // ink-testing-library's terminal is 100 columns wide, whatever the columns the dashboard is told
+    const frame = render(createElement(Dashboard, { overview: overview(), source: 'db', columns: 100 })).lastFrame() ?? '';
+    expect(lineWith(frame, 'f11e0000')).toMatch(/f11e0000 Big Buck Bunny\s+marking A and B █+░+ {2}30% · try 2 · queued 10 min ago · gpu-1:4242 /);
   });
 
   it('sets panels side by side on a wide terminal and one under another on a narrow one', () => {
@@ -57,6 +76,17 @@ describe('the drm top dashboard', () => {
     const narrow = render(createElement(Dashboard, { overview: overview(), source: 'db', columns: 70 })).lastFrame() ?? '';
     expect(lineWith(narrow, 'Streaming')).not.toContain('Forensics queue');
     expect(narrow).toContain('Forensics queue');
+  });
+
+  it('says when no ingest runs, and draws an overview without an ingest part (an older server)', () => {
+    const idle = overview({ ingest: { waiting: 0, running: 0, jobs: [], failedLastHour: 0, lastFailure: null } });
+    const frame = render(createElement(Dashboard, { overview: idle, source: 'db', columns: 120 })).lastFrame() ?? '';
+    expect(frame).toContain('no ingest running');
+    expect(lineWith(frame, 'failed (last hour)')).toMatch(/failed \(last hour\)\s+0\s/);
+    const { ingest: _, ...older } = overview();
+    const old = render(createElement(Dashboard, { overview: older as Overview, source: 'db', columns: 120 })).lastFrame() ?? '';
+    expect(old).not.toContain('Ingest queue');
+    expect(lineWith(old, 'active sessions')).toContain('42');
   });
 
   it('says what failed above the last figures it had', () => {

@@ -1,8 +1,11 @@
 import { and, count, countDistinct, desc, eq, gt, gte, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { Executor } from '../executor.js';
+import type { IngestJobRow } from './ingest-jobs.js';
 
 /** How many cases the live view lists: the queue and the newest decided. */
 const LISTED_CASES = 20;
+/** How many running ingests it lists: one a worker, and few deployments run more workers than this. */
+const LISTED_INGESTS = 10;
 
 /**
  * The platform-wide figures of the live view (`drm top`, GET /admin/overview): counts across
@@ -13,6 +16,8 @@ export function overviewRepo(x: Executor) {
   const c = x.s.forensicCases;
   const inv = x.s.invoices;
   return {
+    ...ingestQueueFigures(x),
+
     async activeSessions(now: number): Promise<number> {
       const rows = await x.run((q) => q.select({ n: count() }).from(s).where(and(gt(s.expiresAt, now), eq(s.isActive, true))));
       return Number(rows[0]?.n ?? 0);
@@ -77,6 +82,39 @@ export function overviewRepo(x: Executor) {
           .where(eq(inv.paymentStatus, 'open')),
       );
       return { count: Number(rows[0]?.n ?? 0), amountMicro: Number(rows[0]?.sum ?? 0) };
+    },
+  };
+}
+
+/** The ingest queue's figures: its counts, the running jobs and the last hour's failures. */
+function ingestQueueFigures(x: Executor) {
+  const j = x.s.ingestJobs;
+  /** A job is running while its worker keeps the lease; a lapsed one waits for the next worker (ingest-jobs.ts, takeable). */
+  const ingestRunning = (now: number) => and(eq(j.status, 'running'), gt(j.leaseUntil, now));
+  const ingestWaiting = (now: number) => or(eq(j.status, 'queued'), and(eq(j.status, 'running'), or(isNull(j.leaseUntil), lte(j.leaseUntil, now))));
+  return {
+    /** How many ingests wait (queued, or their worker's lease ran out) and how many run: both read the queue's index. */
+    async ingestCounts(now: number): Promise<{ waiting: number; running: number }> {
+      const [waiting, running] = await Promise.all([
+        x.run((q) => q.select({ n: count() }).from(j).where(ingestWaiting(now))),
+        x.run((q) => q.select({ n: count() }).from(j).where(ingestRunning(now))),
+      ]);
+      return { waiting: Number(waiting[0]?.n ?? 0), running: Number(running[0]?.n ?? 0) };
+    },
+
+    /** The running ingests, oldest queued first: the list keeps its order from one refresh to the next. */
+    async runningIngests(now: number): Promise<IngestJobRow[]> {
+      return (await x.run((q) => q.select().from(j).where(ingestRunning(now)).orderBy(j.createdAt, j.id).limit(LISTED_INGESTS))) as IngestJobRow[];
+    },
+
+    /** Ingests that failed since `since`, and the newest of them (its reason is what the operator reads first). */
+    async ingestFailures(since: number): Promise<{ count: number; latest: IngestJobRow | undefined }> {
+      const failedSince = and(eq(j.status, 'failed'), gte(j.finishedAt, since));
+      const [n, latest] = await Promise.all([
+        x.run((q) => q.select({ n: count() }).from(j).where(failedSince)),
+        x.run((q) => q.select().from(j).where(failedSince).orderBy(desc(j.finishedAt), desc(j.id)).limit(1)),
+      ]);
+      return { count: Number(n[0]?.n ?? 0), latest: latest[0] as IngestJobRow | undefined };
     },
   };
 }

@@ -2,6 +2,7 @@ import type { Context } from '../../context.js';
 import { iso } from '../../clock.js';
 import { formatApusd } from '../billing/format.js';
 import { periodLabel, periodOf } from '../billing/periods.js';
+import { type IngestQueue, readIngestQueue } from './ingest-overview.js';
 import { TRAFFIC_BUCKET_MS } from './traffic-meter.js';
 
 /** The traffic rates read the last minute of whole buckets. */
@@ -46,6 +47,7 @@ export interface Overview {
     servers: number;
   };
   forensics: { waiting: number; running: number; queue: QueuedCase[] };
+  ingest: IngestQueue;
   webhooks: { backlog: number; retrying: number; failed: number; delivered: number };
   recentCases: Array<{
     caseId: string;
@@ -68,11 +70,12 @@ export class OverviewReader {
   async read(): Promise<Overview> {
     const { repos, clock } = this.ctx;
     const now = clock.now();
-    const [active, traffic, counts, queued, deliveries, recent, billing] = await Promise.all([
+    const [active, traffic, counts, queued, ingest, deliveries, recent, billing] = await Promise.all([
       repos.overview.activeSessions(now),
       this.traffic(now),
       repos.overview.queueCounts(now),
       repos.overview.queuedCases(now),
+      readIngestQueue(this.ctx, now),
       repos.webhookDeliveries.countByStatus(),
       repos.overview.recentCases(RECENT_CASES),
       this.billingTotals(now),
@@ -83,6 +86,7 @@ export class OverviewReader {
       sessions: { active },
       traffic,
       forensics: { ...counts, queue },
+      ingest,
       webhooks: {
         backlog: (deliveries.pending ?? 0) + (deliveries.retrying ?? 0),
         retrying: deliveries.retrying ?? 0,
