@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { dbOptions, type Runner } from './options.js';
+import { dbOptions, envOption, type Runner } from './options.js';
 
 /** drm content list|show|delete, drm cases list|show and drm doctor: the operator's catalog, cases and health of the install. */
 export function defineContent(program: Command, run: Runner): void {
@@ -22,7 +22,11 @@ export function defineContent(program: Command, run: Runner): void {
     run(async () => (await import('./content.js')).casesList),
   );
   dbOptions(
-    program.command('doctor').description('check ffmpeg, ffprobe, the DTCWT and GPU backends, the data directory, its secret and database, and Chromium; each with its fix'),
+    program
+      .command('doctor')
+      .description('check ffmpeg, ffprobe, the DTCWT and GPU backends, the data directory, its secret and database, the content store, and Chromium; each with its fix')
+      // as drm serve takes it: with redirect, the store's bucket needs the CORS rule players in browsers use
+      .addOption(envOption('--segment-delivery <how>', 'proxy or redirect, as drm serve runs (redirect: also check the bucket\'s CORS for players)', 'DRM_SEGMENT_DELIVERY').choices(['proxy', 'redirect'])),
   ).action(run(async () => (await import('./doctor.js')).doctor));
   dbOptions(
     cases

@@ -4,7 +4,7 @@ import type { DbOptions } from './options.js';
 import { createOutput, printJson, printTable, reportError } from './output.js';
 
 /** `drm doctor`: every check with its fix; exit 1 when one fails (warnings do not). */
-export async function doctor(opts: DbOptions): Promise<number> {
+export async function doctor(opts: DbOptions & { segmentDelivery?: string }): Promise<number> {
   const out = createOutput(Boolean(opts.json));
   try {
     const checks = await runChecks(resolveConfig({ logLevel: 'silent', ...opts }));

@@ -35,7 +35,7 @@ export const EXAMPLES: Record<string, string[]> = {
   'content delete': ['drm content delete CONTENT_ID --force'],
   'cases list': ['drm cases list'],
   'cases show': ['drm cases show CASE_ID --json'],
-  doctor: ['drm doctor'],
+  doctor: ['drm doctor', 'drm doctor --store s3://drm-media/content --s3-endpoint http://127.0.0.1:9000 --segment-delivery redirect'],
   top: ['drm top', 'DRM_ADMIN_TOKEN=$(drm admin token --wallet 0x1111111111111111111111111111111111111111) drm top --server http://127.0.0.1:8080'],
   completion: ['drm completion bash >> ~/.bashrc', 'drm completion zsh >> ~/.zshrc'],
   worker: ['drm worker --db postgres://drm@db/drm --store s3://drm-media/content', 'drm worker --jobs analysis --backend auto --json'],

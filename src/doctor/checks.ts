@@ -7,6 +7,7 @@ import { createLogger } from '../log.js';
 import { mediaBinaries } from '../media/binaries.js';
 import type { Check } from './check.js';
 import { mediaChecks } from './media-checks.js';
+import { storeChecks } from './store-checks.js';
 
 export type { Check } from './check.js';
 
@@ -20,7 +21,7 @@ export async function runChecks(config: Config, env: NodeJS.ProcessEnv = process
     checks.push({ name: 'ffmpeg', status: 'fail', detail: `no ffmpeg found: ${(err as Error).message}`, fix: 'npm ci, or set DRM_FFMPEG and DRM_FFPROBE' });
   }
   if (bins) checks.push(...mediaChecks(bins));
-  checks.push(await dtcwtCheck(), await gpuCheck(), ...deploymentChecks(config, env), await databaseCheck(config));
+  checks.push(await dtcwtCheck(), await gpuCheck(), ...deploymentChecks(config, env), await databaseCheck(config), ...(await storeChecks(config.storage)));
   checks.push(
     fs.existsSync('/usr/bin/chromium')
       ? { name: 'chromium (tests)', status: 'ok', detail: '/usr/bin/chromium' }

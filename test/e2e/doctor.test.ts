@@ -27,7 +27,7 @@ describe('drm doctor', () => {
   it('passes on a migrated deployment, and says when the MPEG-TS probe needs a system ffprobe', async () => {
     await drm(['migrate', '--data-dir', dir]);
     const shipped = JSON.parse((await runDrm(['doctor', '--data-dir', dir, '--json'], {}, T)).stdout) as Report;
-    expect(shipped.checks.map((c) => c.name)).toEqual(['ffmpeg', 'ffprobe', 'ffprobe on MPEG-TS', 'DTCWT backend', 'GPU backend', 'data directory', 'server secret', 'database', 'chromium (tests)']);
+    expect(shipped.checks.map((c) => c.name)).toEqual(['ffmpeg', 'ffprobe', 'ffprobe on MPEG-TS', 'DTCWT backend', 'GPU backend', 'data directory', 'server secret', 'database', 'content store', 'chromium (tests)']);
     expect(shipped.checks.filter((c) => c.status === 'fail')).toEqual([]);
     const probe = shipped.checks.find((c) => c.name === 'ffprobe on MPEG-TS');
     if (probe?.status === 'warn') expect(probe.fix).toContain('DRM_FFPROBE');
