@@ -1,3 +1,4 @@
+import type { AnalysisStage } from '../src/domain/forensics/analyze.js';
 import { ID_BITS } from '../src/watermark/segments.js';
 import { type Output, printJson, printTable } from './output.js';
 
@@ -113,4 +114,12 @@ function evidenceRows(body: Json, chain: Json | undefined): string[][] | null {
     ['content', content ? `${text(content.title) ?? ''} (${text(content.contentId) ?? '?'}, ${text(content.contentType) ?? '?'})` : (text(chain?.content) ?? text(body.contentId))],
   ];
   return rows.filter((r): r is [string, string] => r[1] !== undefined && r[1] !== '');
+}
+
+/** The progress line's words for each stage of an analysis, and what its counts count. */
+export function stageOf(stage: AnalysisStage, contentType: string | undefined): { label: string; unit?: string } {
+  if (stage === 'decode') return { label: 'decoding the leak', unit: 'frames' };
+  if (stage === 'align') return { label: 'aligning the leak with the original', unit: 'steps' };
+  if (stage === 'score') return { label: 'reading the mark', unit: contentType === 'music' ? 's of media' : 'frames' };
+  return { label: 'matching against the viewers who streamed it' };
 }

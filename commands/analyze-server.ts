@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { badRequest } from '../src/errors.js';
-import { CANCELLED, exitFor, FAILED, type Json, obj, printAnalysis, text } from './analysis-report.js';
+import type { AnalysisStage } from '../src/domain/forensics/analyze.js';
+import { CANCELLED, exitFor, FAILED, type Json, obj, printAnalysis, stageOf, text } from './analysis-report.js';
 import type { AnalyzeOptions } from './options.js';
 import { type Output, printJson } from './output.js';
 import { checkReportPath, writeReportFile } from './report-file.js';
-import { createProgress } from './progress.js';
+import { createProgress, type Progress } from './progress.js';
 import { multipartWithFile } from './upload-body.js';
 
 // `drm analyze --server URL --api-key KEY`: POST /api/v1/forensics/analyze on a running `drm serve`.
@@ -95,13 +96,13 @@ export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: O
       const detail = await call(api(`/cases/${encodeURIComponent(caseId)}`), { headers, signal: controller.signal }, base);
       // Shape B nests the case ({case, evidenceChain}); shape A is flat.
       const flat = obj(detail.case) ? { ...(detail.case as Json), evidenceChain: detail.evidenceChain } : detail;
-      if (flat.status === 'processing') continue;
-      progress.finish('analysis done');
-      if (out.json) {
-        printJson(out, detail);
-        return await withReport(caseId, exitFor(flat));
+      if (flat.status === 'processing') {
+        showCaseProgress(progress, flat.progress, caseId, base.host, opts.type);
+        continue;
       }
-      return await withReport(caseId, printAnalysis(out, flat));
+      progress.finish('analysis done');
+      // --json prints the case as the server gave it; a table, the flat case.
+      return await withReport(caseId, out.json ? (printJson(out, detail), exitFor(flat)) : printAnalysis(out, flat));
     }
   } catch (err) {
     progress.stop();
@@ -186,4 +187,16 @@ export function checkLeak(leak: string): fs.Stats {
   }
   if (!stat.isFile()) throw badRequest(`leak ${leak} is not a file`);
   return stat;
+}
+
+/** The stage a server or worker last wrote for a case being analysed, with its counts, or only that it runs. */
+function showCaseProgress(progress: Progress, reported: unknown, caseId: string, host: string, contentType: string | undefined): void {
+  const p = obj(reported) ? (reported as { stage?: unknown; done?: unknown; total?: unknown }) : undefined;
+  if (!p || typeof p.stage !== 'string' || typeof p.done !== 'number' || typeof p.total !== 'number') {
+    progress.stage(`analysing case ${caseId} on ${host}`);
+    return;
+  }
+  const { label, unit } = stageOf(p.stage as AnalysisStage, contentType);
+  if (unit && p.total > 0) progress.update(`${label} (on ${host})`, Math.round(p.done), Math.round(p.total), unit);
+  else progress.stage(`${label} (on ${host})`);
 }

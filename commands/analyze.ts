@@ -1,13 +1,12 @@
 import path from 'node:path';
 import { createDtcwtBackend, } from '../gpu/index.js';
 import type { Context } from '../src/context.js';
-import type { AnalysisStage } from '../src/domain/forensics/analyze.js';
 import { analyzeLocalLeak } from '../src/domain/forensics/submit.js';
 import type { Logger } from '../src/log.js';
 import { analysisBody } from '../src/present/forensics.js';
 import { evidenceReport } from '../src/report/evidence-report.js';
 import type { AnalyzeOptions } from './options.js';
-import { CANCELLED, EXIT, FAILED, type Json, printAnalysis } from './analysis-report.js';
+import { CANCELLED, EXIT, FAILED, type Json, printAnalysis, stageOf } from './analysis-report.js';
 import { analyzeOnServer, checkLeak } from './analyze-server.js';
 import { checkReportPath, writeReportFile } from './report-file.js';
 import { createProgress } from './progress.js';
@@ -52,14 +51,6 @@ function failWith(out: Output, err: unknown): number {
 
 // ---------------------------------------------------------------------------------------------
 // Local: the data directory's database, the case run in this process.
-
-/** The progress line's words for each stage of an analysis, and what its counts count. */
-export function stageOf(stage: AnalysisStage, contentType: string | undefined): { label: string; unit?: string } {
-  if (stage === 'decode') return { label: 'decoding the leak', unit: 'frames' };
-  if (stage === 'align') return { label: 'aligning the leak with the original', unit: 'steps' };
-  if (stage === 'score') return { label: 'reading the mark', unit: contentType === 'music' ? 's of media' : 'frames' };
-  return { label: 'matching against the viewers who streamed it' };
-}
 
 /**
  * The queue logs a failed case with its error; here the case's reason is printed instead, so its

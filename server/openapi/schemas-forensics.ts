@@ -54,6 +54,9 @@ function caseFields(shape: ApiShape): Record<string, Schema> {
     contentType,
     status,
     failureReason: nullable(str('only when status is failed')),
+    progress: nullable(
+      object({ stage: str('decoding, aligning, scoring frames, matching…'), done: num(), total: num() }, [], 'only while status is processing: what the analysis is doing, as its server or worker last wrote it (null before it starts)'),
+    ),
     binaryId: nullable(str("the leak's fingerprint; ? marks bits the leak does not decide")),
     confidence: nullable(confidence(shape)),
     classification,
@@ -103,7 +106,7 @@ function matchedSession(shape: ApiShape): Schema {
 const ANALYSIS_CASE_FIELDS = ['caseId', 'status', 'failureReason', 'contentId', 'contentType', 'binaryId', 'confidence', 'classification', 'matchedOutsideOrganization'];
 
 export function forensicSchemas(shape: ApiShape): Record<string, Schema> {
-  const Case = object(caseFields(shape), ['failureReason']);
+  const Case = object(caseFields(shape), ['failureReason', 'progress']);
   const detail = object({ analysis: ref('AnalysisNumbers') }, ['analysis']);
   const CaseDetail =
     shape === 'a'

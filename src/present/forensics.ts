@@ -112,6 +112,8 @@ export function caseBody(row: CaseRow, shape: ApiShape, audience: Audience) {
     contentType: row.contentType,
     status: row.status,
     ...(row.status === 'failed' && { failureReason: row.failureReason }),
+    // What a running analysis (here or on a worker) last wrote, for a client that polls the case.
+    ...(row.status === 'processing' && { progress: row.progress ? (JSON.parse(row.progress) as { stage: string; done: number; total: number }) : null }),
     binaryId,
     confidence: report ? confidenceOf(report, shape) : null,
     classification: row.classification,

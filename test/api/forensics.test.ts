@@ -144,9 +144,16 @@ describe.each(DIALECTS)('forensics on %s', (dialect) => {
     const queued = (await res.json()) as Json;
     expect(queued).toMatchObject({ status: 'processing', classification: null, matchedSession: null });
     expect(uploads()).toHaveLength(1);
+    const waiting = (await (await t.request('GET', `/api/v1/forensics/cases/${queued.caseId}`, { key: org.apiKey })).json()) as Json;
+    expect(waiting.case).toMatchObject({ status: 'processing', progress: null });
+    // What the server or worker running it writes is what a polling client sees.
+    await t.ctx.repos.forensicCases.setProgress(queued.caseId, JSON.stringify({ stage: 'score', done: 40, total: 250 }));
+    const running = (await (await t.request('GET', `/api/v1/forensics/cases/${queued.caseId}`, { key: org.apiKey })).json()) as Json;
+    expect(running.case.progress).toEqual({ stage: 'score', done: 40, total: 250 });
     await t.forensics.drain();
     const detail = (await (await t.request('GET', `/api/v1/forensics/cases/${queued.caseId}`, { key: org.apiKey })).json()) as Json;
     expect(detail.case).toMatchObject({ status: 'completed', classification: 'strong_match', matchedViewerId: viewers[0]?.viewerId });
+    expect(detail.case).not.toHaveProperty('progress');
     expect(uploads()).toEqual([]);
   }, T);
 
