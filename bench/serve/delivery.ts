@@ -5,7 +5,7 @@ import { median } from '../stats.js';
 import { mirrorForNginx } from './mirror.js';
 import { findNginx, type Nginx, startNginx } from './nginx.js';
 import { drmSession, type OpenSession, play, type Tally } from './players.js';
-import { cpuSeconds } from './proc-cpu.js';
+import { cpuSeconds, machineBusySeconds } from './proc-cpu.js';
 import { benchOrganization } from './sessions.js';
 import { startStore, type StoreProcess } from './store.js';
 
@@ -24,6 +24,8 @@ export interface Measured extends Tally {
   serverCpu: number;
   storeCpu: number;
   loadCpu: number;
+  /** the whole machine's busy CPU seconds over the run: what exceeds the three above is the kernel's network work and anything else running */
+  machineCpu: number;
 }
 
 export interface Figures {
@@ -73,9 +75,11 @@ async function measure(t: Target, store: StoreProcess, players: number, plays: n
   const server0 = cpuSeconds(t.pid, t.children);
   const store0 = cpuSeconds(store.pid);
   const load0 = process.cpuUsage();
+  const machine0 = machineBusySeconds();
   const tally = await play(players, plays, t.open);
   const load = process.cpuUsage(load0);
-  return { ...tally, serverCpu: cpuSeconds(t.pid, t.children) - server0, storeCpu: cpuSeconds(store.pid) - store0, loadCpu: (load.user + load.system) / 1e6 };
+  const machineCpu = machineBusySeconds() - machine0;
+  return { ...tally, serverCpu: cpuSeconds(t.pid, t.children) - server0, storeCpu: cpuSeconds(store.pid) - store0, loadCpu: (load.user + load.system) / 1e6, machineCpu };
 }
 
 function figures(runs: Array<Partial<Record<Mode, Measured>>>, mode: Mode): Figures {
@@ -93,6 +97,12 @@ function figures(runs: Array<Partial<Record<Mode, Measured>>>, mode: Mode): Figu
     ...(withNginx.length > 0 && { vsNginx: median(withNginx.map((r) => (r[mode] as Measured).bytes / (r[mode] as Measured).seconds / ((r.nginx as Measured).bytes / (r.nginx as Measured).seconds))) }),
     errors: runs.reduce((n, r) => n + (r[mode] as Measured).errors, 0),
   };
+}
+
+/** A run's MB/s, and the cores busy: the bench's three processes, and the whole machine (the rest: the kernel's network work, anything else running). */
+function runLine(mode: Mode, m: Measured): string {
+  const cores = (x: number) => (x / m.seconds).toFixed(2);
+  return `${mode} ${(m.bytes / 1e6 / m.seconds).toFixed(0)} MB/s, cores busy: server ${cores(m.serverCpu)} s3rver ${cores(m.storeCpu)} load ${cores(m.loadCpu)} machine ${cores(m.machineCpu)}`;
 }
 
 /** Ingests the input watermarked into the bucket and starts the two servers, one per delivery mode. */
@@ -134,7 +144,7 @@ export async function deliveryBesideNginx(o: DeliveryOptions): Promise<DeliveryR
       const run: Partial<Record<Mode, Measured>> = {};
       for (const m of [...modes].reverse()) run[m] = await measure(targets[m] as Target, store, o.players, o.plays);
       runs.push(run);
-      o.log(`delivery run ${r + 1}: ${modes.map((m) => `${m} ${((run[m] as Measured).bytes / 1e6 / (run[m] as Measured).seconds).toFixed(0)} MB/s`).join(', ')}`);
+      o.log(`delivery run ${r + 1}: ${modes.map((m) => runLine(m, run[m] as Measured)).join('; ')}`);
     }
     const first = runs[0]?.proxy as Measured;
     return {

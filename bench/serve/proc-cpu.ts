@@ -45,3 +45,12 @@ function childrenOf(pid: number): number[] {
 export function cpuSeconds(pid: number, children = false): number {
   return ownSeconds(pid) + (children ? childrenOf(pid).reduce((s, p) => s + ownSeconds(p), 0) : 0);
 }
+
+/** CPU seconds the whole machine has been busy (all cores, everything but idle and iowait), from /proc/stat. */
+export function machineBusySeconds(): number {
+  const [, ...fields] = (fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] as string).trim().split(/\s+/);
+  const n = fields.map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is already in user and nice)
+  const busy = n.slice(0, 8).reduce((s, x) => s + x, 0) - (n[3] ?? 0) - (n[4] ?? 0);
+  return busy / ticksPerSecond();
+}

@@ -1,4 +1,4 @@
-// Serving speed: `npm run bench:serve -- [--input FILE] [--players 50] [--duration 10] [--runs 3] [--targets sqlite,postgres] [--sessions 3000] [--plays 4] [--sessions-only | --delivery-only] [--json]`.
+// Serving speed: `npm run bench:serve -- [--input FILE] [--players 50] [--duration 10] [--runs 3] [--targets sqlite,postgres] [--sessions 3000] [--plays 8] [--sessions-only | --delivery-only] [--json]`.
 //
 // 1. Segments: a watermarked item is ingested (default the corpus's 30-s 720p clip) and `drm
 //    serve` (SQLite) gives each of --players simulated players its own session; every player
@@ -39,7 +39,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     targets: { type: 'string', default: 'sqlite,postgres' },
     sessions: { type: 'string', default: '3000' },
-    plays: { type: 'string', default: '4' },
+    plays: { type: 'string', default: '8' },
     'sessions-only': { type: 'boolean', default: false },
     'delivery-only': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
