@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { Agent } from 'undici';
 import { badRequest } from '../src/errors.js';
 import type { AnalysisStage } from '../src/domain/forensics/analyze.js';
 import { CANCELLED, exitFor, FAILED, type Json, obj, printAnalysis, stageOf, text } from './analysis-report.js';
@@ -12,11 +13,13 @@ import { multipartWithFile } from './upload-body.js';
 // `drm analyze --server URL --api-key KEY`: POST /api/v1/forensics/analyze on a running `drm serve`.
 
 /**
- * Below this size the leak is analysed within the upload request (POST without ?async), whose
- * answer is exactly the analyze response printed by --json. Above it the analysis may outlast a
- * request (fetch gives up on a response whose headers take over 300 s), so the leak is queued
- * with ?async=true and its case polled; no endpoint serves the analyze response again, so --json
- * then prints the case detail (GET /api/v1/forensics/cases/{id}) instead.
+ * Below this size, and for scripts (--json, or no terminal to draw progress on), the leak is
+ * analysed within the upload request (POST without ?async), whose answer is exactly the analyze
+ * response printed by --json; that request may wait long for a busy queue or a worker
+ * (`drm serve --no-analysis`), so it is sent without undici's 300-s wait for response headers.
+ * Above it, or on a terminal, the leak is queued with ?async=true and its case polled, showing
+ * the stage and counts its server or worker writes; no endpoint serves the analyze response
+ * again, so --json then prints the case detail (GET /api/v1/forensics/cases/{id}) instead.
  */
 const ASYNC_FROM_BYTES = 200 * 1024 * 1024;
 const POLL_MS = 1000;
@@ -54,14 +57,15 @@ export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: O
   checkReportPath(opts.report);
   const api = (p: string) => new URL(`${base.pathname.replace(/\/+$/, '')}/api/v1/forensics${p}`, base).toString();
   const stat = checkLeak(leak);
-  const useAsync = stat.size >= ASYNC_FROM_BYTES;
+  const showsProgress = !out.json && Boolean(process.stderr.isTTY);
+  const useAsync = stat.size >= ASYNC_FROM_BYTES || showsProgress;
   const headers = { authorization: `Bearer ${opts.apiKey}` };
 
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
+  const progress = createProgress(showsProgress);
   let caseId: string | undefined;
   // The case's evidence report, fetched once the case is decided (GET …/cases/{id}/report).
   // A report that cannot be fetched (an older server, a dropped connection) does not undo the
@@ -82,7 +86,8 @@ export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: O
       progress.update(`uploading ${path.basename(leak)} to ${base.host}`, megabytes(sent), megabytes(total), 'MB');
       if (sent === total) progress.stage(useAsync ? `queueing on ${base.host}` : `analysing on ${base.host}`);
     });
-    const init = { method: 'POST', headers: { ...headers, ...upload.headers }, body: upload.body, duplex: 'half', signal: controller.signal } as RequestInit;
+    const patient = useAsync ? {} : { dispatcher: new Agent({ headersTimeout: 0, bodyTimeout: 0 }) };
+    const init = { method: 'POST', headers: { ...headers, ...upload.headers }, body: upload.body, duplex: 'half', signal: controller.signal, ...patient } as unknown as RequestInit;
     const answer = await call(api(`/analyze${useAsync ? '?async=true' : ''}`), init, base);
     if (!useAsync) {
       progress.finish('analysis done');

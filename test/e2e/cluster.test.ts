@@ -32,6 +32,8 @@ let server1: ServeProcess;
 let server2: ServeProcess;
 let hook: Awaited<ReturnType<typeof webhookReceiver>>;
 let filmId: string;
+/** an unmarked trailer the other viewers watch, so that only the leaker streamed the film */
+let trailerId: string;
 let org: { organizationId: string; apiKey: string; webhookSecret: string };
 const machine = (name: string) => path.join(dir, name);
 const onMachine = (name: string) => ['--db', db, '--data-dir', machine(name)];
@@ -124,8 +126,12 @@ describe('a cluster: two servers, one worker, one Postgres, one S3 store', () =>
     expect(reg.status).toBe(201);
     org = (await reg.json()) as typeof org;
     await drm(['admin', 'license', '--org', org.organizationId, '--content', filmId, '--type', 'video', ...onMachine('cli')], env);
-    // Six viewers start streams, three on each server: each event is delivered once, signed.
-    for (let i = 0; i < 6; i++) expect((await api(i % 2 ? server2.url : server1.url, 'POST', `/api/v1/stream/${filmId}`, { viewerId: `fan-${i}` })).status).toBe(201);
+    // The trailer is ingested by the CLI itself, straight into the bucket.
+    const trailer = ['ingest', path.join(dir, 'film.mp4'), '--title', 'Trailer', '--type', 'video', '--json', ...onMachine('cli')];
+    trailerId = (JSON.parse(await drm(trailer, env)) as { contentId: string }).contentId;
+    await drm(['admin', 'license', '--org', org.organizationId, '--content', trailerId, '--type', 'video', '--no-watermark', ...onMachine('cli')], env);
+    // Six viewers start streams of the trailer, three on each server: each event is delivered once, signed.
+    for (let i = 0; i < 6; i++) expect((await api(i % 2 ? server2.url : server1.url, 'POST', `/api/v1/stream/${trailerId}`, { viewerId: `fan-${i}` })).status).toBe(201);
     await until('12 deliveries', async () => (hook.heard.length >= 12 ? true : undefined));
     await new Promise((r) => setTimeout(r, 3000));
     expect(hook.heard).toHaveLength(12);
@@ -172,7 +178,9 @@ describe('a cluster: two servers, one worker, one Postgres, one S3 store', () =>
   it('has the leak analysed by the worker, and the case read through server 2', async () => {
     const r = await runDrm(['analyze', copy, '--content', filmId, '--server', server2.url, '--api-key', org.apiKey, '--json'], {}, T);
     expect([0, 2], r.stderr).toContain(r.code);
-    const answer = JSON.parse(r.stdout) as { caseId: string; evidenceChain: { session: { sessionId?: string; id?: string } } };
+    // The leaker is the film's only viewer: a 3-segment leak names them.
+    const answer = JSON.parse(r.stdout) as { caseId: string; classification: string };
+    expect(answer.classification).toBe('strong_match');
     const caseId = answer.caseId;
     expect(worker.stderr()).toMatch(new RegExp(`"forensic case completed","caseId":"${caseId}"`));
     expect(server2.stderr()).toMatch(new RegExp(`"forensic case left to the workers","caseId":"${caseId}"`));
