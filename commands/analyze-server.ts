@@ -4,7 +4,7 @@ import { Agent } from 'undici';
 import { badRequest } from '../src/errors.js';
 import type { AnalysisStage } from '../src/domain/forensics/analyze.js';
 import { CANCELLED, exitFor, FAILED, type Json, obj, printAnalysis, stageOf, text } from './analysis-report.js';
-import type { AnalyzeOptions } from './options.js';
+import { type AnalyzeOptions, typedOption } from './options.js';
 import { type Output, printJson } from './output.js';
 import { checkReportPath, writeReportFile } from './report-file.js';
 import { createProgress, type Progress } from './progress.js';
@@ -39,8 +39,8 @@ class ServerError extends Error {
 /** The server's base URL, once --server, --api-key and the local-only flags are checked. */
 function serverBase(opts: AnalyzeOptions): URL {
   if (!opts.server || !opts.apiKey) throw badRequest('--server and --api-key go together: the server to analyse on and an API key with the forensics scope');
-  for (const [flag, given] of [['--db', opts.db], ['--data-dir', opts.dataDir], ['--backend', opts.backend]] as const) {
-    if (given !== undefined) throw badRequest(`${flag} applies to local analysis only, not with --server`);
+  for (const [flag, key] of [['--db', 'db'], ['--data-dir', 'dataDir'], ['--backend', 'backend']] as const) {
+    if (typedOption(opts, key)) throw badRequest(`${flag} applies to local analysis only, not with --server`);
   }
   let base: URL;
   try {

@@ -46,6 +46,18 @@ export function dbOptions(cmd: Command): Command {
     .option('--json', 'print JSON for scripts');
 }
 
+/** Where the runner leaves the names of the options whose value came from their environment variable. */
+export const FROM_ENV = Symbol('options from the environment');
+
+/**
+ * Whether the user typed this option on the command line: a value from its variable is the
+ * deployment's setting (DRM_DB on every machine of a cluster), not a request of this command.
+ */
+export function typedOption(opts: object, key: string): boolean {
+  const fromEnv = (opts as { [FROM_ENV]?: Set<string> })[FROM_ENV];
+  return (opts as Record<string, unknown>)[key] !== undefined && !fromEnv?.has(key);
+}
+
 /** Where the runner leaves the running command's flag names on its options (see flagNamesOf). */
 export const FLAG_NAMES = Symbol('flag names');
 

@@ -110,6 +110,17 @@ describe('drm analyze --server', () => {
     const noKey = await runDrm(['analyze', file('alice-leak.mp4'), '--content', filmId, '--server', server.url]);
     expectOneLineError(noKey, /^drm: --server and --api-key go together/);
   }, T);
+
+  it('refuses --db typed with --server, and takes DRM_DB set for the whole machine as the deployment, not a request', async () => {
+    const leak = file('alice-leak.mp4');
+    const typed = await runDrm(['analyze', leak, '--content', filmId, '--server', server.url, '--api-key', org.apiKey, '--db', 'postgres://elsewhere/drm']);
+    // analyze answers 2 for a weak match, so its refusals are 1.
+    expect(typed.code).toBe(1);
+    expect(typed.stderr).toBe('drm: --db applies to local analysis only, not with --server\n');
+    // A cluster machine has DRM_DB in its environment: an unknown content answer shows the request went to the server.
+    const fromEnv = await runDrm(['analyze', leak, '--content', '00000000-0000-4000-8000-000000000000', '--server', server.url, '--api-key', org.apiKey], { DRM_DB: 'postgres://elsewhere/drm' });
+    expectOneLineError(fromEnv, /^drm: content 00000000-0000-4000-8000-000000000000 not found \(NOT_FOUND\)$/m);
+  }, T);
 });
 
 describe('drm analyze on the data directory', () => {
