@@ -1,10 +1,10 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLES } from '../../commands/help.js';
-import { drm, runDrm } from '../helpers/serve-process.js';
+import { DRM_BIN, drm, runDrm } from '../helpers/serve-process.js';
 
 // Issue 20, point 6: --help with an example per command and required options marked; usage
 // errors that point at the command's own help; messages that name the flags typed; completion.
@@ -40,6 +40,16 @@ describe('the CLI conventions', () => {
     expect(credit).toMatch(/--amount <apusd>[^\n]*\(required\)/);
     expect(credit).toContain('Example:\n  $ drm admin billing credit');
   }, T);
+
+  it('ends quietly, exit 0, when the reader of its output goes away (drm … | head)', async () => {
+    const child = spawn(process.execPath, [DRM_BIN, 'completion', 'bash'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // The reading end closes before a byte is read: every write of drm meets a closed pipe.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+  });
 
   it("points a usage error at the command's own help", async () => {
     const missing = await runDrm(['ingest', 'film.mp4']);
