@@ -30,8 +30,7 @@ function jobKinds(raw: string | undefined): Set<JobKind> {
  * the queue (another worker starts it again) and lets a running analysis finish.
  */
 export function worker(opts: WorkerOptions): Promise<number> {
-  // A worker runs analyses whatever DRM_ANALYSIS says (that variable is for the servers beside it).
-  return withContext({ logLevel: 'info', ...opts, analysis: true }, async (ctx, out) => {
+  return withContext({ logLevel: 'info', ...opts }, async (ctx, out) => {
     const kinds = jobKinds(opts.jobs);
     const backend = await createDtcwtBackend(opts.backend ?? 'auto');
     const name = `${os.hostname()}:${process.pid}`;
@@ -45,11 +44,11 @@ export function worker(opts: WorkerOptions): Promise<number> {
       process.once('SIGINT', () => resolve('SIGINT'));
     });
     ctx.log.info('worker stopping', { signal, ingest: ingest?.running ?? null });
-    await ingest?.stop();
-    await forensics?.stop();
+    // Both at once: the forensics queue must not take a new case while the ingest is given back.
+    await Promise.all([ingest?.stop(), forensics?.stop()]);
     await backend.close();
     ctx.log.info('worker stopped', { signal });
-    return 0;
+    return signal === 'SIGINT' ? 130 : 0;
   });
 }
 

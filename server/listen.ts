@@ -27,7 +27,8 @@ export interface StartOptions {
 
 /** Starts the HTTP server, the webhook worker, the forensics queue, the billing period closer and the hourly housekeeping for one context. */
 export async function startServer(ctx: Context, options: StartOptions = {}): Promise<RunningServer> {
-  const forensics = new ForensicsQueue(ctx);
+  // With --no-analysis cases are queued here and decided by `drm worker` processes.
+  const forensics = new ForensicsQueue(ctx, { analyses: ctx.config.analysis });
   // Requests, errors, segment bytes and new streams go to the database every 5 s for drm top.
   const traffic = new TrafficMeter(ctx);
   const app = createApp(ctx, { forensics, traffic });

@@ -73,3 +73,13 @@ export function asDrmError(err: unknown): DrmError {
   if (err instanceof DrmError) return err;
   return new DrmError('INTERNAL_ERROR', 'Internal server error', { cause: err });
 }
+
+/**
+ * The reason a failed job or case gives whoever asked for it: a refusal in its own words
+ * (content gone, not media), anything else as `<what> failed: <message>` when the core said what
+ * went wrong, or `internal error` (the details are in the worker's log).
+ */
+export function jobFailureReason(err: unknown, what: string): string {
+  if (err instanceof DrmError && err.code !== 'INTERNAL_ERROR') return err.message;
+  return `${what} failed: ${err instanceof DrmError ? err.message : 'internal error'}`;
+}

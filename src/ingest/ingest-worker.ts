@@ -1,9 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import type { DtcwtBackend } from '../../gpu/backend.js';
+import { HOUR_MS } from '../clock.js';
 import type { Context } from '../context.js';
-import type { IngestJobRow } from '../db/repos/index.js';
-import { DrmError } from '../errors.js';
+import type { IngestJobOutcome, IngestJobRow } from '../db/repos/index.js';
+import { progressWriter } from '../domain/operations/job-progress.js';
+import { sweepSpool } from '../domain/operations/spool-sweep.js';
+import { DrmError, jobFailureReason } from '../errors.js';
 import { errorFields } from '../log.js';
-import { ingestContent, sweepAbandonedIngests } from './ingest.js';
+import { type IngestResult, ingestContent, sweepAbandonedIngests } from './ingest.js';
+import { settleEarlierAttempt } from './ingest-attempts.js';
 import type { QueuedRequest } from './ingest-queue.js';
 
 export interface IngestWorkerOptions {
@@ -18,8 +23,6 @@ export interface IngestWorkerOptions {
 
 /** A job that took its worker down this many times is failed rather than taken again. */
 const MAX_ATTEMPTS = 3;
-const PROGRESS_EVERY_MS = 2000;
-const HOUR_MS = 3_600_000;
 
 /**
  * Takes queued ingests from the database one at a time and runs them here (`drm worker`). The
@@ -30,6 +33,8 @@ const HOUR_MS = 3_600_000;
 export class IngestWorker {
   private timer: NodeJS.Timeout | undefined;
   private sweeper: NodeJS.Timeout | undefined;
+  /** the turn under way (claiming, or running a job), which stop() waits for */
+  private turn: Promise<void> | undefined;
   private current: { id: string; abort: AbortController; done: Promise<void> } | undefined;
   private stopping = false;
   private readonly pollMs: number;
@@ -42,6 +47,7 @@ export class IngestWorker {
   }
 
   start(): void {
+    void sweepSpool(this.ctx);
     this.schedule(0);
     // Leftovers of ingests killed outright (their staging, a half-published item) go hourly, new ingests or not.
     const sweep = () => void sweepAbandonedIngests(this.ctx).catch((err) => this.ctx.log.warn('could not sweep abandoned ingests', errorFields(err)));
@@ -54,10 +60,9 @@ export class IngestWorker {
     this.stopping = true;
     clearTimeout(this.timer);
     clearInterval(this.sweeper);
-    const job = this.current;
-    if (!job) return;
-    job.abort.abort();
-    await job.done;
+    this.current?.abort.abort();
+    // A claim under way ends in a release (stopping is set); a running job is cancelled and given back.
+    await this.turn;
   }
 
   /** The id of the job running now, if any. */
@@ -67,7 +72,11 @@ export class IngestWorker {
 
   private schedule(ms: number): void {
     if (this.stopping) return;
-    this.timer = setTimeout(() => void this.takeNext(), ms);
+    this.timer = setTimeout(() => {
+      this.turn = this.takeNext().finally(() => {
+        this.turn = undefined;
+      });
+    }, ms);
   }
 
   private async takeNext(): Promise<void> {
@@ -87,9 +96,12 @@ export class IngestWorker {
     const abort = new AbortController();
     const done = this.run(row, abort);
     this.current = { id: row.id, abort, done };
-    await done;
-    this.current = undefined;
-    this.schedule(0);
+    try {
+      await done;
+    } finally {
+      this.current = undefined;
+      this.schedule(0);
+    }
   }
 
   /** One job: leased while it runs, its progress written now and then, its end stored, its source removed. */
@@ -101,16 +113,11 @@ export class IngestWorker {
       if (!(await jobs.extendLease(row.id, options.name, ctx.clock.now() + options.leaseMs).catch(() => true))) abort.abort();
     };
     const heartbeat = setInterval(() => void keepLease(), options.leaseMs / 3);
+    heartbeat.unref();
     ctx.log.info('ingest job started', { jobId: row.id, attempt: row.attempts, worker: options.name });
     try {
-      if (row.attempts > MAX_ATTEMPTS) throw new DrmError('INTERNAL_ERROR', `the ingest stopped its worker ${MAX_ATTEMPTS} times`);
-      if (!row.sourceRef) throw new DrmError('INTERNAL_ERROR', 'the source of this job is no longer kept');
-      const source = await ctx.storage.spool.fetch(row.sourceRef);
-      const request = JSON.parse(row.request) as QueuedRequest;
-      const onProgress = progressWriter(ctx, row.id, options.name);
-      const result = await ingestContent(ctx, { ...request, input: source.path }, { backend: options.backend, signal: abort.signal, onProgress }).finally(() => source.release());
-      await jobs.finish(row.id, { status: 'done', contentId: result.contentId, result: JSON.stringify(result), failureReason: null, finishedAt: ctx.clock.now() });
-      await ctx.storage.spool.remove(row.sourceRef).catch(() => {});
+      const result = await this.ingest(row, abort.signal);
+      await this.end(row, { status: 'done', contentId: result.contentId, result: JSON.stringify(result), failureReason: null, finishedAt: ctx.clock.now() });
       ctx.log.info('ingest job done', { jobId: row.id, contentId: result.contentId, seconds: result.seconds });
     } catch (err) {
       if (abort.signal.aborted) {
@@ -118,25 +125,37 @@ export class IngestWorker {
         ctx.log.info('ingest job given back to the queue', { jobId: row.id });
         return;
       }
-      const reason = err instanceof DrmError && err.code !== 'INTERNAL_ERROR' ? err.message : `ingest failed: ${err instanceof DrmError ? err.message : 'internal error'}`;
       ctx.log.error('ingest job failed', { jobId: row.id, ...errorFields(err) });
-      await jobs.finish(row.id, { status: 'failed', contentId: null, result: null, failureReason: reason, finishedAt: ctx.clock.now() }).catch(() => {});
-      if (row.sourceRef) await ctx.storage.spool.remove(row.sourceRef).catch(() => {});
+      const reason = jobFailureReason(err, 'ingest');
+      await this.end(row, { status: 'failed', contentId: null, result: null, failureReason: reason, finishedAt: ctx.clock.now() }).catch(() => {});
     } finally {
       clearInterval(heartbeat);
     }
   }
-}
 
-/** Writes a job's stage and counts for `--wait` and the live view: on each new stage, and every 2 s within one. */
-function progressWriter(ctx: Context, id: string, worker: string): (stage: string, done: number, total: number) => void {
-  let lastWrite = 0;
-  let lastStage = '';
-  return (stage, done, total) => {
-    const now = ctx.clock.now();
-    if (stage === lastStage && now - lastWrite < PROGRESS_EVERY_MS && done < total) return;
-    lastStage = stage;
-    lastWrite = now;
-    void ctx.repos.ingestJobs.setProgress(id, worker, JSON.stringify({ stage, done, total })).catch(() => {});
-  };
+  /** The ingest itself, under a content id the job records first (settleEarlierAttempt reads it if this worker dies). */
+  private async ingest(row: IngestJobRow, signal: AbortSignal): Promise<IngestResult> {
+    const { ctx, options } = this;
+    if (row.attempts > MAX_ATTEMPTS) throw new DrmError('INTERNAL_ERROR', `the ingest stopped its worker ${MAX_ATTEMPTS} times`);
+    if (!row.sourceRef) throw new DrmError('INTERNAL_ERROR', 'the source of this job is no longer kept');
+    const request = JSON.parse(row.request) as QueuedRequest;
+    const earlier = row.contentId ? await settleEarlierAttempt(ctx, row.contentId) : undefined;
+    if (earlier) return earlier;
+    const contentId = randomUUID();
+    await ctx.repos.ingestJobs.setAttemptContent(row.id, options.name, contentId);
+    const source = await ctx.storage.spool.fetch(row.sourceRef, signal);
+    const onProgress = progressWriter(ctx, (p) => ctx.repos.ingestJobs.setProgress(row.id, options.name, p));
+    const hooks = { backend: options.backend, signal, onProgress };
+    return ingestContent(ctx, { ...request, input: source.path, contentId }, hooks).finally(() => source.release());
+  }
+
+  /** Stores how the job ended, if it is still this worker's, and then lets its source go. */
+  private async end(row: IngestJobRow, outcome: IngestJobOutcome): Promise<void> {
+    const { ctx, options } = this;
+    if (!(await ctx.repos.ingestJobs.finish(row.id, options.name, outcome))) {
+      ctx.log.warn('ingest job was taken by another worker after this one lost its lease; its end is left to that worker', { jobId: row.id, outcome: outcome.status });
+      return;
+    }
+    if (row.sourceRef) await ctx.storage.spool.remove(row.sourceRef).catch((err) => ctx.log.warn('could not remove a job source', errorFields(err)));
+  }
 }

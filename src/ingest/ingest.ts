@@ -44,6 +44,8 @@ export interface IngestRequest {
   preset?: string;
   /** ingest for this organization: licensed to it, its balance pays the watermark fee first */
   organizationId?: string;
+  /** the new item's id (a queued job's worker records it first); a fresh one by default */
+  contentId?: string;
 }
 
 export interface IngestHooks {
@@ -139,7 +141,7 @@ export async function ingestContent(ctx: Context, r: IngestRequest, hooks: Inges
   const info = await probeMedia(ctx.media, r.input);
   checkMedia(r, info);
   await sweepAbandonedIngests(ctx);
-  const contentId = randomUUID();
+  const contentId = r.contentId ?? randomUUID();
   // Staged (its owner marked alive) before the fee is taken, so a kill at any point after it is swept and refunded.
   const staging = ctx.storage.stage(contentId);
   let charge: WatermarkCharge | undefined;

@@ -24,9 +24,11 @@ describe.each(DIALECTS)('the ingest queue on %s', (dialect) => {
     return row;
   };
   const claim = (worker: string) => t.ctx.repos.ingestJobs.claimNext(worker, t.clock.now(), t.clock.now() + LEASE);
-  // Jobs a test leaves taken or queued are ended, so the next test starts from an empty queue.
+  const failed = { status: 'failed', contentId: null, result: null, failureReason: 'test over', finishedAt: 1 } as const;
+  // Jobs a test leaves taken or queued are taken once their leases lapse and ended, so the next test starts from an empty queue.
   const endAll = async () => {
-    for (const row of await t.ctx.repos.ingestJobs.list(500)) await t.ctx.repos.ingestJobs.finish(row.id, { status: 'failed', contentId: null, result: null, failureReason: 'test over', finishedAt: 1 });
+    t.clock.advance(LEASE + 1);
+    for (let row = await claim('cleaner'); row; row = await claim('cleaner')) await t.ctx.repos.ingestJobs.finish(row.id, 'cleaner', failed);
   };
 
   beforeAll(async () => {
@@ -53,14 +55,18 @@ describe.each(DIALECTS)('the ingest queue on %s', (dialect) => {
     expect(again).toMatchObject({ id: job.id, worker: 'other', attempts: 2 });
     expect(await t.ctx.repos.ingestJobs.extendLease(job.id, 'dead', t.clock.now() + LEASE)).toBe(false);
     expect(await t.ctx.repos.ingestJobs.extendLease(job.id, 'other', t.clock.now() + LEASE)).toBe(true);
+    // The first worker, come back from its stall, can no longer end the job the other one runs.
+    expect(await t.ctx.repos.ingestJobs.finish(job.id, 'dead', { ...failed, status: 'done', contentId: 'stale' })).toBe(false);
+    expect(await t.ctx.repos.ingestJobs.find(job.id)).toMatchObject({ status: 'running', worker: 'other', contentId: null });
     await endAll();
   });
 
   it('queues a job given back by a stopping worker again, as if it had never been taken', async () => {
     const job = await queued();
     await claim('stopping');
+    await t.ctx.repos.ingestJobs.setAttemptContent(job.id, 'stopping', 'content-of-the-attempt');
     await t.ctx.repos.ingestJobs.release(job.id, 'stopping');
-    expect(await t.ctx.repos.ingestJobs.find(job.id)).toMatchObject({ status: 'queued', worker: null, leaseUntil: null, attempts: 0 });
+    expect(await t.ctx.repos.ingestJobs.find(job.id)).toMatchObject({ status: 'queued', worker: null, leaseUntil: null, attempts: 0, contentId: null });
     expect(await claim('next')).toMatchObject({ id: job.id, attempts: 1 });
     await endAll();
   });
@@ -80,7 +86,8 @@ describe.each(DIALECTS)('the ingest queue on %s', (dialect) => {
 
   it('never takes a job that ended', async () => {
     const job = await queued();
-    await t.ctx.repos.ingestJobs.finish(job.id, { status: 'done', contentId: 'c', result: '{}', failureReason: null, finishedAt: t.clock.now() });
+    await claim('w');
+    expect(await t.ctx.repos.ingestJobs.finish(job.id, 'w', { status: 'done', contentId: 'c', result: '{}', failureReason: null, finishedAt: t.clock.now() })).toBe(true);
     t.clock.advance(LEASE * 10);
     expect(await claim('late')).toBeUndefined();
     expect(await t.ctx.repos.ingestJobs.find(job.id)).toMatchObject({ status: 'done', sourceRef: null });

@@ -1,12 +1,13 @@
-
 import type { DtcwtBackend } from '../../../gpu/backend.js';
 import { createDtcwtBackend } from '../../../gpu/index.js';
 import type { Context } from '../../context.js';
 import type { CaseRow } from '../../db/repos/index.js';
-import { DrmError } from '../../errors.js';
+import { DrmError, jobFailureReason } from '../../errors.js';
 import { errorFields } from '../../log.js';
+import { progressWriter } from '../operations/job-progress.js';
+import { sweepSpool } from '../operations/spool-sweep.js';
 import { type AnalysisHooks, analyzeLeak } from './analyze.js';
-import { completedOutcome, failedOutcome, } from './cases.js';
+import { completedOutcome, failedOutcome } from './cases.js';
 
 export interface ForensicsQueueOptions {
   /** the DTCWT backend's maker (default: the best one here, made on first use) */
@@ -14,6 +15,11 @@ export interface ForensicsQueueOptions {
   /** how long a taken case stays taken without news from its worker (default: the config's) */
   leaseMs?: number;
   pollMs?: number;
+  /**
+   * Whether this process analyses (default yes). `drm serve --no-analysis` queues cases and
+   * waits for workers to decide them; a local `drm analyze` and a worker always analyse.
+   */
+  analyses?: boolean;
 }
 
 /** A case that took its worker down this many times is failed rather than taken again. */
@@ -39,6 +45,9 @@ export class ForensicsQueue {
   private timer: NodeJS.Timeout | undefined;
   private started = false;
   private stopping = false;
+  /** the loop's turn under way, which stop() waits for (it may be claiming a case) */
+  private filling: Promise<void> | undefined;
+  private readonly analyses: boolean;
 
   constructor(
     private readonly ctx: Context,
@@ -47,13 +56,13 @@ export class ForensicsQueue {
     this.makeBackend = options.backend ?? (() => createDtcwtBackend('auto'));
     this.leaseMs = options.leaseMs ?? ctx.config.analysisLeaseMs;
     this.pollMs = options.pollMs ?? 2000;
+    this.analyses = options.analyses ?? true;
   }
 
   /** The background loop: takes waiting cases whenever a slot is free. */
   start(): void {
-    this.sweepUploads();
-    // A server with --no-analysis queues cases and waits for them; workers run them.
-    if (!this.ctx.config.analysis) return;
+    void sweepSpool(this.ctx);
+    if (!this.analyses) return;
     this.started = true;
     this.wake();
   }
@@ -62,6 +71,7 @@ export class ForensicsQueue {
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.timer);
+    await this.filling;
     await Promise.allSettled([...this.running]);
     const backend = await this.backend?.catch(() => undefined);
     await backend?.close();
@@ -72,8 +82,14 @@ export class ForensicsQueue {
   wake(): void {
     if (!this.started || this.stopping) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.fill(), 0);
+    this.timer = setTimeout(() => this.turn(), 0);
     this.timer.unref();
+  }
+
+  private turn(): void {
+    this.filling = this.fill().finally(() => {
+      this.filling = undefined;
+    });
   }
 
   /**
@@ -83,7 +99,7 @@ export class ForensicsQueue {
    * runs here.
    */
   async run(caseId: string, signal?: AbortSignal, onProgress?: AnalysisHooks['onProgress']): Promise<CaseRow> {
-    if (this.ctx.config.analysis) await this.runHere(caseId, signal, onProgress);
+    if (this.analyses) await this.runHere(caseId, signal, onProgress);
     else this.ctx.log.info('forensic case left to the workers', { caseId });
     for (;;) {
       const row = await this.ctx.repos.forensicCases.find(caseId);
@@ -141,7 +157,7 @@ export class ForensicsQueue {
       });
     }
     if (!this.stopping) {
-      this.timer = setTimeout(() => void this.fill(), this.pollMs);
+      this.timer = setTimeout(() => this.turn(), this.pollMs);
       this.timer.unref();
     }
   }
@@ -176,7 +192,7 @@ export class ForensicsQueue {
       if (!row.uploadPath) throw new DrmError('INTERNAL_ERROR', 'the uploaded leak is no longer kept');
       const content = await ctx.repos.content.find(row.contentId);
       if (!content) throw new DrmError('NOT_FOUND', `content ${row.contentId} no longer exists`);
-      const reported = reportingProgress(ctx, row.id, onProgress);
+      const reported = progressWriter(ctx, (p) => repo.setProgress(row.id, p), onProgress);
       const leak = await ctx.storage.spool.fetch(row.uploadPath);
       const report = await analyzeLeak(ctx, leak.path, content, { backend: () => this.backendOnce(), signal, onProgress: reported }).finally(() => leak.release());
       await repo.finish(row.id, completedOutcome(report, ctx.clock.now()));
@@ -187,7 +203,7 @@ export class ForensicsQueue {
         await repo.finish(row.id, failedOutcome('analysis cancelled', ctx.clock.now())).catch(() => {});
         return;
       }
-      const reason = err instanceof DrmError && err.code !== 'INTERNAL_ERROR' ? err.message : `analysis failed: ${err instanceof DrmError ? err.message : 'internal error'}`;
+      const reason = jobFailureReason(err, 'analysis');
       ctx.log.error('forensic case failed', { caseId: row.id, ...errorFields(err) });
       await repo.finish(row.id, failedOutcome(reason, ctx.clock.now())).catch(() => {});
     } finally {
@@ -200,30 +216,4 @@ export class ForensicsQueue {
     this.backend ??= this.makeBackend();
     return this.backend;
   }
-
-  /** Spooled files no waiting case or job keeps (a process that died between keeping and queueing). */
-  private sweepUploads(): void {
-    const { repos } = this.ctx;
-    const isOwned = async (ref: string) => (await repos.forensicCases.usesUpload(ref)) || (await repos.ingestJobs.usesSource(ref));
-    void this.ctx.storage.spool
-      .sweep(24 * 3600_000, isOwned)
-      .catch((err) => this.ctx.log.warn('could not sweep uploads', errorFields(err)));
-  }
-}
-
-/** How often a running analysis writes its progress for the live view (drm top). */
-const PROGRESS_EVERY_MS = 2000;
-
-/** The caller's progress callback, plus a write of the stage and counts now and then (never awaited: progress is not worth a failed case). */
-function reportingProgress(ctx: Context, caseId: string, onProgress: AnalysisHooks['onProgress']): NonNullable<AnalysisHooks['onProgress']> {
-  let lastWrite = 0;
-  let lastStage = '';
-  return (stage, done, total) => {
-    onProgress?.(stage, done, total);
-    const now = ctx.clock.now();
-    if (stage === lastStage && now - lastWrite < PROGRESS_EVERY_MS) return;
-    lastStage = stage;
-    lastWrite = now;
-    void ctx.repos.forensicCases.setProgress(caseId, JSON.stringify({ stage, done, total })).catch(() => {});
-  };
 }
