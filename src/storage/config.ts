@@ -74,9 +74,9 @@ export function s3Client(options: S3Options): S3Client {
 }
 
 /** The content backend a store spec names; `namesKey` keys the object names (from the server secret). */
-export function contentBackend(spec: StoreSpec, namesKey: Buffer, options: S3Options = {}, client?: S3Client): ContentBackend {
+export function contentBackend(spec: StoreSpec, namesKey: Buffer, options: S3Options = {}, client: S3Client = s3Client(options)): ContentBackend {
   if (spec.kind === 'file') return new FileBackend(spec.root);
-  return new S3Backend(client ?? s3Client(options), { bucket: spec.bucket, prefix: spec.prefix }, namesKey);
+  return new S3Backend(client, { bucket: spec.bucket, prefix: spec.prefix }, namesKey);
 }
 
 /**
@@ -89,6 +89,6 @@ export function openContentStore(storage: StorageConfig, dataDir: string, namesK
   const { store } = storage;
   if (store.kind === 'file') return new ContentStore(store.root, new FileBackend(store.root), new DiskSpool(uploads));
   const client = s3Client(storage.s3);
-  const where = { bucket: store.bucket, prefix: store.prefix };
-  return new ContentStore(path.join(dataDir, 'content'), new S3Backend(client, where, namesKey), new ObjectSpool(client, where, uploads));
+  const backend = contentBackend(store, namesKey, storage.s3, client);
+  return new ContentStore(path.join(dataDir, 'content'), backend, new ObjectSpool(client, { bucket: store.bucket, prefix: store.prefix }, uploads));
 }

@@ -19,8 +19,8 @@ export interface Spool {
   readonly localDir: string;
   /** Keeps a file: `move` hands the file over (it is gone from its path), otherwise it is copied. */
   keep(file: string, options: { move: boolean }): Promise<string>;
-  /** The kept file as a path to read, and `release` for the copy fetched (nothing on a disk). */
-  fetch(ref: string): Promise<{ path: string; release(): void }>;
+  /** The kept file as a path to read, and `release` for the copy fetched (nothing on a disk); `signal` stops a download. */
+  fetch(ref: string, signal?: AbortSignal): Promise<{ path: string; release(): void }>;
   remove(ref: string): Promise<void>;
   /** Removes kept files older than `olderThanMs` that no job owns (a process died between keeping and queueing). */
   sweep(olderThanMs: number, isOwned: (ref: string) => Promise<boolean>): Promise<number>;
@@ -28,10 +28,13 @@ export interface Spool {
 
 const OBJECT_REF = 'spool:';
 
-/** Refs name their store: a disk's ref is a path, an object's starts with `spool:`. */
-function wrongStore(ref: string, here: string): DrmError {
-  const where = ref.startsWith(OBJECT_REF) ? 'an object store (run this with its --store s3://…)' : `the disk of the machine that received it (${ref})`;
-  return new DrmError('INTERNAL_ERROR', `the file of this job is in ${where}, and this process uses ${here}`);
+/**
+ * Refs name their store: a disk's ref is a path, an object's starts with `spool:`. The message
+ * may reach the organization as a case's failure reason, so it names no path and no bucket.
+ */
+function wrongStore(ref: string, here: 'a disk store' | 'an object store'): DrmError {
+  const where = ref.startsWith(OBJECT_REF) ? 'an object store' : 'the disk of the machine that received it';
+  return new DrmError('INTERNAL_ERROR', `the file of this job is in ${where}, and this process uses ${here} (check --store)`);
 }
 
 function freshName(file: string): string {
@@ -52,7 +55,7 @@ export class DiskSpool implements Spool {
   }
 
   async fetch(ref: string): Promise<{ path: string; release(): void }> {
-    if (ref.startsWith(OBJECT_REF)) throw wrongStore(ref, `the disk (${this.localDir})`);
+    if (ref.startsWith(OBJECT_REF)) throw wrongStore(ref, 'a disk store');
     if (!fs.existsSync(ref)) throw new DrmError('INTERNAL_ERROR', 'the file of this job is no longer on disk');
     return { path: ref, release: () => {} };
   }
@@ -66,6 +69,7 @@ export class DiskSpool implements Spool {
     let removed = 0;
     for (const name of fs.readdirSync(this.localDir)) {
       const file = path.join(path.resolve(this.localDir), name);
+      if (!fs.statSync(file).isFile()) continue;
       const age = Date.now() - fs.statSync(file).mtimeMs;
       if (age > olderThanMs && !(await isOwned(file))) {
         fs.rmSync(file, { force: true });
@@ -95,13 +99,13 @@ export class ObjectSpool implements Spool {
     return OBJECT_REF + name;
   }
 
-  async fetch(ref: string): Promise<{ path: string; release(): void }> {
+  async fetch(ref: string, signal?: AbortSignal): Promise<{ path: string; release(): void }> {
     const key = this.keyOf(ref);
     fs.mkdirSync(this.localDir, { recursive: true, mode: 0o700 });
     const copy = path.join(this.localDir, `fetched-${process.pid}-${randomUUID()}${path.extname(ref)}`);
     try {
-      const got = await this.s3.send(new GetObjectCommand({ Bucket: this.where.bucket, Key: key }));
-      await pipeline(got.Body as Readable, fs.createWriteStream(copy, { mode: 0o600 }));
+      const got = await this.s3.send(new GetObjectCommand({ Bucket: this.where.bucket, Key: key }), { abortSignal: signal });
+      await pipeline(got.Body as Readable, fs.createWriteStream(copy, { mode: 0o600 }), { signal });
     } catch (err) {
       fs.rmSync(copy, { force: true });
       if ((err as { name?: string }).name === 'NoSuchKey') throw new DrmError('INTERNAL_ERROR', 'the file of this job is no longer in the store');
@@ -117,7 +121,7 @@ export class ObjectSpool implements Spool {
 
   async sweep(olderThanMs: number, isOwned: (ref: string) => Promise<boolean>): Promise<number> {
     const cutoff = Date.now() - olderThanMs;
-    let removed = 0;
+    let removed = sweepLocalLeftovers(this.localDir, cutoff);
     let token: string | undefined;
     do {
       const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.where.bucket, Prefix: this.keyPrefix, ContinuationToken: token }));
@@ -134,7 +138,36 @@ export class ObjectSpool implements Spool {
 
   private keyOf(ref: string): string {
     const name = ref.slice(OBJECT_REF.length);
-    if (!ref.startsWith(OBJECT_REF) || !/^[0-9a-f-]{36}[.a-zA-Z0-9]*$/.test(name)) throw wrongStore(ref, `an object store (${this.where.bucket})`);
+    if (!ref.startsWith(OBJECT_REF) || !/^[0-9a-f-]{36}[.a-zA-Z0-9]*$/.test(name)) throw wrongStore(ref, 'an object store');
     return this.keyPrefix + name;
+  }
+}
+
+/**
+ * The local side of an object spool holds no kept file, only files on their way: uploads being
+ * received, and copies fetched for work under way (`fetched-<pid>-…`). A copy whose process is
+ * gone (a worker killed mid-job) goes at once, anything else once it is older than `cutoff`.
+ */
+function sweepLocalLeftovers(dir: string, cutoff: number): number {
+  if (!fs.existsSync(dir)) return 0;
+  let removed = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = path.join(dir, entry.name);
+    const pid = Number(/^fetched-(\d+)-/.exec(entry.name)?.[1]);
+    if ((pid > 0 && !processAlive(pid)) || fs.statSync(file).mtimeMs < cutoff) {
+      fs.rmSync(file, { force: true });
+      removed++;
+    }
+  }
+  return removed;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -73,6 +73,18 @@ describe.each(['file', 's3'] as const)('the spool on %s', (kind) => {
     await store.spool.remove(owned);
   });
 
+  it.runIf(kind === 's3')('sweeps the local copies of workers that died, and uploads never finished once they are old', async () => {
+    fs.mkdirSync(store.spool.localDir, { recursive: true });
+    const local = (name: string) => path.join(store.spool.localDir, name);
+    // pid 2^22 + 1 is above Linux's pid_max: no process has it.
+    for (const name of ['fetched-4194305-a.mp4', `fetched-${process.pid}-b.mp4`, 'receiving.upload']) fs.writeFileSync(local(name), 'x');
+    expect(await store.spool.sweep(60_000, async () => false)).toBe(1);
+    expect(fs.existsSync(local('fetched-4194305-a.mp4'))).toBe(false);
+    expect(fs.existsSync(local(`fetched-${process.pid}-b.mp4`))).toBe(true);
+    expect(fs.existsSync(local('receiving.upload'))).toBe(true);
+    expect(await store.spool.sweep(-1000, async () => false)).toBe(2);
+  });
+
   it('says where a file of the other kind of store is, instead of reading a wrong one', async () => {
     const other = kind === 'file' ? 'spool:2b5e4a6c-54f2-4b8e-9d3e-3f0a3c7b8e11.mp4' : '/srv/drm/uploads/x.upload';
     await expect(store.spool.fetch(other)).rejects.toMatchObject({ message: expect.stringMatching(kind === 'file' ? /object store/ : /disk of the machine/) });
