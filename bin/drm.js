@@ -7,13 +7,12 @@ import { register } from 'tsx/esm/api';
 // The repository's tsconfig wherever drm is run from (tsx would look in the working directory),
 // so that its settings (the React JSX transform of drm top) always apply.
 register({ tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)) });
-// A reader that stops early (`drm jobs list | head -3`) closes the pipe: the output was wanted no
-// further, which is no error and deserves no stack trace; exit as `head` leaves its writers.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (err) => {
-    if (err.code === 'EPIPE') process.exit(0);
-    throw err;
-  });
-}
+// A reader that stops early (`drm jobs list | head -3`) closes the pipe: the rest of the output
+// was not wanted, which is no error and deserves no stack trace. The command goes on and ends
+// with its own exit code (a weak match is still 2); only stdout, the data, is treated so.
+process.stdout.on('error', (err) => {
+  if (err.code !== 'EPIPE') throw err;
+  process.stdout.write = () => true;
+});
 const { main } = await import('../commands/main.ts');
 process.exitCode = await main(process.argv);

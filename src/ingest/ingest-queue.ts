@@ -62,6 +62,7 @@ export async function queueIngest(ctx: Context, r: IngestRequest): Promise<Inges
   if (r.organizationId && !(await ctx.repos.organizations.find(r.organizationId))) throw notFound(`organization ${r.organizationId}`);
   checkMedia(r, await probeMedia(ctx.media, r.input));
   const { input, ...request } = r;
+  const sourceBytes = fs.statSync(input).size;
   const ref = await ctx.storage.spool.keep(input, { move: false });
   const row: IngestJobRow = {
     id: randomUUID(),
@@ -69,7 +70,7 @@ export async function queueIngest(ctx: Context, r: IngestRequest): Promise<Inges
     request: JSON.stringify({ ...request, title: request.title.trim() }),
     sourceRef: ref,
     sourceName: path.basename(input).slice(0, 255),
-    sourceBytes: fs.statSync(input).size,
+    sourceBytes,
     attempts: 0,
     leaseUntil: null,
     worker: null,

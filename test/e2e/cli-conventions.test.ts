@@ -41,7 +41,7 @@ describe('the CLI conventions', () => {
     expect(credit).toContain('Example:\n  $ drm admin billing credit');
   }, T);
 
-  it('ends quietly, exit 0, when the reader of its output goes away (drm … | head)', async () => {
+  it('ends quietly with its own exit code when the reader of its output goes away (drm … | head)', async () => {
     const child = spawn(process.execPath, [DRM_BIN, 'completion', 'bash'], { stdio: ['ignore', 'pipe', 'pipe'] });
     // The reading end closes before a byte is read: every write of drm meets a closed pipe.
     child.stdout.destroy();

@@ -42,7 +42,8 @@ async function queueFilm(title: string): Promise<string> {
   return (JSON.parse(out) as JobView).id;
 }
 
-const marking = (job: JobView) => job.status === 'running' && job.progress?.stage === 'marking A and B';
+/** Taken and under way: the worker has fetched the source and written its first stage. */
+const underWay = (job: JobView) => job.status === 'running' && job.progress !== null;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-worker-'));
@@ -59,7 +60,7 @@ describe('drm worker', () => {
     const id = await queueFilm('Killed');
     const first = await startWorker();
     expect(first.info).toMatchObject({ jobs: ['ingest'], db: 'sqlite' });
-    const taken = await jobUntil(id, marking);
+    const taken = await jobUntil(id, underWay);
     expect(taken).toMatchObject({ worker: first.info.worker, attempts: 1 });
     await first.stop('SIGKILL');
     const second = await startWorker();
@@ -73,7 +74,7 @@ describe('drm worker', () => {
   it('gives its job back to the queue on SIGTERM and exits 0; the next worker ingests it', async () => {
     const id = await queueFilm('Stopped');
     const first = await startWorker();
-    await jobUntil(id, marking);
+    await jobUntil(id, underWay);
     expect(await first.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     expect(first.stderr()).toContain('"ingest job given back to the queue"');
     expect(await show(id)).toMatchObject({ status: 'queued', worker: null, attempts: 0 });
