@@ -3,7 +3,7 @@ import { formatApusd } from '../src/domain/billing/format.js';
 import { badRequest } from '../src/errors.js';
 import { type ContentType, ingestContent } from '../src/ingest/ingest.js';
 import { INGEST_UNITS, ingestedLine, ingestQueued } from './ingest-queued.js';
-import type { DbOptions } from './options.js';
+import { type DbOptions, typedOption } from './options.js';
 import { printJson } from './output.js';
 import { createProgress } from './progress.js';
 import { withContext } from './with-context.js';
@@ -28,6 +28,7 @@ export function ingest(file: string, opts: IngestOptions): Promise<number> {
     if (crf !== undefined && !Number.isInteger(crf)) throw badRequest(`--crf must be a whole number, got ${JSON.stringify(opts.crf)}`);
     const request = { input: file, title: opts.title, type: opts.type, watermark: Boolean(opts.watermark), description: opts.description, crf, preset: opts.preset, organizationId: opts.org };
     if (opts.wait && !opts.queue) throw badRequest('--wait goes with --queue (an ingest without --queue runs here and always waits)');
+    if (opts.queue && typedOption(opts, 'backend')) throw badRequest("--backend applies to an ingest run here; a queued one is marked with its worker's backend (drm worker --backend)");
     if (opts.queue) return ingestQueued(ctx, out, request, Boolean(opts.wait));
     const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
     const controller = new AbortController();

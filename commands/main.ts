@@ -5,7 +5,7 @@ import { defineOperations } from './operations-definitions.js';
 import { defineStorage } from './storage-definitions.js';
 import { defineWorkers } from './worker-definitions.js';
 import { flagNamesOf, finishCommands } from './help.js';
-import { FLAG_NAMES, FROM_ENV, type Runner } from './options.js';
+import { FLAG_NAMES, type Runner, TYPED } from './options.js';
 import { packageVersion } from '../src/version.js';
 import { createOutput, reportError } from './output.js';
 
@@ -29,7 +29,7 @@ export async function main(argv: string[]): Promise<number> {
       const command = args[args.length - 1] as Command;
       const opts = args[args.length - 2] as Record<symbol, unknown>;
       opts[FLAG_NAMES] = flagNamesOf(command);
-      opts[FROM_ENV] = new Set(command.options.map((o) => o.attributeName()).filter((key) => command.getOptionValueSource(key) === 'env'));
+      opts[TYPED] = new Set(command.options.map((o) => o.attributeName()).filter((key) => command.getOptionValueSource(key) === 'cli'));
       exitCode = await (fn as (...a: unknown[]) => Promise<number>)(...args);
     };
 

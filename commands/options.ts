@@ -46,16 +46,16 @@ export function dbOptions(cmd: Command): Command {
     .option('--json', 'print JSON for scripts');
 }
 
-/** Where the runner leaves the names of the options whose value came from their environment variable. */
-export const FROM_ENV = Symbol('options from the environment');
+/** Where the runner leaves the names of the options typed on the command line. */
+export const TYPED = Symbol('options typed on the command line');
 
 /**
  * Whether the user typed this option on the command line: a value from its variable is the
- * deployment's setting (DRM_DB on every machine of a cluster), not a request of this command.
+ * deployment's setting (DRM_DB on every machine of a cluster), and a default is nobody's
+ * request; neither is refused where the flag would not apply.
  */
 export function typedOption(opts: object, key: string): boolean {
-  const fromEnv = (opts as { [FROM_ENV]?: Set<string> })[FROM_ENV];
-  return (opts as Record<string, unknown>)[key] !== undefined && !fromEnv?.has(key);
+  return Boolean((opts as { [TYPED]?: Set<string> })[TYPED]?.has(key));
 }
 
 /** Where the runner leaves the running command's flag names on its options (see flagNamesOf). */

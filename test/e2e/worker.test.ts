@@ -86,12 +86,14 @@ describe('drm worker', () => {
     expect(fs.readdirSync(path.join(dir, 'data', 'content', '.staging'))).toEqual([]);
   }, T);
 
-  it('refuses --wait without --queue, an unknown job and an unknown organization, in one line each', async () => {
+  it('refuses --wait without --queue, --backend with it, an unknown job and an unknown organization, in one line each', async () => {
     const film = path.join(dir, 'film.mp4');
     const wait = await runDrm(['ingest', film, '--title', 'X', '--type', 'video', '--wait', ...data()], env);
     expect(wait).toMatchObject({ code: 2, stderr: 'drm: --wait goes with --queue (an ingest without --queue runs here and always waits)\n' });
     const unknown = await runDrm(['jobs', 'show', 'no-such-job', ...data()], env);
     expect(unknown).toMatchObject({ code: 1, stderr: expect.stringMatching(/^drm: ingest job no-such-job not found\n$/) });
+    const backend = await runDrm(['ingest', film, '--title', 'X', '--type', 'video', '--queue', '--backend', 'cpu', ...data()], env);
+    expect(backend).toMatchObject({ code: 2, stderr: expect.stringMatching(/^drm: --backend applies to an ingest run here; a queued one is marked with its worker's backend/) });
     const org = await runDrm(['ingest', film, '--title', 'X', '--type', 'video', '--queue', '--org', 'no-such-org', ...data()], env);
     expect(org).toMatchObject({ code: 1, stderr: expect.stringMatching(/^drm: organization no-such-org not found\n$/) });
   }, T);
