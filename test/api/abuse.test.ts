@@ -143,7 +143,7 @@ describe.each(DIALECTS)('abuse on %s', (dialect) => {
     const session = (await (await t.request('POST', `/api/v1/stream/${film.id}`, { key: org.apiKey, body: { viewerId: 'abuse-viewer' } })).json()) as Json;
     const caseRow: CaseRow = {
       ...{ id: randomUUID(), organizationId: org.organizationId, apiKeyId: null, contentId: film.id, contentType: 'video', status: 'failed' },
-      ...{ failureReason: 'fixture', uploadPath: null, uploadName: null, uploadBytes: null, attempts: 1, leaseUntil: null, classification: null },
+      ...{ failureReason: 'fixture', uploadPath: null, uploadName: null, uploadBytes: null, attempts: 1, leaseUntil: null, leasedBy: null, classification: null },
       ...{ binaryId: null, supportedBits: null, matchedViewerId: null, matchedSessionId: null, report: null, progress: null, leakFrames: null, createdAt: t.clock.now(), completedAt: t.clock.now() },
     };
     await t.ctx.repos.forensicCases.insert(caseRow);

@@ -10,7 +10,7 @@ import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 
 const caseRow = (t: TestApp, contentId: string, fields: Partial<CaseRow>): CaseRow => ({
   ...{ id: randomUUID(), organizationId: null, apiKeyId: null, contentId, contentType: 'video', status: 'processing', failureReason: null },
-  ...{ uploadPath: null, uploadName: null, uploadBytes: null, attempts: 0, leaseUntil: null, classification: null, binaryId: null },
+  ...{ uploadPath: null, uploadName: null, uploadBytes: null, attempts: 0, leaseUntil: null, leasedBy: null, classification: null, binaryId: null },
   ...{ supportedBits: null, matchedViewerId: null, matchedSessionId: null, report: null, progress: null, leakFrames: null, createdAt: t.clock.now(), completedAt: null },
   ...fields,
 });

@@ -69,7 +69,7 @@ export function sampleCase(fields: { id: string; organizationId: string | null; 
     uploadName: 'leak <b>.mp4',
     uploadBytes: 4_321_000,
     attempts: 1,
-    leaseUntil: null,
+    leaseUntil: null, leasedBy: null,
     classification: report?.classification ?? null,
     binaryId: report?.binaryId ?? null,
     supportedBits: report?.supportedBits ?? null,

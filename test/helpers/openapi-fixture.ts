@@ -35,7 +35,7 @@ export const without = (body: Json, fields: string[]) => Object.fromEntries(Obje
 function caseRow(organizationId: string, contentId: string, fields: Partial<CaseRow>): CaseRow {
   return {
     ...{ id: randomUUID(), organizationId, apiKeyId: null, contentId, contentType: 'video', status: 'processing', failureReason: null },
-    ...{ uploadPath: null, uploadName: null, uploadBytes: null, attempts: 1, leaseUntil: null, classification: null, progress: null, leakFrames: null },
+    ...{ uploadPath: null, uploadName: null, uploadBytes: null, attempts: 1, leaseUntil: null, leasedBy: null, classification: null, progress: null, leakFrames: null },
     ...{ binaryId: null, supportedBits: null, matchedViewerId: null, matchedSessionId: null, report: null, createdAt: 0, completedAt: 0 },
     ...fields,
   };

@@ -75,13 +75,28 @@ describe.each(DIALECTS)('the ingest queue on %s', (dialect) => {
     for (let i = 0; i < 3; i++) {
       await t.ctx.repos.forensicCases.insert({
         ...{ id: `case-${dialect}-${i}`, organizationId: null, apiKeyId: null, contentId: 'c', contentType: 'video', status: 'processing', failureReason: null },
-        ...{ uploadPath: `spool:${i}`, uploadName: 'leak.mp4', uploadBytes: 1, attempts: 0, leaseUntil: null, classification: null, binaryId: null, supportedBits: null },
+        ...{ uploadPath: `spool:${i}`, uploadName: 'leak.mp4', uploadBytes: 1, attempts: 0, leaseUntil: null, leasedBy: null, classification: null, binaryId: null, supportedBits: null },
         ...{ matchedViewerId: null, matchedSessionId: null, report: null, leakFrames: null, progress: null, createdAt: t.clock.now() + i, completedAt: null },
       });
     }
     const now = t.clock.now();
-    const taken = await Promise.all(Array.from({ length: 5 }, () => t.ctx.repos.forensicCases.claimNext(now, now + LEASE)));
+    const taken = await Promise.all(Array.from({ length: 5 }, () => t.ctx.repos.forensicCases.claimNext(now, now + LEASE, 'p')));
     expect(taken.filter(Boolean).map((r) => r?.id).sort()).toEqual([0, 1, 2].map((i) => `case-${dialect}-${i}`));
+  });
+
+  it('lets only the holder of a case keep or end it: a process whose lease lapsed learns it lost the case', async () => {
+    const id = `case-${dialect}-0`;
+    const cases = t.ctx.repos.forensicCases;
+    t.clock.advance(LEASE + 1);
+    expect(await cases.claim(id, t.clock.now(), t.clock.now() + LEASE, 'second')).toMatchObject({ id, leasedBy: 'second', attempts: 2 });
+    expect(await cases.extendLease(id, 'p', t.clock.now() + LEASE)).toBe(false);
+    const outcome = { status: 'failed', failureReason: 'x', classification: null, binaryId: null, supportedBits: null, matchedViewerId: null } as const;
+    const ended = { ...outcome, matchedSessionId: null, report: null, leakFrames: null, completedAt: t.clock.now() };
+    expect(await cases.finish(id, 'p', ended)).toBe(false);
+    expect(await cases.find(id)).toMatchObject({ status: 'processing', leasedBy: 'second' });
+    expect(await cases.extendLease(id, 'second', t.clock.now() + LEASE)).toBe(true);
+    expect(await cases.finish(id, 'second', ended)).toBe(true);
+    expect(await cases.find(id)).toMatchObject({ status: 'failed', leasedBy: null, leaseUntil: null });
   });
 
   it('never takes a job that ended', async () => {

@@ -46,13 +46,13 @@ function caseRows(x: Executor) {
      * (FOR UPDATE SKIP LOCKED), so two servers or workers never both take it; `attempts` counts
      * the takes, to give up on a case that kills its worker every time.
      */
-    async claimNext(now: number, leaseUntil: number): Promise<CaseRow | undefined> {
+    async claimNext(now: number, leaseUntil: number, by: string): Promise<CaseRow | undefined> {
       const waiting = and(eq(t.status, 'processing'), or(isNull(t.leaseUntil), lte(t.leaseUntil, now)));
       const rows = await x.run((q) => {
         const next = skippingLocked(x, q.select({ id: t.id }).from(t).where(waiting).orderBy(t.createdAt, t.id).limit(1));
         return q
           .update(t)
-          .set({ leaseUntil, attempts: sql`${t.attempts} + 1` })
+          .set({ leaseUntil, leasedBy: by, attempts: sql`${t.attempts} + 1` })
           .where(and(eq(t.id, sql`(${next})`), waiting))
           .returning();
       });
@@ -60,11 +60,11 @@ function caseRows(x: Executor) {
     },
 
     /** Leases one case by id (a synchronous request running its own case), if it is waiting and free. */
-    async claim(id: string, now: number, leaseUntil: number): Promise<CaseRow | undefined> {
+    async claim(id: string, now: number, leaseUntil: number, by: string): Promise<CaseRow | undefined> {
       const rows = await x.run((q) =>
         q
           .update(t)
-          .set({ leaseUntil, attempts: sql`${t.attempts} + 1` })
+          .set({ leaseUntil, leasedBy: by, attempts: sql`${t.attempts} + 1` })
           .where(and(eq(t.id, id), eq(t.status, 'processing'), or(isNull(t.leaseUntil), lte(t.leaseUntil, now))))
           .returning(),
       );
@@ -77,13 +77,16 @@ function caseRows(x: Executor) {
       return rows.length > 0;
     },
 
-    async finish(id: string, outcome: CaseOutcome): Promise<void> {
-      await x.run((q) =>
+    /** Ends a case, if `by` still holds its lease; false when another process took it after the lease lapsed. */
+    async finish(id: string, by: string, outcome: CaseOutcome): Promise<boolean> {
+      const rows = await x.run((q) =>
         q
           .update(t)
-          .set({ ...outcome, leaseUntil: null, uploadPath: null, progress: null })
-          .where(eq(t.id, id)),
+          .set({ ...outcome, leaseUntil: null, leasedBy: null, uploadPath: null, progress: null })
+          .where(and(eq(t.id, id), eq(t.status, 'processing'), eq(t.leasedBy, by)))
+          .returning({ id: t.id }),
       );
+      return rows.length > 0;
     },
 
     /** One page of cases, most recent first: an organization's, or (null) every case on the platform. */
@@ -104,9 +107,10 @@ function workerWrites(x: Executor) {
   const t = x.s.forensicCases;
   const running = (id: string) => and(eq(t.id, id), eq(t.status, 'processing'));
   return {
-    /** Keeps a running case's lease alive. */
-    async extendLease(id: string, leaseUntil: number): Promise<void> {
-      await x.run((q) => q.update(t).set({ leaseUntil }).where(running(id)));
+    /** Keeps a running case's lease alive; false when it is no longer `by`'s (it lapsed and another process took the case). */
+    async extendLease(id: string, by: string, leaseUntil: number): Promise<boolean> {
+      const rows = await x.run((q) => q.update(t).set({ leaseUntil }).where(and(running(id), eq(t.leasedBy, by))).returning({ id: t.id }));
+      return rows.length > 0;
     },
 
     /** What a running analysis is doing, for the live view. */

@@ -230,6 +230,8 @@ export const forensicCases = pgTable(
     uploadBytes: bigint('upload_bytes', { mode: 'number' }),
     attempts: integer('attempts').notNull(),
     leaseUntil: bigint('lease_until', { mode: 'number' }),
+    /** the process that holds the lease (host, pid and a random tag): only it may extend or end the case */
+    leasedBy: text('leased_by'),
     classification: text('classification'),
     binaryId: text('binary_id'),
     supportedBits: integer('supported_bits'),

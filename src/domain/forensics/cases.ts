@@ -60,7 +60,7 @@ async function insertCase(ctx: Context, auth: KeyAuth | null, upload: LeakUpload
     uploadName: upload.name.slice(0, 255),
     uploadBytes: upload.bytes,
     attempts: 0,
-    leaseUntil: null,
+    leaseUntil: null, leasedBy: null,
     classification: null,
     binaryId: null,
     supportedBits: null,

@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import type { DtcwtBackend } from '../../../gpu/backend.js';
 import { createDtcwtBackend } from '../../../gpu/index.js';
 import type { Context } from '../../context.js';
-import type { CaseRow } from '../../db/repos/index.js';
+import type { CaseOutcome, CaseRow } from '../../db/repos/index.js';
 import { DrmError, jobFailureReason } from '../../errors.js';
 import { errorFields } from '../../log.js';
 import { progressWriter } from '../operations/job-progress.js';
@@ -48,6 +50,8 @@ export class ForensicsQueue {
   /** the loop's turn under way, which stop() waits for (it may be claiming a case) */
   private filling: Promise<void> | undefined;
   private readonly analyses: boolean;
+  /** who holds the leases this queue takes: only it may extend or end those cases */
+  private readonly holder = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 
   constructor(
     private readonly ctx: Context,
@@ -113,7 +117,7 @@ export class ForensicsQueue {
   private async runHere(caseId: string, signal?: AbortSignal, onProgress?: AnalysisHooks['onProgress']): Promise<void> {
     await this.slot();
     try {
-      const row = await this.ctx.repos.forensicCases.claim(caseId, this.ctx.clock.now(), this.ctx.clock.now() + this.leaseMs);
+      const row = await this.ctx.repos.forensicCases.claim(caseId, this.ctx.clock.now(), this.ctx.clock.now() + this.leaseMs, this.holder);
       if (row) await this.track(this.analyse(row, signal, onProgress));
     } finally {
       this.release();
@@ -125,7 +129,7 @@ export class ForensicsQueue {
     for (;;) {
       await this.slot();
       const now = this.ctx.clock.now();
-      const row = await this.ctx.repos.forensicCases.claimNext(now, now + this.leaseMs).catch((err) => {
+      const row = await this.ctx.repos.forensicCases.claimNext(now, now + this.leaseMs, this.holder).catch((err) => {
         this.release();
         throw err;
       });
@@ -143,7 +147,7 @@ export class ForensicsQueue {
       let row: CaseRow | undefined;
       try {
         const now = this.ctx.clock.now();
-        row = await this.ctx.repos.forensicCases.claimNext(now, now + this.leaseMs);
+        row = await this.ctx.repos.forensicCases.claimNext(now, now + this.leaseMs, this.holder);
       } catch (err) {
         this.ctx.log.error('forensics queue failed', errorFields(err));
       }
@@ -181,35 +185,47 @@ export class ForensicsQueue {
     else this.active--;
   }
 
-  /** One analysis: its lease kept alive while it runs, its outcome stored, its upload removed. */
+  /**
+   * One analysis: its lease kept alive while it runs, its outcome stored, its upload removed. A
+   * lease found lost (this process stalled past it and another took the case) stops the analysis
+   * and leaves the case, and its leak, to the one that holds it now.
+   */
   private async analyse(row: CaseRow, signal?: AbortSignal, onProgress?: AnalysisHooks['onProgress']): Promise<void> {
-    const { ctx } = this;
+    const { ctx, holder } = this;
     const repo = ctx.repos.forensicCases;
-    const heartbeat = setInterval(() => void repo.extendLease(row.id, ctx.clock.now() + this.leaseMs).catch(() => {}), this.leaseMs / 3);
+    const lost = new AbortController();
+    const keepLease = async () => {
+      if (!(await repo.extendLease(row.id, holder, ctx.clock.now() + this.leaseMs).catch(() => true))) lost.abort();
+    };
+    const heartbeat = setInterval(() => void keepLease(), this.leaseMs / 3);
     heartbeat.unref();
+    const end = (outcome: CaseOutcome) => repo.finish(row.id, holder, outcome).catch(() => false);
+    let ended = false;
     try {
       if (row.attempts > MAX_ATTEMPTS) throw new DrmError('INTERNAL_ERROR', `the analysis stopped its server ${MAX_ATTEMPTS} times`);
       if (!row.uploadPath) throw new DrmError('INTERNAL_ERROR', 'the uploaded leak is no longer kept');
       const content = await ctx.repos.content.find(row.contentId);
       if (!content) throw new DrmError('NOT_FOUND', `content ${row.contentId} no longer exists`);
       const reported = progressWriter(ctx, (p) => repo.setProgress(row.id, p), onProgress);
-      const leak = await ctx.storage.spool.fetch(row.uploadPath);
-      const report = await analyzeLeak(ctx, leak.path, content, { backend: () => this.backendOnce(), signal, onProgress: reported }).finally(() => leak.release());
-      await repo.finish(row.id, completedOutcome(report, ctx.clock.now()));
-      ctx.log.info('forensic case completed', { caseId: row.id, classification: report.classification, seconds: report.seconds });
+      const stop = signal ? AbortSignal.any([signal, lost.signal]) : lost.signal;
+      const leak = await ctx.storage.spool.fetch(row.uploadPath, stop);
+      const report = await analyzeLeak(ctx, leak.path, content, { backend: () => this.backendOnce(), signal: stop, onProgress: reported }).finally(() => leak.release());
+      ended = await end(completedOutcome(report, ctx.clock.now()));
+      if (ended) ctx.log.info('forensic case completed', { caseId: row.id, classification: report.classification, seconds: report.seconds });
     } catch (err) {
-      if (signal?.aborted) {
+      if (lost.signal.aborted) ended = false;
+      else if (signal?.aborted) {
         ctx.log.info('forensic case cancelled', { caseId: row.id });
-        await repo.finish(row.id, failedOutcome('analysis cancelled', ctx.clock.now())).catch(() => {});
-        return;
+        ended = await end(failedOutcome('analysis cancelled', ctx.clock.now()));
+      } else {
+        ctx.log.error('forensic case failed', { caseId: row.id, ...errorFields(err) });
+        ended = await end(failedOutcome(jobFailureReason(err, 'analysis'), ctx.clock.now()));
       }
-      const reason = jobFailureReason(err, 'analysis');
-      ctx.log.error('forensic case failed', { caseId: row.id, ...errorFields(err) });
-      await repo.finish(row.id, failedOutcome(reason, ctx.clock.now())).catch(() => {});
     } finally {
       clearInterval(heartbeat);
-      if (row.uploadPath) await ctx.storage.spool.remove(row.uploadPath).catch((err) => ctx.log.warn('could not remove a leak', errorFields(err)));
     }
+    if (!ended) ctx.log.warn('forensic case taken by another process after this one lost its lease; left to it', { caseId: row.id });
+    else if (row.uploadPath) await ctx.storage.spool.remove(row.uploadPath).catch((err) => ctx.log.warn('could not remove a leak', errorFields(err)));
   }
 
   private backendOnce(): Promise<DtcwtBackend> {
