@@ -1,4 +1,4 @@
-import { jobView } from '../src/ingest/ingest-queue.js';
+import { jobView, percentDone } from '../src/ingest/ingest-queue.js';
 import { showJob } from './ingest-queued.js';
 import type { DbOptions } from './options.js';
 import { printJson, printTable } from './output.js';
@@ -12,7 +12,7 @@ export function listJobs(opts: DbOptions & { limit?: string }): Promise<number> 
     if (out.json) printJson(out, { jobs: views });
     else if (views.length === 0) out.write('no ingest job has been queued (drm ingest --queue FILE …)');
     else {
-      const progress = (v: (typeof views)[number]) => (v.progress && v.status === 'running' ? `${v.progress.stage} ${Math.round((100 * v.progress.done) / Math.max(v.progress.total, 1))}%` : '');
+      const progress = (v: (typeof views)[number]) => (v.progress && v.status === 'running' ? `${v.progress.stage} ${percentDone(v.progress) ?? 0}%` : '');
       printTable(
         out,
         ['job', 'status', 'title', 'source', 'worker', 'progress', 'content', 'queued'],

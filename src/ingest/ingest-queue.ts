@@ -16,6 +16,11 @@ export interface JobProgress {
   total: number;
 }
 
+/** How far a stage is, 0 to 100 (null before its total is known). */
+export function percentDone(p: JobProgress | null): number | null {
+  return p && p.total > 0 ? Math.min(100, Math.round((p.done / p.total) * 100)) : null;
+}
+
 /** A job as `drm ingest --wait`, `drm jobs` and the live view show it. */
 export interface IngestJobView {
   id: string;

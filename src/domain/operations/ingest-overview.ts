@@ -1,6 +1,6 @@
 import { iso } from '../../clock.js';
 import type { Context } from '../../context.js';
-import { type IngestJobView, jobView } from '../../ingest/ingest-queue.js';
+import { type IngestJobView, jobView, percentDone } from '../../ingest/ingest-queue.js';
 
 /** Failures are counted over the last hour: long enough to see a pattern, short enough to clear once fixed. */
 const FAILURES_WINDOW_MS = 3_600_000;
@@ -52,7 +52,7 @@ function runningIngest(job: IngestJobView): RunningIngest {
     type: job.type,
     worker: job.worker,
     stage: p?.stage ?? null,
-    percent: p && p.total > 0 ? Math.min(100, Math.round((p.done / p.total) * 100)) : null,
+    percent: percentDone(p),
     attempts: job.attempts,
     queuedAt: iso(job.createdAt),
   };
