@@ -14,9 +14,8 @@ export const INGEST_UNITS: Record<string, string> = { packaging: 's of media', '
  * --wait, follows the job's progress as its worker writes it and ends as the ingest would have.
  */
 export async function ingestQueued(ctx: Context, out: Output, request: IngestRequest, wait: boolean): Promise<number> {
-  const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
-  progress.stage(`sending ${request.input} to the store`);
-  const row = await queueIngest(ctx, request).finally(() => progress.stop());
+  const row = await sendAndQueue(ctx, out, request);
+  if (!row) return 130;
   if (!wait) {
     if (out.json) printJson(out, jobView(row));
     else out.write(`queued ingest job ${row.id} for a drm worker; follow it with: drm jobs show ${row.id} --wait`);
@@ -24,6 +23,33 @@ export async function ingestQueued(ctx: Context, out: Output, request: IngestReq
   }
   if (!out.json) out.error(`queued ingest job ${row.id}; waiting for a drm worker (Ctrl-C stops waiting, not the job)`);
   return followJob(ctx, out, row.id);
+}
+
+/**
+ * Sends the source to the spool with the MB sent on the progress line, and queues its job. Ctrl-C
+ * (or SIGTERM) stops the sending: an upload in parts is aborted, so nothing is left in the store
+ * and nothing is queued (null).
+ */
+async function sendAndQueue(ctx: Context, out: Output, request: IngestRequest): Promise<IngestJobRow | null> {
+  const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
+  const stage = `sending ${request.input} to the store`;
+  progress.stage(stage);
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  const onBytes = (sent: number, total: number) => progress.update(stage, Math.round(sent / 1e6), Math.round(total / 1e6), 'MB');
+  try {
+    return await queueIngest(ctx, request, { signal: controller.signal, onBytes });
+  } catch (err) {
+    if (!controller.signal.aborted) throw err;
+    out.error('drm: stopped; nothing was queued and nothing is left in the store');
+    return null;
+  } finally {
+    progress.stop();
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
 }
 
 /** Waits for a job with a progress line, then prints how it ended: exit 0 done, 1 failed, 130 when the wait is interrupted. */

@@ -113,7 +113,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       viewerIds: viewerIdKey(deriveKey(secret, 'viewer-ids')),
     },
     wallets: new WalletFactory(secret),
-    storage: openContentStore(config.storage, config.dataDir, deriveKey(secret, 'object-names')),
+    storage: openContentStore(config.storage, config.dataDir, deriveKey(secret, 'object-names'), { runsAnalyses: config.analysis }),
     wakeWebhooks: () => {},
     fetch: overrides.fetch ?? createWebhookFetch(config.allowPrivateWebhooks),
     media: overrides.media ?? mediaBinaries(),

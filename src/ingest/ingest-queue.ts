@@ -5,6 +5,7 @@ import type { Context } from '../context.js';
 import type { IngestJobRow } from '../db/repos/index.js';
 import { notFound } from '../errors.js';
 import { probeMedia } from '../media/probe.js';
+import type { PutOptions } from '../storage/s3-upload.js';
 import { checkMedia, checkRequest, type IngestRequest, type IngestResult } from './ingest.js';
 
 /** What a queued job keeps of its request: everything but the input, which is in the spool. */
@@ -60,15 +61,16 @@ export function jobView(row: IngestJobRow): IngestJobView {
 /**
  * `drm ingest --queue`: checks the request and the source here (a bad file is refused now, not
  * by a worker later), sends the source to the store's spool and queues the job for a worker.
- * The user's file is copied, never taken.
+ * The user's file is copied, never taken. `sending` reports the bytes sent and stops the sending
+ * (nothing is then left in the store, and nothing is queued).
  */
-export async function queueIngest(ctx: Context, r: IngestRequest): Promise<IngestJobRow> {
+export async function queueIngest(ctx: Context, r: IngestRequest, sending: PutOptions = {}): Promise<IngestJobRow> {
   checkRequest(r);
   if (r.organizationId && !(await ctx.repos.organizations.find(r.organizationId))) throw notFound(`organization ${r.organizationId}`);
   checkMedia(r, await probeMedia(ctx.media, r.input));
   const { input, ...request } = r;
   const sourceBytes = fs.statSync(input).size;
-  const ref = await ctx.storage.spool.keep(input, { move: false });
+  const ref = await ctx.storage.spool.keep(input, { ...sending, move: false });
   const row: IngestJobRow = {
     id: randomUUID(),
     status: 'queued',

@@ -82,13 +82,14 @@ export function contentBackend(spec: StoreSpec, namesKey: Buffer, options: S3Opt
 /**
  * The content store of a deployment: on a disk, its directory holds the items; with an object
  * store, `<data-dir>/content` holds only the staging of ingests and a cache of files ffmpeg reads.
- * Files waiting for a job (leaks, queued sources) are spooled beside the content (spool.ts).
+ * Files waiting for a job (leaks, queued sources) are spooled beside the content (spool.ts); a
+ * process that runs analyses keeps its own copy of a leak it received for an hour as well.
  */
-export function openContentStore(storage: StorageConfig, dataDir: string, namesKey: Buffer): ContentStore {
+export function openContentStore(storage: StorageConfig, dataDir: string, namesKey: Buffer, options: { runsAnalyses?: boolean } = {}): ContentStore {
   const uploads = path.join(dataDir, 'uploads');
   const { store } = storage;
   if (store.kind === 'file') return new ContentStore(store.root, new FileBackend(store.root), new DiskSpool(uploads));
   const client = s3Client(storage.s3);
   const backend = contentBackend(store, namesKey, storage.s3, client);
-  return new ContentStore(path.join(dataDir, 'content'), backend, new ObjectSpool(client, { bucket: store.bucket, prefix: store.prefix }, uploads));
+  return new ContentStore(path.join(dataDir, 'content'), backend, new ObjectSpool(client, { bucket: store.bucket, prefix: store.prefix }, uploads, options.runsAnalyses));
 }

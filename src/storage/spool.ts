@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { DrmError } from '../errors.js';
 import type { S3Location } from './s3-backend.js';
-import { putFile } from './s3-upload.js';
+import { type PutOptions, putFile } from './s3-upload.js';
 
 /**
  * Where files wait for a job: a leak for its analysis, a source for its queued ingest. A row
@@ -18,7 +18,7 @@ export interface Spool {
   /** where new files are received before they are kept (`<data-dir>/uploads`) */
   readonly localDir: string;
   /** Keeps a file: `move` hands the file over (it is gone from its path), otherwise it is copied. */
-  keep(file: string, options: { move: boolean }): Promise<string>;
+  keep(file: string, options: KeepOptions): Promise<string>;
   /** The kept file as a path to read, and `release` for the copy fetched (nothing on a disk); `signal` stops a download. */
   fetch(ref: string, signal?: AbortSignal): Promise<{ path: string; release(): void }>;
   remove(ref: string): Promise<void>;
@@ -26,7 +26,14 @@ export interface Spool {
   sweep(olderThanMs: number, isOwned: (ref: string) => Promise<boolean>): Promise<number>;
 }
 
+export interface KeepOptions extends PutOptions {
+  move: boolean;
+}
+
 const OBJECT_REF = 'spool:';
+
+/** How long a process keeps its own copy of a leak it sent to an object spool, for its own queue to read. */
+export const LOCAL_COPY_MS = 3600_000;
 
 /**
  * Refs name their store: a disk's ref is a path, an object's starts with `spool:`. The message
@@ -45,11 +52,17 @@ function freshName(file: string): string {
 export class DiskSpool implements Spool {
   constructor(readonly localDir: string) {}
 
-  async keep(file: string, options: { move: boolean }): Promise<string> {
+  async keep(file: string, options: KeepOptions): Promise<string> {
     fs.mkdirSync(this.localDir, { recursive: true, mode: 0o700 });
     if (path.dirname(path.resolve(file)) === path.resolve(this.localDir) && options.move) return path.resolve(file);
     const kept = path.join(path.resolve(this.localDir), freshName(file));
     fs.copyFileSync(file, kept);
+    if (options.signal?.aborted) {
+      fs.rmSync(kept, { force: true });
+      options.signal.throwIfAborted();
+    }
+    const bytes = fs.statSync(kept).size;
+    options.onBytes?.(bytes, bytes);
     if (options.move) fs.rmSync(file, { force: true });
     return kept;
   }
@@ -80,22 +93,35 @@ export class DiskSpool implements Spool {
   }
 }
 
-/** The spool of an object store: objects `<prefix>/.spool/<name>`, fetched into the uploads directory to be read. */
+/**
+ * The spool of an object store: objects `<prefix>/.spool/<name>`, fetched into the uploads
+ * directory to be read. With `localCopies` (a process that runs analyses), a file handed over is
+ * also kept here for an hour (`kept-<pid>-<name>`), so that the analysis of a leak this process
+ * received, most often run by this process, reads it from the disk instead of from the bucket.
+ */
 export class ObjectSpool implements Spool {
   private readonly keyPrefix: string;
+  /** this process's copies of what it kept, by object name, with when they were made */
+  private readonly copies = new Map<string, number>();
 
   constructor(
     private readonly s3: S3Client,
     private readonly where: S3Location,
     readonly localDir: string,
+    private readonly localCopies = false,
   ) {
     this.keyPrefix = `${where.prefix ? `${where.prefix}/` : ''}.spool/`;
   }
 
-  async keep(file: string, options: { move: boolean }): Promise<string> {
+  async keep(file: string, options: KeepOptions): Promise<string> {
     const name = freshName(file);
-    await putFile(this.s3, this.where.bucket, this.keyPrefix + name, file, 'application/octet-stream');
-    if (options.move) fs.rmSync(file, { force: true });
+    const { signal, onBytes } = options;
+    await putFile(this.s3, this.where.bucket, this.keyPrefix + name, file, 'application/octet-stream', { signal, onBytes });
+    this.dropOldCopies();
+    if (options.move && this.localCopies && path.resolve(path.dirname(file)) === path.resolve(this.localDir)) {
+      fs.renameSync(file, this.copyPath(name));
+      this.copies.set(name, Date.now());
+    } else if (options.move) fs.rmSync(file, { force: true });
     return OBJECT_REF + name;
   }
 
@@ -103,6 +129,7 @@ export class ObjectSpool implements Spool {
     const key = this.keyOf(ref);
     fs.mkdirSync(this.localDir, { recursive: true, mode: 0o700 });
     const copy = path.join(this.localDir, `fetched-${process.pid}-${randomUUID()}${path.extname(ref)}`);
+    if (this.linkLocalCopy(ref.slice(OBJECT_REF.length), copy)) return { path: copy, release: () => fs.rmSync(copy, { force: true }) };
     try {
       const got = await this.s3.send(new GetObjectCommand({ Bucket: this.where.bucket, Key: key }), { abortSignal: signal });
       await pipeline(got.Body as Readable, fs.createWriteStream(copy, { mode: 0o600 }), { signal });
@@ -116,7 +143,34 @@ export class ObjectSpool implements Spool {
 
   async remove(ref: string): Promise<void> {
     if (!ref.startsWith(OBJECT_REF)) return;
-    await this.s3.send(new DeleteObjectCommand({ Bucket: this.where.bucket, Key: this.keyOf(ref) }));
+    const key = this.keyOf(ref);
+    this.dropCopy(ref.slice(OBJECT_REF.length));
+    await this.s3.send(new DeleteObjectCommand({ Bucket: this.where.bucket, Key: key }));
+  }
+
+  private copyPath(name: string): string {
+    return path.join(this.localDir, `kept-${process.pid}-${name}`);
+  }
+
+  /** A hard link to this process's own copy (free, and the copy may go while the link is read); false when there is none. */
+  private linkLocalCopy(name: string, link: string): boolean {
+    if (!this.copies.has(name)) return false;
+    try {
+      fs.linkSync(this.copyPath(name), link);
+      return true;
+    } catch {
+      this.copies.delete(name);
+      return false;
+    }
+  }
+
+  private dropCopy(name: string): void {
+    if (this.copies.delete(name)) fs.rmSync(this.copyPath(name), { force: true });
+  }
+
+  /** Copies whose case another process took are of no use after a while: an hour bounds what they hold. */
+  private dropOldCopies(): void {
+    for (const [name, at] of this.copies) if (Date.now() - at > LOCAL_COPY_MS) this.dropCopy(name);
   }
 
   async sweep(olderThanMs: number, isOwned: (ref: string) => Promise<boolean>): Promise<number> {
@@ -144,9 +198,10 @@ export class ObjectSpool implements Spool {
 }
 
 /**
- * The local side of an object spool holds no kept file, only files on their way: uploads being
- * received, and copies fetched for work under way (`fetched-<pid>-…`). A copy whose process is
- * gone (a worker killed mid-job) goes at once, anything else once it is older than `cutoff`.
+ * The local side of an object spool holds no file a job needs, only files on their way: uploads
+ * being received, copies fetched for work under way (`fetched-<pid>-…`) and a process's own copies
+ * of what it kept (`kept-<pid>-…`). A copy whose process is gone (a worker killed mid-job) goes
+ * at once, anything else once it is older than `cutoff`.
  */
 function sweepLocalLeftovers(dir: string, cutoff: number): number {
   if (!fs.existsSync(dir)) return 0;
@@ -154,7 +209,7 @@ function sweepLocalLeftovers(dir: string, cutoff: number): number {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     if (!entry.isFile()) continue;
     const file = path.join(dir, entry.name);
-    const pid = Number(/^fetched-(\d+)-/.exec(entry.name)?.[1]);
+    const pid = Number(/^(?:fetched|kept)-(\d+)-/.exec(entry.name)?.[1]);
     if ((pid > 0 && !processAlive(pid)) || fs.statSync(file).mtimeMs < cutoff) {
       fs.rmSync(file, { force: true });
       removed++;
