@@ -7,6 +7,7 @@ import { seal } from '../crypto/sealed.js';
 import { badRequest, DrmError } from '../errors.js';
 import { type HlsSegment, playlistIn, readPlaylist, writeKeyInfo } from '../media/hls.js';
 import { type MediaInfo, probeMedia, resolutionLabel } from '../media/probe.js';
+import { markVariantDiscontinuities } from '../media/segment-discontinuity.js';
 import type { Staging } from '../storage/content-store.js';
 import { watermarkEngine } from '../watermark/engine.js';
 import { musicPackaging } from './package-music.js';
@@ -123,6 +124,24 @@ async function packageContent(ctx: Context, r: IngestRequest, job: PackageJob, c
   return backendName;
 }
 
+/**
+ * Every segment's first packet of each PES stream marked as a discontinuity, so a session that
+ * moves between A and B plays on without a continuity error (src/media/ts-discontinuity.ts).
+ * Plain content never switches, but gets the same segments for uniformity: the pass is cheap.
+ */
+async function markSwitchPoints(ctx: Context, dir: string, watermarked: boolean, key: Buffer, signal?: AbortSignal): Promise<void> {
+  const started = performance.now();
+  const variants = watermarked ? ['a', 'b'] : ['plain'];
+  const marks = await Promise.all(variants.map((v) => markVariantDiscontinuities(path.join(dir, v), key, signal)));
+  const sum = (field: 'segments' | 'bytes' | 'inserted') => marks.reduce((n, m) => n + m[field], 0);
+  ctx.log.debug('segments marked as discontinuities', {
+    segments: sum('segments'),
+    bytes: sum('bytes'),
+    inserted: sum('inserted'),
+    ms: Math.round(performance.now() - started),
+  });
+}
+
 /** What ingests that died outright left behind goes, and a watermark fee one of them paid comes back. */
 export async function sweepAbandonedIngests(ctx: Context): Promise<string[]> {
   return ctx.storage.sweep(
@@ -176,6 +195,7 @@ async function packageAndPublish(ctx: Context, r: IngestRequest, info: MediaInfo
       onProgress: (d, n) => hooks.onProgress?.(r.watermark ? 'marking A and B' : 'packaging', d, n),
     };
     const backendName = await packageContent(ctx, r, job, contentId, hooks);
+    await markSwitchPoints(ctx, staging.dir, r.watermark, key, hooks.signal);
     const segments = segmentsOf(staging.dir, r.watermark);
     hooks.onProgress?.('thumbnail and preview', 0, 1);
     await makeThumbnail(bins, r.input, info, staging.dir, hooks.signal);
