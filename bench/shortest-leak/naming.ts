@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { wordToBinaryId } from '../../src/domain/identity/nested-code.js';
 import { ID_MARGIN, viewerIdKey } from '../../src/domain/identity/viewer-ids.js';
 import { matchPackedCandidates } from '../../src/forensics/matching.js';
-import { type Candidate, packIds } from '../../src/forensics/packed-ids.js';
+import { type Candidate, packCandidates } from '../../src/forensics/packed-ids.js';
 import { codeWordPopulation, type Population, randomPopulation } from '../framing/populations.js';
 
 // Issue 17, point 7: the shortest leak with strong_match over many leakers and starting offsets,
@@ -64,7 +64,7 @@ const quantile = (sorted: readonly number[], q: number) => sorted[Math.min(sorte
 
 export function namingSpread(p: Population, magnitudes: readonly number[], leakers: number): NamingSpread {
   const candidates: Candidate[] = p.ids.map((id, i) => ({ viewerId: String(i), binaryId: wordToBinaryId(id) }));
-  const packed = packIds(candidates);
+  const packed = packCandidates(candidates);
   const found: number[] = [];
   let never = 0;
   for (let k = 0; k < leakers; k++) {
@@ -73,7 +73,7 @@ export function namingSpread(p: Population, magnitudes: readonly number[], leake
     for (const offset of OFFSETS) {
       let strongAt: number | undefined;
       for (let length = uniqueFrom(p, leaker, offset) ?? 41; length <= 40 && strongAt === undefined; length++) {
-        const m = matchPackedCandidates(readingOf(binaryId, offset, length, magnitudes), candidates, packed);
+        const m = matchPackedCandidates(readingOf(binaryId, offset, length, magnitudes), packed);
         if (m.classification === 'strong_match' && m.matched?.viewerId === String(leaker)) strongAt = length;
       }
       if (strongAt === undefined) never++;

@@ -1,6 +1,6 @@
 import { bitFromZ } from '../watermark/score.js';
 import { ID_BITS } from '../watermark/segments.js';
-import { BYTES, byteTable, type Candidate, packIds } from './packed-ids.js';
+import { BYTES, binaryIdAt, byteTable, type Candidate, type PackedCandidates, packCandidates } from './packed-ids.js';
 
 /**
  * Names a leaker by matching the detector's per-segment scores against every candidate's
@@ -191,12 +191,13 @@ function matchedBinaryId(readout: string, own: string): { binaryId: string; supp
 }
 
 export function matchCandidates(segments: readonly { index: number; z: number }[], candidates: readonly Candidate[]): MatchResult {
-  return matchPackedCandidates(segments, candidates, packIds(candidates));
+  return matchPackedCandidates(segments, packCandidates(candidates));
 }
 
-/** matchCandidates with the candidates' ids packed once (packIds), for callers that match one population many times. */
-export function matchPackedCandidates(segments: readonly { index: number; z: number }[], candidates: readonly Candidate[], packed: Uint8Array): MatchResult {
-  const N = candidates.length;
+/** matchCandidates on candidates packed once (packCandidates, CandidatePacker): a million of them read from the database, or one population matched many times. */
+export function matchPackedCandidates(segments: readonly { index: number; z: number }[], candidates: PackedCandidates): MatchResult {
+  const { packed, viewerIds } = candidates;
+  const N = viewerIds.length;
   const n = segments.length;
   if (packed.length !== N * BYTES) throw new RangeError(`${packed.length} packed bytes for ${N} candidates`);
   const folded = foldSegments(segments);
@@ -216,13 +217,13 @@ export function matchPackedCandidates(segments: readonly { index: number; z: num
   const { best, bestScore, second, secondScore } = rankCandidates(packed, N, folded, n);
   // Past ~38σ exp underflows to 0: read it as "below 1e-300", which every threshold treats alike.
   const falsePositiveProbability = bestScore > 0 ? Math.min(1, N * Math.exp((-bestScore * bestScore) / 2)) : 1;
-  const winner = candidates[best] as Candidate;
+  const winner: Candidate = { viewerId: viewerIds[best] as string, binaryId: binaryIdAt(packed, best) };
   const confusion = confusionProbability(packed, N, best, winner, folded);
   const contradictions = contradictionsOf(segments, winner.binaryId);
   const classification = classify(n, falsePositiveProbability, confusion, contradictions);
   if (classification === 'no_match') return { ...none, falsePositiveProbability, confusionProbability: confusion };
 
-  const runner = second >= 0 ? (candidates[second] as { viewerId: string }) : undefined;
+  const runner = second >= 0 ? { viewerId: viewerIds[second] as string } : undefined;
   const { binaryId, supportedBits } = matchedBinaryId(readout, winner.binaryId);
   return {
     classification,

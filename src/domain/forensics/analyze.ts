@@ -4,7 +4,8 @@ import type { DtcwtBackend } from '../../../gpu/backend.js';
 import type { Context } from '../../context.js';
 import type { ContentRow } from '../../db/repos/index.js';
 import { badRequest, DrmError, notFound } from '../../errors.js';
-import { matchCandidates } from '../../forensics/matching.js';
+import { matchPackedCandidates } from '../../forensics/matching.js';
+import { CandidatePacker, type PackedCandidates } from '../../forensics/packed-ids.js';
 import { kindsIn, type MediaKind, watermarkEngine } from '../../watermark/engine.js';
 import { type Detection, ID_BITS } from '../../watermark/segments.js';
 import { isUuid } from '../validate.js';
@@ -76,6 +77,8 @@ async function referenceOf(ctx: Context, content: ContentRow): Promise<string> {
 
 /** The candidate that stands for every session a license served unmarked (variant A, bit 0, throughout). */
 const UNMARKED_SESSIONS = 'unmarked-sessions';
+/** Candidates are read this many at a time: a page of rows is small, and they are kept packed. */
+const CANDIDATES_PAGE = 50_000;
 
 /**
  * Every viewer who streamed the content marked, and, when some sessions were served unmarked, one
@@ -83,10 +86,19 @@ const UNMARKED_SESSIONS = 'unmarked-sessions';
  * point at whichever marked viewer has the most 0 bits. It comes first, so that it wins a tie
  * with a viewer whose bits are 0 wherever the leak is read (matching keeps the first best).
  */
-async function candidatesOf(ctx: Context, content: ContentRow) {
-  const marked = await ctx.repos.forensicCases.candidates(content.id);
-  if (!(await ctx.repos.forensicCases.hasUnmarkedSessions(content.id))) return marked;
-  return [{ viewerId: UNMARKED_SESSIONS, binaryId: '0'.repeat(ID_BITS) }, ...marked];
+export async function candidatesOf(ctx: Context, content: Pick<ContentRow, 'id'>, pageSize = CANDIDATES_PAGE): Promise<PackedCandidates> {
+  const packer = new CandidatePacker();
+  if (await ctx.repos.forensicCases.hasUnmarkedSessions(content.id)) packer.add({ viewerId: UNMARKED_SESSIONS, binaryId: '0'.repeat(ID_BITS) });
+  let last: string | null = null;
+  for (;;) {
+    const page = await ctx.repos.forensicCases.candidatesPage(content.id, last, pageSize);
+    for (const candidate of page) {
+      // a viewer's sessions come one after another, a page boundary between them or not
+      if (candidate.viewerId !== last) packer.add(candidate);
+      last = candidate.viewerId;
+    }
+    if (page.length < pageSize) return packer.done();
+  }
 }
 
 /**
@@ -108,7 +120,7 @@ export async function analyzeLeak(ctx: Context, leak: string, content: ContentRo
   }
   hooks.onProgress?.('match', 0, 1);
   const candidates = await candidatesOf(ctx, content);
-  const found = matchCandidates(detection.segments, candidates);
+  const found = matchPackedCandidates(detection.segments, candidates);
   // A leak of an unmarked session carries variant A throughout: it is matched as such and names nobody.
   const unmarked = found.matched?.viewerId === UNMARKED_SESSIONS;
   const match = unmarked
