@@ -86,32 +86,79 @@ export function aimedSplices(p: Population, trials: number, dimension: number): 
 
 const gaussian = () => Math.sqrt(-2 * Math.log(1 - Math.random())) * Math.cos(2 * Math.PI * Math.random());
 
+type Tally = { framed: number; colluderNamed: number };
+
+/**
+ * Runs the real matcher on a leak the colluders ai and bi made, whose segments read `consistent`
+ * on the positions set in `positions` (the others are undecided or read both ways), and tallies
+ * a strong match on anyone else as framing. The candidates are the viewers who fit every such
+ * position (found by a scan of all ids), the colluders, and 1,000 others: leaving out viewers who
+ * contradict a consistently read bit only lowers the matcher's N and drops confusion terms below
+ * 1e-13, so the count can only err towards framing.
+ */
+function tallyMatch(p: Population, tally: Tally, pair: [number, number], segments: { index: number; z: number }[], consistent: bigint, positions: bigint): void {
+  const [ai, bi] = pair;
+  const fit = new Set([ai, bi, ...agreeingOn(p, consistent, positions)]);
+  for (let k = 0; k < 1000; k++) fit.add(Math.floor(Math.random() * p.ids.length));
+  const candidates: Candidate[] = [...fit].map((i) => ({ viewerId: String(i), binaryId: wordToBinaryId(p.ids[i] as bigint) }));
+  const result = matchCandidates(segments, candidates);
+  if (result.classification !== 'strong_match') return;
+  if (result.matched?.viewerId === String(ai) || result.matched?.viewerId === String(bi)) tally.colluderNamed++;
+  else tally.framed++;
+}
+
+/** Two distinct colluders' indexes, drawn at random. */
+function pairOf(p: Population): [number, number] {
+  for (;;) {
+    const [ai, bi] = [Math.floor(Math.random() * p.ids.length), Math.floor(Math.random() * p.ids.length)];
+    if (p.ids[ai] !== p.ids[bi]) return [ai, bi];
+  }
+}
+
+const bitOf = (word: bigint, i: number) => Number((word >> BigInt(i)) & 1n);
+/** A segment read far above the detector's threshold as `bit` (z > 0 is variant A, bit 0). */
+const readAs = (bit: number) => (bit ? -1 : 1) * (8 + gaussian());
+
 /**
  * Two colluders average their copies: where their ids differ the marks cancel and the detector
  * reads the segment as undecided (z ~ N(0, 1)); elsewhere it reads their common bit at |z| ≈ 8.
- * The real matcher runs on the viewers who fit every decided bit (found by a scan of all ids),
- * the colluders, and 1,000 others: leaving out viewers who contradict a decided bit only lowers
- * the matcher's N and drops confusion terms below 1e-13, so the count can only err towards framing.
  */
-export function averagedCopies(p: Population, trials: number): { framed: number; colluderNamed: number } {
-  let framed = 0;
-  let colluderNamed = 0;
+export function averagedCopies(p: Population, trials: number): Tally {
+  const tally = { framed: 0, colluderNamed: 0 };
   for (let t = 0; t < trials; t++) {
-    const [ai, bi] = [Math.floor(Math.random() * p.ids.length), Math.floor(Math.random() * p.ids.length)];
-    const [a, b] = [p.ids[ai] as bigint, p.ids[bi] as bigint];
-    if (a === b) continue;
+    const pair = pairOf(p);
+    const [a, b] = pair.map((i) => p.ids[i] as bigint) as [bigint, bigint];
     const decided = ~(a ^ b) & FULL;
-    const fit = new Set([ai, bi, ...agreeingOn(p, a, decided)]);
-    for (let k = 0; k < 1000; k++) fit.add(Math.floor(Math.random() * p.ids.length));
-    const candidates: Candidate[] = [...fit].map((i) => ({ viewerId: String(i), binaryId: wordToBinaryId(p.ids[i] as bigint) }));
-    const segments = Array.from({ length: 40 }, (_, i) => {
-      const bit = (a >> BigInt(i)) & 1n;
-      return { index: i, z: (decided >> BigInt(i)) & 1n ? (bit ? -1 : 1) * (8 + gaussian()) : gaussian() };
-    });
-    const result = matchCandidates(segments, candidates);
-    if (result.classification !== 'strong_match') continue;
-    if (result.matched?.viewerId === String(ai) || result.matched?.viewerId === String(bi)) colluderNamed++;
-    else framed++;
+    const segments = Array.from({ length: 40 }, (_, i) => ({ index: i, z: bitOf(decided, i) ? readAs(bitOf(a, i)) : gaussian() }));
+    tallyMatch(p, tally, pair, segments, a, decided);
   }
-  return { framed, colluderNamed };
+  return tally;
+}
+
+/**
+ * Two colluders splice a longer copy segment by segment at random, not per bit position: a leak of
+ * `length` segments (more than 40) reads positions 0 … length − 41 twice, and where the colluders
+ * differ those two reads disagree half the time, each read far above the threshold.
+ */
+export function perSegmentSplices(p: Population, trials: number, length = 60): Tally {
+  const tally = { framed: 0, colluderNamed: 0 };
+  for (let t = 0; t < trials; t++) {
+    const pair = pairOf(p);
+    const [a, b] = pair.map((i) => p.ids[i] as bigint) as [bigint, bigint];
+    const reads: number[][] = Array.from({ length: 40 }, () => []);
+    const segments = Array.from({ length }, (_, s) => {
+      const bit = bitOf(Math.random() < 0.5 ? a : b, s % 40);
+      reads[s % 40]?.push(bit);
+      return { index: s, z: readAs(bit) };
+    });
+    let consistent = 0n;
+    let positions = 0n;
+    reads.forEach((bits, i) => {
+      if (bits.some((bit) => bit !== bits[0])) return;
+      positions |= 1n << BigInt(i);
+      if (bits[0]) consistent |= 1n << BigInt(i);
+    });
+    tallyMatch(p, tally, pair, segments, consistent, positions);
+  }
+  return tally;
 }
