@@ -66,7 +66,7 @@ async function sessionsOf(ctx: Awaited<ReturnType<typeof createContext>>, organi
       for (let j = i; j < Math.min(count, i + 2_000); j++) {
         await tx.repos.sessions.insert({
           ...{ id: randomUUID(), organizationId, apiKeyId: 'bench', contentId: 'bench', viewerId, ipAddress: null, userAgent: null, isActive: true },
-          ...{ bytesServed: 50_000_000, expiresAt: now + 3_600_000, createdAt: now - (j % 1_000_000), watermarked: true, pricePerStreamMicro: j % 10 === 0 ? 20_000 : null, binaryId: null },
+          ...{ bytesServed: 50_000_000, expiresAt: now + 3_600_000, createdAt: now - (j % 1_000_000), watermarked: true, pricePerStreamMicro: j % 10 === 0 ? 20_000 : null, viewerBits: null },
         });
       }
     });

@@ -2,7 +2,7 @@
 //
 // What `drm analyze` pays after detection when a content item had N viewers: reading the
 // candidates (candidatesOf in src/domain/forensics/analyze.ts: every viewer with a marked session
-// of the item, with its binaryId, a page at a time, packed) and matching the leak against them. One deployment per target (a SQLite file;
+// of the item, with its bits, a page at a time, packed) and matching the leak against them. One deployment per target (a SQLite file;
 // a database in a private Postgres cluster), seeded with one organization, one item, N viewers and
 // one session each, then --runs timed reads and matches after a warm-up (medians). Beside it in the
 // same run, the way it was read before: one query joining sessions to viewers for every candidate
@@ -61,12 +61,12 @@ function seedSqlite(file: string): void {
     'insert into viewers (id, organization_id, external_viewer_id, binary_id, wallet_address, has_own_wallet, total_streams, is_blocked, first_seen, last_seen) values (?, ?, ?, ?, ?, 0, 1, 0, 0, 0)',
   );
   const session = db.prepare(
-    'insert into stream_sessions (id, organization_id, api_key_id, content_id, viewer_id, is_active, bytes_served, expires_at, created_at, watermarked, binary_id) values (?, ?, ?, ?, ?, 0, 0, 0, 0, 1, ?)',
+    'insert into stream_sessions (id, organization_id, api_key_id, content_id, viewer_id, is_active, bytes_served, expires_at, created_at, watermarked, viewer_bits) values (?, ?, ?, ?, ?, 0, 0, 0, 0, 1, ?)',
   );
   db.transaction(() => {
     for (let i = 0; i < n; i++) {
       viewer.run(viewerIdOf(i), ORG, `ext-${i}`, binaryIdOf(i), '0x0');
-      session.run(randomUUID(), ORG, 'key-1', CONTENT, viewerIdOf(i), binaryIdOf(i));
+      session.run(randomUUID(), ORG, 'key-1', CONTENT, viewerIdOf(i), Number.parseInt(binaryIdOf(i), 2));
     }
   })();
   db.close();
@@ -86,8 +86,8 @@ async function seedPostgres(url: string): Promise<void> {
     );
   }
   await client.query(
-    `insert into stream_sessions (id, organization_id, api_key_id, content_id, viewer_id, is_active, bytes_served, expires_at, created_at, watermarked, binary_id)
-     select gen_random_uuid()::text, $1, 'key-1', $2, id, false, 0, 0, 0, true, binary_id from viewers`,
+    `insert into stream_sessions (id, organization_id, api_key_id, content_id, viewer_id, is_active, bytes_served, expires_at, created_at, watermarked, viewer_bits)
+     select gen_random_uuid()::text, $1, 'key-1', $2, id, false, 0, 0, 0, true, binary_id::bit(40)::bigint from viewers`,
     [ORG, CONTENT],
   );
   await client.query('vacuum analyze');

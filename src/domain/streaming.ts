@@ -103,7 +103,7 @@ async function storeSession(tx: Context, r: SessionRequest): Promise<CreatedSess
     watermarked: content.isWatermarked && r.license.watermarkingEnabled,
     // A license's own price (above 0) is what this stream costs; 0 leaves it to the plan (README, "Billing").
     pricePerStreamMicro: r.license.pricePerStreamMicro > 0 ? r.license.pricePerStreamMicro : null,
-    binaryId: viewer.binaryId,
+    viewerBits: Number.parseInt(viewer.binaryId, 2),
   };
   await tx.repos.sessions.insert(session);
   const webhookUrl = auth.org.webhookUrl;

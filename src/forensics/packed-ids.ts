@@ -61,14 +61,24 @@ export class CandidatePacker {
   private packed = new Uint8Array(1024 * BYTES);
 
   add(candidate: Candidate): void {
+    this.push(candidate.viewerId, checkedId(candidate));
+  }
+
+  /** A candidate whose id comes as the number its 40 characters spell in base 2 (character 0 the highest bit). */
+  addBits(viewerId: string, bits: number): void {
+    if (!Number.isSafeInteger(bits) || bits < 0 || bits >= 2 ** ID_BITS) throw new RangeError(`candidate ${viewerId}: bits must be a whole number below 2^${ID_BITS} (got ${bits})`);
+    this.push(viewerId, bits);
+  }
+
+  private push(viewerId: string, x: number): void {
     const c = this.viewerIds.length;
     if ((c + 1) * BYTES > this.packed.length) {
       const grown = new Uint8Array(this.packed.length * 2);
       grown.set(this.packed);
       this.packed = grown;
     }
-    writeId(this.packed, c, checkedId(candidate));
-    this.viewerIds.push(candidate.viewerId);
+    writeId(this.packed, c, x);
+    this.viewerIds.push(viewerId);
   }
 
   get size(): number {

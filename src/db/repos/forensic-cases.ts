@@ -11,10 +11,15 @@ export type CaseOutcome = Pick<
   'status' | 'failureReason' | 'classification' | 'binaryId' | 'supportedBits' | 'matchedViewerId' | 'matchedSessionId' | 'report' | 'leakFrames' | 'completedAt'
 >;
 
-/** A viewer who streamed a content item: a candidate of its leak analyses. */
-export interface Candidate {
+/**
+ * A marked session as a candidate of its content's leak analyses: its viewer, and the viewer's
+ * bits as a number (base 2, character 0 the highest bit), or, on a session an older server made
+ * without them, the viewer's binaryId.
+ */
+export interface CandidateRow {
   viewerId: string;
-  binaryId: string;
+  bits: number | null;
+  binaryId: string | null;
 }
 
 /** The cases and the queries a leak analysis asks about the content's viewers and sessions. */
@@ -129,15 +134,16 @@ function leakEvidence(x: Executor) {
      * The marked sessions of the content, as (viewer, the bits their segments were served by), in
      * viewer order: up to `limit` of them after viewer `after`. A viewer with several sessions comes
      * once per session, one after another. Read from the session index alone (each session holds
-     * its viewer's binaryId), so a million candidates need no lookup per viewer and no sort
-     * (bench:matching-db); a session an older server made without it takes its viewer's.
+     * its viewer's bits as a number), so a million candidates need no lookup per viewer and no
+     * sort (bench:matching-db). A session an older server made without them has `bits` null and
+     * its viewer's binaryId instead, looked up for that row alone.
      */
-    async candidatesPage(contentId: string, after: string | null, limit: number): Promise<Candidate[]> {
+    async candidatesPage(contentId: string, after: string | null, limit: number): Promise<CandidateRow[]> {
       const marked = and(eq(sessions.contentId, contentId), eq(sessions.watermarked, true));
-      const ownersBits = sql<string>`coalesce(${sessions.binaryId}, (select ${viewers.binaryId} from ${viewers} where ${viewers.id} = ${sessions.viewerId}))`;
+      const viewersOwn = sql<string | null>`case when ${sessions.viewerBits} is null then (select ${viewers.binaryId} from ${viewers} where ${viewers.id} = ${sessions.viewerId}) end`;
       return x.run((q) =>
         q
-          .select({ viewerId: sessions.viewerId, binaryId: ownersBits })
+          .select({ viewerId: sessions.viewerId, bits: sessions.viewerBits, binaryId: viewersOwn })
           .from(sessions)
           .where(after === null ? marked : and(marked, gt(sessions.viewerId, after)))
           .orderBy(sessions.viewerId)

@@ -92,10 +92,13 @@ export async function candidatesOf(ctx: Context, content: Pick<ContentRow, 'id'>
   let last: string | null = null;
   for (;;) {
     const page = await ctx.repos.forensicCases.candidatesPage(content.id, last, pageSize);
-    for (const candidate of page) {
+    for (const row of page) {
       // a viewer's sessions come one after another, a page boundary between them or not
-      if (candidate.viewerId !== last) packer.add(candidate);
-      last = candidate.viewerId;
+      if (row.viewerId !== last) {
+        if (row.bits !== null) packer.addBits(row.viewerId, row.bits);
+        else packer.add({ viewerId: row.viewerId, binaryId: row.binaryId as string });
+      }
+      last = row.viewerId;
     }
     if (page.length < pageSize) return packer.done();
   }
