@@ -5,8 +5,8 @@ import { type Output, printJson, printTable } from './output.js';
 // `drm analyze`'s output: the analyze response as JSON, or a summary and the evidence chain for
 // people; and the exit code, which is the finding, for scripts.
 
-/** 0 strong match, 2 weak match, 3 no match; 1 any error (a failed case included), 130 cancelled. */
-export const EXIT = { strong_match: 0, weak_match: 2, no_match: 3 } as const;
+/** 0 strong match, 2 weak match, 4 mixed copy, 3 no match; 1 any error (a failed case included), 130 cancelled. */
+export const EXIT = { strong_match: 0, weak_match: 2, mixed_copy: 4, no_match: 3 } as const;
 export const FAILED = 1;
 export const CANCELLED = 130;
 
@@ -19,7 +19,7 @@ export const text = (v: unknown): string | undefined => (typeof v === 'string' &
 export function exitFor(body: Json): number {
   if (body.status === 'failed') return FAILED;
   const c = body.classification;
-  return c === 'strong_match' || c === 'weak_match' || c === 'no_match' ? EXIT[c] : FAILED;
+  return typeof c === 'string' && Object.hasOwn(EXIT, c) ? EXIT[c as keyof typeof EXIT] : FAILED;
 }
 
 /**
@@ -43,21 +43,25 @@ export function printAnalysis(out: Output, body: Json, shapeA?: boolean): number
   const analysis = obj(body.analysis);
   const confidence = typeof body.confidence === 'number' ? body.confidence : 0;
   const bits = a ? Math.round(confidence * ID_BITS) : confidence;
-  const fp = typeof analysis?.falsePositiveProbability === 'number' ? analysis.falsePositiveProbability : undefined;
-  const confusion = typeof analysis?.confusionProbability === 'number' ? analysis.confusionProbability : undefined;
-  const candidates = typeof analysis?.candidates === 'number' ? analysis.candidates : undefined;
+  const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
+  const mark = num(analysis?.markProbability) ?? num(analysis?.falsePositiveProbability);
+  const identification = num(analysis?.identificationProbability);
+  const candidates = num(analysis?.candidates);
 
   out.write(`case ${caseId}: ${text(body.classification) ?? 'undecided'}`);
+  if (text(analysis?.reason)) out.write(`  ${text(analysis?.reason)}`);
   out.write(`  binaryId        ${text(body.binaryId) ?? '-'}`);
-  out.write(`  confidence      ${bits} of ${ID_BITS} bits supported`);
-  if (fp !== undefined) {
-    const others =
-      candidates === 1 ? '1 candidate, no other viewer to confuse with' : `${candidates ?? '?'} candidates, confusion with another viewer ${confusion === undefined ? '?' : scientific(confusion)}`;
-    out.write(`  false positive  ${scientific(fp)} (${others})`);
+  out.write(`  confidence      ${bits} of ${ID_BITS} bits ${body.classification === 'strong_match' ? 'supported' : 'decided'}`);
+  if (mark !== undefined) out.write(`  mark            ${scientific(mark)} (chance that a copy without this content's mark reads as strongly)`);
+  if (identification !== undefined) {
+    const among = candidates === undefined ? '' : `, ${candidates} candidate${candidates === 1 ? '' : 's'}`;
+    const figure = identification === 0 ? '0' : scientific(identification);
+    out.write(`  identification  ${figure} (chance that an innocent viewer fits the decided bits${among})`);
   }
   const rows = evidenceRows(body, chain);
   if (rows) printTable(out, ['field', 'value'], rows);
   else out.write('no viewer named');
+  printCandidates(out, analysis);
   const segments = Array.isArray(analysis?.segments) ? (analysis.segments as unknown[]).map(obj).filter((s) => s !== undefined) : [];
   if (segments.length > 0) {
     out.write(
@@ -79,6 +83,33 @@ function scientific(p: number): string {
   if (p === 0) return '< 1e-300';
   if (p === 1) return '1';
   return p.toExponential(1);
+}
+
+/** A weak result's candidate set, or a mixed copy's suspects: who fits, and how many more segments would tell them apart. */
+function printCandidates(out: Output, analysis: Json | undefined): void {
+  const mixed = obj(analysis?.mixedCopy);
+  const list = (mixed ? mixed.suspects : analysis?.candidateSet) as unknown;
+  const entries = Array.isArray(list) ? list.map(obj).filter((c) => c !== undefined) : [];
+  const outside = typeof analysis?.candidatesOutsideOrganization === 'number' ? analysis.candidatesOutsideOrganization : 0;
+  if (mixed) {
+    const both = Array.isArray(mixed.bothPositions) && mixed.bothPositions.length > 0 ? `, positions read both ways: ${mixed.bothPositions.join(', ')}` : '';
+    out.write(`mixed copy: at least ${text(mixed.leastSources) ?? 'more than 3'} sources${both}; suspects (not named):`);
+  } else if (entries.length > 0) {
+    const fitting = text(analysis?.fitting) ?? String(entries.length);
+    const apart = typeof analysis?.segmentsToSeparate === 'number' ? `; ${analysis.segmentsToSeparate} more segments would separate them` : '';
+    out.write(`${fitting} candidate(s) fit the ${text(analysis?.decidedBits) ?? '?'} decided bits${apart}; nobody is named:`);
+  }
+  if (entries.length > 0) {
+    const rows = entries.map((c) => [
+      c.unmarkedSessions ? '(the unmarked copy)' : (text(c.externalViewerId) ?? text(c.viewerId) ?? '?'),
+      text(c.viewerId) ?? '-',
+      text(c.agreement) ?? '?',
+      typeof c.posterior === 'number' ? c.posterior.toPrecision(2) : '?',
+      text(c.separatingSegments) ?? '> 40',
+    ]);
+    printTable(out, ['viewer', 'id', 'bits fit', 'posterior', 'segments to separate'], rows);
+  }
+  if (outside > 0) out.write(`${outside} more of other organizations, not shown`);
 }
 
 /**

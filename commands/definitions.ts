@@ -23,6 +23,7 @@ export function defineServe(program: Command, run: Runner): void {
       .addOption(switchOption('--analysis [yes|no]', 'run leak analyses in this process (default yes)', 'DRM_ANALYSIS'))
       .option('--no-analysis', 'leave leak analyses to drm worker processes')
       .addOption(envOption('--analysis-concurrency <n>', 'leak analyses run at once, 1 or 2 (default 1)', 'DRM_ANALYSIS_CONCURRENCY'))
+      .addOption(envOption('--strong-below <p>', 'name one viewer only when the chance that an innocent fits the leak is at most p (default 1e-6)', 'DRM_STRONG_BELOW'))
       .addOption(envOption('--register-limit <n>', 'registrations one client address may make per hour (default 20)', 'DRM_REGISTER_LIMIT'))
       .addOption(envOption('--nonce-limit <n>', 'admin sign-in nonces one client address may ask for per hour (default 60)', 'DRM_NONCE_LIMIT'))
       .addOption(envOption('--chain-rpc <url>', 'JSON-RPC URL of the EVM chain APUSD deposits are read from (with --apusd-token)', 'DRM_CHAIN_RPC'))
@@ -56,13 +57,14 @@ export function defineDataCommands(program: Command, run: Runner): void {
     program
       .command('analyze <leak>')
       .description(
-        'trace a leaked copy to the viewer who received it, on the local data directory or with --server on a running drm serve; exit 0 strong match, 2 weak match, 3 no match, 1 error',
+        'trace a leaked copy to the viewer who received it, on the local data directory or with --server on a running drm serve; exit 0 strong match, 2 weak match, 4 mixed copy, 3 no match, 1 error',
       )
       .requiredOption('--content <id>', 'id of the content the leak was taken from')
       .addOption(new Option('--type <type>', "content type (default: the content's own locally, video with --server)").choices(['video', 'music']))
       .option('--server <url>', 'analyse on this drm server (with --api-key) instead of the local database')
       .addOption(envOption('--api-key <key>', 'API key with the forensics scope, for --server', 'DRM_API_KEY'))
       .option('--report <file>', 'also write the case as a self-contained HTML evidence report to this file')
+      .addOption(envOption('--strong-below <p>', 'name one viewer only when the chance that an innocent fits the leak is at most p (default 1e-6)', 'DRM_STRONG_BELOW'))
       .addOption(new Option('--backend <kind>', 'DTCWT backend for local video analysis (default auto)').choices(['auto', 'cpu', 'tfjs'])),
   ).action(run(async () => (await import('./analyze.js')).analyze));
 

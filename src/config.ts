@@ -46,6 +46,8 @@ export interface Config {
   fiat?: FiatConfig;
   /** where content lives and how segments reach players (src/storage/config.ts) */
   storage: StorageConfig;
+  /** the identification figure at or below which a verdict names one viewer (`--strong-below`, default 1e-6) */
+  strongBelow: number;
 }
 
 /** Option values as they come from commander (strings) — every one also has an environment variable. */
@@ -66,6 +68,7 @@ export interface ConfigInput extends ChainInput, FiatInput, StorageInput {
   analysisConcurrency?: string | number;
   registerLimit?: string | number;
   nonceLimit?: string | number;
+  strongBelow?: string | number;
 }
 
 /** "4G", "500M", "64k" or plain bytes. */
@@ -116,6 +119,15 @@ function perHourLimit(raw: string | number, what: string): number {
   return n;
 }
 
+/** A court reads the figure: no deployment may name anyone on worse than one in a thousand. */
+function strongBelow(raw: string | number): number {
+  const p = Number(raw);
+  if (!Number.isFinite(p) || p < 1e-12 || p > 1e-3) {
+    throw new DrmError('BAD_REQUEST', `--strong-below must be a probability from 1e-12 to 1e-3, got "${raw}"`);
+  }
+  return p;
+}
+
 export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(input.dataDir ?? env.DRM_DATA_DIR ?? './drm-data');
   const db = input.db ?? env.DRM_DB ?? `sqlite:${path.join(dataDir, 'drm.db')}`;
@@ -164,5 +176,6 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     chain: resolveChainConfig(input, env),
     fiat: resolveFiatConfig(input, env),
     storage: resolveStorageConfig(input, env, dataDir),
+    strongBelow: strongBelow(input.strongBelow ?? env.DRM_STRONG_BELOW ?? 1e-6),
   };
 }

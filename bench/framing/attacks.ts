@@ -101,7 +101,7 @@ function tallyMatch(p: Population, tally: Tally, pair: [number, number], segment
   const fit = new Set([ai, bi, ...agreeingOn(p, consistent, positions)]);
   for (let k = 0; k < 1000; k++) fit.add(Math.floor(Math.random() * p.ids.length));
   const candidates: Candidate[] = [...fit].map((i) => ({ viewerId: String(i), binaryId: wordToBinaryId(p.ids[i] as bigint) }));
-  const result = matchCandidates(segments, candidates);
+  const result = matchCandidates(segments, candidates, { mask: p.mask });
   if (result.classification !== 'strong_match') return;
   if (result.matched?.viewerId === String(ai) || result.matched?.viewerId === String(bi)) tally.colluderNamed++;
   else tally.framed++;

@@ -11,32 +11,34 @@ export interface Population {
   high: Uint8Array;
   /** the dimension of the code every id lies in (the attacker's code), or undefined for random ids */
   dimension?: number;
+  /** the secret mask of the key the ids were made with (0 for random ids): the verdict places ids in their levels with it */
+  mask: bigint;
 }
 
 export const random40 = (): bigint => BigInt(`0x${randomBytes(5).toString('hex')}`);
 
-function populationOf(name: string, ids: bigint[], dimension?: number): Population {
+function populationOf(name: string, ids: bigint[], mask: bigint, dimension?: number): Population {
   const low = new Uint32Array(ids.length);
   const high = new Uint8Array(ids.length);
   ids.forEach((id, i) => {
     low[i] = Number(id & 0xffffffffn);
     high[i] = Number(id >> 32n);
   });
-  return { name, ids, set: new Set(ids), low, high, ...(dimension === undefined ? {} : { dimension }) };
+  return { name, ids, set: new Set(ids), low, high, mask, ...(dimension === undefined ? {} : { dimension }) };
 }
 
 /** The first n ids drm gives with `margin` spare dimensions (ID_MARGIN is drm's). */
 export function codeWordPopulation(n: number, margin: number, key: ViewerIdKey): Population {
   const ids = Array.from({ length: n }, (_, i) => viewerIdWord(key, BigInt(i), margin));
   const dimension = shellOf(BigInt(n - 1), margin).level.dimension;
-  return populationOf(`code words, margin ${margin} (level ${dimension})`, ids, dimension);
+  return populationOf(`code words, margin ${margin} (level ${dimension})`, ids, key.mask, dimension);
 }
 
 /** n distinct ids drawn at random from the whole 40-bit space. */
 export function randomPopulation(n: number): Population {
   const set = new Set<bigint>();
   while (set.size < n) set.add(random40());
-  return populationOf('random ids', [...set]);
+  return populationOf('random ids', [...set], 0n);
 }
 
 /** Indexes of the ids that equal `word` on the positions set in `positions` (both 40-bit). */

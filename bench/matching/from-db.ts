@@ -191,10 +191,10 @@ async function measure(target: string, cluster: () => Promise<Cluster>) {
   const { dir, url } = await deployment(target, cluster);
   const ctx = await openContext(dir, url);
   const leak = leakOf(binaryIdOf(Math.floor(n / 3)));
-  const paged = await timeWay(() => candidatesOf(ctx, { id: CONTENT }), (c) => matchPackedCandidates(leak, c), (c) => c.viewerIds.length);
+  const paged = await timeWay(() => candidatesOf(ctx, { id: CONTENT }), (c) => matchPackedCandidates(leak, c, { mask: 0n }), (c) => c.viewerIds.length);
   await ctx.db.close();
   const rows = rowsReader(target, url);
-  const before = await timeWay(rows.read, (c) => matchCandidates(leak, c), (c) => c.length);
+  const before = await timeWay(rows.read, (c) => matchCandidates(leak, c, { mask: 0n }), (c) => c.length);
   await rows.close();
   fs.rmSync(dir, { recursive: true, force: true });
   const total = (w: Way) => median(w.read) + median(w.match);

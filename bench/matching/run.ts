@@ -53,12 +53,12 @@ for (const n of sizes) {
   const candidates = codeWordCandidates(n);
   const leaker = candidates[Math.floor(n / 3)] as Candidate;
   const segments = leakOf(leaker.binaryId);
-  const result = matchCandidates(segments, candidates); // warm-up, and the outcome to print
+  const result = matchCandidates(segments, candidates, { mask: key.mask }); // warm-up, and the outcome to print
   const matchMs: number[] = [];
   const packMs: number[] = [];
   for (let r = 0; r < runs; r++) {
     packMs.push(ms(() => packIds(candidates)));
-    matchMs.push(ms(() => matchCandidates(segments, candidates)));
+    matchMs.push(ms(() => matchCandidates(segments, candidates, { mask: key.mask })));
   }
   rows.push({
     candidates: n,
@@ -67,7 +67,7 @@ for (const n of sizes) {
     packMs: median(packMs),
     ratio: median(matchMs) / median(packMs),
     outcome: `${result.classification}${result.matched?.viewerId === leaker.viewerId ? ' (the leaker)' : ''}`,
-    confusion: result.confusionProbability,
+    identification: result.identificationProbability,
   });
 }
 
@@ -75,9 +75,9 @@ if (values.json) {
   process.stdout.write(`${JSON.stringify({ segments: segmentCount, runs, cpus: os.availableParallelism(), rows }, null, 2)}\n`);
 } else {
   process.stdout.write(`Matching a ${segmentCount}-segment leak, ${runs} run(s) after a warm-up, medians, ${os.availableParallelism()} CPUs, Node ${process.version}\n`);
-  const table = new Table({ head: ['candidates', 'match ms', 'runs', 'packIds alone ms', 'match / packIds', 'outcome', 'confusion'], style: { head: [], border: [] } });
+  const table = new Table({ head: ['candidates', 'match ms', 'runs', 'packIds alone ms', 'match / packIds', 'outcome', 'identification'], style: { head: [], border: [] } });
   for (const r of rows) {
-    table.push([r.candidates.toLocaleString('en'), r.matchMs.toFixed(0), r.runs.map((x) => x.toFixed(0)).join(' '), r.packMs.toFixed(0), `${r.ratio.toFixed(2)}×`, r.outcome, r.confusion.toExponential(1)]);
+    table.push([r.candidates.toLocaleString('en'), r.matchMs.toFixed(0), r.runs.map((x) => x.toFixed(0)).join(' '), r.packMs.toFixed(0), `${r.ratio.toFixed(2)}×`, r.outcome, r.identification.toExponential(1)]);
   }
   process.stdout.write(`${table.toString()}\n`);
 }

@@ -73,7 +73,7 @@ export function namingSpread(p: Population, magnitudes: readonly number[], leake
     for (const offset of OFFSETS) {
       let strongAt: number | undefined;
       for (let length = uniqueFrom(p, leaker, offset) ?? 41; length <= 40 && strongAt === undefined; length++) {
-        const m = matchPackedCandidates(readingOf(binaryId, offset, length, magnitudes), packed);
+        const m = matchPackedCandidates(readingOf(binaryId, offset, length, magnitudes), packed, { mask: p.mask });
         if (m.classification === 'strong_match' && m.matched?.viewerId === String(leaker)) strongAt = length;
       }
       if (strongAt === undefined) never++;

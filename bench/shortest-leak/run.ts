@@ -100,6 +100,8 @@ else {
   fs.writeFileSync(setupFile, JSON.stringify(setup));
 }
 const candidates = setup.ids.map((binaryId, i) => ({ viewerId: `viewer-${i}`, binaryId }));
+/** The ids are drawn at random (./random-ids.ts): no code, no mask. */
+const RANDOM_IDS = { mask: 0n };
 const leaker = candidates[0] as { viewerId: string; binaryId: string };
 const key = watermarkKey(Buffer.from(setup.key, 'hex'));
 const detect = (leak: string, nulls = 0) =>
@@ -114,14 +116,14 @@ fs.writeFileSync(file('reading.json'), JSON.stringify(whole.segments.map((g) => 
 const rows: Array<{ seconds: number; classification: string; right: boolean; fp: number; confusion: number }> = [];
 for (let n = 1; n <= whole.segments.length; n++) {
   const held = whole.segments.filter((s) => s.index < n);
-  const m = matchCandidates(held, candidates);
-  rows.push({ seconds: 10 * n, classification: m.classification, right: m.matched?.viewerId === leaker.viewerId, fp: m.falsePositiveProbability, confusion: m.confusionProbability });
+  const m = matchCandidates(held, candidates, RANDOM_IDS);
+  rows.push({ seconds: 10 * n, classification: m.classification, right: m.matched?.viewerId === leaker.viewerId, fp: m.markProbability, confusion: m.identificationProbability });
 }
 /** The shortest length from which every longer one is strong_match for `who`, in seconds. */
 function shortestFor(segments: readonly SegmentReading[], who: string): number | undefined {
   let from: number | undefined;
   for (let n = segments.length; n >= 1; n--) {
-    const m = matchCandidates(segments.filter((g) => g.index < n), candidates);
+    const m = matchCandidates(segments.filter((g) => g.index < n), candidates, RANDOM_IDS);
     if (m.classification !== 'strong_match' || m.matched?.viewerId !== who) break;
     from = 10 * n;
   }
@@ -151,7 +153,7 @@ if (shortest !== undefined) {
   log(`checking ${shortest} s for real: the copy cut to ${shortest} s, 720p CRF 28, analysed`);
   attack(file('copy.mp4'), file('cut.mp4'), ['-t', String(shortest)]);
   const cut = await detect(file('cut.mp4'));
-  const m = matchCandidates(cut.segments, candidates);
+  const m = matchCandidates(cut.segments, candidates, RANDOM_IDS);
   check = { classification: m.classification, right: m.matched?.viewerId === leaker.viewerId, segments: cut.segments.length };
 }
 
@@ -159,16 +161,16 @@ if (shortest !== undefined) {
 log('reading the unmarked film');
 const unmarked = await detect(file('unmarked.mp4'), trials - half);
 const trialSegments = (segments: SegmentReading[], t: number) => segments.map((s) => ({ index: s.index, z: (s.nullZ as number[])[t] as number }));
-const outcomes = { strong_match: 0, weak_match: 0, no_match: 0 };
+const outcomes = { strong_match: 0, weak_match: 0, mixed_copy: 0, no_match: 0 };
 let smallestFp = 1;
 for (const [segments, n] of [[whole.segments, half], [unmarked.segments, trials - half]] as const) {
   for (let t = 0; t < n; t++) {
-    const m = matchCandidates(trialSegments(segments, t), candidates);
+    const m = matchCandidates(trialSegments(segments, t), candidates, RANDOM_IDS);
     outcomes[m.classification]++;
-    smallestFp = Math.min(smallestFp, m.falsePositiveProbability);
+    smallestFp = Math.min(smallestFp, m.markProbability);
   }
 }
-const unmarkedReal = matchCandidates(unmarked.segments, candidates);
+const unmarkedReal = matchCandidates(unmarked.segments, candidates, RANDOM_IDS);
 await backend.close();
 log(`naming among ${namingSizes.join(', ')} viewers with this reading's strengths`);
 const naming = namingTable(namingSizes, whole.segments.map((g) => g.z * signFor(leaker.binaryId, g.index)), leakerCount, log);

@@ -11,7 +11,12 @@ const { binaryId, contentType, wallet } = SCHEMA_PARTS;
 const confidence = (shape: ApiShape) =>
   shape === 'a' ? num('the share of the 40 bits the leak supports, 0 to 1', { minimum: 0, maximum: 1 }) : int('how many of the 40 bits the leak supports', { minimum: 0, maximum: 40 });
 
-const classification = nullable({ type: 'string', enum: ['strong_match', 'weak_match', 'no_match'] });
+const classification = nullable({
+  type: 'string',
+  enum: ['strong_match', 'weak_match', 'mixed_copy', 'no_match'],
+  description: 'mixed_copy (beside the spec\'s three): no single viewer explains the readings; nobody is named',
+});
+const probability = (description: string) => num(description, { minimum: 0, maximum: 1 });
 const status = str('processing, completed or failed');
 
 /** Shape A's flat chain; in a detail view and in an analysis alike. */
@@ -60,6 +65,10 @@ function caseFields(shape: ApiShape): Record<string, Schema> {
     binaryId: nullable(str("the leak's fingerprint; ? marks bits the leak does not decide")),
     confidence: nullable(confidence(shape)),
     classification,
+    ...(shape === 'b' && {
+      markProbability: nullable(probability('the mark figure (Shape B)')),
+      identificationProbability: nullable(probability('the identification figure (Shape B)')),
+    }),
     matchedOutsideOrganization: bool("true when the best match is another organization's viewer, whom this view does not name"),
     matchedViewer: nullable(uuid()),
     matchedViewerId: nullable(uuid()),
@@ -72,10 +81,31 @@ function caseFields(shape: ApiShape): Record<string, Schema> {
   };
 }
 
+/** A candidate a weak result lists, or a suspect of a mixed copy: never a named viewer. */
+const ListedCandidate = object({
+  viewerId: nullable(uuid('null for the plain copy served to unmarked sessions')),
+  externalViewerId: nullable(str()),
+  binaryId: nullable(binaryId),
+  agreement: int('decided bits its id agrees with', { minimum: 0, maximum: 40 }),
+  posterior: probability('its probability of being the source, were the copy from one viewer'),
+  separatingSegments: nullable(int('further segments that would tell it apart from every other candidate that fits; null: more than 40')),
+}, ['externalViewerId']);
+
 const Analysis = object({
-  falsePositiveProbability: num(),
-  confusionProbability: num(),
+  reason: nullable(str('why this classification, in one sentence')),
+  markProbability: probability("the mark figure: the chance that a copy without this content's mark reads as strongly"),
+  identificationProbability: nullable(probability('the identification figure: the chance that an innocent viewer fits the decided bits (null for cases decided before it was computed)')),
+  strongBelow: nullable(num('the identification figure a strong match needed')),
   candidates: int(),
+  decidedBits: nullable(int()),
+  fitting: nullable(int('candidates whose ids agree with every decided bit')),
+  candidateSet: arrayOf(ListedCandidate),
+  candidatesOutsideOrganization: int('listed candidates and suspects of other organizations, not shown'),
+  segmentsToSeparate: nullable(int()),
+  segmentsToName: nullable(int()),
+  mixedCopy: nullable(
+    object({ bothPositions: arrayOf(int()), leastSources: nullable(int()), coalitionsFound: int(), suspects: arrayOf(ListedCandidate) }),
+  ),
   matchesUnmarkedSessions: bool(),
   score: nullable(num()),
   contradictions: int(),
@@ -103,7 +133,7 @@ function matchedSession(shape: ApiShape): Schema {
 }
 
 /** The case fields an analysis answer repeats (it names the viewer in matchedSession instead). */
-const ANALYSIS_CASE_FIELDS = ['caseId', 'status', 'failureReason', 'contentId', 'contentType', 'binaryId', 'confidence', 'classification', 'matchedOutsideOrganization'];
+const ANALYSIS_CASE_FIELDS = ['caseId', 'status', 'failureReason', 'contentId', 'contentType', 'binaryId', 'confidence', 'classification', 'markProbability', 'identificationProbability', 'matchedOutsideOrganization'];
 
 export function forensicSchemas(shape: ApiShape): Record<string, Schema> {
   const Case = object(caseFields(shape), ['failureReason', 'progress']);
@@ -113,7 +143,7 @@ export function forensicSchemas(shape: ApiShape): Record<string, Schema> {
       ? { allOf: [ref('Case'), detail, object({ evidenceChain: chain(shape, true) })] }
       : object({ case: { allOf: [ref('Case'), detail] }, evidenceChain: chain(shape, true) });
   const all = caseFields(shape);
-  const own = Object.fromEntries(ANALYSIS_CASE_FIELDS.map((k) => [k, all[k] as Schema]));
+  const own = Object.fromEntries(ANALYSIS_CASE_FIELDS.filter((k) => k in all).map((k) => [k, all[k] as Schema]));
   const AnalysisResult = object(
     { ...own, matchedSession: matchedSession(shape), evidenceChain: chain(shape, false), analysis: ref('AnalysisNumbers') },
     ['failureReason', 'analysis'],

@@ -1,165 +1,96 @@
-import { bitFromZ } from '../watermark/score.js';
 import { ID_BITS } from '../watermark/segments.js';
-import { BYTES, binaryIdAt, byteTable, type Candidate, type PackedCandidates, packCandidates } from './packed-ids.js';
+import { type CandidateFit, fitOf, LISTED, listed, separate } from './candidate-set.js';
+import { searchCoalitions } from './coalitions.js';
+import { identificationBound, type LevelCensus, levelCensus, othersThan } from './id-levels.js';
+import { binaryIdAt, type Candidate, type PackedCandidates, packCandidates } from './packed-ids.js';
+import { clip, DECIDED_Z, type Readings, readPositions } from './readings.js';
+import { markProbability, type Scan, scanCandidates } from './scan.js';
+
+export { DECIDED_Z } from './readings.js';
 
 /**
- * Names a leaker by matching the detector's per-segment scores against every candidate's
- * permanent id, rather than by reading 40 bits and looking the string up: evidence too weak to
- * decide a bit on its own still adds up across segments, and the numbers below say how sure we are.
+ * The verdict on a leak: the detector's per-segment scores against every candidate's permanent id
+ * (DESIGN.md, "What a verdict may claim"). Two figures, each answering its own question:
  *
- * Null model. If the leak carries no candidate's mark, each segment's z = Σ p·m / √(Σ m²) has
- * fair independent pattern signs p, so E exp(λz) ≤ exp(λ²/2) (Hoeffding) and z is symmetric.
- * Clipping to ±Z_CLIP keeps that: for a symmetric variable E exp(λX) = E cosh(λ|X|), which only
- * shrinks when |X| does. Segments use independent patterns, so for any fixed signs σ the score
- * S = Σ σ(s)·z_s / √n is sub-Gaussian with variance proxy 1: P(S ≥ t) ≤ exp(−t²/2).
+ * The mark figure: is a mark of this content in the copy at all? If none were, each segment's
+ * z = Σ p·m / √(Σ m²) has fair independent pattern signs p, so E exp(λz) ≤ exp(λ²/2) (Hoeffding) and
+ * z is symmetric; clipping to ±Z_CLIP keeps that. For any fixed signs σ the score S = Σ σ(s)·z_s / √n
+ * is sub-Gaussian with variance proxy 1, and the best of N candidates scores S by chance with
+ * probability at most N·exp(−S²/2). It can be astronomically small, and says nothing about who.
  *
- * False positive. The best of N candidates scoring S₁ by chance has probability at most
- * N·exp(−S₁²/2) (union bound), whatever the content and the attack; no estimated null is needed.
+ * The identification figure: could the person named be innocent? A segment decides at most one
+ * bit, so the evidence against one person is what the decided bit positions carry: a bound on the
+ * chance that an innocent candidate's id shows the decided bits, whoever made the copy
+ * (./id-levels.ts). A read error or a coalition that spells someone else's bits can only name an
+ * innocent who fits, so this bounds both.
  *
- * Confusion. Were another candidate c the leaker, on the segments D_c where it and the best
- * disagree the best's signs would point against the mark, so M_c = Σ_{D_c} σ₁ z / √|D_c| has
- * mean ≤ 0 plus sub-Gaussian noise and P(M_c ≥ m) ≤ exp(−m²/2). A candidate equal to the best
- * on every segment held cannot be ruled out at all (p = 1). The sum over c bounds the chance that
- * the leaker is anyone else. This treats the best as fixed; it is picked from the same data, so
- * an exact bound would multiply each term by up to N: read the figure as how clearly the runner-up
- * is excluded, not as an exact p-value.
- *
- * Contradictions. A copy mixed from several viewers still scores high for one of them, but shows
- * segments decided firmly against that viewer; a strong match allows none.
+ * strong_match: one candidate alone fits every decided bit, no segment is decided against them, the
+ * mark figure is below STRONG_FP and the identification figure at most `strongBelow`. weak_match:
+ * candidates fit, but not so: the result is the set, nobody is named. mixed_copy: no single viewer
+ * explains the readings (a position read both ways, or nobody fits while a coalition of 2 or 3 does).
+ * no_match: no mark, nothing decided, or nothing explains the readings.
  */
 
-/** Beyond 20σ a score is saturated evidence: a glitching segment must not outweigh the rest. */
-export const Z_CLIP = 20;
-
-/** The detector's bit threshold (bitFromZ): a |z| this large decides a bit on its own. */
-export const DECIDED_Z = 4;
-
-/** One in a billion even across every candidate: a figure a court can read as "not chance". */
+/** One in a billion even across every candidate: the copy carries this content's mark. */
 export const STRONG_FP = 1e-9;
 
-/** Over 1,000 analyses of unmarked or wrong content the expected number of false weak matches is 0.1. */
+/** Over 1,000 analyses of unmarked or wrong content the expected number of findings is 0.1. */
 export const WEAK_FP = 1e-4;
 
-/** A strong match must also exclude the runner-up (and everyone else) at one in a million. */
-export const STRONG_CONFUSION = 1e-6;
+/** The default bound on the identification figure for naming anyone (`--strong-below`). */
+export const STRONG_BELOW = 1e-6;
+
+export type Classification = 'strong_match' | 'weak_match' | 'mixed_copy' | 'no_match';
+
+export interface MixedCopy {
+  /** positions read A in one segment and B in another */
+  bothPositions: number[];
+  /** the fewest viewers whose copies explain every reading: 2 or 3, or null when no coalition of at most 3 was found */
+  leastSources: 2 | 3 | null;
+  /** the members of one such coalition: suspects, not named */
+  suspects: CandidateFit[];
+  /** how many coalitions of that size the bounded search found (more than one: the readings do not single one out) */
+  coalitionsFound: number;
+}
 
 export interface MatchResult {
-  classification: 'strong_match' | 'weak_match' | 'no_match';
-  /** the best candidate; absent for no_match (a no_match never names a viewer) */
+  classification: Classification;
+  /** the one viewer a strong match names; absent otherwise */
   matched?: { viewerId: string; binaryId: string; score: number; contradictions: number };
-  /** the second-best candidate's viewerId and score, when there is one (for the report); absent for no_match too */
-  runnerUp?: { viewerId: string; score: number };
-  falsePositiveProbability: number;
-  confusionProbability: number;
+  /** the mark figure (see above) */
+  markProbability: number;
+  /** the identification figure: for a strong match, the chance that the named is innocent; otherwise what naming the best fit would risk */
+  identificationProbability: number;
+  strongBelow: number;
+  /** candidates whose ids agree with every decided position */
+  fitting: number;
+  /** weak_match: the candidates that fit (at most LISTED, by viewer id) */
+  candidateSet: CandidateFit[];
+  /** further segments that would tell every fitting candidate apart (null: more than one cycle of 40) */
+  segmentsToSeparate: number | null;
+  /** further segments after which, read one candidate's way, a strong match would be allowed */
+  segmentsToName: number | null;
+  mixed: MixedCopy | null;
+  /** the named viewer's id with the leak's decided bits; otherwise the read-out */
   binaryId: string;
-  /** the bits the leak itself decides, `?` elsewhere (binaryId fills those from the match) */
+  /** the bits the leak itself decides, `?` elsewhere */
   readout: string;
+  decidedBits: number;
+  /** decided bits that agree with whoever the result points at (0 when nobody fits) */
   supportedBits: number;
   candidates: number;
   segments: number;
+  /** the best candidate's score S, behind the mark figure */
+  score: number | null;
+  /** why this classification, in one sentence */
+  reason: string;
+  /** no_match: the one candidate that fits stands for no person (MatchOptions.standIns) */
+  standIn?: string;
 }
 
 /** The variant the viewer was served on a segment, as the sign its score should take: A (bit 0) is +1. */
 export function signFor(binaryId: string, segment: number): 1 | -1 {
   return binaryId[segment % ID_BITS] === '0' ? 1 : -1;
-}
-
-const clip = (z: number) => (z > Z_CLIP ? Z_CLIP : z < -Z_CLIP ? -Z_CLIP : z);
-
-/** The clipped z summed per bit, how many segments carry each bit, and the bits the leak decides on its own. */
-interface FoldedScores {
-  sum: Float64Array;
-  count: Float64Array;
-  readout: string;
-}
-
-/** Segments s and s + 40 carry the same bit, so every sum the match needs only takes the z folded per bit. */
-function foldSegments(segments: readonly { index: number; z: number }[]): FoldedScores {
-  const sum = new Float64Array(ID_BITS);
-  const count = new Float64Array(ID_BITS);
-  const seen = new Set<number>();
-  for (const s of segments) {
-    // A repeated segment would count its evidence twice and break the independence the bound needs.
-    if (!Number.isInteger(s.index) || s.index < 0 || seen.has(s.index)) {
-      throw new RangeError(`segment index ${s.index} is not a new non-negative integer`);
-    }
-    if (Number.isNaN(s.z)) throw new RangeError(`segment ${s.index} has no score`);
-    seen.add(s.index);
-    const b = s.index % ID_BITS;
-    sum[b] = (sum[b] as number) + clip(s.z);
-    count[b] = (count[b] as number) + 1;
-  }
-  let readout = '';
-  for (let b = 0; b < ID_BITS; b++) {
-    const k = count[b] as number;
-    readout += bitFromZ(k === 0 ? 0 : (sum[b] as number) / Math.sqrt(k), DECIDED_Z);
-  }
-  return { sum, count, readout };
-}
-
-interface Ranking {
-  best: number;
-  bestScore: number;
-  /** -1 with a single candidate */
-  second: number;
-  secondScore: number;
-}
-
-/** Every candidate's score S = Σ σ·z / √n, keeping the best two. */
-function rankCandidates(packed: Uint8Array, N: number, folded: FoldedScores, n: number): Ranking {
-  const { sum } = folded;
-  // σ is +1 on a 0-bit and −1 on a 1-bit, so Σ σ·z = Σ z − 2·(Σ z over the candidate's 1-bits).
-  let total = 0;
-  for (let b = 0; b < ID_BITS; b++) total += sum[b] as number;
-  const onesSum = byteTable(sum);
-  const invSqrtN = n === 0 ? 0 : 1 / Math.sqrt(n);
-  const r: Ranking = { best: 0, bestScore: 0, second: -1, secondScore: 0 };
-  for (let c = 0; c < N; c++) {
-    const o = c * BYTES;
-    let ones = 0;
-    for (let j = 0; j < BYTES; j++) ones += onesSum[j * 256 + (packed[o + j] as number)] as number;
-    const score = (total - 2 * ones) * invSqrtN;
-    // Strict comparisons: on a tie the earlier candidate keeps its place.
-    if (c === 0 || score > r.bestScore) {
-      if (c > 0) {
-        r.second = r.best;
-        r.secondScore = r.bestScore;
-      }
-      r.best = c;
-      r.bestScore = score;
-    } else if (r.second < 0 || score > r.secondScore) {
-      r.second = c;
-      r.secondScore = score;
-    }
-  }
-  return r;
-}
-
-/**
- * The chance that someone other than the best is the leaker (see Confusion above). D_c is where
- * c's bits differ from the best's: the XOR of their bytes picks |D_c| and Σ σ₁·z out of tables.
- */
-function confusionProbability(packed: Uint8Array, N: number, best: number, winner: Candidate, folded: FoldedScores): number {
-  const toward = new Float64Array(ID_BITS);
-  for (let b = 0; b < ID_BITS; b++) toward[b] = signFor(winner.binaryId, b) * (folded.sum[b] as number);
-  const towardSum = byteTable(toward);
-  const countSum = byteTable(folded.count);
-  const bo = best * BYTES;
-  let confusion = 0;
-  for (let c = 0; c < N && confusion < 1; c++) {
-    if (c === best) continue;
-    const o = c * BYTES;
-    let d = 0;
-    let m = 0;
-    for (let j = 0; j < BYTES; j++) {
-      const at = j * 256 + ((packed[o + j] as number) ^ (packed[bo + j] as number));
-      d += countSum[at] as number;
-      m += towardSum[at] as number;
-    }
-    const M = d === 0 ? 0 : m / Math.sqrt(d);
-    confusion += M > 0 ? Math.exp((-M * M) / 2) : 1;
-  }
-  return Math.min(1, confusion);
 }
 
 /** Segments decided firmly against the variant the viewer was served. */
@@ -172,69 +103,147 @@ function contradictionsOf(segments: readonly { index: number; z: number }[], bin
   return contradictions;
 }
 
-function classify(segments: number, falsePositiveProbability: number, confusionProbability: number, contradictions: number): MatchResult['classification'] {
-  if (segments === 0) return 'no_match';
-  if (falsePositiveProbability <= STRONG_FP && confusionProbability <= STRONG_CONFUSION && contradictions === 0) return 'strong_match';
-  return falsePositiveProbability <= WEAK_FP ? 'weak_match' : 'no_match';
+export interface MatchOptions {
+  /** the secret mask of the viewer-id key (src/domain/identity/viewer-ids.ts): it places each id in its level */
+  mask: bigint;
+  strongBelow?: number;
+  /** candidates that stand for no person (the plain copy of unmarked sessions): never counted among the possible innocents */
+  standIns?: readonly string[];
 }
 
-/** The leak's own decided bits stand (a disagreement must show in the report); the rest is the match's. */
-function matchedBinaryId(readout: string, own: string): { binaryId: string; supportedBits: number } {
-  let binaryId = '';
-  let supportedBits = 0;
-  for (let b = 0; b < ID_BITS; b++) {
-    const read = readout[b] as string;
-    binaryId += read === '?' ? (own[b] as string) : read;
-    if (read === own[b]) supportedBits++;
+export function matchCandidates(segments: readonly { index: number; z: number }[], candidates: readonly Candidate[], options: MatchOptions): MatchResult {
+  return matchPackedCandidates(segments, packCandidates(candidates), options);
+}
+
+interface Facts {
+  segments: readonly { index: number; z: number }[];
+  candidates: PackedCandidates;
+  readings: Readings;
+  scan: Scan;
+  census: LevelCensus;
+  strongBelow: number;
+  /** candidates that stand for no person */
+  standIns: Set<number>;
+}
+
+/** The verdict, on candidates packed once (packCandidates, CandidatePacker): a million read from the database, or one population matched many times. */
+export function matchPackedCandidates(segments: readonly { index: number; z: number }[], candidates: PackedCandidates, options: MatchOptions): MatchResult {
+  const N = candidates.viewerIds.length;
+  const strongBelow = options.strongBelow ?? STRONG_BELOW;
+  const readings = readPositions(segments);
+  const scan = scanCandidates(candidates, readings, segments.length);
+  const census = levelCensus(candidates, options.mask);
+  const standIns = new Set((options.standIns ?? []).map((id) => candidates.viewerIds.indexOf(id)).filter((c) => c >= 0));
+  for (const c of standIns) census.counts[census.levelOf[c] as number] = (census.counts[census.levelOf[c] as number] as number) - 1;
+  const facts: Facts = { segments, candidates, readings, scan, census, strongBelow, standIns };
+  const mark = N === 0 ? 1 : markProbability(scan.bestScore, N);
+  const none = (reason: string): MatchResult => ({ ...blank(facts, mark), reason });
+  if (N === 0) return none('nobody streamed this content marked');
+  if (segments.length === 0) return none('the leak holds no segment of the content');
+  if (mark > WEAK_FP) return none('the copy does not carry this content’s mark clearly enough');
+  const { decided, both } = readings;
+  if (decided.length === 0 && both.length === 0) return none('no bit position is decided');
+  if (both.length > 0 || scan.fitting.length === 0) return mixedOrNone(facts, mark);
+  const [only] = scan.fitting;
+  if (scan.fitting.length === 1 && facts.standIns.has(only as number)) {
+    return { ...none('the copy reads as one that stands for no viewer'), standIn: candidates.viewerIds[only as number] as string };
   }
-  return { binaryId, supportedBits };
+  return singleSource(facts, mark);
 }
 
-export function matchCandidates(segments: readonly { index: number; z: number }[], candidates: readonly Candidate[]): MatchResult {
-  return matchPackedCandidates(segments, packCandidates(candidates));
-}
-
-/** matchCandidates on candidates packed once (packCandidates, CandidatePacker): a million of them read from the database, or one population matched many times. */
-export function matchPackedCandidates(segments: readonly { index: number; z: number }[], candidates: PackedCandidates): MatchResult {
-  const { packed, viewerIds } = candidates;
-  const N = viewerIds.length;
-  const n = segments.length;
-  if (packed.length !== N * BYTES) throw new RangeError(`${packed.length} packed bytes for ${N} candidates`);
-  const folded = foldSegments(segments);
-  const { readout } = folded;
-  const none: MatchResult = {
-    classification: 'no_match',
-    falsePositiveProbability: 1,
-    confusionProbability: 1,
-    binaryId: readout,
-    readout,
-    supportedBits: 0,
-    candidates: N,
-    segments: n,
-  };
-  if (N === 0) return none;
-
-  const { best, bestScore, second, secondScore } = rankCandidates(packed, N, folded, n);
-  // Past ~38σ exp underflows to 0: read it as "below 1e-300", which every threshold treats alike.
-  const falsePositiveProbability = bestScore > 0 ? Math.min(1, N * Math.exp((-bestScore * bestScore) / 2)) : 1;
-  const winner: Candidate = { viewerId: viewerIds[best] as string, binaryId: binaryIdAt(packed, best) };
-  const confusion = confusionProbability(packed, N, best, winner, folded);
-  const contradictions = contradictionsOf(segments, winner.binaryId);
-  const classification = classify(n, falsePositiveProbability, confusion, contradictions);
-  if (classification === 'no_match') return { ...none, falsePositiveProbability, confusionProbability: confusion };
-
-  const runner = second >= 0 ? { viewerId: viewerIds[second] as string } : undefined;
-  const { binaryId, supportedBits } = matchedBinaryId(readout, winner.binaryId);
+function blank(facts: Facts, mark: number): Omit<MatchResult, 'reason'> {
+  const { readings, candidates, segments, scan } = facts;
   return {
-    classification,
-    matched: { viewerId: winner.viewerId, binaryId: winner.binaryId, score: bestScore, contradictions },
-    ...(runner ? { runnerUp: { viewerId: runner.viewerId, score: secondScore } } : {}),
-    falsePositiveProbability,
-    confusionProbability: confusion,
-    binaryId,
-    readout,
-    supportedBits,
-    candidates: N,
-    segments: n,
+    classification: 'no_match',
+    markProbability: mark,
+    identificationProbability: 1,
+    strongBelow: facts.strongBelow,
+    fitting: scan.fitting.length,
+    candidateSet: [],
+    segmentsToSeparate: null,
+    segmentsToName: null,
+    mixed: null,
+    binaryId: readings.readout,
+    readout: readings.readout,
+    decidedBits: readings.decided.length,
+    supportedBits: 0,
+    candidates: candidates.viewerIds.length,
+    segments: segments.length,
+    score: candidates.viewerIds.length === 0 ? null : scan.bestScore,
+  };
+}
+
+/**
+ * The identification figure were one of the fitting candidates named: the others are the possible
+ * innocents. Taken at the worst of their levels, so that it never depends on candidate order.
+ */
+function identificationOf(facts: Facts): number {
+  const { census, scan, readings } = facts;
+  const byLevel = new Map<number, number>();
+  for (const c of scan.fitting) if (!facts.standIns.has(c)) byLevel.set(census.levelOf[c] as number, c);
+  if (byLevel.size === 0) return identificationBound(census.counts, readings.decided);
+  return Math.max(...[...byLevel.values()].map((c) => identificationBound(othersThan(census, c), readings.decided)));
+}
+
+function singleSource(facts: Facts, mark: number): MatchResult {
+  const { candidates, scan, readings, segments } = facts;
+  const identification = identificationOf(facts);
+  const base = { ...blank(facts, mark), identificationProbability: identification, supportedBits: readings.decided.length };
+  if (scan.fitting.length === 1) {
+    const c = scan.fitting[0] as number;
+    const binaryId = binaryIdAt(candidates.packed, c);
+    const contradictions = contradictionsOf(segments, binaryId);
+    if (identification <= facts.strongBelow && mark <= STRONG_FP && contradictions === 0) {
+      const named = { viewerId: candidates.viewerIds[c] as string, binaryId, score: scan.bestScore, contradictions };
+      const filled = [...readings.readout].map((r, b) => (r === '?' ? binaryId[b] : r)).join('');
+      return { ...base, classification: 'strong_match', matched: named, binaryId: filled, segmentsToSeparate: 0, segmentsToName: 0, reason: strongReason(facts) };
+    }
+  }
+  const shown = listed(candidates, scan.fitting);
+  const person = [...scan.fitting].find((c) => !facts.standIns.has(c));
+  const others = person === undefined ? facts.census.counts : othersThan(facts.census, person);
+  const apart = separate(candidates, scan.fitting, shown, readings, others, facts.strongBelow);
+  return {
+    ...base,
+    classification: 'weak_match',
+    candidateSet: shown.map((c, i) => fitOf(candidates, scan, readings, c, apart.each[i] ?? null)),
+    segmentsToSeparate: apart.all,
+    segmentsToName: apart.toName,
+    reason: weakReason(facts, identification, mark),
+  };
+}
+
+function strongReason(facts: Facts): string {
+  const N = facts.candidates.viewerIds.length;
+  const k = facts.readings.decided.length;
+  return N === 1
+    ? `the one viewer who streamed this content marked fits all ${k} decided bits`
+    : `one viewer alone of ${N} fits all ${k} decided bits, and an innocent fits them with chance below ${facts.strongBelow}`;
+}
+
+function weakReason(facts: Facts, identification: number, mark: number): string {
+  const F = facts.scan.fitting.length;
+  const k = facts.readings.decided.length;
+  if (F > 1) return `${F} candidates fit all ${k} decided bits: nobody is named`;
+  if (mark > STRONG_FP) return `the mark is too faint to name anyone (${mark.toExponential(1)} above ${STRONG_FP})`;
+  if (identification > facts.strongBelow) return `one candidate fits the ${k} decided bits, but an innocent would fit them with chance up to ${identification.toExponential(1)}`;
+  return 'one candidate fits, but a segment is decided against them';
+}
+
+function mixedOrNone(facts: Facts, mark: number): MatchResult {
+  const { candidates, readings, scan } = facts;
+  const search = searchCoalitions(candidates, readings, scan.misses);
+  if (readings.both.length === 0 && search.leastSources === null) {
+    return { ...blank(facts, mark), reason: 'no viewer fits the decided bits, nor does any coalition of up to 3' };
+  }
+  const suspects = search.members.slice(0, LISTED).map((c) => fitOf(candidates, scan, readings, c, null));
+  const why = readings.both.length > 0 ? `${readings.both.length} bit position(s) read both ways` : 'no single viewer fits the decided bits';
+  const sources = search.leastSources === null ? 'more than 3 viewers' : `at least ${search.leastSources} viewers`;
+  return {
+    ...blank(facts, mark),
+    classification: 'mixed_copy',
+    identificationProbability: identificationBound(facts.census.counts, readings.decided),
+    mixed: { bothPositions: readings.both, leastSources: search.leastSources, suspects, coalitionsFound: search.found },
+    reason: `${why}: the copy was mixed from ${sources}; nobody is named`,
   };
 }

@@ -2,7 +2,7 @@ import { iso } from '../clock.js';
 import type { ApiShape } from '../config.js';
 import type { CaseRow } from '../db/repos/index.js';
 import { reportOf } from '../domain/forensics/cases.js';
-import type { Evidence, ForensicReport } from '../domain/forensics/report.js';
+import type { Evidence, ForensicReport, ListedCandidate } from '../domain/forensics/report.js';
 import { ID_BITS } from '../watermark/segments.js';
 
 /**
@@ -28,14 +28,28 @@ export interface Visible {
 
 /** What `audience` may see of a case: the API's views and the evidence report (src/report/) alike. */
 export function visibleTo(row: CaseRow, audience: Audience): Visible {
-  const report = reportOf(row);
+  const stored = reportOf(row);
+  const report = stored && audience !== 'operator' ? withOwnCandidates(stored, audience.organizationId) : stored;
   const evidence = report?.evidence ?? null;
   const outside = audience !== 'operator' && evidence !== null && evidence.organization.id !== audience.organizationId;
   if (!outside) return { report, evidence, binaryId: row.binaryId, matchedOutsideOrganization: false };
   const readout = report?.readout ?? '?'.repeat(ID_BITS);
   // The stored report names the other organization's viewer: what goes out carries none of it.
-  const redacted = report && { ...report, evidence: null, binaryId: readout, runnerUp: null };
+  const redacted = report && { ...report, evidence: null, binaryId: readout };
   return { report: redacted, evidence: null, binaryId: readout, matchedOutsideOrganization: true };
+}
+
+/** Candidates and suspects of other organizations leave a count behind and nothing that names them. */
+function withOwnCandidates(report: ForensicReport, organizationId: string): ForensicReport {
+  const own = (list: readonly ListedCandidate[] = []) => list.filter((c) => c.organizationId === organizationId || c.organizationId === null);
+  const elsewhere = (list: readonly ListedCandidate[] = []) => list.length - own(list).length;
+  const mixed = report.mixed && { ...report.mixed, suspects: own(report.mixed.suspects) };
+  return {
+    ...report,
+    candidateSet: own(report.candidateSet),
+    candidatesOutsideOrganization: elsewhere(report.candidateSet) + elsewhere(report.mixed?.suspects),
+    mixed,
+  };
 }
 
 /** B: how many of the 40 bits the leak supports; A: the same as a fraction of 40. */
@@ -87,12 +101,35 @@ function matchedSession(e: Evidence | null, report: ForensicReport | null, shape
   };
 }
 
+const rounded = (p: number) => Number(p.toPrecision(3));
+
+/** A listed candidate as the API shows it: the stand-in for unmarked sessions names nobody. */
+const candidateView = (c: ListedCandidate) => ({
+  viewerId: c.organizationId === null ? null : c.viewerId,
+  externalViewerId: c.externalViewerId,
+  ...(c.organizationId === null && { unmarkedSessions: true }),
+  binaryId: c.organizationId === null ? null : c.binaryId,
+  agreement: c.agreement,
+  posterior: rounded(c.posterior),
+  separatingSegments: c.separatingSegments,
+});
+
 /** The numbers behind the classification, for the investigator and the court. */
 function analysisOf(report: ForensicReport) {
+  const mixed = report.mixed;
   return {
-    falsePositiveProbability: report.falsePositiveProbability,
-    confusionProbability: report.confusionProbability,
+    reason: report.reason ?? null,
+    markProbability: report.markProbability,
+    identificationProbability: report.identificationProbability,
+    strongBelow: report.strongBelow ?? null,
     candidates: report.candidates,
+    decidedBits: report.decidedBits ?? null,
+    fitting: report.fitting ?? null,
+    candidateSet: (report.candidateSet ?? []).map(candidateView),
+    candidatesOutsideOrganization: report.candidatesOutsideOrganization ?? 0,
+    segmentsToSeparate: report.segmentsToSeparate ?? null,
+    segmentsToName: report.segmentsToName ?? null,
+    mixedCopy: mixed ? { bothPositions: mixed.bothPositions, leastSources: mixed.leastSources, coalitionsFound: mixed.coalitionsFound, suspects: mixed.suspects.map(candidateView) } : null,
     matchesUnmarkedSessions: report.matchesUnmarkedSessions ?? false,
     score: report.score,
     contradictions: report.contradictions,
@@ -100,6 +137,12 @@ function analysisOf(report: ForensicReport) {
     alignment: report.detection.alignment,
     seconds: report.seconds,
   };
+}
+
+/** Shape B's two figures beside the classification (Shape A keeps `confidence` alone). */
+function figures(report: ForensicReport | null, shape: ApiShape) {
+  if (shape === 'a') return {};
+  return { markProbability: report?.markProbability ?? null, identificationProbability: report?.identificationProbability ?? null };
 }
 
 /** The case's own fields (the list view, and the detail's `case`). */
@@ -117,6 +160,7 @@ export function caseBody(row: CaseRow, shape: ApiShape, audience: Audience) {
     binaryId,
     confidence: report ? confidenceOf(report, shape) : null,
     classification: row.classification,
+    ...figures(report, shape),
     matchedOutsideOrganization,
     matchedViewer: e?.viewer.viewerId ?? null,
     matchedViewerId: e?.viewer.viewerId ?? null,
@@ -149,6 +193,7 @@ export function analysisBody(row: CaseRow, shape: ApiShape, audience: Audience) 
     binaryId,
     confidence: report ? confidenceOf(report, shape) : null,
     classification: row.classification,
+    ...figures(report, shape),
     matchedOutsideOrganization,
     matchedSession: matchedSession(e, report, shape),
     evidenceChain: evidenceChain(e, report, shape, false),

@@ -1,12 +1,9 @@
-import type { ForensicReport } from '../domain/forensics/report.js';
-import { DECIDED_Z, STRONG_CONFUSION, STRONG_FP, WEAK_FP } from '../forensics/matching.js';
+import { DECIDED_Z } from '../forensics/matching.js';
 import { ID_BITS, readOut } from '../watermark/segments.js';
-import { atMost, type Html, html, oneIn, probability, utc } from './html.js';
+import { atMost, type Html, html, utc } from './html.js';
 import { contentName, type ReportInput } from './report-facts.js';
+import { chanceParagraph, verdictDetails } from './report-verdict.js';
 import { AGREEMENT_COLOUR, segmentPlot } from './segment-plot.js';
-
-/** The viewer the reader may see named: their external id, or none. */
-const viewerName = (input: ReportInput) => input.visible.evidence?.viewer.externalViewerId ?? null;
 
 /** The finding in a few sentences, first on the page: what a reader who reads nothing else must know. */
 export function findingSection(input: ReportInput): Html {
@@ -18,51 +15,27 @@ export function findingSection(input: ReportInput): Html {
   if (row.status === 'processing') text = html`The analysis has <strong>not finished</strong>: this report is preliminary and states no finding.`;
   else if (row.status === 'failed' || !report) text = html`The analysis <strong>failed</strong>: ${row.failureReason ?? 'no reason was recorded'}. It states no finding.`;
   else if (typeof unmatched === 'string') text = html`<strong>No match.</strong> The leak does not line up with ${contentName(input)}: ${unmatched}.`;
-  else if (e) {
-    const strength = row.classification === 'strong_match' ? html`<strong>Strong match.</strong>` : html`<strong>Weak match</strong> (a lead, not proof).`;
-    text = html`${strength} The leaked copy of ${contentName(input)} carries the watermark of the viewer “${e.viewer.externalViewerId}” of
+  else if (e && row.classification === 'strong_match') {
+    text = html`<strong>Strong match.</strong> The leaked copy of ${contentName(input)} carries the watermark of the viewer “${e.viewer.externalViewerId}” of
       ${e.organization.name}, who streamed it in session <code>${e.session.id}</code> starting ${utc(e.session.createdAt)} from the IP address
-      ${e.viewer.ipAddress ?? '(not recorded)'}.`;
+      ${e.viewer.ipAddress ?? '(not recorded)'}. The chance that an innocent viewer fits the leak this well is ${atMost(report.identificationProbability ?? 1)}.`;
+  } else if (e) {
+    // a case decided before weak results stopped naming anyone
+    text = html`<strong>Weak match</strong> (a lead, not proof): the best fit was the viewer “${e.viewer.externalViewerId}” of ${e.organization.name}.`;
   } else if (visible.matchedOutsideOrganization) {
-    text = html`<strong>${row.classification === 'strong_match' ? 'Strong' : 'Weak'} match</strong> with a viewer of another organization, whose identity is not shown here.`;
+    text = html`<strong>Strong match</strong> with a viewer of another organization, whose identity is not shown here.`;
   } else if (report.matchesUnmarkedSessions) {
     text = html`<strong>No match.</strong> The leak reads as variant A throughout, as served to sessions whose license had watermarking turned off:
       it was taken from such a session, and nobody can be named.`;
+  } else if (row.classification === 'weak_match') {
+    text = html`<strong>Weak match: nobody is named.</strong> ${report.fitting ?? 'Several'} viewer(s) fit the ${report.decidedBits ?? ''} bits the leak
+      decides, and the chance that an innocent viewer would fit them is ${atMost(report.identificationProbability ?? 1)}, too high to name anyone.
+      The candidates are listed below.`;
+  } else if (row.classification === 'mixed_copy') {
+    text = html`<strong>Mixed copy: nobody is named.</strong> No single viewer’s copy explains what the leak reads: it was put together from the copies
+      of ${report.mixed?.leastSources ? html`at least ${report.mixed.leastSources}` : 'more than three'} viewers. The suspects are listed below.`;
   } else text = html`<strong>No match.</strong> The leak does not carry the mark of any viewer who streamed ${contentName(input)} clearly enough to name anyone.`;
   return html`<section class="finding ${row.classification ?? row.status}"><h2>Finding</h2><p>${text}</p></section>`;
-}
-
-/**
- * The false-positive figure in plain words, with this case's numbers: what the matcher bounds
- * (src/forensics/matching.ts), what supportedBits counts, and the thresholds a finding needs.
- */
-export function chanceParagraph(input: ReportInput, report: ForensicReport): Html {
-  const n = report.detection.segments.length;
-  const N = report.candidates;
-  if (N === 0) return html`<p>Nobody streamed this content with a mark, so there was nobody to compare the leak with.</p>`;
-  const who = viewerName(input) ? html`“${viewerName(input)}”` : html`the best-fitting viewer`;
-  const everyone = N === 1 ? html`the permanent id of the one viewer` : html`the permanent ids of all ${N} viewers`;
-  const score = report.score === null ? '' : html`, with a combined score of ${report.score.toFixed(1)} (the ${n} segment readings added up along that viewer’s bits and divided by √${n})`;
-  const fp = html`${atMost(report.falsePositiveProbability)}${oneIn(report.falsePositiveProbability)}`;
-  const decided = [...(report.readout ?? readOut(report.detection.segments, DECIDED_Z))].filter((b) => b !== '?').length;
-  const agree = report.supportedBits === decided ? (decided === 1 ? 'it agrees' : 'all agree') : `${report.supportedBits} agree and ${decided - report.supportedBits} disagree`;
-  const against = report.contradictions === 0 ? 'no segment is read firmly against it' : `${report.contradictions} segment(s) are read firmly against it`;
-  const bits = html`Of the viewer’s ${ID_BITS} bits, the leak on its own decides ${decided}: ${agree} with the viewer’s id (the
-    <em>supported bits</em>, ${report.supportedBits} of ${ID_BITS}), and ${against}; the other ${ID_BITS - decided} are not in the leak or too
-    faint to read one by one: missing evidence, not evidence against the viewer. `;
-  const named = report.classification !== 'no_match';
-  const confusion =
-    N === 1
-      ? html`No other viewer streamed it marked, so there is nobody else it could be confused with.`
-      : html`The probability that another of the viewers rather than ${who} is the source is ${atMost(report.confusionProbability)}.`;
-  return html`<p class="chance">The leak was compared with ${everyone} who streamed this content
-    marked${report.matchesUnmarkedSessions ? ' (and with the plain copy served to unmarked sessions)' : ''}. The best fit is ${who}${score}.
-    If the leak carried no such viewer’s mark, the probability that ${N === 1 ? 'it' : `any of the ${N}`} would fit this well by chance is ${fp}:
-    this is the <em>false-positive probability</em>, a bound that holds whatever the picture or sound and however the copy was re-encoded or
-    cut, without any estimate. ${named ? bits : ''}${confusion} A strong match needs the false-positive probability at most
-    ${probability(STRONG_FP)} (one in a billion), the chance of another viewer at most ${probability(STRONG_CONFUSION)} (one in a million) and no
-    segment read against the viewer; a weak match needs the false-positive probability at most ${probability(WEAK_FP)}. This case is a
-    <strong>${(report.classification ?? 'no_match').replace('_', ' ')}</strong>.</p>`;
 }
 
 /** The 40 bits as the leak reads them beside the named viewer's id, one cell each. */
@@ -100,8 +73,9 @@ variant A (up) or variant B (down). A bar beyond the dashed lines at ±${DECIDED
 ${viewerBits ? 'Under each bar: the bit the named viewer was served there (0 = A, 1 = B).' : ''}
 <span class="legend">${legend}</span></figcaption></figure>
 ${viewerBits ? html`<figure class="keep">${bitGrid(readout, viewerBits)}<figcaption>The 40 bits of the viewer’s permanent id (bottom) under what the leak decides of each (top; ? where it decides nothing).</figcaption></figure>` : ''}
-<h3>How likely is this by chance?</h3>
+<h3>What the leak can and cannot show</h3>
 ${chanceParagraph(input, report)}
+${verdictDetails(report)}
 </section>`;
 }
 

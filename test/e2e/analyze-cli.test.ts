@@ -93,7 +93,8 @@ describe('drm analyze --server', () => {
       contentType: 'video',
       classification: 'strong_match',
       matchedSession: { sessionId: alice.sessionId, externalViewerId: 'alice', ipAddress: '127.0.0.1', binaryId: alice.binaryId },
-      analysis: { candidates: 1, confusionProbability: 0, falsePositiveProbability: expect.any(Number) },
+      identificationProbability: 0,
+      analysis: { candidates: 1, identificationProbability: 0, markProbability: expect.any(Number), candidateSet: [] },
     });
     expect(body.evidenceChain.session.id).toBe(alice.sessionId);
     expect(body.analysis.segments.map((s: Json) => s.index)).toEqual([0, 1, 2]);
@@ -131,7 +132,8 @@ describe('drm analyze on the data directory', () => {
     expect(r.stdout).toMatch(/^case [0-9a-f-]{36}: strong_match$/m);
     expect(r.stdout).toContain(`evidence report written to ${file('case.html')}`);
     localCase = (/^case ([0-9a-f-]{36}):/m.exec(r.stdout) as RegExpExecArray)[1] as string;
-    expect(r.stdout).toMatch(/false positive\s+\d\.\de-\d+ \(1 candidate, no other viewer to confuse with\)/);
+    expect(r.stdout).toMatch(/mark\s+(\d\.\de-\d+|< 1e-300) \(chance that a copy without this content's mark reads as strongly\)/);
+    expect(r.stdout).toMatch(/identification\s+0 \(chance that an innocent viewer fits the decided bits, 1 candidate\)/);
     expect(r.stdout).toMatch(new RegExp(`│ session\\s+│ ${alice.sessionId}, created \\d{4}-`));
     expect(r.stdout).toMatch(/│ viewer\s+│ [0-9a-f-]{36} \(external id alice\)/);
     expect(r.stdout).toMatch(/│ organization\s+│ Analysts Inc \(/);

@@ -33,11 +33,15 @@ export function sampleReport(evidence: Evidence | null, options: { leak?: boolea
     binaryId: BITS,
     readout: `${BITS.slice(0, 4)}?${BITS[5]}${'?'.repeat(34)}`,
     supportedBits: 5,
-    falsePositiveProbability: 3.2e-14,
-    confusionProbability: 0,
+    markProbability: 3.2e-14,
+    identificationProbability: 0,
+    strongBelow: 1e-6,
+    decidedBits: 5,
+    fitting: 1,
+    candidateSet: [],
+    reason: 'the one viewer who streamed this content marked fits all 5 decided bits',
     candidates: 1,
     score: 24.1,
-    runnerUp: null,
     contradictions: 0,
     detection: { segments, alignment: { offsetSeconds: 7, timeCorrelation: 0.98 } },
     evidence,
@@ -79,5 +83,48 @@ export function sampleCase(fields: { id: string; organizationId: string | null; 
     progress: null, leakFrames: null,
     createdAt: Date.UTC(2025, 0, 3, 8),
     completedAt: Date.UTC(2025, 0, 3, 9),
+  };
+}
+
+/** A listed candidate: a viewer of `organizationId` who fits every decided bit. */
+export function sampleCandidate(viewerId: string, externalViewerId: string, organizationId: string, separatingSegments: number | null) {
+  return { viewerId, externalViewerId, organizationId, binaryId: BITS, agreement: 5, posterior: 1 / 3, separatingSegments };
+}
+
+/** A weak result: three viewers (two of ORG, one of another organization) fit the 5 decided bits, nobody is named. */
+export function sampleWeakReport(organizationId: string): ForensicReport {
+  return {
+    ...sampleReport(null),
+    classification: 'weak_match',
+    binaryId: `${BITS.slice(0, 4)}?${BITS[5]}${'?'.repeat(34)}`,
+    identificationProbability: 0.41,
+    candidates: 140,
+    fitting: 3,
+    candidateSet: [
+      sampleCandidate('viewer-1', 'alice', organizationId, 2),
+      sampleCandidate('viewer-2', 'bob', organizationId, 2),
+      sampleCandidate('viewer-9', 'mallory', 'org-elsewhere', 1),
+    ],
+    segmentsToSeparate: 2,
+    segmentsToName: 19,
+    reason: '3 candidates fit all 5 decided bits: nobody is named',
+  };
+}
+
+/** A mixed copy: position 3 read both ways, two suspects. */
+export function sampleMixedReport(organizationId: string): ForensicReport {
+  return {
+    ...sampleReport(null),
+    classification: 'mixed_copy',
+    identificationProbability: 0.02,
+    candidates: 140,
+    fitting: 0,
+    mixed: {
+      bothPositions: [3],
+      leastSources: 2,
+      coalitionsFound: 1,
+      suspects: [sampleCandidate('viewer-1', 'alice', organizationId, null), sampleCandidate('viewer-2', 'bob', organizationId, null)],
+    },
+    reason: '1 bit position(s) read both ways: the copy was mixed from at least 2 viewers; nobody is named',
   };
 }

@@ -45,8 +45,8 @@ function caseRow(organizationId: string, contentId: string, fields: Partial<Case
 function decidedCase(organizationId: string, film: ContentRow, session: Json, now: number): CaseRow {
   const binaryId = session.binaryId as string;
   const report: ForensicReport = {
-    ...{ classification: 'strong_match', binaryId, readout: binaryId, supportedBits: 40, falsePositiveProbability: 1e-12, confusionProbability: 1e-9 },
-    ...{ candidates: 1, score: 12.5, runnerUp: null, contradictions: 0, seconds: 3.2 },
+    ...{ classification: 'strong_match', binaryId, readout: binaryId, supportedBits: 40, markProbability: 1e-12, identificationProbability: 0 },
+    ...{ candidates: 1, score: 12.5, contradictions: 0, seconds: 3.2, decidedBits: 40, fitting: 1, candidateSet: [], reason: 'one viewer fits' },
     detection: { segments: [{ index: 0, z: 9.13, bit: '0', coverage: 10 }], alignment: { offsetSeconds: 0, method: 'grid' } },
     evidence: {
       apiKey: { id: randomUUID(), prefix: 'drm_live_abc', name: 'default' },

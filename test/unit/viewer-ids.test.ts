@@ -57,10 +57,10 @@ describe('the nested codes', () => {
 });
 
 describe('allocation from a counter', () => {
-  it('takes a keyed sample of 2^-16 of each level: the first 4,096 counters get distinct messages inside their shells (levels 16 … 28)', () => {
+  it('takes a keyed sample of at most 2^-20 of each shell: the first 4,095 counters get distinct messages inside levels 24, 28 and 32', () => {
     const messages = new Set<bigint>();
     const perLevel = new Map<number, number>();
-    for (let k = 0n; k < 4096n; k++) {
+    for (let k = 0n; k < 4095n; k++) {
       const { message, level } = messageFor(key, k);
       const shell = shellOf(k);
       expect(shell.level).toBe(level);
@@ -68,10 +68,14 @@ describe('allocation from a counter', () => {
       perLevel.set(level.dimension, (perLevel.get(level.dimension) ?? 0) + 1);
       messages.add(message);
     }
-    expect(messages.size).toBe(4096);
-    // 2^(d − 16) counters up to a level of dimension d: 1, 1, 2, 4, 8, then 240 and 3,840
-    expect(Object.fromEntries(perLevel)).toEqual({ 16: 1, 17: 1, 18: 2, 19: 4, 20: 8, 24: 240, 28: 3840 });
-    expect(shellOf(4096n).level.dimension).toBe(32);
+    expect(messages.size).toBe(4095);
+    // ⌊shell / 2^20⌋ counters a level: none below 24 (level 20's shell is 2^19), then 15, 240, 3,840
+    expect(Object.fromEntries(perLevel)).toEqual({ 24: 15, 28: 240, 32: 3840 });
+    expect(shellOf(4095n).level.dimension).toBe(36);
+    for (const k of [0n, 15n, 255n, 4095n]) {
+      const shell = shellOf(k);
+      expect(Number(shell.size) / Number(shell.messageSpace)).toBeLessThanOrEqual(2 ** -ID_MARGIN);
+    }
   });
 
   it('spreads a level\'s counters over its whole shell, not its start', () => {
@@ -90,8 +94,9 @@ describe('allocation from a counter', () => {
   });
 
   it.each([
-    [100_000n, 36],
-    [1_000_000n, 36],
+    [10_000n, 36],
+    [60_000n, 36],
+    [1_000_000n, 40],
     [100_000_000n, 40],
     [100_000_000_000n, 40],
   ])('holds at counter %s (level %i): distinct ids, each in its code, named by any window of its dimension', (around, dimension) => {
@@ -123,8 +128,8 @@ describe('allocation from a counter', () => {
     expect(messages.size).toBe(8192);
   });
 
-  it('fills the last level (2^40 − 2^36 + 2^20 viewers), then the words the margin left unused, up to the whole 2^40', () => {
-    const lastLevelFull = (1n << 40n) - (1n << 36n) + (1n << 20n);
+  it('fills the last level (2^40 − 2^36 + 65,535 viewers), then the words the margin left unused, up to the whole 2^40', () => {
+    const lastLevelFull = (1n << 40n) - (1n << 36n) + 65_535n;
     expect(shellOf(lastLevelFull - 1n).level.dimension).toBe(40);
     expect(shellOf(lastLevelFull).level.dimension).toBe(36);
     // The last 8,192 counters are the smallest levels' words, every one of them: 12's, after 13's.
@@ -139,14 +144,14 @@ describe('allocation from a counter', () => {
     expect([level12.size, Math.min(...[...level12].map(Number)), Math.max(...[...level12].map(Number))]).toEqual([4096, 0, 4095]);
     expect([level13.size, Math.min(...[...level13].map(Number)), Math.max(...[...level13].map(Number))]).toEqual([4096, 4096, 8191]);
     // Level 36's leftover words are not the ones it gave out first.
-    const first = new Set(Array.from({ length: 300 }, (_, i) => messageFor(key, shellOf(65_536n).start + BigInt(i)).message));
+    const first = new Set(Array.from({ length: 300 }, (_, i) => messageFor(key, shellOf(4095n).start + BigInt(i)).message));
     for (let i = 0n; i < 300n; i++) expect(first.has(messageFor(key, lastLevelFull + i).message)).toBe(false);
     expect(() => shellOf(top)).toThrow(/past the/);
     expect(() => shellOf(top, 0)).toThrow(/past the/);
   });
 });
 
-describe('framing by colluders (why each level keeps only 2^-16 of its words)', () => {
+describe('framing by colluders (why each level keeps only 2^-20 of its words)', () => {
   // Three colluders who take, wherever their copies differ, the odd one out read as a XOR b XOR c:
   // a word of the same coset of the same code, whoever they are and whatever the key.
   const seeded = (seed: number) => () => {
@@ -175,7 +180,7 @@ describe('framing by colluders (why each level keeps only 2^-16 of its words)', 
   });
 
   it('with ID_MARGIN spare dimensions, none of 2,000 does', () => {
-    expect(ID_MARGIN).toBe(16);
+    expect(ID_MARGIN).toBe(20);
     expect(framedBy3WaySplices(ID_MARGIN)).toBe(0);
   });
 });

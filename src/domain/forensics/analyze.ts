@@ -10,7 +10,7 @@ import { kindsIn, type MediaKind, watermarkEngine } from '../../watermark/engine
 import { type Detection, ID_BITS } from '../../watermark/segments.js';
 import { isUuid } from '../validate.js';
 import { recordLeak } from './leak-record.js';
-import { evidenceFor, type ForensicReport } from './report.js';
+import { evidenceFor, type ForensicReport, listedCandidates } from './report.js';
 
 export type AnalysisStage = 'decode' | 'align' | 'score' | 'match';
 
@@ -83,8 +83,8 @@ const CANDIDATES_PAGE = 50_000;
 /**
  * Every viewer who streamed the content marked, and, when some sessions were served unmarked, one
  * more candidate whose bits are all 0: without it, a copy of such a session (A throughout) would
- * point at whichever marked viewer has the most 0 bits. It comes first, so that it wins a tie
- * with a viewer whose bits are 0 wherever the leak is read (matching keeps the first best).
+ * point at whichever marked viewer has the most 0 bits. A viewer whose bits are 0 wherever the leak
+ * is read ties with it, and a tie names nobody.
  */
 export async function candidatesOf(ctx: Context, content: Pick<ContentRow, 'id'>, pageSize = CANDIDATES_PAGE): Promise<PackedCandidates> {
   const packer = new CandidatePacker();
@@ -123,13 +123,12 @@ export async function analyzeLeak(ctx: Context, leak: string, content: ContentRo
   }
   hooks.onProgress?.('match', 0, 1);
   const candidates = await candidatesOf(ctx, content);
-  const found = matchPackedCandidates(detection.segments, candidates);
+  const found = matchPackedCandidates(detection.segments, candidates, { mask: ctx.keys.viewerIds.mask, strongBelow: ctx.config.strongBelow, standIns: [UNMARKED_SESSIONS] });
   // A leak of an unmarked session carries variant A throughout: it is matched as such and names nobody.
-  const unmarked = found.matched?.viewerId === UNMARKED_SESSIONS;
-  const match = unmarked
-    ? { ...found, classification: 'no_match' as const, matched: undefined, runnerUp: undefined, binaryId: found.readout, supportedBits: 0 }
-    : found;
+  const unmarked = found.standIn === UNMARKED_SESSIONS;
+  const match = unmarked ? { ...found, reason: 'the copy reads as the one served to sessions without a mark' } : found;
   const evidence = match.matched ? await evidenceFor(ctx, match.matched.viewerId, content) : null;
+  const mixed = match.mixed && { ...match.mixed, suspects: await listedCandidates(ctx, match.mixed.suspects, UNMARKED_SESSIONS) };
   const leakRecord = await recordLeak(ctx, leak, content, detection, hooks.signal);
   hooks.onProgress?.('match', 1, 1);
   return {
@@ -138,11 +137,18 @@ export async function analyzeLeak(ctx: Context, leak: string, content: ContentRo
     binaryId: match.binaryId,
     readout: match.readout,
     supportedBits: match.supportedBits,
-    falsePositiveProbability: match.falsePositiveProbability,
-    confusionProbability: match.confusionProbability,
+    markProbability: match.markProbability,
+    identificationProbability: match.identificationProbability,
+    strongBelow: match.strongBelow,
+    decidedBits: match.decidedBits,
+    fitting: match.fitting,
+    candidateSet: await listedCandidates(ctx, match.candidateSet, UNMARKED_SESSIONS),
+    segmentsToSeparate: match.segmentsToSeparate,
+    segmentsToName: match.segmentsToName,
+    mixed,
+    reason: match.reason,
     candidates: match.candidates,
-    score: match.matched?.score ?? null,
-    runnerUp: match.runnerUp ?? null,
+    score: match.score,
     contradictions: match.matched?.contradictions ?? 0,
     detection: { segments: detection.segments, alignment: detection.alignment },
     evidence,

@@ -6,7 +6,7 @@ import { notFound } from '../../errors.js';
 import type { KeyAuth } from '../auth.js';
 import { checkAnalysis } from './analyze.js';
 import type { LeakRecord } from './leak-record.js';
-import type { ForensicReport } from './report.js';
+import { type ForensicReport, normalizedReport } from './report.js';
 
 /** Where leaks are received before their case keeps them in the store's spool (src/storage/spool.ts). */
 export function uploadsDir(ctx: Context): string {
@@ -118,7 +118,7 @@ export function storedFrames(row: CaseRow): LeakRecord['frames'] | undefined {
 }
 
 export function reportOf(row: CaseRow): ForensicReport | null {
-  return row.report ? (JSON.parse(row.report) as ForensicReport) : null;
+  return row.report ? normalizedReport(JSON.parse(row.report) as ForensicReport) : null;
 }
 
 /** The organization's own case; another organization's is as unknown as a missing one. */

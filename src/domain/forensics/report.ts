@@ -1,6 +1,7 @@
 import type { Context } from '../../context.js';
 import type { ContentRow, SessionRow } from '../../db/repos/index.js';
-import type { MatchResult } from '../../forensics/matching.js';
+import type { CandidateFit } from '../../forensics/candidate-set.js';
+import type { Classification, MixedCopy } from '../../forensics/matching.js';
 import type { Detection } from '../../watermark/segments.js';
 import type { LeakRecord } from './leak-record.js';
 
@@ -20,20 +21,45 @@ export interface Evidence {
   viewerSessions: number;
 }
 
-/** What an analysis found: the match, the detector's readings, and the evidence when a viewer is named. */
+/**
+ * A candidate a weak result lists, or a suspect of a mixed copy, as the case keeps it: the match's
+ * figures and whose viewer it is. Who may see which of them is the presenter's business.
+ */
+export interface ListedCandidate extends CandidateFit {
+  /** the viewer's organization; null for the stand-in of sessions served unmarked */
+  organizationId: string | null;
+  externalViewerId: string | null;
+}
+
+/** What an analysis found: the verdict, the detector's readings, and the evidence when a viewer is named. */
 export interface ForensicReport {
-  classification: MatchResult['classification'];
+  classification: Classification;
   /** the leak reads as variant A throughout, as served where a license turns watermarking off: nobody can be named */
   matchesUnmarkedSessions?: boolean;
   binaryId: string;
   /** the bits the leak decides on its own, `?` elsewhere (absent in reports made before it was kept) */
   readout?: string;
   supportedBits: number;
-  falsePositiveProbability: number;
-  confusionProbability: number;
+  /** the mark figure: the chance that a copy without this content's mark reads as strongly */
+  markProbability: number;
+  /** the identification figure: the chance that an innocent fits the decided bits (null in reports made before it was computed) */
+  identificationProbability: number | null;
+  /** the identification figure a strong match needed when the case was decided */
+  strongBelow?: number;
+  decidedBits?: number;
+  /** candidates whose ids agree with every decided bit */
+  fitting?: number;
+  /** weak_match: the candidates that fit (at most 20) */
+  candidateSet?: ListedCandidate[];
+  /** in a view for one organization: listed candidates and suspects of other organizations, counted only */
+  candidatesOutsideOrganization?: number;
+  segmentsToSeparate?: number | null;
+  segmentsToName?: number | null;
+  mixed?: (Omit<MixedCopy, 'suspects'> & { suspects: ListedCandidate[] }) | null;
+  /** why this classification, in one sentence */
+  reason?: string;
   candidates: number;
   score: number | null;
-  runnerUp: MatchResult['runnerUp'] | null;
   contradictions: number;
   detection: Pick<Detection, 'segments' | 'alignment'>;
   evidence: Evidence | null;
@@ -41,6 +67,25 @@ export interface ForensicReport {
   seconds: number;
   /** the leak's hash, size, duration and pictures (absent in reports made before they were kept) */
   leak?: LeakRecord;
+}
+
+/** A report as stored: those of cases decided before the two figures carry the mark figure as falsePositiveProbability. */
+export function normalizedReport(stored: ForensicReport & { falsePositiveProbability?: number }): ForensicReport {
+  return {
+    ...stored,
+    markProbability: stored.markProbability ?? stored.falsePositiveProbability ?? 1,
+    identificationProbability: stored.identificationProbability ?? null,
+  };
+}
+
+/** Whose viewers the listed candidates are (the stand-in for unmarked sessions is nobody's). */
+export async function listedCandidates(ctx: Context, fits: readonly CandidateFit[], unmarkedId: string): Promise<ListedCandidate[]> {
+  return Promise.all(
+    fits.map(async (fit) => {
+      const viewer = fit.viewerId === unmarkedId ? undefined : await ctx.repos.viewers.find(fit.viewerId);
+      return { ...fit, organizationId: viewer?.organizationId ?? null, externalViewerId: viewer?.externalViewerId ?? null };
+    }),
+  );
 }
 
 /** The evidence of a matched viewer's most complete session of the content. */

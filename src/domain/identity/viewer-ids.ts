@@ -29,17 +29,21 @@ export function viewerIdKey(secretKey: Buffer): ViewerIdKey {
 }
 
 /**
- * Each level holds 2^−16 of its words (DESIGN.md, "Mind framing"). Two or three colluders who splice
- * their copies bit position by bit position can make a word of the code without knowing anybody's id:
- * a + b + c of three ids is a word of the same coset, and two who compare their copies can aim at one
- * inside where their ids differ. A word so made belongs to a viewer only as often as the level is
- * full, so the N-th viewer is given a word of the smallest level of dimension ≥ log2 N + 16: an
- * aimed splice then names an innocent with chance ≤ 2^−16, and a leak of that level's dimension
- * still names exactly one viewer. Spread by a keyed permutation over the whole shell, the taken
- * words are a keyed sample, so a shorter window usually names the leaker too (as with random ids).
+ * Each level holds at most 2^−20 of its shell's words (DESIGN.md, "Mind framing", "What a verdict
+ * may claim"). Two or three colluders who splice their copies bit position by bit position can make a
+ * word of the code without knowing anybody's id: a + b + c of three ids is a word of the same coset,
+ * and two who compare their copies can aim at one inside where their ids differ. A word so made
+ * belongs to a viewer only as often as the level is full, so counters go to the smallest level
+ * whose shell still has room at that density: an aimed splice, or a leak that covers the level's
+ * dimension, then names an innocent with chance ≤ 2^−20 ≈ 9.5 · 10^−7, below the 10^−6 a strong match
+ * needs (src/forensics/id-levels.ts computes the figure from the candidates). Spread by a keyed
+ * permutation over the whole shell, the taken words are a keyed sample, so a shorter window usually
+ * names the leaker too (as with random ids). Viewers given ids at 2^−16 before keep them: the
+ * counter goes on from where it was, and a level's later counters take offsets of its permutation
+ * past those its earlier ones took (the identification figure counts whoever is in each level).
  * bench/framing and bench/shortest-leak measure the trade for other margins.
  */
-export const ID_MARGIN = 16;
+export const ID_MARGIN = 20;
 
 export interface Shell {
   level: CodeLevel;
@@ -53,14 +57,18 @@ export interface Shell {
   messageSpace: bigint;
 }
 
-/** How many counters the levels up to this one hold: 2^(dimension − margin), all of the last level. */
+/**
+ * How many counters the levels up to this one hold: each level ⌊shell / 2^margin⌋ (so no level is
+ * fuller than 2^−margin of its shell), the last one all of its shell.
+ */
 function countersUpTo(levelIndex: number, margin: number): bigint {
-  const level = CODE_LEVELS[levelIndex] as CodeLevel;
-  if (levelIndex === CODE_LEVELS.length - 1) {
-    const below = (CODE_LEVELS[levelIndex - 1] as CodeLevel).dimension;
-    return countersUpTo(levelIndex - 1, margin) + (1n << BigInt(level.dimension)) - (1n << BigInt(below));
+  let total = 0n;
+  for (let i = 0; i <= levelIndex; i++) {
+    const dimension = (CODE_LEVELS[i] as CodeLevel).dimension;
+    const shell = (1n << BigInt(dimension)) - (i === 0 ? 0n : 1n << BigInt((CODE_LEVELS[i - 1] as CodeLevel).dimension));
+    total += i === CODE_LEVELS.length - 1 ? shell : shell >> BigInt(margin);
   }
-  return level.dimension >= margin ? 1n << BigInt(level.dimension - margin) : 0n;
+  return total;
 }
 
 const shellsByMargin = new Map<number, Shell[]>();

@@ -1,0 +1,99 @@
+import { ID_BITS } from '../watermark/segments.js';
+import { identificationBound } from './id-levels.js';
+import { BYTES, binaryIdAt, type PackedCandidates } from './packed-ids.js';
+import type { Readings } from './readings.js';
+import type { Scan } from './scan.js';
+
+/**
+ * The viewers a weak result points at, without naming any one of them: each one's agreement with
+ * the decided bits, their posterior (were the copy from one of them), and how many further segments
+ * of the film a leak would need to hold to tell them apart.
+ */
+
+/** A weak result lists at most this many candidates; it always says how many fit. */
+export const LISTED = 20;
+
+/** How far ahead `segmentsToSeparate` and `segmentsToName` look: one full cycle of positions. */
+const LOOKAHEAD = ID_BITS;
+
+export interface CandidateFit {
+  viewerId: string;
+  binaryId: string;
+  /** decided positions its id agrees with (all of them for a candidate that fits) */
+  agreement: number;
+  /** its probability of being the source, were the copy from one viewer, all candidates alike beforehand */
+  posterior: number;
+  /** further segments after the leak's last one that would tell it apart from every other candidate that fits; null beyond one cycle */
+  separatingSegments: number | null;
+}
+
+const bitAt = (packed: Uint8Array, c: number, b: number) => ((packed[c * BYTES + (b >> 3)] as number) >> (7 - (b & 7))) & 1;
+
+/** The bit positions of the segments that would come after the leak's last one, in order. */
+function nextPositions(readings: Readings): number[] {
+  return Array.from({ length: LOOKAHEAD }, (_, i) => (readings.lastSegment + 1 + i) % ID_BITS);
+}
+
+export interface Separation {
+  /** further segments until every fitting candidate is told apart; null beyond one cycle */
+  all: number | null;
+  /** per listed candidate (the order of `listed`) */
+  each: (number | null)[];
+  /** further segments until, read the way of one of them, a strong match would be allowed; null beyond one cycle */
+  toName: number | null;
+}
+
+/**
+ * Walks the coming segments one by one, extending every fitting candidate's key by its bit there,
+ * until the keys are all distinct. A position already decided tells nobody apart (they all agree
+ * on it), but its segment still counts as one more to watch.
+ */
+export function separate(candidates: PackedCandidates, fitting: Int32Array, listed: readonly number[], readings: Readings, counts: readonly number[], strongBelow: number): Separation {
+  const keys = new Float64Array(fitting.length);
+  const each: (number | null)[] = listed.map(() => null);
+  const slot = new Map(listed.map((c, i) => [c, i]));
+  const positions = new Set(readings.decided);
+  let all: number | null = fitting.length <= 1 ? 0 : null;
+  let toName: number | null = null;
+  const apart = (step: number) => {
+    const seen = new Map<number, number>();
+    for (const k of keys) seen.set(k, (seen.get(k) ?? 0) + 1);
+    fitting.forEach((c, i) => {
+      const at = slot.get(c);
+      if (at !== undefined && each[at] === null && seen.get(keys[i] as number) === 1) each[at] = step;
+    });
+    return seen.size === fitting.length;
+  };
+  if (fitting.length > 0) apart(0);
+  if (all === 0 && identificationBound(counts, readings.decided) <= strongBelow) toName = 0;
+  const steps = nextPositions(readings);
+  for (let step = 1; step <= steps.length && (all === null || toName === null || each.includes(null)); step++) {
+    const b = steps[step - 1] as number;
+    if (!positions.has(b)) {
+      positions.add(b);
+      fitting.forEach((c, i) => {
+        keys[i] = (keys[i] as number) * 2 + bitAt(candidates.packed, c, b);
+      });
+      // 2^40 keys stay exact in a double; past 40 positions none are added
+      if (all === null && apart(step)) all = step;
+    }
+    if (all !== null && toName === null && identificationBound(counts, [...positions]) <= strongBelow) toName = step;
+  }
+  return { all, each, toName };
+}
+
+/** The candidates a weak result lists: those that fit, by viewer id (they are alike in every figure), at most LISTED. */
+export function listed(candidates: PackedCandidates, fitting: Int32Array): number[] {
+  const ids = candidates.viewerIds;
+  return [...fitting].sort((a, b) => ((ids[a] as string) < (ids[b] as string) ? -1 : 1)).slice(0, LISTED);
+}
+
+export function fitOf(candidates: PackedCandidates, scan: Scan, readings: Readings, c: number, separatingSegments: number | null): CandidateFit {
+  return {
+    viewerId: candidates.viewerIds[c] as string,
+    binaryId: binaryIdAt(candidates.packed, c),
+    agreement: readings.decided.length - (scan.misses[c] as number),
+    posterior: Math.exp((scan.logLikelihood[c] as number) - scan.logTotal),
+    separatingSegments,
+  };
+}

@@ -1,0 +1,77 @@
+import type { ForensicReport, ListedCandidate } from '../domain/forensics/report.js';
+import { STRONG_BELOW, STRONG_FP, WEAK_FP } from '../forensics/matching.js';
+import { ID_BITS } from '../watermark/segments.js';
+import { atMost, type Html, html, oneIn, probability } from './html.js';
+import type { ReportInput } from './report-facts.js';
+
+/**
+ * The two figures in plain words, with this case's numbers (src/forensics/matching.ts), then what
+ * a result that names nobody offers instead: the candidates that fit, or the suspects of a mix.
+ */
+export function chanceParagraph(input: ReportInput, report: ForensicReport): Html {
+  const N = report.candidates;
+  if (N === 0) return html`<p>Nobody streamed this content with a mark, so there was nobody to compare the leak with.</p>`;
+  const everyone = N === 1 ? html`the permanent id of the one viewer` : html`the permanent ids of all ${N} viewers`;
+  const mark = html`${atMost(report.markProbability)}${oneIn(report.markProbability)}`;
+  const decided = report.decidedBits ?? [...(report.readout ?? '')].filter((b) => b !== '?').length;
+  const strongBelow = report.strongBelow ?? STRONG_BELOW;
+  const who = input.visible.evidence ? html`“${input.visible.evidence.viewer.externalViewerId}”` : html`a viewer`;
+  const identification =
+    report.identificationProbability === null
+      ? html`This case was decided before the service computed the second figure; it states none.`
+      : html`The second question is whether the person the leak points at could be innocent. The leak decides ${decided} of the
+    ${ID_BITS} bits of an id, and no amount of signal says more about a person than those bits do: another viewer whose id happens to
+    show the same ${decided} bits, or a copy that several viewers spliced or averaged to spell them, would read exactly the same. Counting how
+    many ids of each kind the service has given out, the chance that an innocent viewer fits these bits is
+    ${atMost(report.identificationProbability)}${oneIn(report.identificationProbability)} (the <em>identification figure</em>).
+    ${report.classification === 'strong_match' ? html`Only ${who} fits them.` : ''}`;
+  return html`<p class="chance">The leak was compared with ${everyone} who streamed this content marked${
+    report.matchesUnmarkedSessions ? ' (and with the plain copy served to unmarked sessions)' : ''
+  }. Two questions are answered separately. The first is whether the copy carries this content’s mark at all: if it carried none, the
+    probability that it would read as strongly as it does is ${mark} (the <em>mark figure</em>). It can be astronomically small, and it says
+    nothing about who made the copy.</p>
+<p class="chance">${identification}</p>
+<p class="chance">A viewer is named only when the mark figure is at most ${probability(STRONG_FP)}, exactly one viewer fits every
+    decided bit, no segment is read against them, and the identification figure is at most ${probability(strongBelow)}${
+      N === 1 ? ' (here nobody else streamed the content marked, so nobody else could be named in their place)' : ''
+    }. With fewer decided bits the result lists the viewers who fit and names none; a mark figure above ${probability(WEAK_FP)} is no
+    match. This case is a <strong>${(report.classification ?? 'no_match').replace('_', ' ')}</strong>${report.reason ? html`: ${report.reason}` : ''}.</p>`;
+}
+
+/** A listed candidate's row: a viewer the reader may see, or the plain copy of unmarked sessions. */
+function candidateRow(c: ListedCandidate): Html {
+  const name = c.organizationId === null ? html`<em>the unmarked copy</em>` : html`${c.externalViewerId ?? c.viewerId}<br><code>${c.viewerId}</code>`;
+  const apart = c.separatingSegments === null ? 'more than 40' : String(c.separatingSegments);
+  return html`<tr><td>${name}</td><td class="num">${c.agreement}</td><td class="num">${c.posterior.toPrecision(2)}</td><td class="num">${apart}</td></tr>`;
+}
+
+function candidateTable(list: readonly ListedCandidate[]): Html {
+  return html`<table class="candidates"><thead><tr><th>viewer</th><th>decided bits it fits</th><th>posterior, were the copy from one of them</th>
+<th>further segments to tell it apart</th></tr></thead><tbody>${list.map(candidateRow)}</tbody></table>`;
+}
+
+/** What a weak result or a mixed copy offers instead of a name. */
+export function verdictDetails(report: ForensicReport): Html {
+  const outside = report.candidatesOutsideOrganization ?? 0;
+  const elsewhere = outside > 0 ? html` ${outside} more of other organizations are not shown.` : '';
+  if (report.classification === 'weak_match' && report.candidateSet) {
+    const fitting = report.fitting ?? report.candidateSet.length;
+    const more = fitting > report.candidateSet.length + outside ? html` The first ${report.candidateSet.length + outside} by viewer id are listed.` : '';
+    const separate =
+      report.segmentsToSeparate === null || report.segmentsToSeparate === undefined
+        ? 'More than 40 further segments would be needed to tell them all apart.'
+        : `${report.segmentsToSeparate} further segment(s) after the last one the leak holds would tell them apart.`;
+    const name = typeof report.segmentsToName === 'number' ? ` A leak ${report.segmentsToName} segment(s) longer could name one of them.` : '';
+    return html`<h3>Who fits</h3><p>${fitting} viewer(s) fit every decided bit.${more}${elsewhere} ${separate}${name} No one of them is
+named: each fits equally, and the figures above do not single one out.</p>${candidateTable(report.candidateSet)}`;
+  }
+  const mixed = report.mixed;
+  if (report.classification === 'mixed_copy' && mixed) {
+    const both = mixed.bothPositions.length > 0 ? html` Bit position(s) ${mixed.bothPositions.join(', ')} read A in one segment and B in another, which one copy cannot do.` : '';
+    const found = mixed.coalitionsFound > 1 ? html` ${mixed.coalitionsFound} different coalitions of that size explain the readings equally well, so none of them is singled out.` : '';
+    return html`<h3>A mixed copy</h3><p>No single viewer’s copy explains the readings.${both} The fewest viewers whose copies together explain
+every reading: ${mixed.leastSources ?? 'more than three'}.${found} The suspects below are one such coalition; they are not named, because
+innocent viewers can complete a coalition that explains a short leak as well.${elsewhere}</p>${mixed.suspects.length > 0 ? candidateTable(mixed.suspects) : ''}`;
+  }
+  return html``;
+}
