@@ -43,39 +43,46 @@ export interface Separation {
   toName: number | null;
 }
 
+/** Whether every key differs from every other (a sorted copy, so that half a million keys take milliseconds). */
+function allDistinct(keys: Float64Array): boolean {
+  const sorted = Float64Array.from(keys).sort();
+  for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) return false;
+  return true;
+}
+
 /**
  * Walks the coming segments one by one, extending every fitting candidate's key by its bit there,
  * until the keys are all distinct. A position already decided tells nobody apart (they all agree
- * on it), but its segment still counts as one more to watch.
+ * on it), but its segment still counts as one more to watch. Each listed candidate keeps the
+ * fitting candidates that still share its key, fewer at every step.
  */
 export function separate(candidates: PackedCandidates, fitting: Int32Array, listed: readonly number[], readings: Readings, counts: readonly number[], strongBelow: number): Separation {
+  const { packed } = candidates;
   const keys = new Float64Array(fitting.length);
-  const each: (number | null)[] = listed.map(() => null);
-  const slot = new Map(listed.map((c, i) => [c, i]));
+  const sharers = listed.map((c) => fitting.filter((other) => other !== c));
+  const each: (number | null)[] = sharers.map((left) => (left.length === 0 ? 0 : null));
   const positions = new Set(readings.decided);
+  // F keys need ⌈log2 F⌉ bits to differ at all: no need to look before that
+  const earliest = Math.ceil(Math.log2(Math.max(1, fitting.length)));
+  let added = 0;
   let all: number | null = fitting.length <= 1 ? 0 : null;
-  let toName: number | null = null;
-  const apart = (step: number) => {
-    const seen = new Map<number, number>();
-    for (const k of keys) seen.set(k, (seen.get(k) ?? 0) + 1);
-    fitting.forEach((c, i) => {
-      const at = slot.get(c);
-      if (at !== undefined && each[at] === null && seen.get(keys[i] as number) === 1) each[at] = step;
-    });
-    return seen.size === fitting.length;
-  };
-  if (fitting.length > 0) apart(0);
-  if (all === 0 && identificationBound(counts, readings.decided) <= strongBelow) toName = 0;
+  let toName: number | null = all === 0 && identificationBound(counts, readings.decided) <= strongBelow ? 0 : null;
   const steps = nextPositions(readings);
   for (let step = 1; step <= steps.length && (all === null || toName === null || each.includes(null)); step++) {
     const b = steps[step - 1] as number;
     if (!positions.has(b)) {
       positions.add(b);
+      added++;
       fitting.forEach((c, i) => {
-        keys[i] = (keys[i] as number) * 2 + bitAt(candidates.packed, c, b);
+        keys[i] = (keys[i] as number) * 2 + bitAt(packed, c, b);
       });
-      // 2^40 keys stay exact in a double; past 40 positions none are added
-      if (all === null && apart(step)) all = step;
+      listed.forEach((c, i) => {
+        if (each[i] !== null) return;
+        const mine = bitAt(packed, c, b);
+        sharers[i] = (sharers[i] as Int32Array).filter((other) => bitAt(packed, other, b) === mine);
+        if ((sharers[i] as Int32Array).length === 0) each[i] = step;
+      });
+      if (all === null && added >= earliest && allDistinct(keys)) all = step;
     }
     if (all !== null && toName === null && identificationBound(counts, [...positions]) <= strongBelow) toName = step;
   }

@@ -109,6 +109,8 @@ export interface MatchOptions {
   strongBelow?: number;
   /** candidates that stand for no person (the plain copy of unmarked sessions): never counted among the possible innocents */
   standIns?: readonly string[];
+  /** levelCensus(candidates, mask), when the same candidates are matched many times (benchmarks) */
+  census?: LevelCensus;
 }
 
 export function matchCandidates(segments: readonly { index: number; z: number }[], candidates: readonly Candidate[], options: MatchOptions): MatchResult {
@@ -132,7 +134,7 @@ export function matchPackedCandidates(segments: readonly { index: number; z: num
   const strongBelow = options.strongBelow ?? STRONG_BELOW;
   const readings = readPositions(segments);
   const scan = scanCandidates(candidates, readings, segments.length);
-  const census = levelCensus(candidates, options.mask);
+  const census = options.census ? { ...options.census, counts: [...options.census.counts] } : levelCensus(candidates, options.mask);
   const standIns = new Set((options.standIns ?? []).map((id) => candidates.viewerIds.indexOf(id)).filter((c) => c >= 0));
   for (const c of standIns) census.counts[census.levelOf[c] as number] = (census.counts[census.levelOf[c] as number] as number) - 1;
   const facts: Facts = { segments, candidates, readings, scan, census, strongBelow, standIns };

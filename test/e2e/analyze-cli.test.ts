@@ -179,7 +179,7 @@ describe('the evidence report of the local case', () => {
     expect(view.requests).toEqual([]);
     expect(view.title).toBe(`Forensic evidence report, case ${localCase}`);
     expect(view.headings).toEqual(expect.arrayContaining(['Evidence report', 'Finding', 'The case', 'The leaked file', 'Evidence chain', 'What the leak reads',
-      'How likely is this by chance?', 'Pictures side by side', 'The method in plain words']));
+      'What the leak can and cannot show', 'Pictures side by side', 'The method in plain words']));
     expect(view.facts).toMatchObject({ 'SHA-256': sha256(file('alice-leak.mp4')), 'Name as submitted': 'alice-leak.mp4', 'Analysed by': expect.stringMatching(/^drm \d+\.\d+\.\d+/) });
     expect(view.facts.Size).toContain(`${fs.statSync(file('alice-leak.mp4')).size.toLocaleString('en-US')} bytes`);
     expect(view.facts.Duration).toMatch(/^2\d\.\d\d s/);
@@ -189,7 +189,7 @@ describe('the evidence report of the local case', () => {
     // Segments 0, 1 and 2, each with the bit alice was served there.
     expect(view.bars).toBe(3);
     expect(view.plotBits).toBe(alice.binaryId.slice(0, 3));
-    expect(view.chance).toMatch(/false-positive probability/);
+    expect(view.chance).toMatch(/mark figure/);
     expect(view.chance).toMatch(/at most \d\.\d × 10−\d+/);
     expect(view.pictures.length).toBeGreaterThanOrEqual(4);
     expect(view.pictures.every((w) => w === 320)).toBe(true);

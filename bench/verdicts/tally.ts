@@ -1,0 +1,62 @@
+import type { MatchResult } from '../../src/forensics/matching.js';
+
+// What the verdicts of one family of leaks came to, and how the identification figure fared
+// against the truth: whenever one candidate alone fits (the one a verdict could name), was that
+// candidate one of the copies that went into the leak?
+
+export interface Tally {
+  trials: number;
+  strong: number;
+  weak: number;
+  mixed: number;
+  none: number;
+  /** strong matches that named a candidate whose copy did not go into the leak: the goal is 0 */
+  innocentsNamed: number;
+  /** strong matches that named a source */
+  sourcesNamed: number;
+  /** weak results whose candidate set holds no source at all */
+  weakWithoutSource: number;
+  /** per decade of the identification figure (0: ≥ 0.1, 1: [0.01, 0.1), …, 7: below 1e-7): leaks where one candidate alone fit, and how often it was no source */
+  calibration: { alone: number; innocent: number }[];
+}
+
+export const DECADES = 8;
+
+export function emptyTally(): Tally {
+  return {
+    ...{ trials: 0, strong: 0, weak: 0, mixed: 0, none: 0, innocentsNamed: 0, sourcesNamed: 0, weakWithoutSource: 0 },
+    calibration: Array.from({ length: DECADES }, () => ({ alone: 0, innocent: 0 })),
+  };
+}
+
+/** The decade of a figure: 0 for 0.1 and above, 7 for below 1e-7 (0 included). */
+export function decadeOf(p: number): number {
+  if (p <= 0) return DECADES - 1;
+  return Math.min(DECADES - 1, Math.max(0, Math.floor(-Math.log10(p))));
+}
+
+export function record(t: Tally, r: MatchResult, sources: ReadonlySet<string>): void {
+  t.trials++;
+  if (r.classification === 'strong_match') {
+    t.strong++;
+    if (sources.has(r.matched?.viewerId as string)) t.sourcesNamed++;
+    else t.innocentsNamed++;
+  } else if (r.classification === 'weak_match') {
+    t.weak++;
+    if (!r.candidateSet.some((c) => sources.has(c.viewerId)) && r.fitting <= r.candidateSet.length) t.weakWithoutSource++;
+  } else if (r.classification === 'mixed_copy') t.mixed++;
+  else t.none++;
+  const alone = r.fitting === 1 ? (r.matched?.viewerId ?? r.candidateSet[0]?.viewerId) : undefined;
+  if (alone !== undefined) {
+    const bucket = t.calibration[decadeOf(r.identificationProbability)] as Tally['calibration'][number];
+    bucket.alone++;
+    if (!sources.has(alone)) bucket.innocent++;
+  }
+}
+
+export function merge(a: Tally, b: Tally): Tally {
+  const sum = emptyTally();
+  for (const k of ['trials', 'strong', 'weak', 'mixed', 'none', 'innocentsNamed', 'sourcesNamed', 'weakWithoutSource'] as const) sum[k] = a[k] + b[k];
+  sum.calibration = a.calibration.map((x, i) => ({ alone: x.alone + (b.calibration[i]?.alone ?? 0), innocent: x.innocent + (b.calibration[i]?.innocent ?? 0) }));
+  return sum;
+}
