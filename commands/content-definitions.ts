@@ -34,4 +34,11 @@ export function defineContent(program: Command, run: Runner): void {
       .description('one case with its whole evidence chain (JSON)')
       .option('--report <file>', 'write the case as a self-contained HTML evidence report to this file instead'),
   ).action(run(async () => (await import('./content.js')).casesShow));
+  cases
+    .command('verify <file>')
+    .description("check an evidence report: its SHA-256 and the deployment's Ed25519 signature; exit 0 intact, 1 not")
+    .option('--key <hex>', "the deployment's public key to compare with (default: the one of --data-dir's secret)")
+    .addOption(envOption('--data-dir <dir>', 'data directory whose secret gives the key (default ./drm-data)', 'DRM_DATA_DIR'))
+    .option('--json', 'print JSON for scripts')
+    .action(run(async () => (await import('./cases-verify.js')).casesVerify));
 }

@@ -24,6 +24,7 @@ export function defineServe(program: Command, run: Runner): void {
       .option('--no-analysis', 'leave leak analyses to drm worker processes')
       .addOption(envOption('--analysis-concurrency <n>', 'leak analyses run at once, 1 or 2 (default 1)', 'DRM_ANALYSIS_CONCURRENCY'))
       .addOption(envOption('--strong-below <p>', 'name one viewer only when the chance that an innocent fits the leak is at most p (default 1e-6)', 'DRM_STRONG_BELOW'))
+      .addOption(envOption('--keep-leaks <days>', 'keep each analysed leak this long after its case ended, e.g. 90d or 36h; 0 deletes it at once (default 90d)', 'DRM_KEEP_LEAKS'))
       .addOption(envOption('--register-limit <n>', 'registrations one client address may make per hour (default 20)', 'DRM_REGISTER_LIMIT'))
       .addOption(envOption('--nonce-limit <n>', 'admin sign-in nonces one client address may ask for per hour (default 60)', 'DRM_NONCE_LIMIT'))
       .addOption(envOption('--chain-rpc <url>', 'JSON-RPC URL of the EVM chain APUSD deposits are read from (with --apusd-token)', 'DRM_CHAIN_RPC'))
@@ -65,6 +66,7 @@ export function defineDataCommands(program: Command, run: Runner): void {
       .addOption(envOption('--api-key <key>', 'API key with the forensics scope, for --server', 'DRM_API_KEY'))
       .option('--report <file>', 'also write the case as a self-contained HTML evidence report to this file')
       .addOption(envOption('--strong-below <p>', 'name one viewer only when the chance that an innocent fits the leak is at most p (default 1e-6)', 'DRM_STRONG_BELOW'))
+      .addOption(envOption('--keep-leaks <days>', 'keep each analysed leak this long after its case ended, e.g. 90d or 36h; 0 deletes it at once (default 90d)', 'DRM_KEEP_LEAKS'))
       .addOption(new Option('--backend <kind>', 'DTCWT backend for local video analysis (default auto)').choices(['auto', 'cpu', 'tfjs'])),
   ).action(run(async () => (await import('./analyze.js')).analyze));
 

@@ -35,6 +35,7 @@ export const EXAMPLES: Record<string, string[]> = {
   'content delete': ['drm content delete CONTENT_ID --force'],
   'cases list': ['drm cases list'],
   'cases show': ['drm cases show CASE_ID --json'],
+  'cases verify': ['drm cases verify case.html', 'drm cases verify case.html --key 3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29 --json'],
   doctor: ['drm doctor', 'drm doctor --store s3://drm-media/content --s3-endpoint http://127.0.0.1:9000 --segment-delivery redirect'],
   top: ['drm top', 'DRM_ADMIN_TOKEN=$(drm admin token --wallet 0x1111111111111111111111111111111111111111) drm top --server http://127.0.0.1:8080'],
   completion: ['drm completion bash >> ~/.bashrc', 'drm completion zsh >> ~/.zshrc'],

@@ -11,6 +11,7 @@ export function defineWorkers(program: Command, run: Runner): void {
       .addOption(new Option('--backend <kind>', 'DTCWT backend (default auto: the GPU where tfjs-node-gpu finds one, else the CPU pool)').choices(['auto', 'cpu', 'tfjs']))
       .addOption(envOption('--analysis-concurrency <n>', 'leak analyses run at once, 1 or 2 (default 1)', 'DRM_ANALYSIS_CONCURRENCY'))
       .addOption(envOption('--strong-below <p>', 'name one viewer only when the chance that an innocent fits the leak is at most p (default 1e-6)', 'DRM_STRONG_BELOW'))
+      .addOption(envOption('--keep-leaks <days>', 'keep each analysed leak this long after its case ended, e.g. 90d or 36h; 0 deletes it at once (default 90d)', 'DRM_KEEP_LEAKS'))
       .addOption(envOption('--log-level <level>', 'debug, info, warn, error or silent (default info)', 'DRM_LOG_LEVEL')),
   ).action(run(async () => (await import('./worker.js')).worker));
 

@@ -48,6 +48,8 @@ export interface Config {
   storage: StorageConfig;
   /** the identification figure at or below which a verdict names one viewer (`--strong-below`, default 1e-6) */
   strongBelow: number;
+  /** how long a case keeps the leak it analysed after it ended (`--keep-leaks`, default 90 days; 0: deleted at once) */
+  keepLeaksMs: number;
 }
 
 /** Option values as they come from commander (strings) — every one also has an environment variable. */
@@ -69,6 +71,7 @@ export interface ConfigInput extends ChainInput, FiatInput, StorageInput {
   registerLimit?: string | number;
   nonceLimit?: string | number;
   strongBelow?: string | number;
+  keepLeaks?: string;
 }
 
 /** "4G", "500M", "64k" or plain bytes. */
@@ -117,6 +120,16 @@ function perHourLimit(raw: string | number, what: string): number {
     throw new DrmError('BAD_REQUEST', `${what} must be a whole number of requests per hour from 1 to 1000000, got "${raw}"`);
   }
   return n;
+}
+
+/** "90d", "36h" or "0": how long leaks are kept, at most ten years. */
+function keepLeaks(raw: string): number {
+  const m = /^\s*(\d+)\s*([dh]?)\s*$/.exec(raw);
+  const ms = m ? Number(m[1]) * (m[2] === 'h' ? 3600_000 : 86_400_000) : Number.NaN;
+  if (!m || (m[2] === '' && m[1] !== '0') || !(ms <= 3650 * 86_400_000)) {
+    throw new DrmError('BAD_REQUEST', `--keep-leaks must be a number of days or hours such as 90d or 36h (or 0), at most 3650d, got "${raw}"`);
+  }
+  return ms;
 }
 
 /** A court reads the figure: no deployment may name anyone on worse than one in a thousand. */
@@ -177,5 +190,6 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     fiat: resolveFiatConfig(input, env),
     storage: resolveStorageConfig(input, env, dataDir),
     strongBelow: strongBelow(input.strongBelow ?? env.DRM_STRONG_BELOW ?? 1e-6),
+    keepLeaksMs: keepLeaks(input.keepLeaks ?? env.DRM_KEEP_LEAKS ?? '90d'),
   };
 }

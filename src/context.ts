@@ -1,3 +1,4 @@
+import { type ReportSigner, reportSigner } from './report/signature.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { deriveKey, loadServerSecret } from './crypto/secret.js';
@@ -30,6 +31,8 @@ export interface Context {
     watermark: Buffer;
     /** keys the permutation and mask that turn the viewer counter into ids */
     viewerIds: ViewerIdKey;
+    /** signs evidence reports (Ed25519; src/report/signature.ts) */
+    reports: ReportSigner;
   };
   wallets: WalletFactory;
   /** packaged content: playlists, encrypted segments, thumbnails, previews */
@@ -111,6 +114,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       adminToken: new Uint8Array(deriveKey(secret, 'admin-token')),
       watermark: watermarkKey(secret),
       viewerIds: viewerIdKey(deriveKey(secret, 'viewer-ids')),
+      reports: reportSigner(deriveKey(secret, 'evidence-report')),
     },
     wallets: new WalletFactory(secret),
     storage: openContentStore(config.storage, config.dataDir, deriveKey(secret, 'object-names'), { runsAnalyses: config.analysis }),

@@ -12,6 +12,12 @@ export interface ReportInput {
   generatedAt: number;
   /** the software rendering the report, e.g. "drm 0.1.0" */
   software: string;
+  /** who opened the case: an organization and its key, or null for the platform operator */
+  requestedBy?: { organization: { id: string; name: string }; key: { name: string; prefix: string } | null } | null;
+  /** the deployment's public key that signs the report (hex) */
+  signingKey?: string;
+  /** until when the deployment keeps the leak (null: it no longer does) */
+  leakKeptUntil?: number | null;
 }
 
 const rows = (pairs: Array<[string, unknown]>) => html`<table class="facts"><tbody>${pairs.map(([k, v]) => html`<tr><th scope="row">${k}</th><td>${v}</td></tr>`)}</tbody></table>`;
@@ -23,6 +29,15 @@ export function contentName(input: ReportInput): Html {
   return html`${content.title ? html`“${content.title}”` : html`<span class="missing">no longer in the catalog</span>`} (${content.type}, id <code>${content.id}</code>)`;
 }
 
+/** Who opened the case: the organization and the name of its key, or the operator. */
+function requester(input: ReportInput): Html | string {
+  const { row, requestedBy } = input;
+  if (!row.organizationId) return 'the platform operator (drm analyze on the data directory)';
+  if (!requestedBy) return html`organization <code>${row.organizationId}</code>`;
+  const key = requestedBy.key ? html`, with its API key “${requestedBy.key.name}” (<code>${requestedBy.key.prefix}…</code>)` : '';
+  return html`${requestedBy.organization.name} (organization <code>${requestedBy.organization.id}</code>)${key}`;
+}
+
 /** The case as a record: who asked, when it was opened and decided, by which software. */
 export function caseSection(input: ReportInput): Html {
   const { row, visible } = input;
@@ -32,13 +47,20 @@ export function caseSection(input: ReportInput): Html {
     ['Status', row.status],
     ['Finding', row.classification ? row.classification.replace('_', ' ') : '—'],
     ['Content', contentName(input)],
-    ['Requested by', row.organizationId ? html`organization <code>${row.organizationId}</code>` : 'the platform operator (drm analyze on the data directory)'],
+    ['Requested by', requester(input)],
     ['Opened', utc(row.createdAt)],
     ['Analysis finished', utc(row.completedAt)],
     ['Analysis took', visible.report ? `${visible.report.seconds} s` : '—'],
     ['Analysed by', leak?.software ?? NOT_RECORDED],
     ['Report rendered', html`${utc(input.generatedAt)} by ${input.software}`],
   ])}</section>`;
+}
+
+/** Where the file itself is: kept by the deployment until a date, or deleted. */
+function custody(input: ReportInput): Html | string {
+  if (input.leakKeptUntil === undefined) return '';
+  if (input.leakKeptUntil === null) return 'The deployment no longer keeps the file: it is deleted once its retention period ends.';
+  return html`The deployment keeps the file in its store until ${utc(input.leakKeptUntil)}, then deletes it; until then the operator can produce it.`;
 }
 
 /** The file that was analysed, identified so that anyone can check it is the same one. */
@@ -52,7 +74,7 @@ export function leakSection(input: ReportInput): Html {
     ['Duration', duration(leak?.durationSeconds)],
     ['Analysed', utc(leak?.analysedAt ?? row.completedAt)],
   ])}<p class="note">The SHA-256 digest identifies the file exactly: computing it again (for example with <code>sha256sum</code>) over a copy
-  proves the copy is the file analysed here, bit for bit. The uploaded file itself is not kept after the analysis.</p></section>`;
+  proves the copy is the file analysed here, bit for bit. ${custody(input)}</p></section>`;
 }
 
 function walletText(e: Evidence): Html {

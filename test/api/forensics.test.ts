@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,8 +8,10 @@ import { makePanFilm } from '../helpers/media.js';
 import { createApp } from '../../server/app.js';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { createContext } from '../../src/context.js';
-import type { ContentRow } from '../../src/db/repos/index.js';
+import type { CaseRow, ContentRow } from '../../src/db/repos/index.js';
 import { ForensicsQueue } from '../../src/domain/forensics/queue.js';
+import { reportOf } from '../../src/domain/forensics/cases.js';
+import { sweepExpiredLeaks } from '../../src/domain/forensics/leak-retention.js';
 import { grantLicense } from '../../src/domain/licenses.js';
 import { ingestContent } from '../../src/ingest/ingest.js';
 import { createLogger } from '../../src/log.js';
@@ -63,6 +66,12 @@ describe.each(DIALECTS)('forensics on %s', (dialect) => {
   const analyze = (fields: Record<string, string>, upload?: string, key = org.apiKey, query = '') =>
     Promise.resolve(t.app.request(`/api/v1/forensics/analyze${query}`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form(fields, upload) }));
   const uploads = () => fs.readdirSync(path.join(t.dir, 'uploads'));
+  /** The uploads folder holds the leaks that ended cases keep (--keep-leaks), and nothing else: no refused upload stays. */
+  const keptOnly = async () => {
+    const { cases } = await t.ctx.repos.forensicCases.list(null, 100, 0);
+    const kept = cases.filter((c) => c.status !== 'processing' && c.uploadPath).map((c) => path.basename(c.uploadPath as string));
+    expect(uploads().sort()).toEqual(kept.sort());
+  };
 
   /** The copy a viewer received, re-encoded at 720p CRF 28 without its first 7 s. */
   function copyOf(viewer: Json, out: string) {
@@ -122,7 +131,7 @@ describe.each(DIALECTS)('forensics on %s', (dialect) => {
       viewer: { viewerId: leaker.viewerId, userAgent: `player of ${leaker.externalViewerId}` },
       content: { contentId: marked.id, contentType: 'video', title: 'Pan' },
     });
-    expect(uploads()).toEqual([]);
+    await keptOnly();
   }, T);
 
   it('finds no viewer in an unmarked copy: no_match, no session, no evidence', async () => {
@@ -149,7 +158,8 @@ describe.each(DIALECTS)('forensics on %s', (dialect) => {
     expect(res.status).toBe(202);
     const queued = (await res.json()) as Json;
     expect(queued).toMatchObject({ status: 'processing', classification: null, matchedSession: null });
-    expect(uploads()).toHaveLength(1);
+    const waitingRow = await t.ctx.repos.forensicCases.find(queued.caseId);
+    expect(uploads()).toContain(path.basename(waitingRow?.uploadPath as string));
     const waiting = (await (await t.request('GET', `/api/v1/forensics/cases/${queued.caseId}`, { key: org.apiKey })).json()) as Json;
     expect(waiting.case).toMatchObject({ status: 'processing', progress: null });
     // What the server or worker running it writes is what a polling client sees.
@@ -160,7 +170,7 @@ describe.each(DIALECTS)('forensics on %s', (dialect) => {
     const detail = (await (await t.request('GET', `/api/v1/forensics/cases/${queued.caseId}`, { key: org.apiKey })).json()) as Json;
     expect(detail.case).toMatchObject({ status: 'completed', classification: 'strong_match', matchedViewerId: viewers[0]?.viewerId });
     expect(detail.case).not.toHaveProperty('progress');
-    expect(uploads()).toEqual([]);
+    await keptOnly();
   }, T);
 
   it('tells a run in this process what it is doing: the leak decoded, aligned, scored frame by frame, matched', async () => {
@@ -183,7 +193,7 @@ describe.each(DIALECTS)('forensics on %s', (dialect) => {
     setTimeout(() => controller.abort(), 300);
     const row = await t.forensics.run(caseId, controller.signal);
     expect(row).toMatchObject({ status: 'failed', failureReason: 'analysis cancelled', classification: null });
-    expect(uploads()).toEqual([]);
+    await keptOnly();
   }, T);
 
   describe('tenancy', () => {
@@ -191,7 +201,7 @@ describe.each(DIALECTS)('forensics on %s', (dialect) => {
       const stranger = await registerOrg(t, { name: 'Stranger', email: 'a@stranger.test' });
       await expectError(await analyze({ contentId: marked.id, contentType: 'video' }, leak, stranger.apiKey), 403, 'LICENSE_REQUIRED');
       await expectError(await analyze({ contentId: marked.id, contentType: 'video' }, leak, stranger.apiKey, '?async=true'), 403, 'LICENSE_REQUIRED');
-      expect(uploads()).toEqual([]);
+      await keptOnly();
       const list = (await (await t.request('GET', '/api/v1/forensics/cases', { key: stranger.apiKey })).json()) as Json;
       expect(list).toMatchObject({ cases: [], total: 0 });
     });
@@ -265,7 +275,7 @@ describe.each(DIALECTS)('forensics on %s', (dialect) => {
       const streamer = await registerOrg(t, { name: 'Streamer', email: 'a@streamer.test', scopes: ['stream'] });
       await expectError(await analyze(ok(), leak, streamer.apiKey), 403, 'INSUFFICIENT_SCOPE');
       await expectError(await t.request('GET', '/api/v1/forensics/cases', { key: streamer.apiKey }), 403, 'INSUFFICIENT_SCOPE');
-      expect(uploads()).toEqual([]);
+      await keptOnly();
     });
 
     it('refuses a body that is not a form with a file, and missing or wrong fields (400)', async () => {
@@ -275,20 +285,20 @@ describe.each(DIALECTS)('forensics on %s', (dialect) => {
       await expectError(await analyze({ contentId: marked.id, contentType: 'film' }, leak), 400, 'BAD_REQUEST');
       await expectError(await analyze({ contentId: marked.id, contentType: 'music' }, leak), 400, 'BAD_REQUEST');
       await expectError(await analyze(ok(), leak, org.apiKey, '?async=maybe'), 400, 'BAD_REQUEST');
-      expect(uploads()).toEqual([]);
+      await keptOnly();
     });
 
     it('refuses unknown content (404) and content without a mark (400)', async () => {
       await expectError(await analyze({ contentId: '00000000-0000-4000-8000-000000000000', contentType: 'video' }, leak), 404, 'NOT_FOUND');
       await expectError(await analyze({ contentId: plain.id, contentType: 'video' }, leak), 400, 'BAD_REQUEST');
-      expect(uploads()).toEqual([]);
+      await keptOnly();
     });
 
     it('refuses a file that is not media, or holds no stream of the content type (400)', async () => {
       const notMedia = await analyze(ok(), file('notes.txt'));
       await expectError(notMedia, 400, 'BAD_REQUEST');
       await expectError(await analyze(ok(), file('audio-only.m4a')), 400, 'BAD_REQUEST');
-      expect(uploads()).toEqual([]);
+      await keptOnly();
     });
 
     it('answers unknown and other organizations’ cases with 404, and bounds the list (400)', async () => {
@@ -338,6 +348,24 @@ describe.each(DIALECTS)('forensics on %s', (dialect) => {
     for (const c of set) expect(c).toMatchObject({ agreement: body.analysis.decidedBits, posterior: expect.any(Number) });
     const list = (await (await t.request('GET', '/api/v1/forensics/cases?limit=100', { key: org.apiKey })).json()) as Json;
     expect(list.cases.find((c: Json) => c.id === body.caseId)).toMatchObject({ classification: 'weak_match', matchedViewerId: null, matchedWallet: null });
+  }, T);
+
+  it('keeps each analysed leak for --keep-leaks (90 days) after its case ended, then deletes it and says so in the report', async () => {
+    const { cases } = await t.ctx.repos.forensicCases.list(null, 100, 0);
+    const ended = cases.filter((c) => c.status !== 'processing' && c.uploadPath);
+    expect(ended.length).toBeGreaterThan(3);
+    const first = ended.find((c) => c.status === 'completed' && c.organizationId === org.organizationId) as CaseRow;
+    const kept = fs.readFileSync(path.join(t.dir, 'uploads', path.basename(first.uploadPath as string)));
+    expect(createHash('sha256').update(kept).digest('hex')).toBe(reportOf(first)?.leak?.sha256);
+    const report = async () => (await t.request('GET', `/api/v1/forensics/cases/${first.id}/report`, { key: org.apiKey })).text();
+    expect(await report()).toMatch(/The deployment keeps the file in its store until \d{4}-\d\d-\d\d/);
+    t.clock.advance(89 * 86_400_000);
+    expect(await sweepExpiredLeaks(t.ctx)).toBe(0);
+    t.clock.advance(2 * 86_400_000);
+    expect(await sweepExpiredLeaks(t.ctx)).toBe(ended.length);
+    expect(uploads()).toEqual([]);
+    expect((await t.ctx.repos.forensicCases.find(first.id))?.uploadPath).toBeNull();
+    expect(await report()).toContain('The deployment no longer keeps the file');
   }, T);
 });
 

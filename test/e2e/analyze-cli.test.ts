@@ -36,6 +36,14 @@ const attack = (input: string, output: string) =>
 type Json = Record<string, any>;
 
 /** A failure: exit 1, nothing on stdout, exactly one line on stderr. */
+/** The leaks the data directory's ended cases keep (--keep-leaks), as file names in uploads/. */
+function keptLeaks(): string[] {
+  const db = new Sqlite(path.join(dataDir, 'drm.db'), { readonly: true });
+  const rows = db.prepare("select upload_path as ref from forensic_cases where status <> 'processing' and upload_path is not null").all() as Array<{ ref: string }>;
+  db.close();
+  return rows.map((r) => path.basename(r.ref)).sort();
+}
+
 function expectOneLineError(r: CliResult, pattern: RegExp) {
   expect(r.code, r.stderr).toBe(1);
   expect(r.stdout).toBe('');
@@ -140,9 +148,11 @@ describe('drm analyze on the data directory', () => {
     expect(r.stdout).toMatch(/│ user agent\s+│ player of alice/);
     expect(r.stdout).toMatch(/│ wallet\s+│ 0x[0-9a-fA-F]{40} \(own wallet: no\)/);
     expect(r.stdout).toMatch(/^seg 0: z -?\d+\.\d \([AB?]\), seg 1: z -?\d+\.\d \([AB]\), seg 2: z -?\d+\.\d \([AB]\)$/m);
-    // The user's file is read, never taken: the case's copy is gone from the uploads directory.
+    // The user's file is read, never taken: the case keeps a copy of its own (--keep-leaks), the same bytes.
     expect(fs.existsSync(file('alice-leak.mp4'))).toBe(true);
-    expect(fs.readdirSync(path.join(dataDir, 'uploads'))).toEqual([]);
+    const copies = fs.readdirSync(path.join(dataDir, 'uploads'));
+    expect(copies).toEqual(keptLeaks());
+    expect(copies.map((c) => sha256(path.join(dataDir, 'uploads', c)))).toContain(sha256(file('alice-leak.mp4')));
   }, T);
 
   it('an unmarked copy of the film names nobody: exit 3, matchedSession null', async () => {
@@ -166,8 +176,8 @@ describe('drm analyze on the data directory', () => {
     expectOneLineError(missing, /^drm: leak .*nothing\.mp4 does not exist$/m);
     const usage = await runDrm(['analyze', file('alice-leak.mp4'), '--data-dir', dataDir]);
     expectOneLineError(usage, /--content/);
-    // A refused leak leaves nothing behind in the uploads directory, and the user's file stays.
-    expect(fs.readdirSync(path.join(dataDir, 'uploads'))).toEqual([]);
+    // A refused leak leaves nothing behind in the uploads directory (only the leaks decided cases keep), and the user's file stays.
+    expect(fs.readdirSync(path.join(dataDir, 'uploads')).sort()).toEqual(keptLeaks());
     expect(fs.existsSync(file('notes.txt'))).toBe(true);
   }, T);
 });
@@ -209,5 +219,16 @@ describe('the evidence report of the local case', () => {
     db.close();
     expect(stored.frames).toBeGreaterThan(20_000);
     expect(stored.report).toBeLessThan(20_000);
+  }, T);
+
+  it('drm cases verify passes the report as written and fails a copy changed by one character (exit 1)', async () => {
+    const ok = await runDrm(['cases', 'verify', file('case.html'), '--data-dir', dataDir, '--json']);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ intact: true, digestMatches: true, signatureValid: true, keyExpected: true });
+    fs.writeFileSync(file('changed.html'), fs.readFileSync(file('case.html'), 'utf8').replace(alice.sessionId, alice.sessionId.replace(/.$/, (c) => (c === '0' ? '1' : '0'))));
+    const changed = await runDrm(['cases', 'verify', file('changed.html'), '--data-dir', dataDir]);
+    expect(changed.code).toBe(1);
+    expect(changed.stdout).toMatch(/NOT INTACT/);
+    expect(changed.stdout).toMatch(/does not match the file: it was changed/);
   }, T);
 });

@@ -109,6 +109,21 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
     expectBits(await detect('fps30.mp4'), 4);
   });
 
+  it('reads each segment of a copy whose segments were put in reverse order (each found in the original on its own)', async () => {
+    const part = (from: number, to: number, label: string) => `[0:v]trim=${from}:${to},setpts=PTS-STARTPTS[${label}]`;
+    ff('-i', file('marked.mp4'), '-filter_complex', `${part(20, 22, 'c')};${part(10, 20, 'b')};${part(0, 10, 'a')};[c][b][a]concat=n=3:v=1[v]`, '-map', '[v]', ...x264(20), file('reversed.mp4'));
+    const d = await detect('reversed.mp4');
+    expect(d.segments.map((s) => s.index).sort()).toEqual([0, 1, 2]);
+    expectBits(d, 4);
+  });
+
+  it('reads it played 8% fast (each piece followed at its own speed)', async () => {
+    ff('-i', file('marked.mp4'), '-vf', 'setpts=PTS/1.08', '-r', '25', ...x264(20), '-an', file('fast.mp4'));
+    const d = await detect('fast.mp4');
+    expect(d.segments.map((s) => s.index)).toEqual([0, 1, 2]);
+    expectBits(d, 4);
+  });
+
   it('finds no mark in the unmarked original: every segment undecided', async () => {
     const d = await detect('film.mp4');
     for (const s of d.segments) expect(Math.abs(s.z)).toBeLessThan(4);

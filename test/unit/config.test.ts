@@ -63,4 +63,20 @@ describe('server configuration', () => {
     expect(resolveConfig({}, { DRM_ANALYSIS_LEASE_SECONDS: '5' }).analysisLeaseMs).toBe(5000);
     expect(() => resolveConfig({}, { DRM_ANALYSIS_LEASE_SECONDS: '1' })).toThrow(/DRM_ANALYSIS_LEASE_SECONDS must be/);
   });
+
+  it('names a viewer at an identification figure of 1e-6 unless told otherwise, never above 1e-3', () => {
+    expect(resolveConfig({}, {}).strongBelow).toBe(1e-6);
+    expect(resolveConfig({ strongBelow: '1e-9' }, {}).strongBelow).toBe(1e-9);
+    expect(resolveConfig({}, { DRM_STRONG_BELOW: '1e-4' }).strongBelow).toBe(1e-4);
+    for (const bad of ['0.01', '0', 'often', '-1e-6']) expect(() => resolveConfig({ strongBelow: bad }, {})).toThrow(/--strong-below must be a probability from 1e-12 to 1e-3/);
+  });
+
+  it('keeps analysed leaks 90 days unless told otherwise (days or hours; 0 deletes them at once)', () => {
+    const day = 86_400_000;
+    expect(resolveConfig({}, {}).keepLeaksMs).toBe(90 * day);
+    expect(resolveConfig({ keepLeaks: '365d' }, {}).keepLeaksMs).toBe(365 * day);
+    expect(resolveConfig({}, { DRM_KEEP_LEAKS: '36h' }).keepLeaksMs).toBe(36 * 3_600_000);
+    expect(resolveConfig({ keepLeaks: '0' }, {}).keepLeaksMs).toBe(0);
+    for (const bad of ['90', 'forever', '-1d', '3651d', '1w']) expect(() => resolveConfig({ keepLeaks: bad }, {})).toThrow(/--keep-leaks must be/);
+  });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { alignTime, framePositions, refineTime } from '../../src/watermark/video/align.js';
+import { realignPieces } from '../../src/watermark/video/align-pieces.js';
 import { readAhead } from '../../src/watermark/in-order.js';
 
 /** Unit-norm signatures that tell every frame apart (a seeded walk, so neighbours stay alike, as in a film). */
@@ -53,6 +54,66 @@ describe('lining a leak up in time with its original', () => {
     expect(fine.offset).toBe(20);
     expect(fine.frameMap[10]).toBe(61);
     expect(fine.frameMap[11]).toBe(64);
+  });
+});
+
+describe('lining each piece of a leak up on its own', () => {
+  /** Like film(), but frames far apart are unalike (each frame 0.97 of the last plus new detail), as scenes of a real film are. */
+  function scenes(frames: number, seed = 11): Float32Array[] {
+    let s = seed;
+    const rand = () => {
+      s = (s * 1103515245 + 12345) % 2147483648;
+      return s / 2147483648 - 0.5;
+    };
+    let v = Float32Array.from({ length: 48 }, rand);
+    return Array.from({ length: frames }, () => {
+      v = v.map((x) => 0.97 * x + 0.25 * rand());
+      const mean = v.reduce((a, b) => a + b, 0) / v.length;
+      const c = v.map((x) => x - mean);
+      const norm = Math.sqrt(c.reduce((a, b) => a + b * b, 0));
+      return c.map((x) => x / norm);
+    });
+  }
+  /** A leak made of runs of original frames, sampled every fourth leak frame: [start, length] per run, each at `speed`. */
+  function leakOf(original: Float32Array[], runs: Array<[number, number]>, speed = 1) {
+    const frames = runs.flatMap(([start, length]) => Array.from({ length: Math.floor(length / speed) }, (_, i) => start + Math.round(i * speed)));
+    const ks = Array.from({ length: Math.floor(frames.length / 4) }, (_, k) => 4 * k);
+    return { leak: ks.map((i) => original[frames[i] as number] as Float32Array), positions: Int32Array.from(ks), truth: ks.map((i) => frames[i] as number) };
+  }
+  const agreeing = (found: Int32Array, truth: number[]) => truth.filter((t, k) => Math.abs((found[k] as number) - t) <= 1).length / truth.length;
+
+  it('finds segments in reverse order where one offset finds only one of them', () => {
+    const original = scenes(1500);
+    // six 10-s segments at 25 fps (250 frames), leaked last first
+    const { leak, positions, truth } = leakOf(original, [1250, 1000, 750, 500, 250, 0].map((s) => [s, 250] as [number, number]));
+    const global = alignTime(leak, original, positions);
+    expect(agreeing(global.frameMap, truth)).toBeLessThan(0.3);
+    const pieces = realignPieces(global, leak, original);
+    expect(agreeing(pieces.frameMap, truth)).toBeGreaterThan(0.9);
+  });
+
+  it('follows a leak played 8% fast, with segments dropped and one repeated', () => {
+    const original = scenes(1500);
+    const { leak, positions, truth } = leakOf(original, [[0, 250], [500, 250], [500, 250], [1000, 250]], 1.08);
+    const global = alignTime(leak, original, positions);
+    expect(agreeing(global.frameMap, truth)).toBeLessThan(0.3);
+    const pieces = realignPieces(global, leak, original);
+    expect(agreeing(pieces.frameMap, truth)).toBeGreaterThan(0.85);
+  });
+
+  it('leaves a leak that one offset explains as it was', () => {
+    const original = film(900);
+    const leak = Array.from({ length: 150 }, (_, k) => original[137 + 4 * k] as Float32Array);
+    const global = alignTime(leak, original, Int32Array.from(leak, (_, k) => 4 * k));
+    expect(realignPieces(global, leak, original)).toEqual(global);
+  });
+
+  it('leaves a piece of another film unmatched', () => {
+    const original = scenes(900);
+    const other = scenes(400, 99);
+    const leak = [...Array.from({ length: 60 }, (_, k) => original[100 + 4 * k] as Float32Array), ...Array.from({ length: 40 }, (_, k) => other[4 * k] as Float32Array)];
+    const pieces = realignPieces(alignTime(leak, original, Int32Array.from(leak, (_, k) => 4 * k)), leak, original);
+    expect([...pieces.frameMap.slice(60)].every((i) => i === -1)).toBe(true);
   });
 });
 

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, getTableColumns, gt, isNull, lte, or, sql } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, gt, isNotNull, isNull, lte, ne, or, sql } from 'drizzle-orm';
 import { type Executor, skippingLocked } from '../executor.js';
 import type * as tables from '../schema/tables.js';
 
@@ -82,16 +82,37 @@ function caseRows(x: Executor) {
       return rows.length > 0;
     },
 
-    /** Ends a case, if `by` still holds its lease; false when another process took it after the lease lapsed. */
+    /**
+     * Ends a case, if `by` still holds its lease; false when another process took it after the lease lapsed.
+     * The case keeps its leak (uploadPath) for the retention period (./leak-retention.ts drops it).
+     */
     async finish(id: string, by: string, outcome: CaseOutcome): Promise<boolean> {
       const rows = await x.run((q) =>
         q
           .update(t)
-          .set({ ...outcome, leaseUntil: null, leasedBy: null, uploadPath: null, progress: null })
+          .set({ ...outcome, leaseUntil: null, leasedBy: null, progress: null })
           .where(and(eq(t.id, id), eq(t.status, 'processing'), eq(t.leasedBy, by)))
           .returning({ id: t.id }),
       );
       return rows.length > 0;
+    },
+
+    /** Ended cases that still keep their leak and ended at or before `endedBy`, at most `limit` of them. */
+    async leaksKeptSince(endedBy: number, limit: number): Promise<Array<{ id: string; uploadPath: string }>> {
+      const rows = await x.run((q) =>
+        q
+          .select({ id: t.id, uploadPath: t.uploadPath })
+          .from(t)
+          .where(and(ne(t.status, 'processing'), isNotNull(t.uploadPath), lte(t.completedAt, endedBy)))
+          .orderBy(t.completedAt)
+          .limit(limit),
+      );
+      return rows as Array<{ id: string; uploadPath: string }>;
+    },
+
+    /** Forgets an ended case's leak (once it is removed from the store). */
+    async dropUpload(id: string): Promise<void> {
+      await x.run((q) => q.update(t).set({ uploadPath: null }).where(and(eq(t.id, id), ne(t.status, 'processing'))));
     },
 
     /** One page of cases, most recent first: an organization's, or (null) every case on the platform. */

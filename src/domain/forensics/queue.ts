@@ -8,6 +8,7 @@ import { DrmError, jobFailureReason } from '../../errors.js';
 import { errorFields } from '../../log.js';
 import { progressWriter } from '../operations/job-progress.js';
 import { sweepSpool } from '../operations/spool-sweep.js';
+import { RETENTION_PASS_MS, sweepExpiredLeaks } from './leak-retention.js';
 import { type AnalysisHooks, analyzeLeak } from './analyze.js';
 import { completedOutcome, failedOutcome } from './cases.js';
 
@@ -45,6 +46,7 @@ export class ForensicsQueue {
   private readonly slotWaiters: Array<() => void> = [];
   private readonly running = new Set<Promise<unknown>>();
   private timer: NodeJS.Timeout | undefined;
+  private retention: NodeJS.Timeout | undefined;
   private started = false;
   private stopping = false;
   /** the loop's turn under way, which stop() waits for (it may be claiming a case) */
@@ -66,6 +68,9 @@ export class ForensicsQueue {
   /** The background loop: takes waiting cases whenever a slot is free. */
   start(): void {
     void sweepSpool(this.ctx);
+    void sweepExpiredLeaks(this.ctx);
+    this.retention = setInterval(() => void sweepExpiredLeaks(this.ctx), RETENTION_PASS_MS);
+    this.retention.unref();
     if (!this.analyses) return;
     this.started = true;
     this.wake();
@@ -75,6 +80,7 @@ export class ForensicsQueue {
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.timer);
+    clearInterval(this.retention);
     await this.filling;
     await Promise.allSettled([...this.running]);
     const backend = await this.backend?.catch(() => undefined);
@@ -225,7 +231,14 @@ export class ForensicsQueue {
       clearInterval(heartbeat);
     }
     if (!ended) ctx.log.warn('forensic case taken by another process after this one lost its lease; left to it', { caseId: row.id });
-    else if (row.uploadPath) await ctx.storage.spool.remove(row.uploadPath).catch((err) => ctx.log.warn('could not remove a leak', errorFields(err)));
+    else if (row.uploadPath && ctx.config.keepLeaksMs === 0) await this.forget(row.id, row.uploadPath);
+  }
+
+  /** With --keep-leaks 0, a case's leak goes as soon as it ended. */
+  private async forget(caseId: string, ref: string): Promise<void> {
+    const { ctx } = this;
+    await ctx.storage.spool.remove(ref).catch((err) => ctx.log.warn('could not remove a leak', errorFields(err)));
+    await ctx.repos.forensicCases.dropUpload(caseId);
   }
 
   private backendOnce(): Promise<DtcwtBackend> {

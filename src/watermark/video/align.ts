@@ -47,7 +47,7 @@ export function centralRegion(r: Rect, share = 0.5): Rect {
   return { x: r.x + (r.w * (1 - share)) / 2, y: r.y + (r.h * (1 - share)) / 2, w: r.w * share, h: r.h * share };
 }
 
-const dot = (a: Float32Array, b: Float32Array) => {
+export const dot = (a: Float32Array, b: Float32Array) => {
   let s = 0;
   for (let i = 0; i < a.length; i++) s += (a[i] as number) * (b[i] as number);
   return s;
@@ -60,6 +60,12 @@ export interface TimeAlignment {
   positions: Int32Array;
   /** the leak's first frame is original frame `offset` (before per-frame refinement) */
   offset: number;
+  /**
+   * the original frame each sample is expected at before per-frame refinement: positions + offset,
+   * except in pieces of the leak lined up on their own (./align-pieces.ts: reordered, dropped or
+   * re-timed parts)
+   */
+  predicted: Int32Array;
   /** mean signature correlation at the offset: near 1 for the same picture, near 0 for another film */
   correlation: number;
 }
@@ -104,22 +110,24 @@ export function alignTime(leak: readonly Float32Array[], original: readonly Floa
     }
     if (n > 0 && sum / n > best.correlation) best = { offset: d, correlation: sum / n };
   }
-  const frameMap = new Int32Array(nl).fill(-1);
-  for (let k = 0; k < nl; k++) {
-    const predicted = (positions[k] as number) + best.offset;
-    let pick = -1;
-    let score = 0.5; // below this the frame is not the original's (a fade, an inserted card)
-    for (let i = Math.max(0, predicted - slack); i <= Math.min(no - 1, predicted + slack); i++) {
-      // Ties (a still picture) go to the predicted frame.
-      const s = dot(leak[k] as Float32Array, original[i] as Float32Array) - 1e-4 * Math.abs(i - predicted);
-      if (s > score) {
-        score = s;
-        pick = i;
-      }
+  const predicted = positions.map((p) => p + best.offset);
+  const frameMap = Int32Array.from(predicted, (at, k) => pickNear(leak[k] as Float32Array, original, at, slack));
+  return { frameMap, positions, offset: best.offset, correlation: best.correlation, predicted };
+}
+
+/** The original frame within `slack` of `predicted` that a leak sample matches best, or -1 where none does. */
+export function pickNear(sample: Float32Array, original: readonly Float32Array[], predicted: number, slack: number): number {
+  let pick = -1;
+  let score = 0.5; // below this the frame is not the original's (a fade, an inserted card)
+  for (let i = Math.max(0, predicted - slack); i <= Math.min(original.length - 1, predicted + slack); i++) {
+    // Ties (a still picture) go to the predicted frame.
+    const s = dot(sample, original[i] as Float32Array) - 1e-4 * Math.abs(i - predicted);
+    if (s > score) {
+      score = s;
+      pick = i;
     }
-    frameMap[k] = pick;
   }
-  return { frameMap, positions, offset: best.offset, correlation: best.correlation };
+  return pick;
 }
 
 /**
@@ -197,7 +205,7 @@ export function toneCurve(pairs: ReadonlyArray<{ leak: ArrayLike<number>; origin
  * one, on up to 300 samples), then each sample within ±2 of it.
  */
 export function refineTime(coarse: TimeAlignment, originalFrames: number, score: (k: number, i: number) => number, slack = 4): TimeAlignment {
-  const { positions } = coarse;
+  const { positions, predicted: anchors } = coarse;
   const ks = [...coarse.frameMap.keys()].filter((k) => (coarse.frameMap[k] as number) >= 0);
   const sample = ks.filter((_, n) => n % Math.max(1, Math.floor(ks.length / 300)) === 0);
   let best = { offset: coarse.offset, correlation: -2 };
@@ -205,7 +213,7 @@ export function refineTime(coarse: TimeAlignment, originalFrames: number, score:
     let sum = 0;
     let n = 0;
     for (const k of sample) {
-      const i = (positions[k] as number) + d;
+      const i = (anchors[k] as number) + d - coarse.offset;
       if (i < 0 || i >= originalFrames) continue;
       sum += score(k, i);
       n++;
@@ -214,7 +222,7 @@ export function refineTime(coarse: TimeAlignment, originalFrames: number, score:
   }
   const frameMap = new Int32Array(coarse.frameMap.length).fill(-1);
   for (const k of ks) {
-    const predicted = (positions[k] as number) + best.offset;
+    const predicted = (anchors[k] as number) + best.offset - coarse.offset;
     let pick = -1;
     let top = -2;
     for (let i = Math.max(0, predicted - 2); i <= Math.min(originalFrames - 1, predicted + 2); i++) {
@@ -226,5 +234,6 @@ export function refineTime(coarse: TimeAlignment, originalFrames: number, score:
     }
     frameMap[k] = pick;
   }
-  return { frameMap, positions, offset: best.offset, correlation: best.correlation };
+  const predicted = anchors.map((a) => a + best.offset - coarse.offset);
+  return { frameMap, positions, offset: best.offset, correlation: best.correlation, predicted };
 }

@@ -92,11 +92,18 @@ export async function scoreSegments(o: VideoDetectOptions, job: ScoringJob): Pro
     }
     return held.get(i) as Float32Array;
   };
+  // How many samples still need each original: a leak whose pieces come out of order (./align-pieces.ts)
+  // needs originals out of order, so each is held from its decode to its last use, and no longer.
+  const uses = new Map<number, number>();
+  for (const k of samples) uses.set(frameMap[k] as number, (uses.get(frameMap[k] as number) ?? 0) + 1);
   async function* pairsToScore() {
     let n = 0;
     for await (const proxy of proxies) {
       const i = frameMap[samples[n++] as number] as number;
       const original = await originalFrame(i);
+      const left = (uses.get(i) as number) - 1;
+      uses.set(i, left);
+      if (left === 0) held.delete(i);
       yield { i, leak: restoreLeak(proxy, original, W, H, placement), original };
     }
   }
@@ -114,8 +121,6 @@ export async function scoreSegments(o: VideoDetectOptions, job: ScoringJob): Pro
         scores.set(s, score);
       }
       score.addFrame(ot as Transform, st as Transform);
-      // Originals before this one are no longer needed (matches move forward).
-      for (const k of held.keys()) if (k < i - 8) held.delete(k);
       o.onProgress?.('score', ++done, chosen.size);
     }
   } finally {

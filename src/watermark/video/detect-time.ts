@@ -3,6 +3,7 @@ import os from 'node:os';
 import { DrmError } from '../../errors.js';
 import { lumaFrames } from '../../media/video-frames.js';
 import { activeArea, alignTime, centralRegion, framePositions, signature, type TimeAlignment } from './align.js';
+import { realignPieces } from './align-pieces.js';
 import type { VideoDetectOptions, VideoInfo } from './detect-options.js';
 import { type LeakSamples, sampleLeak } from './leak-samples.js';
 import { thumbSize, thumbsBeside } from './reference.js';
@@ -72,7 +73,7 @@ export async function alignLeakInTime(o: VideoDetectOptions, reference: string, 
   const thumbActive = activeArea(leakThumbs, tw, lth);
   const origSigs = origThumbs.map((f) => signature(f, tw, centralRegion({ x: 0, y: 0, w: tw, h: th })));
   const leakSigs = leakThumbs.map((f) => signature(f, tw, centralRegion(thumbActive)));
-  const time = alignTime(leakSigs, origSigs, framePositions(sampled.times, fps));
+  const time = realignPieces(alignTime(leakSigs, origSigs, framePositions(sampled.times, fps)), leakSigs, origSigs);
   const spans = sampleSpans(sampled.times, PROXY_EVERY / fps);
   const seconds = (ks: readonly number[]) => ks.reduce((sum, k) => sum + (spans[k] as number), 0);
   return { sampled, origThumbs, thumb: { width: tw, height: th, leakHeight: lth }, time, seconds };
