@@ -24,7 +24,7 @@ export interface CandidateRow {
 
 /** The cases and the queries a leak analysis asks about the content's viewers and sessions. */
 export function forensicCasesRepo(x: Executor) {
-  return { ...caseRows(x), ...workerWrites(x), ...leakEvidence(x) };
+  return { ...caseRows(x), ...workerWrites(x), ...leakEvidence(x), ...keptLeaks(x) };
 }
 
 /** The case rows: stored, leased by the analysis queue, finished, listed. */
@@ -82,10 +82,7 @@ function caseRows(x: Executor) {
       return rows.length > 0;
     },
 
-    /**
-     * Ends a case, if `by` still holds its lease; false when another process took it after the lease lapsed.
-     * The case keeps its leak (uploadPath) for the retention period (./leak-retention.ts drops it).
-     */
+    /** Ends a case (keeping its leak for the retention), if `by` still holds its lease; false when another process took it after the lease lapsed. */
     async finish(id: string, by: string, outcome: CaseOutcome): Promise<boolean> {
       const rows = await x.run((q) =>
         q
@@ -95,24 +92,6 @@ function caseRows(x: Executor) {
           .returning({ id: t.id }),
       );
       return rows.length > 0;
-    },
-
-    /** Ended cases that still keep their leak and ended at or before `endedBy`, at most `limit` of them. */
-    async leaksKeptSince(endedBy: number, limit: number): Promise<Array<{ id: string; uploadPath: string }>> {
-      const rows = await x.run((q) =>
-        q
-          .select({ id: t.id, uploadPath: t.uploadPath })
-          .from(t)
-          .where(and(ne(t.status, 'processing'), isNotNull(t.uploadPath), lte(t.completedAt, endedBy)))
-          .orderBy(t.completedAt)
-          .limit(limit),
-      );
-      return rows as Array<{ id: string; uploadPath: string }>;
-    },
-
-    /** Forgets an ended case's leak (once it is removed from the store). */
-    async dropUpload(id: string): Promise<void> {
-      await x.run((q) => q.update(t).set({ uploadPath: null }).where(and(eq(t.id, id), ne(t.status, 'processing'))));
     },
 
     /** One page of cases, most recent first: an organization's, or (null) every case on the platform. */
@@ -208,6 +187,30 @@ function leakEvidence(x: Executor) {
           .where(and(eq(sessions.viewerId, viewerId), eq(sessions.contentId, contentId))),
       );
       return Number(rows[0]?.n ?? 0);
+    },
+  };
+}
+
+/** The leaks ended cases keep for the retention period (src/domain/forensics/leak-retention.ts). */
+function keptLeaks(x: Executor) {
+  const t = x.s.forensicCases;
+  return {
+    /** Ended cases that still keep their leak and ended at or before `endedBy`, at most `limit` of them. */
+    async leaksKeptSince(endedBy: number, limit: number): Promise<Array<{ id: string; uploadPath: string }>> {
+      const rows = await x.run((q) =>
+        q
+          .select({ id: t.id, uploadPath: t.uploadPath })
+          .from(t)
+          .where(and(ne(t.status, 'processing'), isNotNull(t.uploadPath), lte(t.completedAt, endedBy)))
+          .orderBy(t.completedAt)
+          .limit(limit),
+      );
+      return rows as Array<{ id: string; uploadPath: string }>;
+    },
+
+    /** Forgets an ended case's leak (once it is removed from the store). */
+    async dropUpload(id: string): Promise<void> {
+      await x.run((q) => q.update(t).set({ uploadPath: null }).where(and(eq(t.id, id), ne(t.status, 'processing'))));
     },
   };
 }
