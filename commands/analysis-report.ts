@@ -93,7 +93,9 @@ function printCandidates(out: Output, analysis: Json | undefined): void {
   const outside = typeof analysis?.candidatesOutsideOrganization === 'number' ? analysis.candidatesOutsideOrganization : 0;
   if (mixed) {
     const both = Array.isArray(mixed.bothPositions) && mixed.bothPositions.length > 0 ? `, positions read both ways: ${mixed.bothPositions.join(', ')}` : '';
-    out.write(`mixed copy: at least ${text(mixed.leastSources) ?? 'more than 3'} sources${both}; suspects (not named):`);
+    const erased = Array.isArray(mixed.erasedPositions) && mixed.erasedPositions.length > 0 ? `, marks cancelled at: ${mixed.erasedPositions.join(', ')}` : '';
+    const who = mixed.named === true ? 'the two viewers named' : 'suspects (not named)';
+    out.write(`mixed copy: at least ${text(mixed.leastSources) ?? 'more than 3'} sources${both}${erased}; ${who}:`);
   } else if (entries.length > 0) {
     const fitting = text(analysis?.fitting) ?? String(entries.length);
     const apart = typeof analysis?.segmentsToSeparate === 'number' ? `; ${analysis.segmentsToSeparate} more segments would separate them` : '';

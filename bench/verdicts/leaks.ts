@@ -11,7 +11,8 @@ export const FAMILIES: readonly Family[] = ['single', 'splice-2', 'splice-3', 'a
 export const SOURCES: Record<Family, number> = { single: 1, 'splice-2': 2, 'splice-3': 3, 'average-2': 2, 'average-3': 3, 'minority-3': 3 };
 
 export interface Leak {
-  segments: { index: number; z: number }[];
+  /** z as read; reach, what one copy reads there (the segment's strength), as the video detector gives it */
+  segments: { index: number; z: number; reach: number }[];
   /** the candidates whose copies went into it */
   sources: number[];
 }
@@ -44,7 +45,7 @@ export function makeLeak(family: Family, length: number, ids: readonly bigint[],
     if (family.startsWith('splice') || family === 'single') s = sign(words[Math.floor(Math.random() * words.length)] as bigint, index);
     else if (family.startsWith('average')) s = words.reduce((acc, w) => acc + sign(w, index), 0) / words.length;
     else s = sign(words.reduce((acc, w) => acc ^ w, 0n), index);
-    return { index, z: s * strength + gauss() };
+    return { index, z: s * strength + gauss(), reach: strength };
   });
   return { segments, sources };
 }

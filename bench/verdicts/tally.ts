@@ -1,8 +1,8 @@
 import type { MatchResult } from '../../src/forensics/matching.js';
 
 // What the verdicts of one family of leaks came to, and how the identification figure fared
-// against the truth: whenever one candidate alone fits (the one a verdict could name), was that
-// candidate one of the copies that went into the leak?
+// against the truth. The figure bounds the chance that some innocent fits every decided bit: over
+// the leaks whose figure falls in one decade, how often did an innocent really fit?
 
 export interface Tally {
   trials: number;
@@ -16,16 +16,19 @@ export interface Tally {
   sourcesNamed: number;
   /** weak results whose candidate set holds no source at all */
   weakWithoutSource: number;
-  /** per decade of the identification figure (0: ≥ 0.1, 1: [0.01, 0.1), …, 7: below 1e-7): leaks where one candidate alone fit, and how often it was no source */
-  calibration: { alone: number; innocent: number }[];
+  /** mixed copies whose pair was named, and how many innocents such pairs held (the goal is 0) */
+  pairsNamed: number;
+  innocentsInPairs: number;
+  /** per decade of the identification figure (0: ≥ 0.1, 1: [0.01, 0.1), …, 7: below 1e-7): leaks with decided bits, and in how many an innocent fit them all */
+  calibration: { leaks: number; innocent: number }[];
 }
 
 export const DECADES = 8;
 
 export function emptyTally(): Tally {
   return {
-    ...{ trials: 0, strong: 0, weak: 0, mixed: 0, none: 0, innocentsNamed: 0, sourcesNamed: 0, weakWithoutSource: 0 },
-    calibration: Array.from({ length: DECADES }, () => ({ alone: 0, innocent: 0 })),
+    ...{ trials: 0, strong: 0, weak: 0, mixed: 0, none: 0, innocentsNamed: 0, sourcesNamed: 0, weakWithoutSource: 0, pairsNamed: 0, innocentsInPairs: 0 },
+    calibration: Array.from({ length: DECADES }, () => ({ leaks: 0, innocent: 0 })),
   };
 }
 
@@ -35,7 +38,8 @@ export function decadeOf(p: number): number {
   return Math.min(DECADES - 1, Math.max(0, Math.floor(-Math.log10(p))));
 }
 
-export function record(t: Tally, r: MatchResult, sources: ReadonlySet<string>): void {
+/** `sourcesFitting`: how many of the leak's sources fit every decided bit (the rest of r.fitting are innocents). */
+export function record(t: Tally, r: MatchResult, sources: ReadonlySet<string>, sourcesFitting: number): void {
   t.trials++;
   if (r.classification === 'strong_match') {
     t.strong++;
@@ -44,19 +48,24 @@ export function record(t: Tally, r: MatchResult, sources: ReadonlySet<string>): 
   } else if (r.classification === 'weak_match') {
     t.weak++;
     if (!r.candidateSet.some((c) => sources.has(c.viewerId)) && r.fitting <= r.candidateSet.length) t.weakWithoutSource++;
-  } else if (r.classification === 'mixed_copy') t.mixed++;
+  } else if (r.classification === 'mixed_copy') {
+    t.mixed++;
+    if (r.mixed?.named) {
+      t.pairsNamed++;
+      t.innocentsInPairs += r.mixed.suspects.filter((c) => !sources.has(c.viewerId)).length;
+    }
+  }
   else t.none++;
-  const alone = r.fitting === 1 ? (r.matched?.viewerId ?? r.candidateSet[0]?.viewerId) : undefined;
-  if (alone !== undefined) {
+  if (r.decidedBits > 0) {
     const bucket = t.calibration[decadeOf(r.identificationProbability)] as Tally['calibration'][number];
-    bucket.alone++;
-    if (!sources.has(alone)) bucket.innocent++;
+    bucket.leaks++;
+    if (r.fitting > sourcesFitting) bucket.innocent++;
   }
 }
 
 export function merge(a: Tally, b: Tally): Tally {
   const sum = emptyTally();
-  for (const k of ['trials', 'strong', 'weak', 'mixed', 'none', 'innocentsNamed', 'sourcesNamed', 'weakWithoutSource'] as const) sum[k] = a[k] + b[k];
-  sum.calibration = a.calibration.map((x, i) => ({ alone: x.alone + (b.calibration[i]?.alone ?? 0), innocent: x.innocent + (b.calibration[i]?.innocent ?? 0) }));
+  for (const k of ['trials', 'strong', 'weak', 'mixed', 'none', 'innocentsNamed', 'sourcesNamed', 'weakWithoutSource', 'pairsNamed', 'innocentsInPairs'] as const) sum[k] = a[k] + b[k];
+  sum.calibration = a.calibration.map((x, i) => ({ leaks: x.leaks + (b.calibration[i]?.leaks ?? 0), innocent: x.innocent + (b.calibration[i]?.innocent ?? 0) }));
   return sum;
 }

@@ -89,7 +89,16 @@ const ListedCandidate = object({
   agreement: int('decided bits its id agrees with', { minimum: 0, maximum: 40 }),
   posterior: probability('its probability of being the source, were the copy from one viewer'),
   separatingSegments: nullable(int('further segments that would tell it apart from every other candidate that fits; null: more than 40')),
-}, ['externalViewerId']);
+  evidence: object({
+    organization: object({ id: uuid(), name: str() }),
+    apiKey: nullable(str('the key prefix')),
+    walletAddress: wallet,
+    sessionId: uuid(),
+    sessionDate: time(),
+    ipAddress: nullable(str()),
+    userAgent: nullable(str()),
+  }, [], 'a named colluder only: the session and its parties'),
+}, ['externalViewerId', 'evidence']);
 
 const Analysis = object({
   reason: nullable(str('why this classification, in one sentence')),
@@ -104,7 +113,15 @@ const Analysis = object({
   segmentsToSeparate: nullable(int()),
   segmentsToName: nullable(int()),
   mixedCopy: nullable(
-    object({ bothPositions: arrayOf(int()), leastSources: nullable(int()), coalitionsFound: int(), suspects: arrayOf(ListedCandidate) }),
+    object({
+      bothPositions: arrayOf(int('positions read A in one segment and B in another')),
+      erasedPositions: arrayOf(int('positions whose mark was cancelled: an average of opposite marks')),
+      leastSources: nullable(int()),
+      coalitionsFound: int(),
+      named: bool('the suspects are named: an averaged pair that innocents complete with chance at most strongBelow'),
+      pairProbability: nullable(probability('the chance that an innocent completes the pair')),
+      suspects: arrayOf(ListedCandidate),
+    }),
   ),
   matchesUnmarkedSessions: bool(),
   score: nullable(num()),

@@ -84,3 +84,27 @@ export function searchCoalitions(candidates: PackedCandidates, readings: Reading
   }
   return found > 0 ? { leastSources: 3, members, found } : { leastSources: null, members: [], found: 0 };
 }
+
+/**
+ * Pairs of fitting candidates whose copies averaged give the readings: both fit every decided bit
+ * (an average keeps the mark where two copies agree) and they differ on every erased position
+ * (where they differ, opposite marks cancel). Found exactly, whatever the number of candidates
+ * that fit: each fitting candidate's bits on the erased positions are looked up complemented.
+ */
+export function averagedPairs(candidates: PackedCandidates, fitting: Int32Array, erased: readonly number[]): Array<[number, number]> {
+  if (erased.length === 0) return [];
+  const bit = (c: number, b: number) => ((candidates.packed[c * BYTES + (b >> 3)] as number) >> (7 - (b & 7))) & 1;
+  const keyOf = (c: number, flip: 0 | 1) => erased.map((b) => String(bit(c, b) ^ flip)).join('');
+  const byKey = new Map<string, number[]>();
+  for (const c of fitting) {
+    const key = keyOf(c, 0);
+    const same = byKey.get(key);
+    if (same) same.push(c);
+    else byKey.set(key, [c]);
+  }
+  const pairs: Array<[number, number]> = [];
+  for (const c of fitting) {
+    for (const partner of byKey.get(keyOf(c, 1)) ?? []) if (c < partner) pairs.push([c, partner]);
+  }
+  return pairs;
+}

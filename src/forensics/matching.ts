@@ -1,12 +1,14 @@
 import { ID_BITS } from '../watermark/segments.js';
-import { type CandidateFit, fitOf, LISTED, listed, separate } from './candidate-set.js';
-import { searchCoalitions } from './coalitions.js';
-import { identificationBound, type LevelCensus, levelCensus, othersThan } from './id-levels.js';
+import { fitOf, listed, separate } from './candidate-set.js';
+import { mixedOrNone } from './mixed-copy.js';
+import { identificationBound, levelCensus, othersThan } from './id-levels.js';
 import { binaryIdAt, type Candidate, type PackedCandidates, packCandidates } from './packed-ids.js';
-import { clip, DECIDED_Z, type Readings, readPositions } from './readings.js';
-import { markProbability, type Scan, scanCandidates } from './scan.js';
+import { clip, DECIDED_Z, readPositions, type Segment } from './readings.js';
+import { markProbability, scanCandidates } from './scan.js';
+import { blank, type Facts, type MatchOptions, type MatchResult, STRONG_BELOW, STRONG_FP, WEAK_FP } from './verdict.js';
 
 export { DECIDED_Z } from './readings.js';
+export * from './verdict.js';
 
 /**
  * The verdict on a leak: the detector's per-segment scores against every candidate's permanent id
@@ -31,70 +33,13 @@ export { DECIDED_Z } from './readings.js';
  * no_match: no mark, nothing decided, or nothing explains the readings.
  */
 
-/** One in a billion even across every candidate: the copy carries this content's mark. */
-export const STRONG_FP = 1e-9;
-
-/** Over 1,000 analyses of unmarked or wrong content the expected number of findings is 0.1. */
-export const WEAK_FP = 1e-4;
-
-/** The default bound on the identification figure for naming anyone (`--strong-below`). */
-export const STRONG_BELOW = 1e-6;
-
-export type Classification = 'strong_match' | 'weak_match' | 'mixed_copy' | 'no_match';
-
-export interface MixedCopy {
-  /** positions read A in one segment and B in another */
-  bothPositions: number[];
-  /** the fewest viewers whose copies explain every reading: 2 or 3, or null when no coalition of at most 3 was found */
-  leastSources: 2 | 3 | null;
-  /** the members of one such coalition: suspects, not named */
-  suspects: CandidateFit[];
-  /** how many coalitions of that size the bounded search found (more than one: the readings do not single one out) */
-  coalitionsFound: number;
-}
-
-export interface MatchResult {
-  classification: Classification;
-  /** the one viewer a strong match names; absent otherwise */
-  matched?: { viewerId: string; binaryId: string; score: number; contradictions: number };
-  /** the mark figure (see above) */
-  markProbability: number;
-  /** the identification figure: for a strong match, the chance that the named is innocent; otherwise what naming the best fit would risk */
-  identificationProbability: number;
-  strongBelow: number;
-  /** candidates whose ids agree with every decided position */
-  fitting: number;
-  /** weak_match: the candidates that fit (at most LISTED, by viewer id) */
-  candidateSet: CandidateFit[];
-  /** further segments that would tell every fitting candidate apart (null: more than one cycle of 40) */
-  segmentsToSeparate: number | null;
-  /** further segments after which, read one candidate's way, a strong match would be allowed */
-  segmentsToName: number | null;
-  mixed: MixedCopy | null;
-  /** the named viewer's id with the leak's decided bits; otherwise the read-out */
-  binaryId: string;
-  /** the bits the leak itself decides, `?` elsewhere */
-  readout: string;
-  decidedBits: number;
-  /** decided bits that agree with whoever the result points at (0 when nobody fits) */
-  supportedBits: number;
-  candidates: number;
-  segments: number;
-  /** the best candidate's score S, behind the mark figure */
-  score: number | null;
-  /** why this classification, in one sentence */
-  reason: string;
-  /** no_match: the one candidate that fits stands for no person (MatchOptions.standIns) */
-  standIn?: string;
-}
-
 /** The variant the viewer was served on a segment, as the sign its score should take: A (bit 0) is +1. */
 export function signFor(binaryId: string, segment: number): 1 | -1 {
   return binaryId[segment % ID_BITS] === '0' ? 1 : -1;
 }
 
 /** Segments decided firmly against the variant the viewer was served. */
-function contradictionsOf(segments: readonly { index: number; z: number }[], binaryId: string): number {
+function contradictionsOf(segments: readonly Segment[], binaryId: string): number {
   let contradictions = 0;
   for (const s of segments) {
     const z = clip(s.z);
@@ -103,33 +48,12 @@ function contradictionsOf(segments: readonly { index: number; z: number }[], bin
   return contradictions;
 }
 
-export interface MatchOptions {
-  /** the secret mask of the viewer-id key (src/domain/identity/viewer-ids.ts): it places each id in its level */
-  mask: bigint;
-  strongBelow?: number;
-  /** candidates that stand for no person (the plain copy of unmarked sessions): never counted among the possible innocents */
-  standIns?: readonly string[];
-  /** levelCensus(candidates, mask), when the same candidates are matched many times (benchmarks) */
-  census?: LevelCensus;
-}
-
-export function matchCandidates(segments: readonly { index: number; z: number }[], candidates: readonly Candidate[], options: MatchOptions): MatchResult {
+export function matchCandidates(segments: readonly Segment[], candidates: readonly Candidate[], options: MatchOptions): MatchResult {
   return matchPackedCandidates(segments, packCandidates(candidates), options);
 }
 
-interface Facts {
-  segments: readonly { index: number; z: number }[];
-  candidates: PackedCandidates;
-  readings: Readings;
-  scan: Scan;
-  census: LevelCensus;
-  strongBelow: number;
-  /** candidates that stand for no person */
-  standIns: Set<number>;
-}
-
 /** The verdict, on candidates packed once (packCandidates, CandidatePacker): a million read from the database, or one population matched many times. */
-export function matchPackedCandidates(segments: readonly { index: number; z: number }[], candidates: PackedCandidates, options: MatchOptions): MatchResult {
+export function matchPackedCandidates(segments: readonly Segment[], candidates: PackedCandidates, options: MatchOptions): MatchResult {
   const N = candidates.viewerIds.length;
   const strongBelow = options.strongBelow ?? STRONG_BELOW;
   const readings = readPositions(segments);
@@ -145,34 +69,12 @@ export function matchPackedCandidates(segments: readonly { index: number; z: num
   if (mark > WEAK_FP) return none('the copy does not carry this content’s mark clearly enough');
   const { decided, both } = readings;
   if (decided.length === 0 && both.length === 0) return none('no bit position is decided');
-  if (both.length > 0 || scan.fitting.length === 0) return mixedOrNone(facts, mark);
+  if (both.length > 0 || readings.erased.length > 0 || scan.fitting.length === 0) return mixedOrNone(facts, mark);
   const [only] = scan.fitting;
   if (scan.fitting.length === 1 && facts.standIns.has(only as number)) {
     return { ...none('the copy reads as one that stands for no viewer'), standIn: candidates.viewerIds[only as number] as string };
   }
   return singleSource(facts, mark);
-}
-
-function blank(facts: Facts, mark: number): Omit<MatchResult, 'reason'> {
-  const { readings, candidates, segments, scan } = facts;
-  return {
-    classification: 'no_match',
-    markProbability: mark,
-    identificationProbability: 1,
-    strongBelow: facts.strongBelow,
-    fitting: scan.fitting.length,
-    candidateSet: [],
-    segmentsToSeparate: null,
-    segmentsToName: null,
-    mixed: null,
-    binaryId: readings.readout,
-    readout: readings.readout,
-    decidedBits: readings.decided.length,
-    supportedBits: 0,
-    candidates: candidates.viewerIds.length,
-    segments: segments.length,
-    score: candidates.viewerIds.length === 0 ? null : scan.bestScore,
-  };
 }
 
 /**
@@ -230,22 +132,4 @@ function weakReason(facts: Facts, identification: number, mark: number): string 
   if (mark > STRONG_FP) return `the mark is too faint to name anyone (${mark.toExponential(1)} above ${STRONG_FP})`;
   if (identification > facts.strongBelow) return `one candidate fits the ${k} decided bits, but an innocent would fit them with chance up to ${identification.toExponential(1)}`;
   return 'one candidate fits, but a segment is decided against them';
-}
-
-function mixedOrNone(facts: Facts, mark: number): MatchResult {
-  const { candidates, readings, scan } = facts;
-  const search = searchCoalitions(candidates, readings, scan.misses);
-  if (readings.both.length === 0 && search.leastSources === null) {
-    return { ...blank(facts, mark), reason: 'no viewer fits the decided bits, nor does any coalition of up to 3' };
-  }
-  const suspects = search.members.slice(0, LISTED).map((c) => fitOf(candidates, scan, readings, c, null));
-  const why = readings.both.length > 0 ? `${readings.both.length} bit position(s) read both ways` : 'no single viewer fits the decided bits';
-  const sources = search.leastSources === null ? 'more than 3 viewers' : `at least ${search.leastSources} viewers`;
-  return {
-    ...blank(facts, mark),
-    classification: 'mixed_copy',
-    identificationProbability: identificationBound(facts.census.counts, readings.decided),
-    mixed: { bothPositions: readings.both, leastSources: search.leastSources, suspects, coalitionsFound: search.found },
-    reason: `${why}: the copy was mixed from ${sources}; nobody is named`,
-  };
 }

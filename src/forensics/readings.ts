@@ -7,9 +7,22 @@ import { ID_BITS } from '../watermark/segments.js';
  * A position reads A (0) or B (1) when its segments' clipped z, summed and divided by √n, is
  * beyond ±DECIDED_Z and no segment of it is decided firmly the other way; `both` when one of its
  * segments is decided firmly A and another firmly B (one copy cannot do that: it was served one
- * variant per position, so two sources were spliced); `unread` otherwise (too faint, absent, or an
- * average of copies whose opposite marks cancel there).
+ * variant per position, so two sources were spliced); `erased` when its segments read nothing
+ * although the rest of the leak says they should read a lot (variants A and B are opposite marks:
+ * an average of two copies that differ there cancels them, see ERASED_EXPECTED); `unread` otherwise
+ * (too faint, or absent).
  */
+
+/**
+ * A segment is erased when a single copy would read |z| ≥ this there (its reach times the leak's
+ * median |z| per reach, over its decided segments) and it reads below ERASED_BELOW: over five
+ * times fainter than the leak's own attenuation says (a 5σ shortfall besides), far past what
+ * re-encoding varies by from one segment to the next.
+ */
+export const ERASED_EXPECTED = 8;
+const ERASED_BELOW = 1.5;
+/** The leak's attenuation is taken from at least this many decided segments with a reach. */
+const ATTENUATION_FROM = 3;
 
 /** Beyond 20σ a score is saturated evidence: a glitching segment must not outweigh the rest. */
 export const Z_CLIP = 20;
@@ -17,7 +30,14 @@ export const Z_CLIP = 20;
 /** A |z| this large decides a bit (and a segment) on its own. */
 export const DECIDED_Z = 4;
 
-export type PositionReading = 'A' | 'B' | 'both' | 'unread';
+export type PositionReading = 'A' | 'B' | 'both' | 'erased' | 'unread';
+
+export interface Segment {
+  index: number;
+  z: number;
+  /** what |z| a single copy reads here per unit of the leak's attenuation (video), when known */
+  reach?: number;
+}
 
 export interface Readings {
   /** one per bit position */
@@ -26,6 +46,8 @@ export interface Readings {
   decided: number[];
   /** positions read both ways by different segments */
   both: number[];
+  /** positions whose segments lost a mark they should carry: an average of opposite marks */
+  erased: number[];
   /** per position: the summed clipped z over √n (0 where no segment carries it) */
   z: Float64Array;
   /** per position: how many segments of the leak carry it */
@@ -40,7 +62,7 @@ export interface Readings {
 
 export const clip = (z: number) => (z > Z_CLIP ? Z_CLIP : z < -Z_CLIP ? -Z_CLIP : z);
 
-function checkSegments(segments: readonly { index: number; z: number }[]): void {
+function checkSegments(segments: readonly Segment[]): void {
   const seen = new Set<number>();
   for (const s of segments) {
     // A repeated segment would count its evidence twice and break the independence the bounds need.
@@ -52,8 +74,19 @@ function checkSegments(segments: readonly { index: number; z: number }[]): void 
   }
 }
 
-export function readPositions(segments: readonly { index: number; z: number }[]): Readings {
+/** The segments that should read |z| ≥ ERASED_EXPECTED but read almost nothing. */
+function erasedSegments(segments: readonly Segment[]): Set<number> {
+  const ratios = segments.filter((s) => (s.reach ?? 0) > 0 && Math.abs(s.z) >= DECIDED_Z).map((s) => Math.abs(s.z) / (s.reach as number));
+  if (ratios.length < ATTENUATION_FROM) return new Set();
+  const kappa = (ratios.sort((a, b) => a - b)[ratios.length >> 1] as number);
+  return new Set(segments.filter((s) => kappa * (s.reach ?? 0) >= ERASED_EXPECTED && Math.abs(s.z) < ERASED_BELOW).map((s) => s.index));
+}
+
+export function readPositions(segments: readonly Segment[]): Readings {
   checkSegments(segments);
+  const lost = erasedSegments(segments);
+  const erasedAt = new Uint8Array(ID_BITS);
+  for (const s of segments) if (lost.has(s.index)) erasedAt[s.index % ID_BITS] = 1;
   const sum = new Float64Array(ID_BITS);
   const count = new Float64Array(ID_BITS);
   const firmA = new Uint8Array(ID_BITS);
@@ -72,6 +105,7 @@ export function readPositions(segments: readonly { index: number; z: number }[])
   const positions: PositionReading[] = [];
   const decided: number[] = [];
   const both: number[] = [];
+  const erased: number[] = [];
   let readout = '';
   for (let b = 0; b < ID_BITS; b++) {
     const n = count[b] as number;
@@ -81,12 +115,14 @@ export function readPositions(segments: readonly { index: number; z: number }[])
     if (firmA[b] && firmB[b]) reading = 'both';
     else if (folded >= DECIDED_Z && !firmB[b]) reading = 'A';
     else if (folded <= -DECIDED_Z && !firmA[b]) reading = 'B';
+    else if (erasedAt[b] && !firmA[b] && !firmB[b]) reading = 'erased';
     positions.push(reading);
     if (reading === 'both') both.push(b);
+    if (reading === 'erased') erased.push(b);
     if (reading === 'A' || reading === 'B') decided.push(b);
     readout += reading === 'A' ? '0' : reading === 'B' ? '1' : '?';
   }
-  return { positions, decided, both, z, count, sum, readout, lastSegment };
+  return { positions, decided, both, erased, z, count, sum, readout, lastSegment };
 }
 
 /**

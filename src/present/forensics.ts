@@ -112,6 +112,18 @@ const candidateView = (c: ListedCandidate) => ({
   agreement: c.agreement,
   posterior: rounded(c.posterior),
   separatingSegments: c.separatingSegments,
+  ...(c.evidence && { evidence: colluderChain(c.evidence) }),
+});
+
+/** A named colluder's chain, compact: who streamed, where from, with which key and wallet. */
+const colluderChain = (e: Evidence) => ({
+  organization: { id: e.organization.id, name: e.organization.name },
+  apiKey: e.apiKey?.prefix ?? null,
+  walletAddress: e.wallet.address,
+  sessionId: e.session.id,
+  sessionDate: iso(e.session.createdAt),
+  ipAddress: e.viewer.ipAddress,
+  userAgent: e.viewer.userAgent,
 });
 
 /** The numbers behind the classification, for the investigator and the court. */
@@ -129,7 +141,17 @@ function analysisOf(report: ForensicReport) {
     candidatesOutsideOrganization: report.candidatesOutsideOrganization ?? 0,
     segmentsToSeparate: report.segmentsToSeparate ?? null,
     segmentsToName: report.segmentsToName ?? null,
-    mixedCopy: mixed ? { bothPositions: mixed.bothPositions, leastSources: mixed.leastSources, coalitionsFound: mixed.coalitionsFound, suspects: mixed.suspects.map(candidateView) } : null,
+    mixedCopy: mixed
+      ? {
+          bothPositions: mixed.bothPositions,
+          erasedPositions: mixed.erasedPositions ?? [],
+          leastSources: mixed.leastSources,
+          coalitionsFound: mixed.coalitionsFound,
+          named: mixed.named ?? false,
+          pairProbability: mixed.pairProbability ?? null,
+          suspects: mixed.suspects.map(candidateView),
+        }
+      : null,
     matchesUnmarkedSessions: report.matchesUnmarkedSessions ?? false,
     score: report.score,
     contradictions: report.contradictions,

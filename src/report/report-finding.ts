@@ -31,6 +31,9 @@ export function findingSection(input: ReportInput): Html {
     text = html`<strong>Weak match: nobody is named.</strong> ${report.fitting ?? 'Several'} viewer(s) fit the ${report.decidedBits ?? ''} bits the leak
       decides, and the chance that an innocent viewer would fit them is ${atMost(report.identificationProbability ?? 1)}, too high to name anyone.
       The candidates are listed below.`;
+  } else if (row.classification === 'mixed_copy' && report.mixed?.named) {
+    text = html`<strong>Mixed copy: two viewers named.</strong> The leaked copy of ${contentName(input)} is an average of the copies of two viewers,
+      who are listed below with their sessions. The chance that an innocent viewer completes such a pair is ${atMost(report.identificationProbability ?? 1)}.`;
   } else if (row.classification === 'mixed_copy') {
     text = html`<strong>Mixed copy: nobody is named.</strong> No single viewer’s copy explains what the leak reads: it was put together from the copies
       of ${report.mixed?.leastSources ? html`at least ${report.mixed.leastSources}` : 'more than three'} viewers. The suspects are listed below.`;

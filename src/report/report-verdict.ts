@@ -50,6 +50,19 @@ function candidateTable(list: readonly ListedCandidate[]): Html {
 <th>further segments to tell it apart</th></tr></thead><tbody>${list.map(candidateRow)}</tbody></table>`;
 }
 
+/** An averaged pair, named: the two viewers and what each chain holds. */
+function namedPair(pair: readonly ListedCandidate[], erased: readonly number[], figure: number): Html {
+  const rows = pair.map((c) => {
+    const e = c.evidence;
+    const chain = e ? html`${e.organization.name}; session <code>${e.session.id}</code> from ${e.viewer.ipAddress ?? '(no address)'}; wallet <code>${e.wallet.address}</code>` : html`another organization’s viewer`;
+    return html`<tr><td>${c.externalViewerId ?? c.viewerId}<br><code>${c.viewerId}</code></td><td>${chain}</td></tr>`;
+  });
+  return html`<h3>Two viewers named</h3><p>The leak is an average of two copies: where their marks agree it reads them, and at bit position(s)
+${erased.join(', ')}, where they differ, the opposite marks cancelled. Exactly one pair of viewers fits that: both carry every decided bit and
+differ at every cancelled one. The chance that an innocent viewer completes such a pair is ${atMost(figure)}${oneIn(figure)}.</p>
+<table class="candidates"><thead><tr><th>viewer</th><th>evidence</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
 /** What a weak result or a mixed copy offers instead of a name. */
 export function verdictDetails(report: ForensicReport): Html {
   const outside = report.candidatesOutsideOrganization ?? 0;
@@ -66,10 +79,12 @@ export function verdictDetails(report: ForensicReport): Html {
 named: each fits equally, and the figures above do not single one out.</p>${candidateTable(report.candidateSet)}`;
   }
   const mixed = report.mixed;
+  if (report.classification === 'mixed_copy' && mixed?.named) return namedPair(mixed.suspects, mixed.erasedPositions, mixed.pairProbability ?? 1);
   if (report.classification === 'mixed_copy' && mixed) {
     const both = mixed.bothPositions.length > 0 ? html` Bit position(s) ${mixed.bothPositions.join(', ')} read A in one segment and B in another, which one copy cannot do.` : '';
+    const erased = (mixed.erasedPositions ?? []).length > 0 ? html` Bit position(s) ${mixed.erasedPositions.join(', ')} carry no mark although the rest of the leak says they should: opposite marks averaged away.` : '';
     const found = mixed.coalitionsFound > 1 ? html` ${mixed.coalitionsFound} different coalitions of that size explain the readings equally well, so none of them is singled out.` : '';
-    return html`<h3>A mixed copy</h3><p>No single viewer’s copy explains the readings.${both} The fewest viewers whose copies together explain
+    return html`<h3>A mixed copy</h3><p>No single viewer’s copy explains the readings.${both}${erased} The fewest viewers whose copies together explain
 every reading: ${mixed.leastSources ?? 'more than three'}.${found} The suspects below are one such coalition; they are not named, because
 innocent viewers can complete a coalition that explains a short leak as well.${elsewhere}</p>${mixed.suspects.length > 0 ? candidateTable(mixed.suspects) : ''}`;
   }

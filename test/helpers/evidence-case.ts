@@ -121,6 +121,9 @@ export function sampleMixedReport(organizationId: string): ForensicReport {
     fitting: 0,
     mixed: {
       bothPositions: [3],
+      erasedPositions: [],
+      named: false,
+      pairProbability: null,
       leastSources: 2,
       coalitionsFound: 1,
       suspects: [sampleCandidate('viewer-1', 'alice', organizationId, null), sampleCandidate('viewer-2', 'bob', organizationId, null)],

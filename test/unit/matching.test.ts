@@ -134,6 +134,49 @@ describe('mixed_copy: no single viewer explains the readings', () => {
     expect(r.mixed?.suspects.map((s) => s.viewerId).sort()).toEqual([a.viewerId, b.viewerId]);
   });
 
+  it('an average of two copies over 40 segments among 6 viewers: the cancelled positions single out the pair, and both are named', () => {
+    const u = rng(14);
+    // either colluder could have an innocent partner: the pair's figure is about twice the 2^-20 a full level gives one
+    // viewer, so a pair is named where the level holds few of the content's viewers
+    const all = viewers(6);
+    const [a, b] = [all[1] as Candidate, all[4] as Candidate];
+    // where the two differ the opposite marks cancel: z ≈ 0 although a single copy reads ≈ 9 there
+    const leak = range(0, 40).map((s) => ({ index: s, z: ((signFor(a.binaryId, s) + signFor(b.binaryId, s)) / 2) * 9 + 0.5 * gauss(u), reach: 9 }));
+    const r = match(leak, all);
+    expect(r.classification).toBe('mixed_copy');
+    expect(r.mixed?.erasedPositions).toEqual(range(0, 40).filter((p) => a.binaryId[p] !== b.binaryId[p]));
+    expect(r.mixed?.suspects.map((c) => c.viewerId).sort()).toEqual([a.viewerId, b.viewerId]);
+    expect(r.mixed?.named).toBe(true);
+    expect(r.mixed?.pairProbability).toBeLessThanOrEqual(STRONG_BELOW);
+    expect(r.matched).toBeUndefined();
+  });
+
+  it('an average of two copies among 20 viewers, or over 12 segments: the pair is a suspect, not named', () => {
+    const many = viewers(20);
+    const [x, y] = [many[6] as Candidate, many[13] as Candidate];
+    const full = range(0, 40).map((s) => ({ index: s, z: ((signFor(x.binaryId, s) + signFor(y.binaryId, s)) / 2) * 9, reach: 9 }));
+    expect(match(full, many)).toMatchObject({ classification: 'mixed_copy', mixed: { named: false, leastSources: 2 } });
+    const u = rng(15);
+    const all = viewers(20);
+    const [a, b] = [all[2] as Candidate, all[9] as Candidate];
+    const leak = range(0, 12).map((s) => ({ index: s, z: ((signFor(a.binaryId, s) + signFor(b.binaryId, s)) / 2) * 9 + 0.5 * gauss(u), reach: 9 }));
+    const r = match(leak, all);
+    expectNobodyNamed(r);
+    expect(r.mixed?.named ?? false).toBe(false);
+  });
+
+  it('a single copy whose faint segments read faint is no average: its viewer is named', () => {
+    const u = rng(16);
+    const all = viewers(20);
+    const leaker = all[4] as Candidate;
+    const leak = leakOf(leaker.binaryId, range(0, 30), 9, u).map((s) => ({ ...s, reach: 9 }));
+    // a dark stretch: two segments a single copy reads weakly, and their reach says so
+    for (const s of leak.slice(10, 12)) Object.assign(s, { z: s.z / 9, reach: 1 });
+    const r = match(leak, all);
+    expect(r.mixed).toBeNull();
+    expect(r.classification).not.toBe('mixed_copy');
+  });
+
   it("the bitwise minority of three copies (a ⊕ b ⊕ c) over 16 segments names no innocent and no one", () => {
     const u = rng(7);
     const all = viewers(20);

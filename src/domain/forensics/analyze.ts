@@ -128,7 +128,10 @@ export async function analyzeLeak(ctx: Context, leak: string, content: ContentRo
   const unmarked = found.standIn === UNMARKED_SESSIONS;
   const match = unmarked ? { ...found, reason: 'the copy reads as the one served to sessions without a mark' } : found;
   const evidence = match.matched ? await evidenceFor(ctx, match.matched.viewerId, content) : null;
-  const mixed = match.mixed && { ...match.mixed, suspects: await listedCandidates(ctx, match.mixed.suspects, UNMARKED_SESSIONS) };
+  const suspects = match.mixed && (await listedCandidates(ctx, match.mixed.suspects, UNMARKED_SESSIONS));
+  // Named colluders carry their evidence as a named viewer does.
+  const withEvidence = match.mixed?.named && suspects ? await Promise.all(suspects.map(async (s) => ({ ...s, evidence: await evidenceFor(ctx, s.viewerId, content) }))) : suspects;
+  const mixed = match.mixed && { ...match.mixed, suspects: withEvidence ?? [] };
   const leakRecord = await recordLeak(ctx, leak, content, detection, hooks.signal);
   hooks.onProgress?.('match', 1, 1);
   return {

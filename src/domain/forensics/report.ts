@@ -29,6 +29,8 @@ export interface ListedCandidate extends CandidateFit {
   /** the viewer's organization; null for the stand-in of sessions served unmarked */
   organizationId: string | null;
   externalViewerId: string | null;
+  /** a named colluder's evidence (a mixed copy whose pair is named); absent otherwise */
+  evidence?: Evidence | null;
 }
 
 /** What an analysis found: the verdict, the detector's readings, and the evidence when a viewer is named. */

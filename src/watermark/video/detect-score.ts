@@ -136,7 +136,7 @@ export function readSegments(o: VideoDetectOptions, scores: Map<number, SegmentS
     .sort(([a], [b]) => a - b)
     .map(([index, score]) => {
       const z = score.z(segmentPattern(o.key, o.contentId, index, count));
-      const reading: SegmentReading = { index, z, bit: bitFromZ(z), coverage: coverage(index) };
+      const reading: SegmentReading = { index, z, bit: bitFromZ(z), coverage: coverage(index), reach: score.reach() };
       if (o.nullPatterns) reading.nullZ = nullPatterns(o.key, o.contentId, index, count, o.nullPatterns).map((p) => score.z(p));
       return reading;
     });

@@ -14,6 +14,8 @@ import { markedCount, markedPlanes, type VideoMarkParams } from './mark.js';
 export class SegmentScore {
   private readonly m: Float64Array;
   private frameCount = 0;
+  /** Σ |o|² over the marked coefficients of every frame: what S grows by per unit of mark (S ≈ α·κ·energy for a mark kept at κ) */
+  private energy = 0;
 
   constructor(
     readonly count: number,
@@ -40,9 +42,22 @@ export class SegmentScore {
       for (let i = 0; i < mo.length; i++, k++) {
         const a = mo[i] as number;
         this.m[k] = (this.m[k] as number) + ((ms[i] as number) - (gain[i % 6] as number) * a) * a;
+        this.energy += a * a;
       }
     }
     this.frameCount++;
+  }
+
+  /**
+   * How far this segment's z reaches per unit of mark kept: energy / √(Σ m²). A single copy's
+   * segments read z ≈ κ·α·reach with one κ for the whole leak (the share of the mark the attack
+   * kept), so a segment that reads nothing where the others say it should read a lot lost its mark
+   * to something else: opposite marks averaged together (src/forensics/readings.ts).
+   */
+  reach(): number {
+    let spread = 0;
+    for (const v of this.m) spread += v * v;
+    return spread === 0 ? 0 : this.energy / Math.sqrt(spread);
   }
 
   /** z of a pattern: positive for A, negative for B, standard normal for a key that was not used. */

@@ -1,0 +1,116 @@
+import type { CandidateFit } from './candidate-set.js';
+import type { LevelCensus } from './id-levels.js';
+import type { PackedCandidates } from './packed-ids.js';
+import type { Readings, Segment } from './readings.js';
+import type { Scan } from './scan.js';
+
+// What a verdict is made of and what it says (./matching.ts decides it; DESIGN.md, "What a verdict may claim").
+
+/** One in a billion even across every candidate: the copy carries this content's mark. */
+export const STRONG_FP = 1e-9;
+
+/** Over 1,000 analyses of unmarked or wrong content the expected number of findings is 0.1. */
+export const WEAK_FP = 1e-4;
+
+/** The default bound on the identification figure for naming anyone (`--strong-below`). */
+export const STRONG_BELOW = 1e-6;
+
+export type Classification = 'strong_match' | 'weak_match' | 'mixed_copy' | 'no_match';
+
+export interface MixedCopy {
+  /** positions read A in one segment and B in another */
+  bothPositions: number[];
+  /** the fewest viewers whose copies explain every reading: 2 or 3, or null when no coalition of at most 3 was found */
+  leastSources: 2 | 3 | null;
+  /** the members of one such coalition: suspects, unless `named` */
+  suspects: CandidateFit[];
+  /** positions whose segments lost a mark they should carry (an average of opposite marks) */
+  erasedPositions: number[];
+  /** the suspects are named: an averaged pair that innocents explain with chance ≤ strongBelow */
+  named: boolean;
+  /** the identification figure for the pair (the chance that an innocent completes it), when a pair was weighed */
+  pairProbability: number | null;
+  /** how many coalitions of that size the bounded search found (more than one: the readings do not single one out) */
+  coalitionsFound: number;
+}
+
+export interface MatchResult {
+  classification: Classification;
+  /** the one viewer a strong match names; absent otherwise */
+  matched?: { viewerId: string; binaryId: string; score: number; contradictions: number };
+  /** the mark figure (see above) */
+  markProbability: number;
+  /** the identification figure: for a strong match, the chance that the named is innocent; otherwise what naming the best fit would risk */
+  identificationProbability: number;
+  strongBelow: number;
+  /** candidates whose ids agree with every decided position */
+  fitting: number;
+  /** weak_match: the candidates that fit (at most LISTED, by viewer id) */
+  candidateSet: CandidateFit[];
+  /** further segments that would tell every fitting candidate apart (null: more than one cycle of 40) */
+  segmentsToSeparate: number | null;
+  /** further segments after which, read one candidate's way, a strong match would be allowed */
+  segmentsToName: number | null;
+  mixed: MixedCopy | null;
+  /** the named viewer's id with the leak's decided bits; otherwise the read-out */
+  binaryId: string;
+  /** the bits the leak itself decides, `?` elsewhere */
+  readout: string;
+  decidedBits: number;
+  /** decided bits that agree with whoever the result points at (0 when nobody fits) */
+  supportedBits: number;
+  candidates: number;
+  segments: number;
+  /** the best candidate's score S, behind the mark figure */
+  score: number | null;
+  /** why this classification, in one sentence */
+  reason: string;
+  /** no_match: the one candidate that fits stands for no person (MatchOptions.standIns) */
+  standIn?: string;
+}
+
+export interface MatchOptions {
+  /** the secret mask of the viewer-id key (src/domain/identity/viewer-ids.ts): it places each id in its level */
+  mask: bigint;
+  strongBelow?: number;
+  /** candidates that stand for no person (the plain copy of unmarked sessions): never counted among the possible innocents */
+  standIns?: readonly string[];
+  /** levelCensus(candidates, mask), when the same candidates are matched many times (benchmarks) */
+  census?: LevelCensus;
+}
+
+/** What the matcher found out before it decides: the readings, one scan of the candidates, their levels. */
+export interface Facts {
+  segments: readonly Segment[];
+  candidates: PackedCandidates;
+  readings: Readings;
+  scan: Scan;
+  census: LevelCensus;
+  strongBelow: number;
+  /** candidates that stand for no person */
+  standIns: Set<number>;
+}
+
+/** A no_match on these facts: the fields every verdict fills, before it says why. */
+export function blank(facts: Facts, mark: number): Omit<MatchResult, 'reason'> {
+  const { readings, candidates, segments, scan } = facts;
+  return {
+    classification: 'no_match',
+    markProbability: mark,
+    identificationProbability: 1,
+    strongBelow: facts.strongBelow,
+    fitting: scan.fitting.length,
+    candidateSet: [],
+    segmentsToSeparate: null,
+    segmentsToName: null,
+    mixed: null,
+    binaryId: readings.readout,
+    readout: readings.readout,
+    decidedBits: readings.decided.length,
+    supportedBits: 0,
+    candidates: candidates.viewerIds.length,
+    segments: segments.length,
+    score: candidates.viewerIds.length === 0 ? null : scan.bestScore,
+  };
+}
+
