@@ -21,8 +21,8 @@ import { ID_BITS } from '../watermark/segments.js';
  */
 export const ERASED_EXPECTED = 8;
 const ERASED_BELOW = 1.5;
-/** The leak's attenuation is taken from at least this many decided segments with a reach. */
-const ATTENUATION_FROM = 3;
+/** The leak's attenuation is taken from at least this many decided segments with a reach (the lower median of them). */
+const ATTENUATION_FROM = 2;
 
 /** Beyond 20σ a score is saturated evidence: a glitching segment must not outweigh the rest. */
 export const Z_CLIP = 20;
@@ -78,7 +78,7 @@ function checkSegments(segments: readonly Segment[]): void {
 function erasedSegments(segments: readonly Segment[]): Set<number> {
   const ratios = segments.filter((s) => (s.reach ?? 0) > 0 && Math.abs(s.z) >= DECIDED_Z).map((s) => Math.abs(s.z) / (s.reach as number));
   if (ratios.length < ATTENUATION_FROM) return new Set();
-  const kappa = (ratios.sort((a, b) => a - b)[ratios.length >> 1] as number);
+  const kappa = ratios.sort((a, b) => a - b)[(ratios.length - 1) >> 1] as number;
   return new Set(segments.filter((s) => kappa * (s.reach ?? 0) >= ERASED_EXPECTED && Math.abs(s.z) < ERASED_BELOW).map((s) => s.index));
 }
 

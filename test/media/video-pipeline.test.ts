@@ -9,6 +9,7 @@ import { mediaBinaries } from '../../src/media/binaries.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { watermarkKey } from '../../src/watermark/keyed-random.js';
 import type { Detection } from '../../src/watermark/segments.js';
+import { readPositions } from '../../src/forensics/readings.js';
 import { detectVideo } from '../../src/watermark/video/detect.js';
 import { embedVideo } from '../../src/watermark/video/embed.js';
 
@@ -122,6 +123,18 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
     const d = await detect('fast.mp4');
     expect(d.segments.map((s) => s.index)).toEqual([0, 1, 2]);
     expectBits(d, 4);
+  });
+
+  it('reads an average of two copies that differ in segment 1 as that segment’s mark erased, the others kept', async () => {
+    const other = `${bits[0]}${bits[1] === '0' ? '1' : '0'}${bits.slice(2)}`;
+    await embedVideo({ bins, key, contentId, input: file('film.mp4'), output: file('marked-other.mp4'), bits: other, backend });
+    ff('-i', file('marked.mp4'), '-i', file('marked-other.mp4'), '-filter_complex', '[0:v][1:v]blend=all_mode=average', ...x264(18), file('average.mp4'));
+    const d = await detect('average.mp4');
+    const readings = readPositions(d.segments);
+    expect(readings.erased).toEqual([1]);
+    expect(readings.readout.slice(0, 3)).toBe(`${bits[0]}?${bits[2]}`);
+    // the marked copy itself loses nothing
+    expect(readPositions((await detect('marked.mp4')).segments).erased).toEqual([]);
   });
 
   it('finds no mark in the unmarked original: every segment undecided', async () => {
