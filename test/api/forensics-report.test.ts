@@ -22,7 +22,8 @@ describe.each(DIALECTS)('the evidence report endpoint on %s', (dialect) => {
 
   beforeAll(async () => {
     t = await makeTestApp(dialect);
-    org = await registerOrg(t);
+    // named apart from the organization the sample evidence names (Acme Films), which the asker must not see
+    org = await registerOrg(t, { name: 'Asking Films', email: 'ops@asking.test' });
     other = await registerOrg(t, { name: 'Other Films', email: 'ops@other.test' });
     const content = await addContent(t, { title: XSS_TITLE });
     const store = (id: string, organizationId: string, viewerOrg: string) =>
@@ -70,6 +71,7 @@ describe.each(DIALECTS)('the evidence report endpoint on %s', (dialect) => {
     expect(res.status).toBe(200);
     const page = await res.text();
     expect(page).toContain('another organization');
+    expect(page).toMatch(/Asking Films \(organization <code>[0-9a-f-]{36}<\/code>\)/);
     for (const hidden of ['Acme Films', 'alice', '203.0.113.7', 'session-1', '0x1111111111111111111111111111111111111111']) expect(page).not.toContain(hidden);
   });
 });
