@@ -52,7 +52,10 @@ figure.pair { margin: 0; }
 .shots div { flex: 1; }
 .shots img { width: 100%; display: block; border: 1px solid var(--line); }
 .shots span { display: block; font-size: 12px; color: var(--muted); margin-top: 2px; }
-table.segments { width: 100%; font-size: 12.5px; }
+table.segments, table.candidates { width: 100%; font-size: 12.5px; }
+table.candidates th { text-align: left; border-bottom: 1.5px solid var(--ink); padding: 3px 6px; font: 600 12px "Liberation Sans", Arial, sans-serif; }
+table.candidates td { padding: 3px 6px; border-bottom: 1px solid var(--tint); vertical-align: top; }
+table.candidates .num { text-align: right; font-variant-numeric: tabular-nums; }
 table.segments th { text-align: left; border-bottom: 1.5px solid var(--ink); padding: 3px 6px; font: 600 12px "Liberation Sans", Arial, sans-serif; }
 table.segments td { padding: 2px 6px; border-bottom: 1px solid var(--tint); }
 table.segments .num { text-align: right; font-variant-numeric: tabular-nums; }

@@ -39,15 +39,16 @@ export function chanceParagraph(input: ReportInput, report: ForensicReport): Htm
 }
 
 /** A listed candidate's row: a viewer the reader may see, or the plain copy of unmarked sessions. */
-function candidateRow(c: ListedCandidate): Html {
+function candidateRow(c: ListedCandidate, separation: boolean): Html {
   const name = c.organizationId === null ? html`<em>the unmarked copy</em>` : html`${c.externalViewerId ?? c.viewerId}<br><code>${c.viewerId}</code>`;
   const apart = c.separatingSegments === null ? 'more than 40' : String(c.separatingSegments);
-  return html`<tr><td>${name}</td><td class="num">${c.agreement}</td><td class="num">${c.posterior.toPrecision(2)}</td><td class="num">${apart}</td></tr>`;
+  return html`<tr><td>${name}</td><td class="num">${c.agreement}</td><td class="num">${c.posterior.toPrecision(2)}</td>${separation ? html`<td class="num">${apart}</td>` : ''}</tr>`;
 }
 
-function candidateTable(list: readonly ListedCandidate[]): Html {
+/** The candidates of a weak result (with how many further segments tell each apart), or a mixed copy's suspects. */
+function candidateTable(list: readonly ListedCandidate[], separation: boolean): Html {
   return html`<table class="candidates"><thead><tr><th>viewer</th><th>decided bits it fits</th><th>posterior, were the copy from one of them</th>
-<th>further segments to tell it apart</th></tr></thead><tbody>${list.map(candidateRow)}</tbody></table>`;
+${separation ? html`<th>further segments to tell it apart</th>` : ''}</tr></thead><tbody>${list.map((c) => candidateRow(c, separation))}</tbody></table>`;
 }
 
 /** An averaged pair, named: the two viewers and what each chain holds. */
@@ -76,7 +77,7 @@ export function verdictDetails(report: ForensicReport): Html {
         : `${report.segmentsToSeparate} further segment(s) after the last one the leak holds would tell them apart.`;
     const name = typeof report.segmentsToName === 'number' ? ` A leak ${report.segmentsToName} segment(s) longer could name one of them.` : '';
     return html`<h3>Who fits</h3><p>${fitting} viewer(s) fit every decided bit.${more}${elsewhere} ${separate}${name} No one of them is
-named: each fits equally, and the figures above do not single one out.</p>${candidateTable(report.candidateSet)}`;
+named: each fits equally, and the figures above do not single one out.</p>${candidateTable(report.candidateSet, true)}`;
   }
   const mixed = report.mixed;
   if (report.classification === 'mixed_copy' && mixed?.named) return namedPair(mixed.suspects, mixed.erasedPositions, mixed.pairProbability ?? 1);
@@ -86,7 +87,7 @@ named: each fits equally, and the figures above do not single one out.</p>${cand
     const found = mixed.coalitionsFound > 1 ? html` ${mixed.coalitionsFound} different coalitions of that size explain the readings equally well, so none of them is singled out.` : '';
     return html`<h3>A mixed copy</h3><p>No single viewer’s copy explains the readings.${both}${erased} The fewest viewers whose copies together explain
 every reading: ${mixed.leastSources ?? 'more than three'}.${found} The suspects below are one such coalition; they are not named, because
-innocent viewers can complete a coalition that explains a short leak as well.${elsewhere}</p>${mixed.suspects.length > 0 ? candidateTable(mixed.suspects) : ''}`;
+innocent viewers can complete a coalition that explains a short leak as well.${elsewhere}</p>${mixed.suspects.length > 0 ? candidateTable(mixed.suspects, false) : ''}`;
   }
   return html``;
 }
