@@ -3,6 +3,7 @@ import { wordToBinaryId } from '../../src/domain/identity/nested-code.js';
 import { viewerIdKey, viewerIdWord } from '../../src/domain/identity/viewer-ids.js';
 import { identificationBound, levelCensus, othersThan } from '../../src/forensics/id-levels.js';
 import { packCandidates } from '../../src/forensics/packed-ids.js';
+import { rng } from '../helpers/seeded.js';
 
 // The identification figure rests on where each id lies among the nested codes: the census must
 // place drm's ids in the levels they were drawn from, and the figure must not fall below how
@@ -14,17 +15,6 @@ const ids = Array.from({ length: N }, (_, i) => viewerIdWord(key, BigInt(i)));
 const packed = packCandidates(ids.map((w, i) => ({ viewerId: `v${i}`, binaryId: wordToBinaryId(w) })));
 const LEVEL_24 = 9;
 
-/** mulberry32 */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('the level census', () => {
   it('places the first 4,095 viewers in the levels they were drawn from: 15 in 24, 240 in 28, 3,840 in 32', () => {

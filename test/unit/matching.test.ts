@@ -3,24 +3,12 @@ import { wordToBinaryId } from '../../src/domain/identity/nested-code.js';
 import { viewerIdKey, viewerIdWord } from '../../src/domain/identity/viewer-ids.js';
 import { type MatchResult, matchCandidates, signFor, STRONG_BELOW } from '../../src/forensics/matching.js';
 import type { Candidate } from '../../src/forensics/packed-ids.js';
+import { gauss, rng } from '../helpers/seeded.js';
 
 // The verdict rules, one scenario each, on readings made up the way the detector gives them. The
 // rates (how often each rule errs over thousands of leaks) come from bench:verdicts.
 
-/** mulberry32: a seeded uniform in [0, 1), so every scenario replays the same numbers. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
-/** Box–Muller: a standard normal from two uniforms. */
-const gauss = (u: () => number) => Math.sqrt(-2 * Math.log(1 - u())) * Math.cos(2 * Math.PI * u());
 const randomId = (u: () => number) => Array.from({ length: 40 }, () => (u() < 0.5 ? '0' : '1')).join('');
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 

@@ -3,8 +3,12 @@ import { alignTime, framePositions, refineTime } from '../../src/watermark/video
 import { realignPieces } from '../../src/watermark/video/align-pieces.js';
 import { readAhead } from '../../src/watermark/in-order.js';
 
-/** Unit-norm signatures that tell every frame apart (a seeded walk, so neighbours stay alike, as in a film). */
-function film(frames: number, seed = 7): Float32Array[] {
+/**
+ * Unit-norm signatures that tell every frame apart: each frame `keep` of the last plus new detail.
+ * keep = 1 is a seeded walk (neighbours alike, far frames still alike); keep < 1 forgets, so far
+ * frames are unalike, as scenes of a real film are.
+ */
+function film(frames: number, seed = 7, keep = 1, step = 0.6): Float32Array[] {
   let s = seed;
   const rand = () => {
     s = (s * 1103515245 + 12345) % 2147483648;
@@ -13,7 +17,7 @@ function film(frames: number, seed = 7): Float32Array[] {
   const out: Float32Array[] = [];
   let v = Float32Array.from({ length: 48 }, rand);
   for (let i = 0; i < frames; i++) {
-    v = v.map((x) => x + 0.6 * rand());
+    v = v.map((x) => keep * x + step * rand());
     const mean = v.reduce((a, b) => a + b, 0) / v.length;
     const c = v.map((x) => x - mean);
     const norm = Math.sqrt(c.reduce((a, b) => a + b * b, 0));
@@ -21,6 +25,9 @@ function film(frames: number, seed = 7): Float32Array[] {
   }
   return out;
 }
+
+/** A film of scenes: frames far apart are unalike. */
+const scenes = (frames: number, seed = 11) => film(frames, seed, 0.97, 0.25);
 
 describe('lining a leak up in time with its original', () => {
   it('finds the offset of a leak sampled every fourth frame, and each sample its own original frame', () => {
@@ -58,22 +65,6 @@ describe('lining a leak up in time with its original', () => {
 });
 
 describe('lining each piece of a leak up on its own', () => {
-  /** Like film(), but frames far apart are unalike (each frame 0.97 of the last plus new detail), as scenes of a real film are. */
-  function scenes(frames: number, seed = 11): Float32Array[] {
-    let s = seed;
-    const rand = () => {
-      s = (s * 1103515245 + 12345) % 2147483648;
-      return s / 2147483648 - 0.5;
-    };
-    let v = Float32Array.from({ length: 48 }, rand);
-    return Array.from({ length: frames }, () => {
-      v = v.map((x) => 0.97 * x + 0.25 * rand());
-      const mean = v.reduce((a, b) => a + b, 0) / v.length;
-      const c = v.map((x) => x - mean);
-      const norm = Math.sqrt(c.reduce((a, b) => a + b * b, 0));
-      return c.map((x) => x / norm);
-    });
-  }
   /** A leak made of runs of original frames, sampled every fourth leak frame: [start, length] per run, each at `speed`. */
   function leakOf(original: Float32Array[], runs: Array<[number, number]>, speed = 1) {
     const frames = runs.flatMap(([start, length]) => Array.from({ length: Math.floor(length / speed) }, (_, i) => start + Math.round(i * speed)));
