@@ -89,22 +89,29 @@ export function searchCoalitions(candidates: PackedCandidates, readings: Reading
  * Pairs of fitting candidates whose copies averaged give the readings: both fit every decided bit
  * (an average keeps the mark where two copies agree) and they differ on every erased position
  * (where they differ, opposite marks cancel). Found exactly, whatever the number of candidates
- * that fit: each fitting candidate's bits on the erased positions are looked up complemented.
+ * that fit: each fitting candidate's bits on the erased positions are looked up complemented. The
+ * pairs are counted from the groups, not listed (half a million candidates fitting a short leak
+ * make billions of them): `first` is one of them when there is any.
  */
-export function averagedPairs(candidates: PackedCandidates, fitting: Int32Array, erased: readonly number[]): Array<[number, number]> {
-  if (erased.length === 0) return [];
+export function averagedPairs(candidates: PackedCandidates, fitting: Int32Array, erased: readonly number[]): { count: number; first: [number, number] | null } {
+  if (erased.length === 0) return { count: 0, first: null };
   const bit = (c: number, b: number) => ((candidates.packed[c * BYTES + (b >> 3)] as number) >> (7 - (b & 7))) & 1;
   const keyOf = (c: number, flip: 0 | 1) => erased.map((b) => String(bit(c, b) ^ flip)).join('');
-  const byKey = new Map<string, number[]>();
+  const groups = new Map<string, number[]>();
   for (const c of fitting) {
     const key = keyOf(c, 0);
-    const same = byKey.get(key);
+    const same = groups.get(key);
     if (same) same.push(c);
-    else byKey.set(key, [c]);
+    else groups.set(key, [c]);
   }
-  const pairs: Array<[number, number]> = [];
-  for (const c of fitting) {
-    for (const partner of byKey.get(keyOf(c, 1)) ?? []) if (c < partner) pairs.push([c, partner]);
+  let count = 0;
+  let first: [number, number] | null = null;
+  for (const [key, members] of groups) {
+    const partners = groups.get(keyOf(members[0] as number, 1));
+    // each pair of groups once: the one whose key starts with 0 counts it
+    if (!partners || key[0] !== '0') continue;
+    count += members.length * partners.length;
+    first ??= [members[0] as number, partners[0] as number];
   }
-  return pairs;
+  return { count, first };
 }

@@ -36,9 +36,8 @@ function pairFigure(facts: Facts, pair: readonly [number, number]): number {
 function averagedPair(facts: Facts, mark: number): MatchResult | undefined {
   const { candidates, readings, scan } = facts;
   if (readings.erased.length === 0 || readings.both.length > 0) return undefined;
-  const pairs = averagedPairs(candidates, scan.fitting, readings.erased).filter(([a, b]) => !facts.standIns.has(a) && !facts.standIns.has(b));
-  if (pairs.length !== 1) return undefined;
-  const pair = pairs[0] as [number, number];
+  const { count, first: pair } = averagedPairs(candidates, scan.fitting, readings.erased);
+  if (count !== 1 || !pair || facts.standIns.has(pair[0]) || facts.standIns.has(pair[1])) return undefined;
   const figure = pairFigure(facts, pair);
   const named = figure <= facts.strongBelow && mark <= STRONG_FP;
   const suspects = pair.map((c) => fitOf(candidates, scan, readings, c, null));
