@@ -44,7 +44,8 @@ function averagedPair(facts: Facts, mark: number): MatchResult | undefined {
   return {
     ...blank(facts, mark),
     classification: 'mixed_copy',
-    identificationProbability: figure,
+    // the same question as every verdict's figure (could an innocent fit the decided bits?); the pair's own is pairProbability
+    identificationProbability: identificationBound(othersThanPair(facts.census, pair), readings.decided),
     supportedBits: readings.decided.length,
     mixed: { bothPositions: [], erasedPositions: readings.erased, leastSources: 2, suspects, coalitionsFound: 1, named, pairProbability: figure },
     reason: named

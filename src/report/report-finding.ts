@@ -33,7 +33,7 @@ export function findingSection(input: ReportInput): Html {
       The candidates are listed below.`;
   } else if (row.classification === 'mixed_copy' && report.mixed?.named) {
     text = html`<strong>Mixed copy: two viewers named.</strong> The leaked copy of ${contentName(input)} is an average of the copies of two viewers,
-      who are listed below with their sessions. The chance that an innocent viewer completes such a pair is ${atMost(report.identificationProbability ?? 1)}.`;
+      who are listed below with their sessions. The chance that an innocent viewer completes such a pair is ${atMost(report.mixed.pairProbability ?? 1)}.`;
   } else if (row.classification === 'mixed_copy') {
     text = html`<strong>Mixed copy: nobody is named.</strong> No single viewer’s copy explains what the leak reads: it was put together from the copies
       of ${report.mixed?.leastSources ? html`at least ${report.mixed.leastSources}` : 'more than three'} viewers. The suspects are listed below.`;
