@@ -137,6 +137,18 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
     expect(readPositions((await detect('marked.mp4')).segments).erased).toEqual([]);
   });
 
+  it('reads a copy mirrored left for right, and one turned upside down, and says so', async () => {
+    ff('-i', file('marked.mp4'), '-vf', 'hflip', ...x264(20), '-an', file('hflip.mp4'));
+    const h = await detect('hflip.mp4');
+    expect(h.alignment.mirrored).toBe('horizontal');
+    expectBits(h, 4);
+    ff('-i', file('marked.mp4'), '-vf', 'vflip', ...x264(20), '-an', file('vflip.mp4'));
+    const v = await detect('vflip.mp4');
+    expect(v.alignment.mirrored).toBe('vertical');
+    expectBits(v, 4);
+    expect((await detect('marked.mp4')).alignment.mirrored).toBeUndefined();
+  });
+
   it('finds no mark in the unmarked original: every segment undecided', async () => {
     const d = await detect('film.mp4');
     for (const s of d.segments) expect(Math.abs(s.z)).toBeLessThan(4);

@@ -4,6 +4,7 @@ import { DrmError } from '../../errors.js';
 import { lumaFrames } from '../../media/video-frames.js';
 import { activeArea, alignTime, centralRegion, framePositions, signature, type TimeAlignment } from './align.js';
 import { realignPieces } from './align-pieces.js';
+import { flipped, MIRRORS, type Mirror, mirroredSamples } from './mirror.js';
 import type { VideoDetectOptions, VideoInfo } from './detect-options.js';
 import { type LeakSamples, sampleLeak } from './leak-samples.js';
 import { thumbSize, thumbsBeside } from './reference.js';
@@ -39,6 +40,8 @@ export interface TimedLeak {
   time: TimeAlignment;
   /** the seconds of the leak that samples `ks` stand for */
   seconds: (ks: readonly number[]) => number;
+  /** how the leak's pictures were mirrored (its samples are seen flipped back) */
+  mirror: Mirror;
 }
 
 /**
@@ -67,16 +70,34 @@ export async function alignLeakInTime(o: VideoDetectOptions, reference: string, 
     collect(lumaFrames(o.bins, fs.existsSync(thumbs) ? thumbs : reference, { width: tw, height: th, fps, signal: o.signal })),
     sample(true).then((s) => (meanGap(s.times) * fps > SPARSEST_SAMPLING ? sample(false) : s)),
   ]);
-  const leakThumbs = sampled.thumbs;
-  if (leakThumbs.length === 0) throw new DrmError('BAD_REQUEST', `the leak ${o.leak} has no video frames`);
-  o.onProgress?.('decode', leakThumbs.length, leakThumbs.length);
-  const thumbActive = activeArea(leakThumbs, tw, lth);
+  if (sampled.thumbs.length === 0) throw new DrmError('BAD_REQUEST', `the leak ${o.leak} has no video frames`);
+  o.onProgress?.('decode', sampled.thumbs.length, sampled.thumbs.length);
   const origSigs = origThumbs.map((f) => signature(f, tw, centralRegion({ x: 0, y: 0, w: tw, h: th })));
-  const leakSigs = leakThumbs.map((f) => signature(f, tw, centralRegion(thumbActive)));
-  const time = realignPieces(alignTime(leakSigs, origSigs, framePositions(sampled.times, fps)), leakSigs, origSigs);
+  const positions = framePositions(sampled.times, fps);
+  const { mirror, leakSigs, time: global } = orientation(sampled.thumbs, origSigs, positions, tw, lth);
+  const time = realignPieces(global, leakSigs, origSigs);
   const spans = sampleSpans(sampled.times, PROXY_EVERY / fps);
   const seconds = (ks: readonly number[]) => ks.reduce((sum, k) => sum + (spans[k] as number), 0);
-  return { sampled, origThumbs, thumb: { width: tw, height: th, leakHeight: lth }, time, seconds };
+  const seen = mirroredSamples(sampled, mirror, { width: tw, height: lth });
+  return { sampled: seen, origThumbs, thumb: { width: tw, height: th, leakHeight: lth }, time, seconds, mirror };
+}
+
+/** A mirrored orientation is taken only when it lines up clearly better than the picture as it is. */
+const MIRROR_GAIN = 0.1;
+
+/** The orientation of the leak's pictures that lines up with the original, its signatures and its global alignment. */
+function orientation(thumbs: readonly Uint8Array[], origSigs: readonly Float32Array[], positions: Int32Array, tw: number, lth: number) {
+  let best: { mirror: Mirror; leakSigs: Float32Array[]; time: TimeAlignment } | undefined;
+  for (const mirror of MIRRORS) {
+    const seen = thumbs.map((t) => flipped(t, tw, lth, mirror));
+    const active = activeArea(seen, tw, lth);
+    const leakSigs = seen.map((f) => signature(f, tw, centralRegion(active)));
+    const time = alignTime(leakSigs, origSigs, positions);
+    if (!best || time.correlation > best.time.correlation + (best.mirror === 'none' ? MIRROR_GAIN : 0)) best = { mirror, leakSigs, time };
+    // no mirror can beat a picture that already lines up this well by the gain: most leaks cost one alignment
+    if (mirror === 'none' && time.correlation >= 1 - MIRROR_GAIN) break;
+  }
+  return best as NonNullable<typeof best>;
 }
 
 async function collect<T>(gen: AsyncIterable<T>): Promise<T[]> {

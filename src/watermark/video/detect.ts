@@ -77,6 +77,7 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
       // Counted on the samples: each stands for the leak's frames up to the next one.
       matchedFrames: Math.round(timed.seconds(aligned) * fps),
       leakFrames: Math.round(timed.seconds([...placed.time.frameMap.keys()]) * fps),
+      ...(timed.mirror !== 'none' && { mirrored: timed.mirror }),
     },
   };
 }
