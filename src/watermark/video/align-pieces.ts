@@ -22,6 +22,9 @@ export const SPEEDS = [0.9, 0.95, 1, 1.05, 1.1];
 /** A piece is taken where its best place correlates at least this well on average (the same pictures, not just similar ones). */
 const MATCH = 0.7;
 
+/** A piece that fits this well near where the last one says it should be is not looked for anywhere else. */
+const SURE = 0.9;
+
 /** How far the first piece may lie from the global offset, as a share of the leak's length (±10% speed, and some). */
 const DRIFT = 0.12;
 
@@ -100,9 +103,11 @@ export function realignPieces(time: TimeAlignment, leak: readonly Float32Array[]
       ? [track.start + Math.round((position - track.position) * track.speed), PIECE_FRAMES / 3]
       : [time.predicted[ks[0] as number] as number, Math.max(PIECE_FRAMES / 3, DRIFT * span)];
     const near = bestPlace(ks, time, leak, original, Math.round(at - reach), Math.round(at + reach));
-    if (near.score >= MATCH) {
-      apply(ks, near);
-      track = { position, start: near.start, speed: near.speed };
+    // where the pictures barely change (a slow pan) a wrong place near by can still look alike: only a sure fit stays near
+    const found = near.score >= SURE ? near : [near, bestPlace(ks, time, leak, original, 0, original.length)].reduce((a, b) => (b.score > a.score ? b : a));
+    if (found.score >= MATCH) {
+      apply(ks, found);
+      track = { position, start: found.start, speed: found.speed };
     } else {
       anywhere(ks, 2);
       track = null;

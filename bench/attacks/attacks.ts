@@ -1,0 +1,64 @@
+// The pirate's transforms, as ffmpeg arguments that turn the marked copy into a leak. Each family
+// of the forensic method's list has several strengths; the camcorder chain films a screen: a
+// keystone, blur, sensor noise, a 24-fps re-time and CRF 32, with and without a slow shake.
+
+export interface Attack {
+  family: string;
+  name: string;
+  /** ffmpeg arguments between the input and the output (the video encoder is added after them) */
+  args: (seconds: number) => string[];
+}
+
+const vf = (filter: string) => () => ['-vf', filter];
+
+/** Segments in reverse order, or some dropped or repeated: each 10-s part trimmed and concatenated. */
+function reorder(order: number[]): (seconds: number) => string[] {
+  return (seconds) => {
+    const parts = order.filter((s) => s * 10 < seconds);
+    const trims = parts.map((s, i) => `[0:v]trim=${s * 10}:${Math.min(seconds, s * 10 + 10)},setpts=PTS-STARTPTS[p${i}]`);
+    return ['-filter_complex', `${trims.join(';')};${parts.map((_, i) => `[p${i}]`).join('')}concat=n=${parts.length}:v=1[v]`, '-map', '[v]'];
+  };
+}
+
+/** A keystone of `share` of the width on each side of the top edge: the screen seen from below. */
+const keystone = (share: number, w = 'W', h = 'H') => `perspective=x0=${w}*${share}:y0=0:x1=${w}*(1-${share}):y1=0:x2=0:y2=${h}:x3=${w}:y3=${h}:sense=destination`;
+
+export const ATTACKS: readonly Attack[] = [
+  { family: 'none', name: 'the marked copy, CRF 23', args: () => [] },
+  { family: 'time', name: 'segments reversed', args: reorder([5, 4, 3, 2, 1, 0]) },
+  { family: 'time', name: 'segment 2 dropped, 3 repeated', args: reorder([0, 1, 3, 3, 4, 5]) },
+  { family: 'time', name: '8% fast', args: vf('setpts=PTS/1.08') },
+  { family: 'time', name: '8% slow', args: vf('setpts=PTS*1.08') },
+  { family: 'time', name: '24 fps', args: vf('fps=24') },
+  { family: 'time', name: '30 fps', args: vf('fps=30') },
+  { family: 'time', name: '60 fps', args: vf('fps=60') },
+  { family: 'picture', name: 'mirrored', args: vf('hflip') },
+  { family: 'picture', name: 'upside down', args: vf('vflip') },
+  { family: 'picture', name: 'rotated 2°', args: vf('rotate=2*PI/180') },
+  { family: 'picture', name: 'rotated 5°', args: vf('rotate=5*PI/180') },
+  { family: 'picture', name: 'off-centre crop 5%', args: vf('crop=iw*0.95:ih*0.95:0:0,scale=iw/0.95:ih/0.95') },
+  { family: 'picture', name: 'off-centre crop 10%', args: vf('crop=iw*0.9:ih*0.9:iw*0.1:0,scale=iw/0.9:ih/0.9') },
+  { family: 'picture', name: 'scaled to half', args: vf('scale=iw/2:ih/2') },
+  { family: 'picture', name: 'letterbox', args: vf('scale=iw:ih*0.75,pad=iw:ih/0.75:0:(oh-ih)/2') },
+  { family: 'picture', name: 'pillarbox', args: vf('scale=iw*0.75:ih,pad=iw/0.75:ih:(ow-iw)/2:0') },
+  { family: 'picture', name: 'keystone 3%', args: vf(keystone(0.03)) },
+  { family: 'picture', name: 'keystone 5%', args: vf(keystone(0.05)) },
+  { family: 'photometry', name: 'gamma 1.4', args: vf('eq=gamma=1.4') },
+  { family: 'photometry', name: 'contrast 1.3', args: vf('eq=contrast=1.3') },
+  { family: 'photometry', name: 'saturation 0.4', args: vf('eq=saturation=0.4') },
+  {
+    family: 'camcorder',
+    name: 'keystone 4%, blur σ 1.5, noise, 24 fps, CRF 32',
+    args: () => ['-vf', `${keystone(0.04)},gblur=sigma=1.5,noise=alls=8:allf=t,fps=24`, '-crf', '32'],
+  },
+  {
+    family: 'camcorder',
+    name: 'the same with blur σ 3',
+    args: () => ['-vf', `${keystone(0.04)},gblur=sigma=3,noise=alls=8:allf=t,fps=24`, '-crf', '32'],
+  },
+  {
+    family: 'camcorder',
+    name: 'handheld: a slow shake besides',
+    args: () => ['-vf', `${keystone(0.04)},crop=iw*0.96:ih*0.96:iw*0.02+iw*0.015*sin(t*0.7):ih*0.02+ih*0.015*cos(t*0.5),scale=iw/0.96:ih/0.96,gblur=sigma=1.5,noise=alls=8:allf=t,fps=24`, '-crf', '32'],
+  },
+];
