@@ -36,11 +36,11 @@ export const ATTACKS: readonly Attack[] = [
   { family: 'picture', name: 'upside down', args: vf('vflip') },
   { family: 'picture', name: 'rotated 2°', args: vf('rotate=2*PI/180') },
   { family: 'picture', name: 'rotated 5°', args: vf('rotate=5*PI/180') },
-  { family: 'picture', name: 'off-centre crop 5%', args: vf('crop=iw*0.95:ih*0.95:0:0,scale=iw/0.95:ih/0.95') },
-  { family: 'picture', name: 'off-centre crop 10%', args: vf('crop=iw*0.9:ih*0.9:iw*0.1:0,scale=iw/0.9:ih/0.9') },
+  { family: 'picture', name: 'off-centre crop 5%', args: vf('crop=iw*0.95:ih*0.95:0:0,scale=trunc(iw/0.95/2)*2:trunc(ih/0.95/2)*2') },
+  { family: 'picture', name: 'off-centre crop 10%', args: vf('crop=iw*0.9:ih*0.9:iw*0.1:0,scale=trunc(iw/0.9/2)*2:trunc(ih/0.9/2)*2') },
   { family: 'picture', name: 'scaled to half', args: vf('scale=iw/2:ih/2') },
-  { family: 'picture', name: 'letterbox', args: vf('scale=iw:ih*0.75,pad=iw:ih/0.75:0:(oh-ih)/2') },
-  { family: 'picture', name: 'pillarbox', args: vf('scale=iw*0.75:ih,pad=iw/0.75:ih:(ow-iw)/2:0') },
+  { family: 'picture', name: 'letterbox', args: vf('scale=iw:trunc(ih*0.75/2)*2,pad=iw:trunc(ih/0.75/2)*2:0:(oh-ih)/2') },
+  { family: 'picture', name: 'pillarbox', args: vf('scale=trunc(iw*0.75/2)*2:ih,pad=trunc(iw/0.75/2)*2:ih:(ow-iw)/2:0') },
   { family: 'picture', name: 'keystone 3%', args: vf(keystone(0.03)) },
   { family: 'picture', name: 'keystone 5%', args: vf(keystone(0.05)) },
   { family: 'photometry', name: 'gamma 1.4', args: vf('eq=gamma=1.4') },
@@ -59,6 +59,6 @@ export const ATTACKS: readonly Attack[] = [
   {
     family: 'camcorder',
     name: 'handheld: a slow shake besides',
-    args: () => ['-vf', `${keystone(0.04)},crop=iw*0.96:ih*0.96:iw*0.02+iw*0.015*sin(t*0.7):ih*0.02+ih*0.015*cos(t*0.5),scale=iw/0.96:ih/0.96,gblur=sigma=1.5,noise=alls=8:allf=t,fps=24`, '-crf', '32'],
+    args: () => ['-vf', `${keystone(0.04)},crop=iw*0.96:ih*0.96:iw*0.02+iw*0.015*sin(t*0.7):ih*0.02+ih*0.015*cos(t*0.5),scale=trunc(iw/0.96/2)*2:trunc(ih/0.96/2)*2,gblur=sigma=1.5,noise=alls=8:allf=t,fps=24`, '-crf', '32'],
   },
 ];

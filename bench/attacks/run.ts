@@ -64,7 +64,12 @@ for (const attack of ATTACKS.filter((a) => !only || only.includes(a.name))) {
   const leak = file(`leak-${rows.length}.mp4`);
   const args = attack.args(seconds);
   const crf = args.includes('-crf') ? [] : ['-crf', '23'];
-  ff('-i', file('marked.mp4'), ...args, '-c:v', 'libx264', ...crf, '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-an', leak);
+  try {
+    ff('-i', file('marked.mp4'), ...args, '-c:v', 'libx264', ...crf, '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-an', leak);
+  } catch (err) {
+    log(`${attack.name}: ffmpeg could not make the leak: ${(err as Error).message.split('\n')[1] ?? ''}`);
+    continue;
+  }
   const detection = await detectVideo({ bins, key, contentId, leak, original: file('film.mp4'), backend }).catch((err: Error) => ({ segments: [], alignment: { unmatched: err.message } }));
   const result = matchCandidates(detection.segments, viewers, { mask: idKey.mask });
   const zs = detection.segments.map((s) => Math.abs(s.z)).sort((a, b) => a - b);

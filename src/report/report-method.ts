@@ -23,9 +23,14 @@ that looks and sounds the same as everyone else’s but carries its own sequence
 the original it came from. For each segment it then measures whether the leak carries the A pattern or the B pattern, as a score <var>z</var>:
 positive for A, negative for B, near zero when the segment carries neither. The score is calibrated so that, without a mark, it behaves like
 a standard random number; a score beyond ±${DECIDED_Z} decides the segment’s bit on its own.</p>
-<p>Finally the scores are compared with the id of every viewer who streamed the content. Even segments too faint to decide alone add up
-along a viewer’s bits, so the best-fitting viewer is the one whose sequence of A and B the leak follows most closely. The report states how
-likely such a fit would be by chance, and names a viewer only when that chance is negligible.</p>
+<p>Finally the scores are compared with the id of every viewer who streamed the content, and two questions are answered apart. Is this
+content’s mark in the copy at all? The scores added up along the best-fitting viewer’s bits say how unlikely they are by chance (the mark
+figure, a Gaussian tail bound that holds whatever the picture or the attack). Could the viewer the leak points at be innocent? A segment
+decides at most one bit, so that is bounded by the decided bits alone: the service counts how many ids it gave out in each of the codes its
+ids are drawn from, and bounds the chance that an innocent’s id shows the same decided bits, whether one viewer made the copy or several
+spliced or averaged theirs (the identification figure: the sum, over the other viewers, of the chance that each shows those bits). A
+viewer is named only when exactly one fits every decided bit and that chance is at most one in a million. The model, its assumptions and
+the formula are in the service’s documentation (docs/forensics.md).</p>
 </section>`;
 }
 
