@@ -70,9 +70,10 @@ async function openSqlite(file: string, clock: Clock): Promise<Database> {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const sqlite = new BetterSqlite(file);
   // Every pragma in one place. busy_timeout comes first so that a second process opening the
-  // same new file waits instead of failing; WAL lets readers run beside the writer (and beside
-  // `drm admin` in another process).
-  sqlite.pragma('busy_timeout = 5000');
+  // same new file waits instead of failing (long enough for another process's migration of a new
+  // database on a loaded machine: 5 s was seen to run out); WAL lets readers run beside the writer
+  // (and beside `drm admin` in another process).
+  sqlite.pragma('busy_timeout = 15000');
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
