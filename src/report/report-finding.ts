@@ -2,7 +2,7 @@ import { DECIDED_Z } from '../forensics/matching.js';
 import { ID_BITS, readOut } from '../watermark/segments.js';
 import { atMost, type Html, html, utc } from './html.js';
 import { contentName, type ReportInput } from './report-facts.js';
-import { chanceParagraph, verdictDetails } from './report-verdict.js';
+import { chanceParagraph, innocentChance, verdictDetails } from './report-verdict.js';
 import { AGREEMENT_COLOUR, segmentPlot } from './segment-plot.js';
 
 /** The finding in a few sentences, first on the page: what a reader who reads nothing else must know. */
@@ -18,7 +18,7 @@ export function findingSection(input: ReportInput): Html {
   else if (e && row.classification === 'strong_match') {
     text = html`<strong>Strong match.</strong> The leaked copy of ${contentName(input)} carries the watermark of the viewer “${e.viewer.externalViewerId}” of
       ${e.organization.name}, who streamed it in session <code>${e.session.id}</code> starting ${utc(e.session.createdAt)} from the IP address
-      ${e.viewer.ipAddress ?? '(not recorded)'}. The chance that an innocent viewer fits the leak this well is ${atMost(report.identificationProbability ?? 1)}.`;
+      ${e.viewer.ipAddress ?? '(not recorded)'}. The chance that an innocent viewer fits the leak this well is ${innocentChance(report.identificationProbability)}.`;
   } else if (e) {
     // a case decided before weak results stopped naming anyone
     text = html`<strong>Weak match</strong> (a lead, not proof): the best fit was the viewer “${e.viewer.externalViewerId}” of ${e.organization.name}.`;
@@ -29,7 +29,7 @@ export function findingSection(input: ReportInput): Html {
       it was taken from such a session, and nobody can be named.`;
   } else if (row.classification === 'weak_match') {
     text = html`<strong>Weak match: nobody is named.</strong> ${report.fitting ?? 'Several'} viewer(s) fit the ${report.decidedBits ?? ''} bits the leak
-      decides, and the chance that an innocent viewer would fit them is ${atMost(report.identificationProbability ?? 1)}, too high to name anyone.
+      decides, and the chance that an innocent viewer would fit them is ${innocentChance(report.identificationProbability)}, too high to name anyone.
       The candidates are listed below.`;
   } else if (row.classification === 'mixed_copy' && report.mixed?.named) {
     text = html`<strong>Mixed copy: two viewers named.</strong> The leaked copy of ${contentName(input)} is an average of the copies of two viewers,

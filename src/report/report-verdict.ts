@@ -5,6 +5,16 @@ import { atMost, type Html, html, oneIn, probability } from './html.js';
 import type { ReportInput } from './report-facts.js';
 
 /**
+ * The identification figure as a sentence ends: 0 is no tiny probability but the absence of anyone
+ * else (one viewer streamed the content), and says so; a double that underflowed to 0 never reaches here.
+ */
+export function innocentChance(p: number | null): Html {
+  if (p === null) return html`not computed (this case was decided before it was)`;
+  if (p === 0) return html`nil: nobody else streamed this content marked, so no other viewer could fit in their place`;
+  return html`${atMost(p)}${oneIn(p)}`;
+}
+
+/**
  * The two figures in plain words, with this case's numbers (src/forensics/matching.ts), then what
  * a result that names nobody offers instead: the candidates that fit, or the suspects of a mix.
  */
@@ -23,7 +33,7 @@ export function chanceParagraph(input: ReportInput, report: ForensicReport): Htm
     ${ID_BITS} bits of an id, and no amount of signal says more about a person than those bits do: another viewer whose id happens to
     show the same ${decided} bits, or a copy that several viewers spliced or averaged to spell them, would read exactly the same. Counting how
     many ids of each kind the service has given out, the chance that an innocent viewer fits these bits is
-    ${atMost(report.identificationProbability)}${oneIn(report.identificationProbability)} (the <em>identification figure</em>).
+    ${innocentChance(report.identificationProbability)} (the <em>identification figure</em>).
     ${report.classification === 'strong_match' ? html`Only ${who} fits them.` : ''}`;
   return html`<p class="chance">The leak was compared with ${everyone} who streamed this content marked${
     report.matchesUnmarkedSessions ? ' (and with the plain copy served to unmarked sessions)' : ''
