@@ -22,6 +22,7 @@ code { font: 12.5px/1.3 "Liberation Mono", "DejaVu Sans Mono", monospace; word-b
 .finding p { font-size: 16px; padding: 10px 14px; border-left: 5px solid #8c959f; background: var(--tint); text-align: left; }
 .finding.strong_match p { border-color: #1a7f37; }
 .finding.weak_match p { border-color: #bf8700; }
+.finding.mixed_copy p { border-color: #8250df; }
 .finding.failed p, .finding.processing p { border-color: #cf222e; }
 table { border-collapse: collapse; }
 table.facts { width: 100%; font-size: 14px; }
