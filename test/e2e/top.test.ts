@@ -60,7 +60,8 @@ describe('drm top', () => {
     tmux('send-keys', '-t', 'top', `bash ${script}`, 'Enter');
     await makeTraffic();
     // The server adds its counts to the database every 5 s; the view reads whole buckets.
-    await until('the traffic to show', () => /requests \/ min\s+[1-9]/.test(pane()), 90_000);
+    // Both requests, which may land in different buckets: the first flush can hold one of them alone.
+    await until('the traffic to show', () => /requests \/ min\s+[1-9]/.test(pane()) && /refused \/ min \(4xx\)\s+[1-9]/.test(pane()), 90_000);
     const wide = pane();
     fs.writeFileSync(path.join(dir, 'top-wide.txt'), wide);
     const lines = wide.split('\n');
