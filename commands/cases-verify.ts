@@ -17,7 +17,8 @@ export interface VerifyOptions {
 /** The deployment's public key from its secret, without creating a data directory that is not there. */
 function deploymentKey(opts: VerifyOptions): string | undefined {
   if (opts.key !== undefined) {
-    if (!/^[0-9a-fA-F]{64}$/.test(opts.key)) throw badRequest('--key must be the 64 hex characters of an Ed25519 public key');
+    if (!/^[0-9a-fA-F]{64}$/.test(opts.key))
+      throw badRequest('--key must be the 64 hex characters of an Ed25519 public key');
     return opts.key.toLowerCase();
   }
   const dataDir = path.resolve(opts.dataDir ?? process.env.DRM_DATA_DIR ?? './drm-data');
@@ -35,9 +36,16 @@ export async function casesVerify(file: string, opts: VerifyOptions): Promise<nu
     if (out.json) printJson(out, { file, intact, ...check });
     else {
       out.write(`${file}: ${intact ? 'intact and signed' : 'NOT INTACT'}`);
-      out.write(`  SHA-256    ${check.sha256} (${check.digestMatches ? 'matches the file' : 'does not match the file: it was changed'})`);
+      out.write(
+        `  SHA-256    ${check.sha256} (${check.digestMatches ? 'matches the file' : 'does not match the file: it was changed'})`,
+      );
       out.write(`  signature  ${check.signatureValid ? 'valid' : 'INVALID'} (Ed25519)`);
-      const whose = check.keyExpected === null ? 'no deployment key to compare with (--key or --data-dir)' : check.keyExpected ? "this deployment's" : "NOT this deployment's";
+      const whose =
+        check.keyExpected === null
+          ? 'no deployment key to compare with (--key or --data-dir)'
+          : check.keyExpected
+            ? "this deployment's"
+            : "NOT this deployment's";
       out.write(`  key        ${check.publicKey} (${whose})`);
     }
     return intact ? 0 : 1;

@@ -27,7 +27,8 @@ export interface CandidateFit {
   separatingSegments: number | null;
 }
 
-const bitAt = (packed: Uint8Array, c: number, b: number) => ((packed[c * BYTES + (b >> 3)] as number) >> (7 - (b & 7))) & 1;
+const bitAt = (packed: Uint8Array, c: number, b: number) =>
+  ((packed[c * BYTES + (b >> 3)] as number) >> (7 - (b & 7))) & 1;
 
 /** The bit positions of the segments that would come after the leak's last one, in order. */
 function nextPositions(readings: Readings): number[] {
@@ -56,7 +57,14 @@ function allDistinct(keys: Float64Array): boolean {
  * on it), but its segment still counts as one more to watch. Each listed candidate keeps the
  * fitting candidates that still share its key, fewer at every step.
  */
-export function separate(candidates: PackedCandidates, fitting: Int32Array, listed: readonly number[], readings: Readings, counts: readonly number[], strongBelow: number): Separation {
+export function separate(
+  candidates: PackedCandidates,
+  fitting: Int32Array,
+  listed: readonly number[],
+  readings: Readings,
+  counts: readonly number[],
+  strongBelow: number,
+): Separation {
   const { packed } = candidates;
   const keys = new Float64Array(fitting.length);
   const sharers = listed.map((c) => fitting.filter((other) => other !== c));
@@ -95,7 +103,13 @@ export function listed(candidates: PackedCandidates, fitting: Int32Array): numbe
   return [...fitting].sort((a, b) => ((ids[a] as string) < (ids[b] as string) ? -1 : 1)).slice(0, LISTED);
 }
 
-export function fitOf(candidates: PackedCandidates, scan: Scan, readings: Readings, c: number, separatingSegments: number | null): CandidateFit {
+export function fitOf(
+  candidates: PackedCandidates,
+  scan: Scan,
+  readings: Readings,
+  c: number,
+  separatingSegments: number | null,
+): CandidateFit {
   return {
     viewerId: candidates.viewerIds[c] as string,
     binaryId: binaryIdAt(candidates.packed, c),

@@ -45,7 +45,8 @@ function pool(candidates: PackedCandidates, misses: Uint8Array, size: number): n
   const histogram = new Array<number>(256).fill(0);
   for (const m of misses) histogram[m] = (histogram[m] as number) + 1;
   let cutoff = 0;
-  for (let taken = 0; cutoff < 256 && taken + (histogram[cutoff] as number) < size; cutoff++) taken += histogram[cutoff] as number;
+  for (let taken = 0; cutoff < 256 && taken + (histogram[cutoff] as number) < size; cutoff++)
+    taken += histogram[cutoff] as number;
   const below: number[] = [];
   const at: number[] = [];
   misses.forEach((m, c) => {
@@ -53,20 +54,29 @@ function pool(candidates: PackedCandidates, misses: Uint8Array, size: number): n
     else if (m === cutoff) at.push(c);
   });
   const ids = candidates.viewerIds;
-  const byMisses = (a: number, b: number) => (misses[a] as number) - (misses[b] as number) || ((ids[a] as string) < (ids[b] as string) ? -1 : 1);
+  const byMisses = (a: number, b: number) =>
+    (misses[a] as number) - (misses[b] as number) || ((ids[a] as string) < (ids[b] as string) ? -1 : 1);
   at.sort(byMisses);
   return [...below.sort(byMisses), ...at.slice(0, size - below.length)];
 }
 
 /** `misses`: each candidate's decided positions missed (Scan.misses). */
-export function searchCoalitions(candidates: PackedCandidates, readings: Readings, misses: Uint8Array): CoalitionSearch {
+export function searchCoalitions(
+  candidates: PackedCandidates,
+  readings: Readings,
+  misses: Uint8Array,
+): CoalitionSearch {
   const needA = readings.positions.flatMap((r, b) => (r === 'A' || r === 'both' ? [b] : []));
   const needB = readings.positions.flatMap((r, b) => (r === 'B' || r === 'both' ? [b] : []));
-  const best = pool(candidates, misses, PAIR_POOL).map((index) => ({ index, miss: unmet(candidates.packed, index, needA, needB) }));
+  const best = pool(candidates, misses, PAIR_POOL).map((index) => ({
+    index,
+    miss: unmet(candidates.packed, index, needA, needB),
+  }));
   const pairs: number[][] = [];
   for (let i = 0; i < best.length; i++) {
     for (let j = i + 1; j < best.length; j++) {
-      if (((best[i]?.miss as bigint) & (best[j]?.miss as bigint)) === 0n) pairs.push([best[i]?.index as number, best[j]?.index as number]);
+      if (((best[i]?.miss as bigint) & (best[j]?.miss as bigint)) === 0n)
+        pairs.push([best[i]?.index as number, best[j]?.index as number]);
     }
   }
   if (pairs.length > 0) return { leastSources: 2, members: pairs[0] as number[], found: pairs.length };
@@ -93,7 +103,11 @@ export function searchCoalitions(candidates: PackedCandidates, readings: Reading
  * pairs are counted from the groups, not listed (half a million candidates fitting a short leak
  * make billions of them): `first` is one of them when there is any.
  */
-export function averagedPairs(candidates: PackedCandidates, fitting: Int32Array, erased: readonly number[]): { count: number; first: [number, number] | null } {
+export function averagedPairs(
+  candidates: PackedCandidates,
+  fitting: Int32Array,
+  erased: readonly number[],
+): { count: number; first: [number, number] | null } {
   if (erased.length === 0) return { count: 0, first: null };
   const bit = (c: number, b: number) => ((candidates.packed[c * BYTES + (b >> 3)] as number) >> (7 - (b & 7))) & 1;
   const keyOf = (c: number, flip: 0 | 1) => erased.map((b) => String(bit(c, b) ^ flip)).join('');

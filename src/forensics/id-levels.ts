@@ -35,7 +35,8 @@ function inverseBasis(): bigint[] {
     const pivot = rows.findIndex((row, r) => r >= col && (row & bit) !== 0n);
     if (pivot < 0) throw new Error('the nested basis does not span all 40 bits');
     [rows[col], rows[pivot]] = [rows[pivot] as bigint, rows[col] as bigint];
-    for (let r = 0; r < WORD_BITS; r++) if (r !== col && ((rows[r] as bigint) & bit) !== 0n) rows[r] = (rows[r] as bigint) ^ (rows[col] as bigint);
+    for (let r = 0; r < WORD_BITS; r++)
+      if (r !== col && ((rows[r] as bigint) & bit) !== 0n) rows[r] = (rows[r] as bigint) ^ (rows[col] as bigint);
   }
   return rows.map((row) => row >> BigInt(WORD_BITS));
 }

@@ -48,19 +48,32 @@ function contradictionsOf(segments: readonly Segment[], binaryId: string): numbe
   return contradictions;
 }
 
-export function matchCandidates(segments: readonly Segment[], candidates: readonly Candidate[], options: MatchOptions): MatchResult {
+export function matchCandidates(
+  segments: readonly Segment[],
+  candidates: readonly Candidate[],
+  options: MatchOptions,
+): MatchResult {
   return matchPackedCandidates(segments, packCandidates(candidates), options);
 }
 
 /** The verdict, on candidates packed once (packCandidates, CandidatePacker): a million read from the database, or one population matched many times. */
-export function matchPackedCandidates(segments: readonly Segment[], candidates: PackedCandidates, options: MatchOptions): MatchResult {
+export function matchPackedCandidates(
+  segments: readonly Segment[],
+  candidates: PackedCandidates,
+  options: MatchOptions,
+): MatchResult {
   const N = candidates.viewerIds.length;
   const strongBelow = options.strongBelow ?? STRONG_BELOW;
   const readings = readPositions(segments);
   const scan = scanCandidates(candidates, readings, segments.length);
-  const census = options.census ? { ...options.census, counts: [...options.census.counts] } : levelCensus(candidates, options.mask);
-  const standIns = new Set((options.standIns ?? []).map((id) => candidates.viewerIds.indexOf(id)).filter((c) => c >= 0));
-  for (const c of standIns) census.counts[census.levelOf[c] as number] = (census.counts[census.levelOf[c] as number] as number) - 1;
+  const census = options.census
+    ? { ...options.census, counts: [...options.census.counts] }
+    : levelCensus(candidates, options.mask);
+  const standIns = new Set(
+    (options.standIns ?? []).map((id) => candidates.viewerIds.indexOf(id)).filter((c) => c >= 0),
+  );
+  for (const c of standIns)
+    census.counts[census.levelOf[c] as number] = (census.counts[census.levelOf[c] as number] as number) - 1;
   const facts: Facts = { segments, candidates, readings, scan, census, strongBelow, standIns };
   const mark = N === 0 ? 1 : markProbability(scan.bestScore, N);
   const none = (reason: string): MatchResult => ({ ...blank(facts, mark), reason });
@@ -72,7 +85,10 @@ export function matchPackedCandidates(segments: readonly Segment[], candidates: 
   if (both.length > 0 || readings.erased.length > 0 || scan.fitting.length === 0) return mixedOrNone(facts, mark);
   const [only] = scan.fitting;
   if (scan.fitting.length === 1 && facts.standIns.has(only as number)) {
-    return { ...none('the copy reads as one that stands for no viewer'), standIn: candidates.viewerIds[only as number] as string };
+    return {
+      ...none('the copy reads as one that stands for no viewer'),
+      standIn: candidates.viewerIds[only as number] as string,
+    };
   }
   return singleSource(facts, mark);
 }
@@ -92,7 +108,11 @@ function identificationOf(facts: Facts): number {
 function singleSource(facts: Facts, mark: number): MatchResult {
   const { candidates, scan, readings, segments } = facts;
   const identification = identificationOf(facts);
-  const base = { ...blank(facts, mark), identificationProbability: identification, supportedBits: readings.decided.length };
+  const base = {
+    ...blank(facts, mark),
+    identificationProbability: identification,
+    supportedBits: readings.decided.length,
+  };
   if (scan.fitting.length === 1) {
     const c = scan.fitting[0] as number;
     const binaryId = binaryIdAt(candidates.packed, c);
@@ -100,7 +120,15 @@ function singleSource(facts: Facts, mark: number): MatchResult {
     if (identification <= facts.strongBelow && mark <= STRONG_FP && contradictions === 0) {
       const named = { viewerId: candidates.viewerIds[c] as string, binaryId, score: scan.bestScore, contradictions };
       const filled = [...readings.readout].map((r, b) => (r === '?' ? binaryId[b] : r)).join('');
-      return { ...base, classification: 'strong_match', matched: named, binaryId: filled, segmentsToSeparate: 0, segmentsToName: 0, reason: strongReason(facts) };
+      return {
+        ...base,
+        classification: 'strong_match',
+        matched: named,
+        binaryId: filled,
+        segmentsToSeparate: 0,
+        segmentsToName: 0,
+        reason: strongReason(facts),
+      };
     }
   }
   const shown = listed(candidates, scan.fitting);
@@ -130,6 +158,7 @@ function weakReason(facts: Facts, identification: number, mark: number): string 
   const k = facts.readings.decided.length;
   if (F > 1) return `${F} candidates fit all ${k} decided bits: nobody is named`;
   if (mark > STRONG_FP) return `the mark is too faint to name anyone (${mark.toExponential(1)} above ${STRONG_FP})`;
-  if (identification > facts.strongBelow) return `one candidate fits the ${k} decided bits, but an innocent would fit them with chance up to ${identification.toExponential(1)}`;
+  if (identification > facts.strongBelow)
+    return `one candidate fits the ${k} decided bits, but an innocent would fit them with chance up to ${identification.toExponential(1)}`;
   return 'one candidate fits, but a segment is decided against them';
 }

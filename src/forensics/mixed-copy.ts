@@ -20,7 +20,8 @@ import { blank, type Facts, type MatchResult, STRONG_FP } from './verdict.js';
 /** The census less the two members of a pair: the others are the possible innocents. */
 function othersThanPair(census: LevelCensus, pair: readonly [number, number]): number[] {
   const counts = [...census.counts];
-  for (const c of pair) counts[census.levelOf[c] as number] = Math.max(0, (counts[census.levelOf[c] as number] as number) - 1);
+  for (const c of pair)
+    counts[census.levelOf[c] as number] = Math.max(0, (counts[census.levelOf[c] as number] as number) - 1);
   return counts;
 }
 
@@ -47,7 +48,15 @@ function averagedPair(facts: Facts, mark: number): MatchResult | undefined {
     // the same question as every verdict's figure (could an innocent fit the decided bits?); the pair's own is pairProbability
     identificationProbability: identificationBound(othersThanPair(facts.census, pair), readings.decided),
     supportedBits: readings.decided.length,
-    mixed: { bothPositions: [], erasedPositions: readings.erased, leastSources: 2, suspects, coalitionsFound: 1, named, pairProbability: figure },
+    mixed: {
+      bothPositions: [],
+      erasedPositions: readings.erased,
+      leastSources: 2,
+      suspects,
+      coalitionsFound: 1,
+      named,
+      pairProbability: figure,
+    },
     reason: named
       ? `an average of two copies: ${readings.erased.length} position(s) lost their mark, and one pair alone explains the readings`
       : `an average of two copies: one pair explains the readings, but innocents would complete such a pair with chance up to ${figure.toExponential(1)}; nobody is named`,
@@ -75,7 +84,15 @@ export function mixedOrNone(facts: Facts, mark: number): MatchResult {
     ...blank(facts, mark),
     classification: 'mixed_copy',
     identificationProbability: identificationBound(facts.census.counts, readings.decided),
-    mixed: { bothPositions: readings.both, erasedPositions: readings.erased, leastSources: search.leastSources, suspects, coalitionsFound: search.found, named: false, pairProbability: null },
+    mixed: {
+      bothPositions: readings.both,
+      erasedPositions: readings.erased,
+      leastSources: search.leastSources,
+      suspects,
+      coalitionsFound: search.found,
+      named: false,
+      pairProbability: null,
+    },
     reason: `${why}: the copy was mixed from ${sources}; nobody is named`,
   };
 }

@@ -76,10 +76,16 @@ function checkSegments(segments: readonly Segment[]): void {
 
 /** The segments that should read |z| ≥ ERASED_EXPECTED but read almost nothing. */
 function erasedSegments(segments: readonly Segment[]): Set<number> {
-  const ratios = segments.filter((s) => (s.reach ?? 0) > 0 && Math.abs(s.z) >= DECIDED_Z).map((s) => Math.abs(s.z) / (s.reach as number));
+  const ratios = segments
+    .filter((s) => (s.reach ?? 0) > 0 && Math.abs(s.z) >= DECIDED_Z)
+    .map((s) => Math.abs(s.z) / (s.reach as number));
   if (ratios.length < ATTENUATION_FROM) return new Set();
   const kappa = ratios.sort((a, b) => a - b)[(ratios.length - 1) >> 1] as number;
-  return new Set(segments.filter((s) => kappa * (s.reach ?? 0) >= ERASED_EXPECTED && Math.abs(s.z) < ERASED_BELOW).map((s) => s.index));
+  return new Set(
+    segments
+      .filter((s) => kappa * (s.reach ?? 0) >= ERASED_EXPECTED && Math.abs(s.z) < ERASED_BELOW)
+      .map((s) => s.index),
+  );
 }
 
 export function readPositions(segments: readonly Segment[]): Readings {
@@ -140,7 +146,15 @@ function erfc(x: number): number {
   const poly =
     -x * x -
     1.26551223 +
-    t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
+    t *
+      (1.00002368 +
+        t *
+          (0.37409196 +
+            t *
+              (0.09678418 +
+                t *
+                  (-0.18628806 +
+                    t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
   const r = t * Math.exp(poly);
   return x >= 0 ? r : 2 - r;
 }

@@ -90,7 +90,13 @@ export function scanCandidates(candidates: PackedCandidates, readings: Readings,
   }
   let acc = 0;
   for (let c = 0; c < N; c++) acc += Math.exp((logLikelihood[c] as number) - maxLl);
-  return { bestScore, fitting: Int32Array.from(fitting), misses, logLikelihood, logTotal: N === 0 ? 0 : maxLl + Math.log(acc) };
+  return {
+    bestScore,
+    fitting: Int32Array.from(fitting),
+    misses,
+    logLikelihood,
+    logTotal: N === 0 ? 0 : maxLl + Math.log(acc),
+  };
 }
 
 /** The chance, if nothing of this content's mark were in the copy, that any of N candidates scores S or more. */

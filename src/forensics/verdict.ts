@@ -113,4 +113,3 @@ export function blank(facts: Facts, mark: number): Omit<MatchResult, 'reason'> {
     score: candidates.viewerIds.length === 0 ? null : scan.bestScore,
   };
 }
-

@@ -26,7 +26,11 @@ export interface ReportSigner {
 
 /** The deployment's signing key from a 32-byte seed (deriveKey(secret, 'evidence-report')). */
 export function reportSigner(seed: Buffer): ReportSigner {
-  const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed.subarray(0, 32)]), format: 'der', type: 'pkcs8' });
+  const privateKey = createPrivateKey({
+    key: Buffer.concat([PKCS8_PREFIX, seed.subarray(0, 32)]),
+    format: 'der',
+    type: 'pkcs8',
+  });
   const spki = createPublicKey(privateKey).export({ format: 'der', type: 'spki' });
   return { privateKey, publicKey: spki.subarray(SPKI_PREFIX.length).toString('hex') };
 }
@@ -35,10 +39,14 @@ const digestOf = (document: string) => createHash('sha256').update(document, 'ut
 
 /** The report with its slot filled: `document` must hold SIGNATURE_SLOT once. */
 export function signReport(document: string, signer: ReportSigner): string {
-  if (document.split(SIGNATURE_SLOT).length !== 2) throw new Error('a report to sign holds its signature slot exactly once');
+  if (document.split(SIGNATURE_SLOT).length !== 2)
+    throw new Error('a report to sign holds its signature slot exactly once');
   const digest = digestOf(document);
   const signature = sign(null, digest, signer.privateKey).toString('hex');
-  return document.replace(SIGNATURE_SLOT, `<!--drm-signature sha256="${digest.toString('hex')}" ed25519="${signature}" key="${signer.publicKey}"-->`);
+  return document.replace(
+    SIGNATURE_SLOT,
+    `<!--drm-signature sha256="${digest.toString('hex')}" ed25519="${signature}" key="${signer.publicKey}"-->`,
+  );
 }
 
 export interface ReportCheck {
@@ -60,7 +68,11 @@ export function checkReport(document: string, expectedKey?: string): ReportCheck
   if (!found) throw new DrmError('BAD_REQUEST', 'the file carries no drm evidence-report signature');
   const [block, sha256, signature, publicKey] = found as unknown as [string, string, string, string];
   const digest = digestOf(document.replace(block, SIGNATURE_SLOT));
-  const key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, Buffer.from(publicKey, 'hex')]), format: 'der', type: 'spki' });
+  const key = createPublicKey({
+    key: Buffer.concat([SPKI_PREFIX, Buffer.from(publicKey, 'hex')]),
+    format: 'der',
+    type: 'spki',
+  });
   return {
     sha256,
     digestMatches: digest.toString('hex') === sha256,

@@ -33,7 +33,10 @@ export async function sweepExpiredLeaks(ctx: Context): Promise<number> {
 }
 
 /** When a case's leak is deleted: its end plus the retention (null when it is not kept). */
-export function leakKeptUntil(ctx: Context, row: { uploadPath: string | null; completedAt: number | null; status: string }): number | null {
+export function leakKeptUntil(
+  ctx: Context,
+  row: { uploadPath: string | null; completedAt: number | null; status: string },
+): number | null {
   if (row.status === 'processing' || row.uploadPath === null || row.completedAt === null) return null;
   return row.completedAt + ctx.config.keepLeaksMs;
 }

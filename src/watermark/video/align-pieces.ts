@@ -39,7 +39,14 @@ interface Place {
  * [from, to]. A start or a speed away from the prediction pays a little, so that where the pictures
  * barely change (a still, a slow pan) the piece stays where the prediction put it.
  */
-function bestPlace(ks: readonly number[], time: TimeAlignment, leak: readonly Float32Array[], original: readonly Float32Array[], from: number, to: number): Place {
+function bestPlace(
+  ks: readonly number[],
+  time: TimeAlignment,
+  leak: readonly Float32Array[],
+  original: readonly Float32Array[],
+  from: number,
+  to: number,
+): Place {
   const first = time.positions[ks[0] as number] as number;
   const expected = time.predicted[ks[0] as number] as number;
   let best: Place = { start: -1, speed: 1, score: -2 };
@@ -48,7 +55,8 @@ function bestPlace(ks: readonly number[], time: TimeAlignment, leak: readonly Fl
     const span = rel[rel.length - 1] as number;
     for (let start = Math.max(0, from); start <= to && start + span < original.length; start++) {
       let sum = 0;
-      for (let j = 0; j < ks.length; j++) sum += dot(leak[ks[j] as number] as Float32Array, original[start + (rel[j] as number)] as Float32Array);
+      for (let j = 0; j < ks.length; j++)
+        sum += dot(leak[ks[j] as number] as Float32Array, original[start + (rel[j] as number)] as Float32Array);
       const score = sum / ks.length - 1e-4 * Math.abs(start - expected) - 1e-3 * Math.abs(speed - 1);
       if (score > best.score) best = { start, speed, score };
     }
@@ -76,7 +84,12 @@ function piecesOf(positions: Int32Array): number[][] {
  * (within DRIFT of the time elapsed, for a film re-timed by up to 10%), then, for a piece that fits
  * nowhere near, anywhere in the original (a reordered, dropped or repeated part).
  */
-export function realignPieces(time: TimeAlignment, leak: readonly Float32Array[], original: readonly Float32Array[], slack = 3): TimeAlignment {
+export function realignPieces(
+  time: TimeAlignment,
+  leak: readonly Float32Array[],
+  original: readonly Float32Array[],
+  slack = 3,
+): TimeAlignment {
   const frameMap = Int32Array.from(time.frameMap);
   const predicted = Int32Array.from(time.predicted);
   const apply = (ks: readonly number[], found: Place) => {
@@ -91,7 +104,8 @@ export function realignPieces(time: TimeAlignment, leak: readonly Float32Array[]
     const found = bestPlace(ks, time, leak, original, 0, original.length);
     if (found.score >= MATCH) apply(ks, found);
     // a piece across a cut (two segments swapped) fits nowhere whole: each half may
-    else if (halves > 0) for (const half of [ks.slice(0, ks.length >> 1), ks.slice(ks.length >> 1)]) anywhere(half, halves - 1);
+    else if (halves > 0)
+      for (const half of [ks.slice(0, ks.length >> 1), ks.slice(ks.length >> 1)]) anywhere(half, halves - 1);
   };
   // Where the next piece should start if the film runs on as the last piece placed did.
   let track: { position: number; start: number; speed: number } | null = null;
@@ -104,7 +118,10 @@ export function realignPieces(time: TimeAlignment, leak: readonly Float32Array[]
       : [time.predicted[ks[0] as number] as number, Math.max(PIECE_FRAMES / 3, DRIFT * span)];
     const near = bestPlace(ks, time, leak, original, Math.round(at - reach), Math.round(at + reach));
     // where the pictures barely change (a slow pan) a wrong place near by can still look alike: only a sure fit stays near
-    const found = near.score >= SURE ? near : [near, bestPlace(ks, time, leak, original, 0, original.length)].reduce((a, b) => (b.score > a.score ? b : a));
+    const found =
+      near.score >= SURE
+        ? near
+        : [near, bestPlace(ks, time, leak, original, 0, original.length)].reduce((a, b) => (b.score > a.score ? b : a));
     if (found.score >= MATCH) {
       apply(ks, found);
       track = { position, start: found.start, speed: found.speed };

@@ -12,7 +12,12 @@ export type Mirror = 'none' | 'horizontal' | 'vertical' | 'both';
 export const MIRRORS: readonly Mirror[] = ['none', 'horizontal', 'vertical', 'both'];
 
 /** A width × height picture flipped as `mirror` says (a new array; `none` returns the same one). */
-export function flipped<T extends Uint8Array | Float32Array>(data: T, width: number, height: number, mirror: Mirror): T {
+export function flipped<T extends Uint8Array | Float32Array>(
+  data: T,
+  width: number,
+  height: number,
+  mirror: Mirror,
+): T {
   if (mirror === 'none') return data;
   const out = new (data.constructor as { new (n: number): T })(data.length);
   const h = mirror === 'horizontal' || mirror === 'both';
@@ -26,7 +31,11 @@ export function flipped<T extends Uint8Array | Float32Array>(data: T, width: num
 }
 
 /** The leak's samples seen through `mirror`: thumbnails (width × thumbHeight) and proxies flipped back. */
-export function mirroredSamples(samples: LeakSamples, mirror: Mirror, thumb: { width: number; height: number }): LeakSamples {
+export function mirroredSamples(
+  samples: LeakSamples,
+  mirror: Mirror,
+  thumb: { width: number; height: number },
+): LeakSamples {
   if (mirror === 'none') return samples;
   return {
     thumbs: samples.thumbs.map((t) => flipped(t, thumb.width, thumb.height, mirror)),
