@@ -1,6 +1,6 @@
 import { ID_BITS } from '../watermark/segments.js';
 import { identificationBound } from './id-levels.js';
-import { BYTES, binaryIdAt, type PackedCandidates } from './packed-ids.js';
+import { binaryIdAt, bitAt, type PackedCandidates } from './packed-ids.js';
 import type { Readings } from './readings.js';
 import type { Scan } from './scan.js';
 
@@ -26,9 +26,6 @@ export interface CandidateFit {
   /** further segments after the leak's last one that would tell it apart from every other candidate that fits; null beyond one cycle */
   separatingSegments: number | null;
 }
-
-const bitAt = (packed: Uint8Array, c: number, b: number) =>
-  ((packed[c * BYTES + (b >> 3)] as number) >> (7 - (b & 7))) & 1;
 
 /** The bit positions of the segments that would come after the leak's last one, in order. */
 function nextPositions(readings: Readings): number[] {

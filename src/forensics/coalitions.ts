@@ -1,4 +1,4 @@
-import { BYTES, type PackedCandidates } from './packed-ids.js';
+import { bitAt, type PackedCandidates } from './packed-ids.js';
 import type { Readings } from './readings.js';
 
 /**
@@ -26,7 +26,7 @@ export interface CoalitionSearch {
 
 /** Bit u of the result: requirement u this candidate leaves unmet (positions needing A first, then those needing B). */
 function unmet(packed: Uint8Array, c: number, needA: readonly number[], needB: readonly number[]): bigint {
-  const bit = (b: number) => ((packed[c * BYTES + (b >> 3)] as number) >> (7 - (b & 7))) & 1;
+  const bit = (b: number) => bitAt(packed, c, b);
   let miss = 0n;
   needA.forEach((b, u) => {
     if (bit(b) === 1) miss |= 1n << BigInt(u);
@@ -109,7 +109,7 @@ export function averagedPairs(
   erased: readonly number[],
 ): { count: number; first: [number, number] | null } {
   if (erased.length === 0) return { count: 0, first: null };
-  const bit = (c: number, b: number) => ((candidates.packed[c * BYTES + (b >> 3)] as number) >> (7 - (b & 7))) & 1;
+  const bit = (c: number, b: number) => bitAt(candidates.packed, c, b);
   const keyOf = (c: number, flip: 0 | 1) => erased.map((b) => String(bit(c, b) ^ flip)).join('');
   const groups = new Map<string, number[]>();
   for (const c of fitting) {

@@ -134,11 +134,13 @@ export function identificationBound(counts: readonly number[], positions: readon
   return Math.min(1, worst);
 }
 
-/** The census less one candidate (the one a verdict would name): the others are the possible innocents. */
-export function othersThan(census: LevelCensus, candidate: number): number[] {
+/** The census less the candidates a verdict would name: the others are the possible innocents. */
+export function othersThan(census: LevelCensus, ...named: number[]): number[] {
   const counts = [...census.counts];
-  const level = census.levelOf[candidate] as number;
-  // a stand-in for no person was never counted
-  counts[level] = Math.max(0, (counts[level] as number) - 1);
+  for (const c of named) {
+    const level = census.levelOf[c] as number;
+    // a stand-in for no person was never counted
+    counts[level] = Math.max(0, (counts[level] as number) - 1);
+  }
   return counts;
 }

@@ -1,6 +1,6 @@
 import { fitOf, LISTED } from './candidate-set.js';
 import { averagedPairs, searchCoalitions } from './coalitions.js';
-import { identificationBound, type LevelCensus } from './id-levels.js';
+import { identificationBound, othersThan } from './id-levels.js';
 import { blank, type Facts, type MatchResult, STRONG_FP } from './verdict.js';
 
 /**
@@ -17,17 +17,9 @@ import { blank, type Facts, type MatchResult, STRONG_FP } from './verdict.js';
  * So the pair figure is 2·I(P_all) + I(P_dec)·I(P_all), over the candidates less the two.
  */
 
-/** The census less the two members of a pair: the others are the possible innocents. */
-function othersThanPair(census: LevelCensus, pair: readonly [number, number]): number[] {
-  const counts = [...census.counts];
-  for (const c of pair)
-    counts[census.levelOf[c] as number] = Math.max(0, (counts[census.levelOf[c] as number] as number) - 1);
-  return counts;
-}
-
 function pairFigure(facts: Facts, pair: readonly [number, number]): number {
   const { readings } = facts;
-  const counts = othersThanPair(facts.census, pair);
+  const counts = othersThan(facts.census, ...pair);
   const all = [...readings.decided, ...readings.erased, ...readings.both];
   const whole = identificationBound(counts, all);
   return Math.min(1, 2 * whole + identificationBound(counts, readings.decided) * whole);
@@ -46,7 +38,7 @@ function averagedPair(facts: Facts, mark: number): MatchResult | undefined {
     ...blank(facts, mark),
     classification: 'mixed_copy',
     // the same question as every verdict's figure (could an innocent fit the decided bits?); the pair's own is pairProbability
-    identificationProbability: identificationBound(othersThanPair(facts.census, pair), readings.decided),
+    identificationProbability: identificationBound(othersThan(facts.census, ...pair), readings.decided),
     supportedBits: readings.decided.length,
     mixed: {
       bothPositions: [],

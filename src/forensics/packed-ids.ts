@@ -94,6 +94,9 @@ export function packCandidates(candidates: readonly Candidate[]): PackedCandidat
   return { viewerIds: candidates.map((c) => c.viewerId), packed: packIds(candidates) };
 }
 
+/** Bit b (character b of the binaryId) of candidate c's packed id. */
+export const bitAt = (packed: Uint8Array, c: number, b: number): number => ((packed[c * BYTES + (b >> 3)] as number) >> (7 - (b & 7))) & 1;
+
 /** Candidate c's binaryId, read back from its packed bytes. */
 export function binaryIdAt(packed: Uint8Array, c: number): string {
   const o = c * BYTES;
