@@ -15,8 +15,10 @@ import { embedVideo } from '../../src/watermark/video/embed.js';
 
 // Real ffmpeg and x264 end to end on a slow pan across a still of the Mandelbrot set (detail at
 // every scale, always moving, like the corpus's photographs in motion), made here with lavfi: no
-// fixture files. (A zoom would not do: a crop of a zoom looks like a later frame.) Small frames keep the suite quick; the mark's
-// strength on real 720p/1080p material is what bench/robustness measures.
+// fixture files. (A zoom would not do: a crop of a zoom looks like a later frame. Nor would a pan
+// alone: there a shift in place looks like a shift in time, so a patch of the still moves across
+// it on a path of its own, as things in a film move against its background.) Small frames keep the
+// suite quick; the mark's strength on real 720p/1080p material is what bench/robustness measures.
 const bins = mediaBinaries();
 const key = watermarkKey(Buffer.alloc(32, 9));
 const contentId = '8d3c1f2a-6b7e-4a9d-8c5f-1e2d3c4b5a69';
@@ -25,13 +27,16 @@ const backend = createCpuPoolBackend();
 let dir: string;
 const file = (name: string) => path.join(dir, name);
 const ff = (...args: string[]) => execFileSync(bins.ffmpeg, ['-v', 'error', '-y', ...args]);
+const PAN_WITH_SPRITE =
+  "[0:v]split[a][b];[a]crop=640:360:x='20+t*14':y='30+t*6'[pan];[b]crop=200:200:330:300,hflip[sprite];" +
+  "[pan][sprite]overlay=x='220+200*sin(t/3)':y='80+70*cos(t/4)'";
 const x264 = (crf: number) => ['-c:v', 'libx264', '-crf', String(crf), '-preset', 'veryfast', '-pix_fmt', 'yuv420p'];
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-video-'));
   ff('-f', 'lavfi', '-i', 'mandelbrot=size=1280x720:start_scale=1.2:end_scale=1.2', '-frames:v', '1', file('still.png'));
   ff('-loop', '1', '-framerate', '25', '-i', file('still.png'), '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
-    '-vf', "crop=640:360:x='20+t*14':y='30+t*6'", '-t', '22', ...x264(16), '-c:a', 'aac', '-shortest', file('film.mp4'));
+    '-filter_complex', PAN_WITH_SPRITE, '-t', '22', ...x264(16), '-c:a', 'aac', '-shortest', file('film.mp4'));
   ff('-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100:duration=2', '-c:a', 'aac', file('tone.m4a'));
   fs.writeFileSync(file('notes.txt'), 'not a film\n'.repeat(100));
   await embedVideo({ bins, key, contentId, input: file('film.mp4'), output: file('marked.mp4'), bits, backend });
@@ -51,6 +56,15 @@ function expectBits(d: Detection, minZ: number) {
     expect(Math.abs(s.z)).toBeGreaterThanOrEqual(minZ);
   }
 }
+
+/** The full 10-s segments read right with |z| ≥ minZ; the 2-s tail may stay undecided but never reads wrong. */
+function expectFullSegments(d: Detection, minZ: number) {
+  expectBits({ ...d, segments: d.segments.filter((s) => s.coverage >= 5) }, minZ);
+  for (const s of d.segments) expect([bits[s.index % 40], '?']).toContain(s.bit);
+}
+
+/** A screen filmed from below: the top edge narrowed by `share` of the width on each side. */
+const keystone = (share: number) => `perspective=x0=W*${share}:y0=0:x1=W*(1-${share}):y1=0:x2=0:y2=H:x3=W:y3=H:sense=destination`;
 
 describe('embedding the video mark', { timeout: 120_000 }, () => {
   it('writes one continuous MP4 with every frame, the same size and the audio kept', async () => {
@@ -147,6 +161,34 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
     expect(v.alignment.mirrored).toBe('vertical');
     expectBits(v, 4);
     expect((await detect('marked.mp4')).alignment.mirrored).toBeUndefined();
+  });
+
+  it('reads a copy turned 4° and one seen at a 5% keystone, each through a fitted projective map', async () => {
+    for (const [name, filter] of [['turned.mp4', 'rotate=4*PI/180'], ['keystone.mp4', keystone(0.05)]] as const) {
+      ff('-i', file('marked.mp4'), '-vf', filter, ...x264(20), '-an', file(name));
+      const d = await detect(name);
+      expect(d.alignment.shownCorners, name).toBeDefined();
+      expectFullSegments(d, 4);
+    }
+  });
+
+  it('reads a copy cropped 10% off-centre, once its time is lined up again through the crop', async () => {
+    ff('-i', file('marked.mp4'), '-vf', 'crop=iw*0.9:ih*0.9:iw*0.1:0,scale=710:400', ...x264(20), '-an', file('offcentre.mp4'));
+    const d = await detect('offcentre.mp4');
+    expect(d.alignment.rect).toBe('144x81+16+0');
+    expectFullSegments(d, 4);
+  });
+
+  it('reads it after gamma, contrast and saturation are changed', async () => {
+    ff('-i', file('marked.mp4'), '-vf', 'eq=gamma=1.4:contrast=1.3:saturation=0.4', ...x264(20), '-an', file('graded.mp4'));
+    expectBits(await detect('graded.mp4'), 4);
+  });
+
+  it('reads a camcorded copy: keystone, blur, sensor noise, 24 fps, CRF 32 and a slow handheld shake', async () => {
+    const shake = 'crop=iw*0.96:ih*0.96:iw*0.02+iw*0.015*sin(t*0.7):ih*0.02+ih*0.015*cos(t*0.5),scale=640:360';
+    const chain = `${keystone(0.04)},${shake},gblur=sigma=1.5,noise=alls=8:allf=t,fps=24`;
+    ff('-i', file('marked.mp4'), '-vf', chain, ...x264(32), '-an', file('camcorded.mp4'));
+    expectFullSegments(await detect('camcorded.mp4'), 3);
   });
 
   it('finds no mark in the unmarked original: every segment undecided', async () => {

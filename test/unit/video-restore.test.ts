@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { rectOnto } from '../../src/watermark/video/homography.js';
 import { insetRect, restoreLeak } from '../../src/watermark/video/restore.js';
 
 const W = 64;
@@ -16,7 +17,8 @@ describe('putting a leak frame back into the original for scoring', () => {
     const original = new Float32Array(W * H).fill(7);
     const inside = insetRect(rect, 2, W, H);
     expect(inside).toEqual({ x: 12, y: 7, w: 36, h: 16 });
-    const out = restoreLeak(proxy, original, W, H, { active: { x: 0, y: 0, w: W, h: H }, rect, inside, tone: identity });
+    const active = { x: 0, y: 0, w: W, h: H };
+    const out = restoreLeak(proxy, original, W, H, { active, map: rectOnto(rect, active), inside, tone: identity });
     for (let y = 0; y < H; y++) {
       for (let x = 0; x < W; x++) {
         const within = x >= inside.x && x < inside.x + inside.w && y >= inside.y && y < inside.y + inside.h;
@@ -34,7 +36,7 @@ describe('putting a leak frame back into the original for scoring', () => {
     }
     const brighten = Uint8Array.from({ length: 256 }, (_, v) => Math.min(255, v + 10));
     const rect = { x: 0, y: 0, w: W, h: H };
-    const out = restoreLeak(proxy, new Float32Array(W * H), W, H, { active, rect, inside: insetRect(rect, 2, W, H), tone: brighten });
+    const out = restoreLeak(proxy, new Float32Array(W * H), W, H, { active, map: rectOnto(rect, active), inside: insetRect(rect, 2, W, H), tone: brighten });
     for (const [x, y] of [[2, 2], [30, 17], [61, 33], [45, 9]] as const) expect(out[y * W + x], `(${x}, ${y})`).toBeCloseTo(ramp(x, y), 2);
   });
 });

@@ -14,8 +14,11 @@ import type { Rect } from './geometry.js';
 export const SIG_COLS = 8;
 export const SIG_ROWS = 6;
 
-/** The signature of a thumbnail's region (x, y, w, h in thumbnail pixels). */
-export function signature(data: Uint8Array, width: number, region: Rect): Float32Array {
+/**
+ * The signature of a thumbnail's region (x, y, w, h in thumbnail pixels). NaN pixels (what a
+ * turned or tilted leak does not show, ./homography.ts) are left out of their block's mean.
+ */
+export function signature(data: ArrayLike<number>, width: number, region: Rect): Float32Array {
   const out = new Float32Array(SIG_COLS * SIG_ROWS);
   for (let r = 0; r < SIG_ROWS; r++) {
     const y0 = Math.floor(region.y + (r * region.h) / SIG_ROWS);
@@ -24,8 +27,16 @@ export function signature(data: Uint8Array, width: number, region: Rect): Float3
       const x0 = Math.floor(region.x + (c * region.w) / SIG_COLS);
       const x1 = Math.max(x0 + 1, Math.floor(region.x + ((c + 1) * region.w) / SIG_COLS));
       let sum = 0;
-      for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) sum += data[y * width + x] as number;
-      out[r * SIG_COLS + c] = sum / ((y1 - y0) * (x1 - x0));
+      let count = 0;
+      for (let y = y0; y < y1; y++) {
+        for (let x = x0; x < x1; x++) {
+          const v = data[y * width + x] as number;
+          if (Number.isNaN(v)) continue;
+          sum += v;
+          count++;
+        }
+      }
+      out[r * SIG_COLS + c] = count > 0 ? sum / count : 0;
     }
   }
   let mean = 0;
@@ -167,6 +178,8 @@ export function toneCurve(pairs: ReadonlyArray<{ leak: ArrayLike<number>; origin
   const count = new Float64Array(256);
   for (const { leak, original } of pairs) {
     for (let i = 0; i < leak.length; i++) {
+      // NaN: a pixel the leak does not show (./homography.ts's warpedView).
+      if (Number.isNaN(original[i] as number)) continue;
       const l = Math.round(leak[i] as number);
       sum[l] = (sum[l] as number) + (original[i] as number);
       count[l] = (count[l] as number) + 1;

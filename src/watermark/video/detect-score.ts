@@ -8,6 +8,7 @@ import { type SegmentReading, segmentAt } from '../segments.js';
 import type { VideoDetectOptions } from './detect-options.js';
 import type { LeakSamples } from './leak-samples.js';
 import { analyse, patternLength, segmentPattern, type VideoMarkParams } from './mark.js';
+import { placeFrame } from './frame-map.js';
 import { type LeakPlacement, restoreLeak } from './restore.js';
 import { nullPatterns, SegmentScore } from './score.js';
 
@@ -104,7 +105,8 @@ export async function scoreSegments(o: VideoDetectOptions, job: ScoringJob): Pro
       const left = (uses.get(i) as number) - 1;
       uses.set(i, left);
       if (left === 0) held.delete(i);
-      yield { i, leak: restoreLeak(proxy, original, W, H, placement), original };
+      const placed = placement.perFrame ? placeFrame(proxy, original, W, H, placement) : placement;
+      yield { i, leak: restoreLeak(proxy, original, W, H, placed), original };
     }
   }
   const transforms = async (p: { i: number; leak: Float32Array; original: Float32Array }) => {

@@ -94,17 +94,23 @@ export function resizeArea(data: Uint8Array, width: number, height: number, regi
   return out;
 }
 
-/** Normalized cross-correlation of two pictures of the same size (1: equal up to brightness and contrast). */
+/**
+ * Normalized cross-correlation of two pictures of the same size (1: equal up to brightness and
+ * contrast), over the pixels where both are numbers (./homography.ts's warpedView marks with NaN
+ * what a turned or tilted leak does not show).
+ */
 export function correlation(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let sa = 0;
   let sb = 0;
   let saa = 0;
   let sbb = 0;
   let sab = 0;
-  const n = a.length;
-  for (let i = 0; i < n; i++) {
+  let n = 0;
+  for (let i = 0; i < a.length; i++) {
     const x = a[i] as number;
     const y = b[i] as number;
+    if (Number.isNaN(x + y)) continue;
+    n++;
     sa += x;
     sb += y;
     saa += x * x;
