@@ -5,13 +5,15 @@ export interface PcmOptions extends Range {
   sampleRate: number;
   /** samples per yielded block */
   blockSize?: number;
+  /** an ffmpeg audio filter applied before the mix-down and resampling (a speed undone) */
+  filter?: string;
   signal?: AbortSignal;
 }
 
 /** The audio mixed down to mono float samples at sampleRate, in blocks. */
 export async function* monoPcm(bins: MediaBinaries, file: string, o: PcmOptions): AsyncGenerator<Float32Array> {
   const block = o.blockSize ?? 65_536;
-  const args = ['-v', 'error', ...rangeArgs(o), '-i', file, '-map', '0:a:0', '-ac', '1', '-ar', String(o.sampleRate), '-f', 'f32le', 'pipe:1'];
+  const args = ['-v', 'error', ...rangeArgs(o), '-i', file, '-map', '0:a:0', ...(o.filter ? ['-af', o.filter] : []), '-ac', '1', '-ar', String(o.sampleRate), '-f', 'f32le', 'pipe:1'];
   for await (const bytes of records(bins.ffmpeg, args, block * 4, `the audio of ${file}`, o.signal)) {
     yield new Float32Array(bytes.buffer, bytes.byteOffset, Math.floor(bytes.length / 4));
   }

@@ -90,6 +90,28 @@ describe('music A/B pipeline', { timeout: 120_000 }, () => {
     expectBits(await detect('mono22.m4a'), 5);
   });
 
+  it('reads them played 8% fast with the pitch raised, and 7% slow with the pitch kept, and says which', async () => {
+    ff('-i', file('marked.m4a'), '-af', 'asetrate=44100*1.08,aresample=44100', '-c:a', 'aac', '-b:a', '128k', file('sped-up.m4a'));
+    const fast = await detect('sped-up.m4a');
+    expect(fast.alignment).toMatchObject({ speed: 1.08, pitchKept: false });
+    expectBits(fast, 5);
+    ff('-i', file('marked.m4a'), '-af', 'atempo=0.93', '-c:a', 'aac', '-b:a', '128k', file('slowed.m4a'));
+    const slow = await detect('slowed.m4a');
+    expect(slow.alignment.speed).toBeCloseTo(0.93, 3);
+    expect(slow.alignment.pitchKept).toBe(true);
+    expectBits(slow, 5);
+  });
+
+  it('reads a copy whose 10-s parts were put in reverse order, each part placed on its own', async () => {
+    const part = (from: number, label: string) => `[0:a]atrim=${from}:${from + 10},asetpts=PTS-STARTPTS[${label}]`;
+    const graph = `${part(20, 'c')};${part(10, 'b')};${part(0, 'a')};[c][b][a]concat=n=3:v=0:a=1[o]`;
+    ff('-i', file('marked.m4a'), '-filter_complex', graph, '-map', '[o]', '-c:a', 'aac', '-b:a', '128k', file('reversed.m4a'));
+    const d = await detect('reversed.m4a');
+    expect(d.segments.map((s) => s.index)).toEqual([0, 1, 2]);
+    expect(d.alignment.piecesMoved).toBeGreaterThan(0);
+    expectBits(d, 5);
+  });
+
   it('finds no mark in the unmarked original re-encoded', async () => {
     ff('-i', file('music.wav'), '-c:a', 'aac', '-b:a', '256k', file('unmarked.m4a'));
     const d = await detect('unmarked.m4a');

@@ -12,11 +12,11 @@ import { segmentPattern } from './segment.js';
 /** A segment the leak covers for less than this is not scored: too few tiles to say anything. */
 export const MIN_COVERAGE_SECONDS = 2;
 
-/** The waveforms must agree this well once aligned to the sample (about 0.98 and up for a true leak, near 0 otherwise) */
-const MIN_WAVEFORM_CORRELATION = 0.3;
+/** The waveforms must agree this well once aligned to the sample (about 0.98 and up through a codec, 0.26–0.4 through a time stretch that kept the pitch, near 0 for other audio) */
+export const MIN_WAVEFORM_CORRELATION = 0.3;
 
 /** How far (seconds) the sample-exact search looks around the envelope's lag. */
-const FINE_RANGE_SECONDS = 0.04;
+export const FINE_RANGE_SECONDS = 0.04;
 
 /** What a music detection is asked (./detect.ts re-exports it). */
 export interface MusicDetectOptions extends DetectJob {
@@ -29,6 +29,8 @@ export interface AlignedStreams {
   lag: number;
   originalSamples: number;
   leakSamples: number;
+  /** the ffmpeg filter the leak is read through (a speed undone, ./speed.ts) */
+  leakFilter?: string | undefined;
 }
 
 export interface ScoredSegment {
@@ -55,8 +57,12 @@ interface Span {
  */
 export async function scoreSegments(o: MusicDetectOptions, a: AlignedStreams): Promise<ScoredSegment[]> {
   const { sampleRate, originalSamples } = a;
-  const original = new SampleWindow(monoPcm(o.bins, o.original, { sampleRate, signal: o.signal })[Symbol.asyncIterator]());
-  const leak = new SampleWindow(monoPcm(o.bins, o.leak, { sampleRate, signal: o.signal })[Symbol.asyncIterator]());
+  const original = new SampleWindow(
+    monoPcm(o.bins, o.original, { sampleRate, signal: o.signal })[Symbol.asyncIterator](),
+  );
+  const leak = new SampleWindow(
+    monoPcm(o.bins, o.leak, { sampleRate, signal: o.signal, filter: a.leakFilter })[Symbol.asyncIterator](),
+  );
   const range = Math.round(FINE_RANGE_SECONDS * sampleRate);
   const segmentLength = SEGMENT_SECONDS * sampleRate;
   const out: ScoredSegment[] = [];
@@ -69,7 +75,10 @@ export async function scoreSegments(o: MusicDetectOptions, a: AlignedStreams): P
       const c1 = Math.min(s1, a.lag + a.leakSamples);
       if (c1 - c0 >= MIN_COVERAGE_SECONDS * sampleRate) {
         const segment: Span = { samples: await original.span(s0, s1), start: s0 };
-        const window: Span = { samples: await leak.span(c0 - a.lag - range, c1 - a.lag + range), start: c0 - a.lag - range };
+        const window: Span = {
+          samples: await leak.span(c0 - a.lag - range, c1 - a.lag + range),
+          start: c0 - a.lag - range,
+        };
         const found = fineAlign(segment.samples.subarray(c0 - s0, c1 - s0), window.samples, range);
         const trusted = found.correlation >= MIN_WAVEFORM_CORRELATION;
         if (trusted) lastGood = found.lag;
@@ -107,12 +116,15 @@ function scoreSegment(
   const leakAt = (n: number) => window.samples[n - lag - window.start] as number;
   let ol = 0;
   let oo = 0;
+  let ll = 0;
   for (let n = c0; n < c1; n++) {
     const x = samples[n - start] as number;
-    ol += x * leakAt(n);
+    const y = leakAt(n);
+    ol += x * y;
     oo += x * x;
+    ll += y * y;
   }
-  const gain = oo > 0 ? ol / oo : 0;
+  const gain = leakGain(ol, oo, ll);
   const coverage = Math.max(0, c1 - c0) / a.sampleRate;
   // A leak that is silent (or inverted) where the original plays has nothing to score.
   if (!(gain > 1e-3)) return { lag, ol, oo, reading: { index, z: 0, bit: '?', coverage } };
@@ -122,3 +134,19 @@ function scoreSegment(
   const z = musicScore(samples, suspect, a.sampleRate).z(pattern);
   return { lag, ol, oo, reading: { index, z, bit: bitFromZ(z), coverage } };
 }
+
+/**
+ * How much louder the leak is than the original. Where the waveforms agree (any codec, a resampled
+ * speed undone) it is their projection, which codec noise does not inflate. A time stretch that
+ * kept the pitch rebuilds the waveform from overlapping pieces, so the waveforms agree only
+ * loosely (measured 0.3–0.4) though the spectrum the mark lives in is kept: there the projection
+ * would take the gain for a fifth of what it is, and the ratio of energies is used.
+ */
+export function leakGain(ol: number, oo: number, ll: number): number {
+  if (!(oo > 0 && ll > 0)) return 0;
+  const agreement = ol / Math.sqrt(oo * ll);
+  return agreement >= COHERENT ? ol / oo : Math.sqrt(ll / oo);
+}
+
+/** Waveforms that agree this well are the same waveform through a codec. */
+const COHERENT = 0.9;
