@@ -7,7 +7,7 @@ import {
   FINE_RANGE_SECONDS,
   leakGain,
   MIN_COVERAGE_SECONDS,
-  MIN_WAVEFORM_CORRELATION,
+  leastAgreement,
   type MusicDetectOptions,
   type ScoredSegment,
 } from './detect-score.js';
@@ -34,7 +34,7 @@ export async function scorePieces(
   pieces: readonly Piece[],
 ): Promise<ScoredSegment[]> {
   const { sampleRate, originalSamples } = a;
-  const leak = await readMonoPcm(o.bins, o.leak, { sampleRate, signal: o.signal, filter: a.leakFilter });
+  const leak = await readMonoPcm(o.bins, o.leak, { sampleRate, signal: o.signal, filter: a.undo?.filter });
   const original = new SampleWindow(
     monoPcm(o.bins, o.original, { sampleRate, signal: o.signal })[Symbol.asyncIterator](),
   );
@@ -46,14 +46,10 @@ export async function scorePieces(
       const s1 = Math.min(s0 + segmentLength, originalSamples);
       const inside = pieces.filter((p) => p.leakStart + p.lag < s1 && p.leakEnd + p.lag > s0);
       if (inside.length > 0) {
-        const scored = scoreFromPieces(
-          o,
-          s,
-          { samples: await original.span(s0, s1), start: s0 },
-          leak,
-          inside,
+        const scored = scoreFromPieces(o, s, { samples: await original.span(s0, s1), start: s0 }, leak, inside, {
           sampleRate,
-        );
+          least: leastAgreement(a),
+        });
         if (scored) out.push(scored);
       }
       o.signal?.throwIfAborted();
@@ -71,9 +67,10 @@ function scoreFromPieces(
   segment: { samples: Float32Array; start: number },
   leak: Float32Array,
   pieces: readonly Piece[],
-  sampleRate: number,
+  how: { sampleRate: number; least: number },
 ): ScoredSegment | undefined {
   const { samples, start } = segment;
+  const { sampleRate, least } = how;
   const suspect = Float32Array.from(samples);
   const range = Math.round(FINE_RANGE_SECONDS * sampleRate);
   const totals = { ol: 0, oo: 0, covered: 0 };
@@ -85,7 +82,7 @@ function scoreFromPieces(
     if (c1 - c0 < sampleRate) continue;
     const window = leak.subarray(c0 - p.lag - range, c1 - p.lag + range);
     const found = fineAlign(samples.subarray(c0 - start, c1 - start), window, range);
-    const trusted = found.correlation >= MIN_WAVEFORM_CORRELATION;
+    const trusted = found.correlation >= least;
     // As in ./detect-score.ts: original[n] matches leak[n − (lag − f)].
     const own = trusted ? p.lag - found.lag : p.lag;
     // c0 and c1 keep n − own inside the leak for any shift the fine search can find

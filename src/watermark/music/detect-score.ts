@@ -6,6 +6,7 @@ import { fineAlign } from './align.js';
 import { musicScore } from './mark.js';
 import { SampleWindow } from './pipe.js';
 import { segmentPattern } from './segment.js';
+import type { SpeedUndoing } from './speed.js';
 
 // The second stage of music detection (./detect.ts): each segment aligned to the sample and scored.
 
@@ -13,7 +14,12 @@ import { segmentPattern } from './segment.js';
 export const MIN_COVERAGE_SECONDS = 2;
 
 /** The waveforms must agree this well once aligned to the sample (about 0.98 and up through a codec, 0.26–0.4 through a time stretch that kept the pitch, near 0 for other audio) */
-export const MIN_WAVEFORM_CORRELATION = 0.3;
+const MIN_WAVEFORM_CORRELATION = 0.3;
+/** The same through a time stretch that kept the pitch: its pieces agree with the original loosely (medians of 0.23–0.36 measured). */
+const MIN_STRETCHED_CORRELATION = 0.25;
+
+/** How well a segment's waveform must agree with the original's for its own fine lag to be trusted. */
+export const leastAgreement = (a: AlignedStreams) => (a.undo?.pitchKept ? MIN_STRETCHED_CORRELATION : MIN_WAVEFORM_CORRELATION);
 
 /** How far (seconds) the sample-exact search looks around the envelope's lag. */
 export const FINE_RANGE_SECONDS = 0.04;
@@ -29,8 +35,8 @@ export interface AlignedStreams {
   lag: number;
   originalSamples: number;
   leakSamples: number;
-  /** the ffmpeg filter the leak is read through (a speed undone, ./speed.ts) */
-  leakFilter?: string | undefined;
+  /** how the leak's speed is undone (./speed.ts): the ffmpeg filter it is read through */
+  undo?: SpeedUndoing | undefined;
 }
 
 export interface ScoredSegment {
@@ -61,7 +67,7 @@ export async function scoreSegments(o: MusicDetectOptions, a: AlignedStreams): P
     monoPcm(o.bins, o.original, { sampleRate, signal: o.signal })[Symbol.asyncIterator](),
   );
   const leak = new SampleWindow(
-    monoPcm(o.bins, o.leak, { sampleRate, signal: o.signal, filter: a.leakFilter })[Symbol.asyncIterator](),
+    monoPcm(o.bins, o.leak, { sampleRate, signal: o.signal, filter: a.undo?.filter })[Symbol.asyncIterator](),
   );
   const range = Math.round(FINE_RANGE_SECONDS * sampleRate);
   const segmentLength = SEGMENT_SECONDS * sampleRate;
@@ -80,7 +86,7 @@ export async function scoreSegments(o: MusicDetectOptions, a: AlignedStreams): P
           start: c0 - a.lag - range,
         };
         const found = fineAlign(segment.samples.subarray(c0 - s0, c1 - s0), window.samples, range);
-        const trusted = found.correlation >= MIN_WAVEFORM_CORRELATION;
+        const trusted = found.correlation >= leastAgreement(a);
         if (trusted) lastGood = found.lag;
         // fineAlign: segment[i] matches window[i + range + f], and window[w] is leak[c0 − lag − range + w],
         // so the segment's own lag is lag − f (the sign mattered once the coarse lag stopped being whole blocks).

@@ -7,7 +7,7 @@ import { MIN_COVERAGE_SECONDS, scoreSegments } from './detect-score.js';
 import { MOST_HELD_SECONDS, scorePieces } from './detect-pieces.js';
 import { type Piece, placedShare, placePieces } from './pieces.js';
 import { audioOf } from './pipe.js';
-import { FASTEST, leakSpeed, SLOWEST, speedUndoings } from './speed.js';
+import { FASTEST, leakSpeed, SLOWEST, type SpeedUndoing, speedUndoings } from './speed.js';
 
 /**
  * Reading the bits back from a music leak with the original at hand: the two are lined up on
@@ -135,7 +135,7 @@ async function detectAtSpeed(
     const grids = await envelopesOfFile(o, o.leak, sampleRate, LEAK_PHASES, undo.filter);
     const matched = matchedEnvelopes(eo, grids, MIN_SPEED_CORRELATION);
     if (!matched.matches) continue;
-    const d = await detectAligned(o, sampleRate, eo, grids, matched, undo.filter).catch((err: unknown) => {
+    const d = await detectAligned(o, sampleRate, eo, grids, matched, undo).catch((err: unknown) => {
       if (err instanceof DrmError && err.code === 'BAD_REQUEST') return undefined;
       throw err;
     });
@@ -179,13 +179,13 @@ async function detectAligned(
   eo: Envelope,
   grids: Envelope[],
   m: Matched,
-  leakFilter?: string,
+  undo?: SpeedUndoing,
 ): Promise<Detection> {
   const el = grids[0] as Envelope;
   const { coarse, phase } = m;
   // The leak's block 0 of that grid starts `phase` samples in: original index = leak index + lag.
   const lag = coarse.lagBlocks * envelopeBlock(sampleRate) - phase;
-  const streams = { sampleRate, lag, originalSamples: eo.samples, leakSamples: el.samples, leakFilter };
+  const streams = { sampleRate, lag, originalSamples: eo.samples, leakSamples: el.samples, undo };
   const grid = grids.find((g) => g.phase === phase) ?? el;
   const pieces =
     m.pieces ??

@@ -53,7 +53,12 @@ export function leakSpeed(originalFeature: Float64Array, leakEnergies: Float64Ar
  * rate `factor` times lower (undoes a resampled copy, pitch and all), or stretch its time by
  * `factor` keeping the pitch (undoes a time stretch). `leakRate` is the leak's own sample rate.
  */
-export function speedUndoings(factor: number, leakRate: number): Array<{ pitchKept: boolean; filter: string }> {
+export interface SpeedUndoing {
+  pitchKept: boolean;
+  filter: string;
+}
+
+export function speedUndoings(factor: number, leakRate: number): SpeedUndoing[] {
   return [
     { pitchKept: false, filter: `asetrate=${Math.round(leakRate / factor)}` },
     { pitchKept: true, filter: `atempo=${(1 / factor).toFixed(6)}` },
