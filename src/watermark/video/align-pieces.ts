@@ -64,12 +64,23 @@ function bestPlace(
   return best;
 }
 
-/** The leak's samples cut into pieces of PIECE_FRAMES by their positions. */
-function piecesOf(positions: Int32Array): number[][] {
+/**
+ * Consecutive samples whose signatures correlate below this are either side of a cut (a pirate's
+ * splice, or the film's own): measured 0.99 between samples of one shot, 0.53 down to −0.36 across
+ * the splices of a copy in reverse order. A piece never spans one: placed by its larger part, a
+ * piece across a splice put the frames of the other part 8 frames off, and two segments read
+ * |z| 5 and 15 instead of 14 and 15.
+ */
+const CUT = 0.8;
+
+/** The leak's samples cut into pieces of PIECE_FRAMES by their positions, and at every cut. */
+function piecesOf(positions: Int32Array, leak: readonly Float32Array[]): number[][] {
   const pieces: number[][] = [];
   let current: number[] = [];
   for (let k = 0; k < positions.length; k++) {
-    if (current.length > 0 && (positions[k] as number) - (positions[current[0] as number] as number) >= PIECE_FRAMES) {
+    const long = current.length > 0 && (positions[k] as number) - (positions[current[0] as number] as number) >= PIECE_FRAMES;
+    const cut = k > 0 && dot(leak[k] as Float32Array, leak[k - 1] as Float32Array) < CUT;
+    if (current.length > 0 && (long || cut)) {
       pieces.push(current);
       current = [];
     }
@@ -110,7 +121,7 @@ export function realignPieces(
   // Where the next piece should start if the film runs on as the last piece placed did.
   let track: { position: number; start: number; speed: number } | null = null;
   const span = (time.positions[time.positions.length - 1] as number) - (time.positions[0] as number);
-  for (const ks of piecesOf(time.positions)) {
+  for (const ks of piecesOf(time.positions, leak)) {
     if (ks.length < 3) continue;
     const position = time.positions[ks[0] as number] as number;
     const [at, reach] = track
