@@ -15,32 +15,57 @@ const vf = (filter: string) => () => ['-vf', filter];
 function reorder(order: number[]): (seconds: number) => string[] {
   return (seconds) => {
     const parts = order.filter((s) => s * 10 < seconds);
-    const trims = parts.map((s, i) => `[0:v]trim=${s * 10}:${Math.min(seconds, s * 10 + 10)},setpts=PTS-STARTPTS[p${i}]`);
-    return ['-filter_complex', `${trims.join(';')};${parts.map((_, i) => `[p${i}]`).join('')}concat=n=${parts.length}:v=1[v]`, '-map', '[v]'];
+    const trims = parts.map(
+      (s, i) => `[0:v]trim=${s * 10}:${Math.min(seconds, s * 10 + 10)},setpts=PTS-STARTPTS[p${i}]`,
+    );
+    return [
+      '-filter_complex',
+      `${trims.join(';')};${parts.map((_, i) => `[p${i}]`).join('')}concat=n=${parts.length}:v=1[v]`,
+      '-map',
+      '[v]',
+    ];
   };
 }
 
 /** A keystone of `share` of the width on each side of the top edge: the screen seen from below. */
-const keystone = (share: number, w = 'W', h = 'H') => `perspective=x0=${w}*${share}:y0=0:x1=${w}*(1-${share}):y1=0:x2=0:y2=${h}:x3=${w}:y3=${h}:sense=destination`;
+const keystone = (share: number, w = 'W', h = 'H') =>
+  `perspective=x0=${w}*${share}:y0=0:x1=${w}*(1-${share}):y1=0:x2=0:y2=${h}:x3=${w}:y3=${h}:sense=destination`;
 
 export const ATTACKS: readonly Attack[] = [
-  { family: 'none', name: 'the marked copy, CRF 23', args: () => [] },
+  { family: 'none', name: 'the marked copy (CRF 23)', args: () => [] },
   { family: 'time', name: 'segments reversed', args: reorder([5, 4, 3, 2, 1, 0]) },
-  { family: 'time', name: 'segment 2 dropped, 3 repeated', args: reorder([0, 1, 3, 3, 4, 5]) },
+  { family: 'time', name: 'segment 2 dropped and 3 repeated', args: reorder([0, 1, 3, 3, 4, 5]) },
   { family: 'time', name: '8% fast', args: vf('setpts=PTS/1.08') },
   { family: 'time', name: '8% slow', args: vf('setpts=PTS*1.08') },
   { family: 'time', name: '24 fps', args: vf('fps=24') },
   { family: 'time', name: '30 fps', args: vf('fps=30') },
+  { family: 'time', name: '50 fps', args: vf('fps=50') },
   { family: 'time', name: '60 fps', args: vf('fps=60') },
   { family: 'picture', name: 'mirrored', args: vf('hflip') },
   { family: 'picture', name: 'upside down', args: vf('vflip') },
   { family: 'picture', name: 'rotated 2°', args: vf('rotate=2*PI/180') },
   { family: 'picture', name: 'rotated 5°', args: vf('rotate=5*PI/180') },
-  { family: 'picture', name: 'off-centre crop 5%', args: vf('crop=iw*0.95:ih*0.95:0:0,scale=trunc(iw/0.95/2)*2:trunc(ih/0.95/2)*2') },
-  { family: 'picture', name: 'off-centre crop 10%', args: vf('crop=iw*0.9:ih*0.9:iw*0.1:0,scale=trunc(iw/0.9/2)*2:trunc(ih/0.9/2)*2') },
+  {
+    family: 'picture',
+    name: 'off-centre crop 5%',
+    args: vf('crop=iw*0.95:ih*0.95:0:0,scale=trunc(iw/0.95/2)*2:trunc(ih/0.95/2)*2'),
+  },
+  {
+    family: 'picture',
+    name: 'off-centre crop 10%',
+    args: vf('crop=iw*0.9:ih*0.9:iw*0.1:0,scale=trunc(iw/0.9/2)*2:trunc(ih/0.9/2)*2'),
+  },
   { family: 'picture', name: 'scaled to half', args: vf('scale=iw/2:ih/2') },
-  { family: 'picture', name: 'letterbox', args: vf('scale=iw:trunc(ih*0.75/2)*2,pad=iw:trunc(ih/0.75/2)*2:0:(oh-ih)/2') },
-  { family: 'picture', name: 'pillarbox', args: vf('scale=trunc(iw*0.75/2)*2:ih,pad=trunc(iw/0.75/2)*2:ih:(ow-iw)/2:0') },
+  {
+    family: 'picture',
+    name: 'letterbox',
+    args: vf('scale=iw:trunc(ih*0.75/2)*2,pad=iw:trunc(ih/0.75/2)*2:0:(oh-ih)/2'),
+  },
+  {
+    family: 'picture',
+    name: 'pillarbox',
+    args: vf('scale=trunc(iw*0.75/2)*2:ih,pad=trunc(iw/0.75/2)*2:ih:(ow-iw)/2:0'),
+  },
   { family: 'picture', name: 'keystone 3%', args: vf(keystone(0.03)) },
   { family: 'picture', name: 'keystone 5%', args: vf(keystone(0.05)) },
   { family: 'photometry', name: 'gamma 1.4', args: vf('eq=gamma=1.4') },
@@ -48,7 +73,7 @@ export const ATTACKS: readonly Attack[] = [
   { family: 'photometry', name: 'saturation 0.4', args: vf('eq=saturation=0.4') },
   {
     family: 'camcorder',
-    name: 'keystone 4%, blur σ 1.5, noise, 24 fps, CRF 32',
+    name: 'keystone 4% + blur σ 1.5 + noise + 24 fps + CRF 32',
     args: () => ['-vf', `${keystone(0.04)},gblur=sigma=1.5,noise=alls=8:allf=t,fps=24`, '-crf', '32'],
   },
   {
@@ -59,6 +84,42 @@ export const ATTACKS: readonly Attack[] = [
   {
     family: 'camcorder',
     name: 'handheld: a slow shake besides',
-    args: () => ['-vf', `${keystone(0.04)},crop=iw*0.96:ih*0.96:iw*0.02+iw*0.015*sin(t*0.7):ih*0.02+ih*0.015*cos(t*0.5),scale=trunc(iw/0.96/2)*2:trunc(ih/0.96/2)*2,gblur=sigma=1.5,noise=alls=8:allf=t,fps=24`, '-crf', '32'],
+    args: () => [
+      '-vf',
+      `${keystone(0.04)},crop=iw*0.96:ih*0.96:iw*0.02+iw*0.015*sin(t*0.7):ih*0.02+ih*0.015*cos(t*0.5),scale=trunc(iw/0.96/2)*2:trunc(ih/0.96/2)*2,gblur=sigma=1.5,noise=alls=8:allf=t,fps=24`,
+      '-crf',
+      '32',
+    ],
   },
+];
+
+/** Parts of a track (10 s each, as listed) concatenated: reversed, dropped or repeated. */
+function reorderAudio(order: number[]): (seconds: number) => string[] {
+  return (seconds) => {
+    const parts = order.filter((s) => s * 10 < seconds);
+    const trims = parts.map(
+      (s, i) => `[0:a]atrim=${s * 10}:${Math.min(seconds, s * 10 + 10)},asetpts=PTS-STARTPTS[p${i}]`,
+    );
+    return [
+      '-filter_complex',
+      `${trims.join(';')};${parts.map((_, i) => `[p${i}]`).join('')}concat=n=${parts.length}:v=0:a=1[a]`,
+      '-map',
+      '[a]',
+    ];
+  };
+}
+
+const af = (filter: string) => () => ['-af', filter];
+
+/** The same families on a marked track (AAC 128 kb/s unless the attack says otherwise): time, speed with and without the pitch, codecs. */
+export const MUSIC_ATTACKS: readonly Attack[] = [
+  { family: 'music', name: 'the marked track (AAC 128k)', args: () => [] },
+  { family: 'music', name: 'MP3 96k', args: () => ['-c:a', 'libmp3lame', '-b:a', '96k'] },
+  { family: 'music', name: '22.05 kHz mono', args: () => ['-ar', '22050', '-ac', '1'] },
+  { family: 'music', name: 'parts reversed', args: reorderAudio([5, 4, 3, 2, 1, 0]) },
+  { family: 'music', name: 'part 2 dropped and 3 repeated', args: reorderAudio([0, 1, 3, 3, 4, 5]) },
+  { family: 'music', name: '8% fast (pitch raised)', args: af('asetrate=44100*1.08,aresample=44100') },
+  { family: 'music', name: '8% slow (pitch lowered)', args: af('asetrate=44100*0.92,aresample=44100') },
+  { family: 'music', name: '8% fast (pitch kept)', args: af('atempo=1.08') },
+  { family: 'music', name: '5% slow (pitch kept)', args: af('atempo=0.95') },
 ];
