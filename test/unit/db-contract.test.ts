@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import Sqlite from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationsFor } from '../../src/db/migrations/index.js';
 import { runDrm } from '../helpers/serve-process.js';
@@ -38,6 +40,18 @@ function orgRow(t: TestApp, fields: Partial<OrganizationRow> = {}): Organization
     depositAddress: null,
     ...fields,
   };
+}
+
+/** A second connection to the test database that runs SQL as an operator at a console would. */
+async function rawConnection(url: string): Promise<((statement: string) => Promise<void>) & { close(): Promise<void> }> {
+  if (url.startsWith('sqlite:')) {
+    const db = new Sqlite(url.slice('sqlite:'.length));
+    db.pragma('busy_timeout = 15000');
+    return Object.assign(async (statement: string) => void db.exec(statement), { close: async () => void db.close() });
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return Object.assign(async (statement: string) => void (await client.query(statement)), { close: () => client.end() });
 }
 
 const deferred = () => {
@@ -303,6 +317,43 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
     const all = await t.ctx.repos.content.listLicensed(org.id, { limit: 1, offset: 0 });
     expect(all.map((r) => r.id)).toEqual([ids[0]]);
     expect((await t.ctx.repos.content.listLicensed(org.id, { limit: 3, offset: 1 })).map((r) => r.id)).toEqual(ids.slice(1, 4));
+  });
+
+  it('keeps the ledger append-only in the database itself: an entry cannot be updated or deleted, nor a deposit deleted or its amount changed (its status can)', async () => {
+    const org = orgRow(t);
+    await t.ctx.repos.organizations.insert(org);
+    const entry = newId();
+    await t.ctx.repos.ledger.insert({ id: entry, organizationId: org.id, kind: 'credit', amountMicro: 5_000_000, balanceAfterMicro: 5_000_000, idempotencyKey: `append-only-${entry}`, reference: null, memo: null, createdAt: 1 });
+    const deposit = `31337:0x${entry.replace(/-/g, '')}:0`;
+    await t.ctx.repos.deposits.insertOnce({
+      id: deposit,
+      organizationId: org.id,
+      chainId: 31337,
+      txHash: `0x${entry}`,
+      logIndex: 0,
+      blockNumber: 7,
+      blockHash: '0xb7',
+      fromAddress: '0x1111111111111111111111111111111111111111',
+      toAddress: '0x2222222222222222222222222222222222222222',
+      amountMicro: 5_000_000,
+      status: 'credited',
+      createdAt: 1,
+    });
+    const sql = await rawConnection(t.ctx.config.db);
+    try {
+      const refused = /the ledger is append-only/;
+      await expect(sql(`update ledger_entries set amount_micro = 999000000 where id = '${entry}'`)).rejects.toThrow(refused);
+      await expect(sql(`delete from ledger_entries where id = '${entry}'`)).rejects.toThrow(refused);
+      await expect(sql(`update deposits set amount_micro = 1 where id = '${deposit}'`)).rejects.toThrow(refused);
+      await expect(sql(`delete from deposits where id = '${deposit}'`)).rejects.toThrow(refused);
+      if (dialect === 'postgres') await expect(sql('truncate ledger_entries')).rejects.toThrow(refused);
+      // what a reorg does to a deposit is still allowed
+      await sql(`update deposits set status = 'reversed', block_number = 8, block_hash = '0xb8' where id = '${deposit}'`);
+    } finally {
+      await sql.close();
+    }
+    expect(await t.ctx.repos.ledger.sumOf(org.id)).toBe(5_000_000);
+    expect((await t.ctx.repos.deposits.list(org.id, 5))[0]).toMatchObject({ amountMicro: 5_000_000, status: 'reversed', blockNumber: 8 });
   });
 
   it('granting a license twice updates it and keeps its id', async () => {

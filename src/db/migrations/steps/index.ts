@@ -11,5 +11,6 @@ import step0015 from './0015-a-case-s-frame-pairs-beside-its-report.js';
 import step0016 from './0016-ingest-jobs.js';
 import step0017 from './0017-case-lease-holder.js';
 import step0018 from './0018-a-session-carries-its-viewer-s-bits-a.js';
+import step0019 from './0019-the-ledger-and-deposits-append-only.js';
 
-export const generatedSteps: GeneratedStep[] = [step0008, step0009, step0010, step0011, step0012, step0013, step0014, step0015, step0016, step0017, step0018];
+export const generatedSteps: GeneratedStep[] = [step0008, step0009, step0010, step0011, step0012, step0013, step0014, step0015, step0016, step0017, step0018, step0019];
