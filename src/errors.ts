@@ -21,7 +21,8 @@ export type ErrorCode =
   | 'ADMIN_REQUIRED'
   | 'CONFLICT'
   | 'REQUEST_HEADERS_TOO_LARGE'
-  | 'PAYMENT_METHOD_NOT_CONFIGURED';
+  | 'PAYMENT_METHOD_NOT_CONFIGURED'
+  | 'IDEMPOTENCY_KEY_REUSED';
 
 const STATUS: Record<ErrorCode, number> = {
   INVALID_API_KEY: 401,
@@ -43,6 +44,7 @@ const STATUS: Record<ErrorCode, number> = {
   CONFLICT: 409,
   REQUEST_HEADERS_TOO_LARGE: 431,
   PAYMENT_METHOD_NOT_CONFIGURED: 422,
+  IDEMPOTENCY_KEY_REUSED: 409,
 };
 
 export interface DrmErrorOptions {

@@ -137,4 +137,5 @@ export function capability(tag: string, spec: Spec): Operation {
 
 export const notFound = responseRef('NotFound');
 export const conflict = responseRef('Conflict');
+export const keyReused = responseRef('IdempotencyKeyReused');
 export const errorResponse = responseRef;

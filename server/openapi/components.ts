@@ -26,6 +26,7 @@ export const ERROR_CODES: Record<ErrorCode, { status: number; meaning: string }>
   CONFLICT: { status: 409, meaning: 'the request conflicts with the current state (e.g. a product already subscribed)' },
   REQUEST_HEADERS_TOO_LARGE: { status: 431, meaning: 'request headers over the server limit' },
   PAYMENT_METHOD_NOT_CONFIGURED: { status: 422, meaning: 'the payment method is not set up on this deployment' },
+  IDEMPOTENCY_KEY_REUSED: { status: 409, meaning: 'the idempotency key was used before for a different request' },
 };
 
 /** The spec's error body (section 7): Shape A's `status` is always sent. */
@@ -70,6 +71,7 @@ export const RESPONSES: Record<string, Response> = {
   InsufficientBalance: errorResponse(['INSUFFICIENT_BALANCE']),
   NotFound: errorResponse(['NOT_FOUND']),
   Conflict: errorResponse(['CONFLICT']),
+  IdempotencyKeyReused: errorResponse(['IDEMPOTENCY_KEY_REUSED']),
   PayloadTooLarge: errorResponse(['PAYLOAD_TOO_LARGE']),
   PaymentMethodNotConfigured: errorResponse(['PAYMENT_METHOD_NOT_CONFIGURED']),
   RateLimited: errorResponse(['RATE_LIMIT_EXCEEDED', 'ROTATION_COOLDOWN', 'MONTHLY_STREAM_LIMIT_EXCEEDED'], {

@@ -7,6 +7,7 @@ import {
   int,
   jsonBody,
   jsonResponse,
+  keyReused,
   notFound,
   nullable,
   num,
@@ -54,7 +55,7 @@ export const ADMIN_BILLING_ENDPOINTS: Endpoint[] = [
     operation: admin(ADMIN, {
       operationId: 'adminCredit',
       summary: "Credit an organization's balance",
-      description: 'A repeated idempotencyKey makes one credit (applied false the second time). Open invoices are paid from it when autopay is on.',
+      description: 'A repeated idempotencyKey makes one credit (applied false the second time); the same key with another amount is 409 IDEMPOTENCY_KEY_REUSED. Open invoices are paid from it when autopay is on.',
       parameters: [orgId],
       requestBody: jsonBody(
         object(
@@ -67,7 +68,7 @@ export const ADMIN_BILLING_ENDPOINTS: Endpoint[] = [
         ),
         { amount: 100, reason: 'goodwill credit', idempotencyKey: 'credit-2025-01-acme' },
       ),
-      responses: { '200': jsonResponse('credited', object({ success, applied: bool(), entry: ref('LedgerEntry') })), '404': notFound },
+      responses: { '200': jsonResponse('credited', object({ success, applied: bool(), entry: ref('LedgerEntry') })), '404': notFound, '409': keyReused },
     }),
   },
   {

@@ -2,7 +2,7 @@ import type { Context } from '../context.js';
 import { newId } from '../crypto/tokens.js';
 import type { LicenseRow } from '../db/repos/index.js';
 import { badRequest, notFound } from '../errors.js';
-import { toMicro } from './money.js';
+import { hasSixDecimalsAtMost, toMicro } from './money.js';
 import { asObject, isUuid, oneOf, optionalBoolean, optionalNumber, optionalString, requiredString } from './validate.js';
 
 export const CONTENT_TYPES = ['video', 'music'] as const;
@@ -27,6 +27,8 @@ export async function grantLicense(ctx: Context, organizationId: string, body: u
   // Marking is the product's point and every plan includes it: a grant that does not say otherwise marks.
   const watermarkingEnabled = optionalBoolean(f, 'watermarkingEnabled') ?? true;
   const pricePerStream = optionalNumber(f, 'pricePerStream', { min: 0, max: 1_000_000 }) ?? 0;
+  // A price that rounds to 0 micro-APUSD would be stored as 0, which means "the plan's price".
+  if (!hasSixDecimalsAtMost(pricePerStream)) throw badRequest('pricePerStream has more than 6 decimals');
 
   return ctx.db.transaction(async (tx) => {
     if (!(await tx.repos.organizations.find(organizationId))) throw notFound('organization');

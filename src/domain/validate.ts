@@ -7,7 +7,9 @@ import { badRequest } from '../errors.js';
 export type Fields = Record<string, unknown>;
 
 export function asObject(body: unknown, what = 'request body'): Fields {
-  if (body === undefined || body === null) return {};
+  // No body at all reads as an empty object; a body of `null` is a value, and not an object.
+  if (body === undefined) return {};
+  if (body === null) throw badRequest(`${what} must be a JSON object, not null`);
   if (typeof body !== 'object' || Array.isArray(body)) throw badRequest(`${what} must be a JSON object`);
   return body as Fields;
 }
@@ -23,7 +25,9 @@ export function optionalString(f: Fields, key: string, rule: StringRule = {}): s
   if (typeof v !== 'string') throw badRequest(`${key} must be a string`);
   const max = rule.max ?? 1000;
   if (v.length > max) throw badRequest(`${key} must be at most ${max} characters`);
-  if (rule.min !== undefined && v.trim().length < rule.min) throw badRequest(`${key} must not be empty`);
+  if (rule.min !== undefined && v.trim().length < rule.min) {
+    throw badRequest(rule.min <= 1 ? `${key} must not be empty` : `${key} must be at least ${rule.min} characters`);
+  }
   return v;
 }
 
@@ -77,9 +81,12 @@ export function isEmail(v: string): boolean {
 export const MAX_PAGE = 1_000_000;
 
 /** Paging for every list: bounded so that no request can ask for the whole table. */
+/** A query value written as plain decimal digits, or NaN: Number() would also take 0x10, 1e3, +5 and 5.0. */
+const wholeNumber = (v: unknown): number => (typeof v === 'string' && /^[0-9]{1,16}$/.test(v) ? Number(v) : Number.NaN);
+
 export function paging(page: unknown, limit: unknown, maxLimit = 100): { page: number; limit: number; offset: number } {
-  const p = page === undefined ? 1 : Number(page);
-  const l = limit === undefined ? 50 : Number(limit);
+  const p = page === undefined ? 1 : wholeNumber(page);
+  const l = limit === undefined ? 50 : wholeNumber(limit);
   if (!Number.isSafeInteger(p) || p < 1 || p > MAX_PAGE) throw badRequest(`page must be a whole number from 1 to ${MAX_PAGE}`);
   if (!Number.isSafeInteger(l) || l < 1 || l > maxLimit) throw badRequest(`limit must be a whole number from 1 to ${maxLimit}`);
   return { page: p, limit: l, offset: (p - 1) * l };

@@ -422,6 +422,10 @@ describe.each(DIALECTS)('admin organizations on %s', (dialect) => {
       400,
       'BAD_REQUEST',
     );
+    // 1e-9 APUSD would be stored as 0 micro-APUSD, which means "the plan's price"
+    const tiny = await admin('POST', path, { contentId: song.id, contentType: 'music', pricePerStream: 1e-9 });
+    expect(tiny.status).toBe(400);
+    expect(await tiny.json()).toMatchObject({ code: 'BAD_REQUEST', error: 'pricePerStream has more than 6 decimals' });
     await expectError(
       await admin('POST', path, { contentId: song.id, contentType: 'music', watermarkingEnabled: 'yes' }),
       400,

@@ -226,7 +226,7 @@ const INVALID_QUERIES: Array<[endpoint: string, query: string]> = [
 ];
 
 const MALFORMED_JSON = ['{bad', '{"name":', '{"name": "x",}', "{'name': 'x'}", 'nul', '\u0000', '{"name": "x"} trailing'];
-const NOT_AN_OBJECT = ['[]', '[{"name":"x"}]', '"name"', '42', 'true'];
+const NOT_AN_OBJECT = ['[]', '[{"name":"x"}]', '"name"', '42', 'true', 'null'];
 
 describe.each(DIALECTS)('bad input on %s', (dialect) => {
   let t: TestApp;

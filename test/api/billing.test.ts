@@ -108,6 +108,21 @@ describe.each(DIALECTS)('billing on %s', (dialect) => {
     expect(statement.ledger.map((e: Json) => [e.kind, e.amount]).sort()).toEqual([['credit', 150.5], ['invoice_payment', -99]]);
   });
 
+  it('an admin credit key used again for another amount is 409 IDEMPOTENCY_KEY_REUSED and credits nothing; a key under 8 characters says so', async () => {
+    const org = await billedOrg(t);
+    const credit = (body: Json) => admin('POST', `/api/v1/admin/organizations/${org.organizationId}/credit`, body);
+    expect((await credit({ amount: 10, idempotencyKey: 'wire-2026-0042' })).status).toBe(200);
+    const again = await credit({ amount: 10, idempotencyKey: 'wire-2026-0042' });
+    expect(await again.json()).toMatchObject({ applied: false });
+    const reused = await credit({ amount: 1000, idempotencyKey: 'wire-2026-0042' });
+    expect(reused.status).toBe(409);
+    expect(await reused.json()).toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED', error: 'idempotencyKey wire-2026-0042 credited 10.00 APUSD before, not 1,000.00 APUSD' });
+    expect(await getJson(t, '/api/v1/billing/balance', org.apiKey)).toMatchObject({ apusdBalance: 10 });
+    const short = await credit({ amount: 1, idempotencyKey: 'abc' });
+    expect(short.status).toBe(400);
+    expect((await short.json()).error).toBe('idempotencyKey must be at least 8 characters');
+  });
+
   it("the server's period closer issues what is due once the month has ended, and two ticks at once do it once", async () => {
     const org = await billedOrg(t);
     await stream(t, org.apiKey, org.content);

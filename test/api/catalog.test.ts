@@ -133,7 +133,7 @@ describe.each(DIALECTS)('catalog on %s', (dialect) => {
   it('refuses page and limit outside their bounds with 400 BAD_REQUEST', async () => {
     const org = await registerOrg(t);
     for (const q of ['limit=0', 'limit=201', 'limit=-1', 'limit=abc', 'limit=1.5', 'limit=', 'page=0', 'page=-2', 'page=x', 'page=1.5',
-      'page=1000001', 'page=1e15', 'page=1e21', 'page=9007199254740993']) {
+      'page=1000001', 'page=1e15', 'page=1e21', 'page=9007199254740993', 'page=0x10', 'page=1e3', 'page=+5', 'page=5.0', 'limit=0x10', 'limit=1e1']) {
       await expectError(await t.request('GET', `/api/v1/catalog?${q}`, { key: org.apiKey }), 400, 'BAD_REQUEST');
     }
   });

@@ -82,6 +82,9 @@ describe('periods and subscriptions', () => {
     expect(periodOf(Date.UTC(2026, 2, 1) - 1).start).toBe(Date.UTC(2026, 1, 1));
     expect(periodOf(Date.UTC(2026, 11, 31, 23, 59)).end).toBe(Date.UTC(2027, 0, 1));
     expect(periodNamed('2026-13')).toBeUndefined();
+    // Date.UTC would take years 0–99 for 1900–1999
+    expect(new Date((periodNamed('0050-01') as { start: number }).start).getUTCFullYear()).toBe(50);
+    expect(new Date((periodNamed('0099-12') as { end: number }).end).toISOString()).toBe('0100-01-01T00:00:00.000Z');
     expect(monthsBetween(periodOf(Date.UTC(2026, 10, 5)), periodOf(Date.UTC(2027, 1, 5)))).toBe(3);
   });
 
@@ -102,8 +105,9 @@ describe('periods and subscriptions', () => {
 describe("an admin's prices", () => {
   it('are read in APUSD to 6 decimals and whole counts; a monthly price alone sets the year at 15% off', () => {
     expect(readTerms({ monthlyPrice: 50, includedStreams: 5 })).toEqual({ monthlyPriceMicro: 50 * M, annualPriceMicro: 510 * M, includedStreams: 5 });
-    for (const bad of [{ pricePerStream: 0.0000001 }, { includedGb: 1.5 }, { revenueSharePct: 101 }, { pricePerGb: -1 }, { monthlyPrice: '50' }, []]) {
+    for (const bad of [{ pricePerStream: 0.0000001 }, { pricePerStream: 1e-9 }, { pricePerGb: 2.0000004 }, { includedGb: 1.5 }, { revenueSharePct: 101 }, { pricePerGb: -1 }, { monthlyPrice: '50' }, []]) {
       expect(() => readTerms(bad)).toThrow();
     }
+    expect(readTerms({ pricePerStream: 0.000001, pricePerGb: 0.1 + 0.2 })).toEqual({ pricePerStreamMicro: 1, pricePerGbMicro: 300_000 });
   });
 });

@@ -1,11 +1,12 @@
 import type { Context } from '../../context.js';
 import { newId } from '../../crypto/tokens.js';
 import type { OrganizationRow } from '../../db/repos/index.js';
-import { badRequest, notFound } from '../../errors.js';
-import { toMicro } from '../money.js';
+import { badRequest, DrmError, notFound } from '../../errors.js';
+import { hasSixDecimalsAtMost, toMicro } from '../money.js';
 import { PLAN_CODES } from '../plans.js';
 import { asObject, oneOf, optionalNumber, optionalString, requiredString } from '../validate.js';
 import { payOpenInvoices } from './autopay.js';
+import { formatApusd } from './format.js';
 import { type Posted, post } from './ledger.js';
 import { readTerms } from './terms.js';
 
@@ -25,13 +26,17 @@ export async function creditBalance(ctx: Context, organizationId: string, body: 
   const amount = optionalNumber(f, 'amount', { min: 0, max: 1_000_000 });
   if (amount === undefined || !(amount > 0)) throw badRequest('amount must be a number of APUSD above 0 and at most 1,000,000');
   const micro = toMicro(amount);
-  if (micro <= 0 || Math.abs(micro / 1e6 - amount) > 1e-9) throw badRequest('amount has more than 6 decimals');
+  if (micro <= 0 || !hasSixDecimalsAtMost(amount)) throw badRequest('amount has more than 6 decimals');
   const key = optionalString(f, 'idempotencyKey', { min: 8, max: 128 }) ?? newId();
   const memo = optionalString(f, 'reason', { max: 500 });
   await organization(ctx, organizationId);
   const posted = await ctx.db.transaction((tx) =>
     post(tx, { organizationId, kind: 'credit', amountMicro: micro, idempotencyKey: `credit:${organizationId}:${key}`, memo }),
   );
+  // A retry carries the same request; the same key with another amount is a mistake, not a retry.
+  if (!posted.applied && posted.entry.amountMicro !== micro) {
+    throw new DrmError('IDEMPOTENCY_KEY_REUSED', `idempotencyKey ${key} credited ${formatApusd(posted.entry.amountMicro)} APUSD before, not ${formatApusd(micro)} APUSD`);
+  }
   await payOpenInvoices(ctx, organizationId);
   return posted;
 }

@@ -1,6 +1,6 @@
 import type { OrganizationRow } from '../../db/repos/index.js';
 import { badRequest } from '../../errors.js';
-import { toMicro } from '../money.js';
+import { hasSixDecimalsAtMost, toMicro } from '../money.js';
 import { planFor } from '../plans.js';
 import { asObject, type Fields, optionalNumber } from '../validate.js';
 
@@ -72,7 +72,7 @@ export function readTerms(body: unknown): Partial<Terms> {
     const v = optionalNumber(f, field, { min: 0, max, integer: !apusd });
     if (v === undefined) continue;
     const micro = apusd ? toMicro(v) : v;
-    if (apusd && Math.abs(micro / 1e6 - v) > 1e-9) throw badRequest(`${field} has more than 6 decimals`);
+    if (apusd && !hasSixDecimalsAtMost(v)) throw badRequest(`${field} has more than 6 decimals`);
     out[key] = micro;
   }
   if (out.monthlyPriceMicro !== undefined && out.annualPriceMicro === undefined) out.annualPriceMicro = annualPrice(out.monthlyPriceMicro);
