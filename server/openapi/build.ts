@@ -52,13 +52,29 @@ export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${na
 const responseRef = (name: string) => ({ $ref: `#/components/responses/${name}` });
 
 export const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }] });
-export const str = (description?: string, extra: Schema = {}): Schema => ({ type: 'string', ...(description && { description }), ...extra });
-export const int = (description?: string, extra: Schema = {}): Schema => ({ type: 'integer', ...(description && { description }), ...extra });
-export const num = (description?: string, extra: Schema = {}): Schema => ({ type: 'number', ...(description && { description }), ...extra });
+export const str = (description?: string, extra: Schema = {}): Schema => ({
+  type: 'string',
+  ...(description && { description }),
+  ...extra,
+});
+export const int = (description?: string, extra: Schema = {}): Schema => ({
+  type: 'integer',
+  ...(description && { description }),
+  ...extra,
+});
+export const num = (description?: string, extra: Schema = {}): Schema => ({
+  type: 'number',
+  ...(description && { description }),
+  ...extra,
+});
 export const bool = (description?: string): Schema => ({ type: 'boolean', ...(description && { description }) });
 export const uuid = (description?: string): Schema => str(description, { format: 'uuid' });
 export const time = (description?: string): Schema => str(description, { format: 'date-time' });
-export const arrayOf = (items: Schema, description?: string): Schema => ({ type: 'array', items, ...(description && { description }) });
+export const arrayOf = (items: Schema, description?: string): Schema => ({
+  type: 'array',
+  items,
+  ...(description && { description }),
+});
 
 /** An object whose every listed property is always sent unless named in `optional`. */
 export function object(properties: Record<string, Schema>, optional: string[] = [], description?: string): Schema {
@@ -73,20 +89,44 @@ export const json = (schema: Schema, example?: unknown): Record<string, MediaTyp
 export const jsonResponse = (description: string, schema: Schema): Response => ({ description, content: json(schema) });
 
 /** A JSON request body; `example` is sent as it is by the drift test (test/api/openapi.test.ts). */
-export const jsonBody = (schema: Schema, example: unknown, required = true) => ({ required, content: json(schema, example) });
+export const jsonBody = (schema: Schema, example: unknown, required = true) => ({
+  required,
+  content: json(schema, example),
+});
 
-export const pathParam = (name: string, description: string, schema: Schema = { type: 'string' }): Parameter => ({ name, in: 'path', required: true, description, schema });
-export const queryParam = (name: string, description: string, schema: Schema, required = false): Parameter => ({ name, in: 'query', required, description, schema });
+export const pathParam = (name: string, description: string, schema: Schema = { type: 'string' }): Parameter => ({
+  name,
+  in: 'path',
+  required: true,
+  description,
+  schema,
+});
+export const queryParam = (name: string, description: string, schema: Schema, required = false): Parameter => ({
+  name,
+  in: 'query',
+  required,
+  description,
+  schema,
+});
 
 /** Page and limit of every list (src/domain/validate.ts `paging`); the maximum limit differs per list. */
 export const pagingParams = (maxLimit: number): Parameter[] => [
   queryParam('page', 'page number, from 1', { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 }),
-  queryParam('limit', `rows per page, at most ${maxLimit}`, { type: 'integer', minimum: 1, maximum: maxLimit, default: 50 }),
+  queryParam('limit', `rows per page, at most ${maxLimit}`, {
+    type: 'integer',
+    minimum: 1,
+    maximum: maxLimit,
+    default: 50,
+  }),
 ];
 
 /** What every endpoint may answer besides its own outcomes; a body may also be too large. */
 function commonErrors(spec: Spec) {
-  return { '400': responseRef('BadRequest'), ...(spec.requestBody && { '413': responseRef('PayloadTooLarge') }), '500': responseRef('InternalError') };
+  return {
+    '400': responseRef('BadRequest'),
+    ...(spec.requestBody && { '413': responseRef('PayloadTooLarge') }),
+    '500': responseRef('InternalError'),
+  };
 }
 
 /** Success responses of keyed requests carry the rate-limit headers (spec section 8). */
@@ -120,7 +160,12 @@ export function keyed(scope: Scope | 'any', tag: string, spec: Spec): Operation 
 
 /** An endpoint of the platform operator (a SIWE sign-in token of a granted wallet). */
 export function admin(tag: string, spec: Spec): Operation {
-  const responses = { ...spec.responses, ...commonErrors(spec), '401': responseRef('InvalidAdminToken'), '403': responseRef('AdminRequired') };
+  const responses = {
+    ...spec.responses,
+    ...commonErrors(spec),
+    '401': responseRef('InvalidAdminToken'),
+    '403': responseRef('AdminRequired'),
+  };
   return { ...spec, tags: spec.tags ?? [tag], security: [{ AdminToken: [] }], responses };
 }
 
@@ -131,7 +176,12 @@ export function open(tag: string, spec: Spec): Operation {
 
 /** A player's capability URL: the stream session id in the query is the whole authorisation. */
 export function capability(tag: string, spec: Spec): Operation {
-  const responses = { ...spec.responses, ...commonErrors(spec), '403': responseRef('Forbidden'), '404': responseRef('NotFound') };
+  const responses = {
+    ...spec.responses,
+    ...commonErrors(spec),
+    '403': responseRef('Forbidden'),
+    '404': responseRef('NotFound'),
+  };
   return { ...spec, tags: spec.tags ?? [tag], security: [{ ViewerSession: [] }], responses };
 }
 

@@ -23,7 +23,10 @@ export const ERROR_CODES: Record<ErrorCode, { status: number; meaning: string }>
   PAYLOAD_TOO_LARGE: { status: 413, meaning: 'request body or upload over the server limit' },
   INVALID_ADMIN_TOKEN: { status: 401, meaning: 'admin token missing, invalid or expired, or a failed sign-in' },
   ADMIN_REQUIRED: { status: 403, meaning: 'the wallet is not a platform admin' },
-  CONFLICT: { status: 409, meaning: 'the request conflicts with the current state (e.g. a product already subscribed)' },
+  CONFLICT: {
+    status: 409,
+    meaning: 'the request conflicts with the current state (e.g. a product already subscribed)',
+  },
   REQUEST_HEADERS_TOO_LARGE: { status: 431, meaning: 'request headers over the server limit' },
   PAYMENT_METHOD_NOT_CONFIGURED: { status: 422, meaning: 'the payment method is not set up on this deployment' },
   IDEMPOTENCY_KEY_REUSED: { status: 409, meaning: 'the idempotency key was used before for a different request' },
@@ -67,7 +70,13 @@ export const RESPONSES: Record<string, Response> = {
   InvalidApiKey: errorResponse(['INVALID_API_KEY']),
   InvalidAdminToken: errorResponse(['INVALID_ADMIN_TOKEN']),
   AdminRequired: errorResponse(['ADMIN_REQUIRED']),
-  Forbidden: errorResponse(['INSUFFICIENT_SCOPE', 'ORGANIZATION_SUSPENDED', 'LICENSE_REQUIRED', 'VIEWER_BLOCKED', 'SESSION_EXPIRED']),
+  Forbidden: errorResponse([
+    'INSUFFICIENT_SCOPE',
+    'ORGANIZATION_SUSPENDED',
+    'LICENSE_REQUIRED',
+    'VIEWER_BLOCKED',
+    'SESSION_EXPIRED',
+  ]),
   InsufficientBalance: errorResponse(['INSUFFICIENT_BALANCE']),
   NotFound: errorResponse(['NOT_FOUND']),
   Conflict: errorResponse(['CONFLICT']),
@@ -82,7 +91,10 @@ export const RESPONSES: Record<string, Response> = {
 };
 
 export const HEADERS = {
-  'X-RateLimit-Limit': { description: 'requests allowed in the hourly window (the tighter of the organization and the key)', schema: { type: 'integer' } },
+  'X-RateLimit-Limit': {
+    description: 'requests allowed in the hourly window (the tighter of the organization and the key)',
+    schema: { type: 'integer' },
+  },
   'X-RateLimit-Remaining': { description: 'requests left in the window', schema: { type: 'integer' } },
   'X-RateLimit-Reset': { description: 'when the window resets, in epoch seconds', schema: { type: 'integer' } },
   'Retry-After': { description: 'seconds until the request may be tried again', schema: { type: 'integer' } },
@@ -93,19 +105,21 @@ export const SECURITY_SCHEMES = {
     type: 'http',
     scheme: 'bearer',
     description:
-      'The organization\'s API key (`drm_live_…`) as `Authorization: Bearer <API_KEY>` (spec section 5). The security requirement names the scope the endpoint needs (catalog, stream, billing, forensics); none listed means any scope.',
+      "The organization's API key (`drm_live_…`) as `Authorization: Bearer <API_KEY>` (spec section 5). The security requirement names the scope the endpoint needs (catalog, stream, billing, forensics); none listed means any scope.",
   },
   AdminToken: {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'JWT',
-    description: 'A platform admin token from the SIWE sign-in (GET /api/v1/admin/auth/nonce, then POST /api/v1/admin/auth/verify), 12 hours, as `Authorization: Bearer <ACCESS_TOKEN>`.',
+    description:
+      'A platform admin token from the SIWE sign-in (GET /api/v1/admin/auth/nonce, then POST /api/v1/admin/auth/verify), 12 hours, as `Authorization: Bearer <ACCESS_TOKEN>`.',
   },
   ViewerSession: {
     type: 'apiKey',
     in: 'query',
     name: 'session',
-    description: 'The stream session id (from POST /api/v1/stream/{contentId}): the capability a player holds for the playlist, key and segments. A missing one is 400 BAD_REQUEST; an ended or expired one 403 SESSION_EXPIRED.',
+    description:
+      'The stream session id (from POST /api/v1/stream/{contentId}): the capability a player holds for the playlist, key and segments. A missing one is 400 BAD_REQUEST; an ended or expired one 403 SESSION_EXPIRED.',
   },
 };
 

@@ -44,7 +44,13 @@ const terms = object(
 );
 
 const passBody = {
-  ...object({ until: str('an ISO time in the future', { format: 'date-time', maxLength: 40 }), days: int(undefined, { minimum: 1, maximum: 3660 }) }, ['until', 'days']),
+  ...object(
+    {
+      until: str('an ISO time in the future', { format: 'date-time', maxLength: 40 }),
+      days: int(undefined, { minimum: 1, maximum: 3660 }),
+    },
+    ['until', 'days'],
+  ),
   oneOf: [{ required: ['until'] }, { required: ['days'] }],
 };
 
@@ -55,20 +61,25 @@ export const ADMIN_BILLING_ENDPOINTS: Endpoint[] = [
     operation: admin(ADMIN, {
       operationId: 'adminCredit',
       summary: "Credit an organization's balance",
-      description: 'A repeated idempotencyKey makes one credit (applied false the second time); the same key with another amount is 409 IDEMPOTENCY_KEY_REUSED. Open invoices are paid from it when autopay is on.',
+      description:
+        'A repeated idempotencyKey makes one credit (applied false the second time); the same key with another amount is 409 IDEMPOTENCY_KEY_REUSED. Open invoices are paid from it when autopay is on.',
       parameters: [orgId],
       requestBody: jsonBody(
         object(
           {
             amount: num('APUSD, at most 6 decimals', { exclusiveMinimum: 0, maximum: 1_000_000 }),
             idempotencyKey: str(undefined, { minLength: 8, maxLength: 128 }),
-            reason: str('kept as the ledger entry\'s memo', { maxLength: 500 }),
+            reason: str("kept as the ledger entry's memo", { maxLength: 500 }),
           },
           ['idempotencyKey', 'reason'],
         ),
         { amount: 100, reason: 'goodwill credit', idempotencyKey: 'credit-2025-01-acme' },
       ),
-      responses: { '200': jsonResponse('credited', object({ success, applied: bool(), entry: ref('LedgerEntry') })), '404': notFound, '409': keyReused },
+      responses: {
+        '200': jsonResponse('credited', object({ success, applied: bool(), entry: ref('LedgerEntry') })),
+        '404': notFound,
+        '409': keyReused,
+      },
     }),
   },
   {
@@ -78,9 +89,22 @@ export const ADMIN_BILLING_ENDPOINTS: Endpoint[] = [
       operationId: 'adminAssignPlan',
       summary: 'Assign a plan and, for a contract, its own prices',
       parameters: [orgId],
-      requestBody: jsonBody(object({ plan: { type: 'string', enum: [...PLAN_CODES] }, terms }, ['terms']), { plan: 'enterprise' }),
+      requestBody: jsonBody(object({ plan: { type: 'string', enum: [...PLAN_CODES] }, terms }, ['terms']), {
+        plan: 'enterprise',
+      }),
       responses: {
-        '200': jsonResponse('assigned', object({ success, plan: { type: 'string', enum: [...PLAN_CODES] }, terms: nullable({ type: 'object', additionalProperties: { type: 'integer' }, description: 'the contract prices in millionths of APUSD' }) })),
+        '200': jsonResponse(
+          'assigned',
+          object({
+            success,
+            plan: { type: 'string', enum: [...PLAN_CODES] },
+            terms: nullable({
+              type: 'object',
+              additionalProperties: { type: 'integer' },
+              description: 'the contract prices in millionths of APUSD',
+            }),
+          }),
+        ),
         '404': notFound,
       },
     }),
@@ -125,9 +149,30 @@ export const ADMIN_BILLING_ENDPOINTS: Endpoint[] = [
     operation: admin(ADMIN, {
       operationId: 'adminClosePeriod',
       summary: 'Close the billing periods that have ended (up to a named month) and issue their invoices',
-      requestBody: jsonBody(object({ period: str('a month that has ended, YYYY-MM; every due period when omitted', { pattern: '^\\d{4}-\\d{2}$', maxLength: 20 }) }, ['period']), {}, false),
+      requestBody: jsonBody(
+        object(
+          {
+            period: str('a month that has ended, YYYY-MM; every due period when omitted', {
+              pattern: '^\\d{4}-\\d{2}$',
+              maxLength: 20,
+            }),
+          },
+          ['period'],
+        ),
+        {},
+        false,
+      ),
       responses: {
-        '200': jsonResponse('the pass', object({ success, period: str('the last period closed, YYYY-MM'), issued: int(), existing: int(), failed: int() })),
+        '200': jsonResponse(
+          'the pass',
+          object({
+            success,
+            period: str('the last period closed, YYYY-MM'),
+            issued: int(),
+            existing: int(),
+            failed: int(),
+          }),
+        ),
       },
     }),
   },

@@ -3,7 +3,15 @@ import { newId } from '../crypto/tokens.js';
 import type { LicenseRow } from '../db/repos/index.js';
 import { badRequest, notFound } from '../errors.js';
 import { hasSixDecimalsAtMost, toMicro } from './money.js';
-import { asObject, isUuid, oneOf, optionalBoolean, optionalNumber, optionalString, requiredString } from './validate.js';
+import {
+  asObject,
+  isUuid,
+  oneOf,
+  optionalBoolean,
+  optionalNumber,
+  optionalString,
+  requiredString,
+} from './validate.js';
 
 export const CONTENT_TYPES = ['video', 'music'] as const;
 export const WILDCARD = '*';

@@ -8,4 +8,5 @@ export const fromMicro = (micro: number): number => micro / MICRO;
  * noise of writing it in decimal). Compared in micro units: 1e-9 APUSD is 0.001 micro, which an
  * absolute test at 1e-9 APUSD would let through and round to 0.
  */
-export const hasSixDecimalsAtMost = (apusd: number): boolean => Math.abs(apusd * MICRO - toMicro(apusd)) <= 1e-6 * Math.max(1, Math.abs(apusd));
+export const hasSixDecimalsAtMost = (apusd: number): boolean =>
+  Math.abs(apusd * MICRO - toMicro(apusd)) <= 1e-6 * Math.max(1, Math.abs(apusd));

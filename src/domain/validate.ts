@@ -87,7 +87,9 @@ const wholeNumber = (v: unknown): number => (typeof v === 'string' && /^[0-9]{1,
 export function paging(page: unknown, limit: unknown, maxLimit = 100): { page: number; limit: number; offset: number } {
   const p = page === undefined ? 1 : wholeNumber(page);
   const l = limit === undefined ? 50 : wholeNumber(limit);
-  if (!Number.isSafeInteger(p) || p < 1 || p > MAX_PAGE) throw badRequest(`page must be a whole number from 1 to ${MAX_PAGE}`);
-  if (!Number.isSafeInteger(l) || l < 1 || l > maxLimit) throw badRequest(`limit must be a whole number from 1 to ${maxLimit}`);
+  if (!Number.isSafeInteger(p) || p < 1 || p > MAX_PAGE)
+    throw badRequest(`page must be a whole number from 1 to ${MAX_PAGE}`);
+  if (!Number.isSafeInteger(l) || l < 1 || l > maxLimit)
+    throw badRequest(`limit must be a whole number from 1 to ${maxLimit}`);
   return { page: p, limit: l, offset: (p - 1) * l };
 }

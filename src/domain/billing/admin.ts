@@ -24,18 +24,28 @@ async function organization(ctx: Context, id: string): Promise<OrganizationRow> 
 export async function creditBalance(ctx: Context, organizationId: string, body: unknown): Promise<Posted> {
   const f = asObject(body);
   const amount = optionalNumber(f, 'amount', { min: 0, max: 1_000_000 });
-  if (amount === undefined || !(amount > 0)) throw badRequest('amount must be a number of APUSD above 0 and at most 1,000,000');
+  if (amount === undefined || !(amount > 0))
+    throw badRequest('amount must be a number of APUSD above 0 and at most 1,000,000');
   const micro = toMicro(amount);
   if (micro <= 0 || !hasSixDecimalsAtMost(amount)) throw badRequest('amount has more than 6 decimals');
   const key = optionalString(f, 'idempotencyKey', { min: 8, max: 128 }) ?? newId();
   const memo = optionalString(f, 'reason', { max: 500 });
   await organization(ctx, organizationId);
   const posted = await ctx.db.transaction((tx) =>
-    post(tx, { organizationId, kind: 'credit', amountMicro: micro, idempotencyKey: `credit:${organizationId}:${key}`, memo }),
+    post(tx, {
+      organizationId,
+      kind: 'credit',
+      amountMicro: micro,
+      idempotencyKey: `credit:${organizationId}:${key}`,
+      memo,
+    }),
   );
   // A retry carries the same request; the same key with another amount is a mistake, not a retry.
   if (!posted.applied && posted.entry.amountMicro !== micro) {
-    throw new DrmError('IDEMPOTENCY_KEY_REUSED', `idempotencyKey ${key} credited ${formatApusd(posted.entry.amountMicro)} APUSD before, not ${formatApusd(micro)} APUSD`);
+    throw new DrmError(
+      'IDEMPOTENCY_KEY_REUSED',
+      `idempotencyKey ${key} credited ${formatApusd(posted.entry.amountMicro)} APUSD before, not ${formatApusd(micro)} APUSD`,
+    );
   }
   await payOpenInvoices(ctx, organizationId);
   return posted;
@@ -52,7 +62,12 @@ export async function assignPlan(ctx: Context, organizationId: string, body: unk
   const plan = oneOf(requiredString(f, 'plan', { max: 20 }), 'plan', PLAN_CODES) as string;
   const terms = f.terms === undefined ? undefined : readTerms(f.terms);
   const org = await organization(ctx, organizationId);
-  const patch = { plan, ...(terms !== undefined && { billingTerms: Object.keys(terms).length > 0 ? (terms as Record<string, number>) : null }) };
+  const patch = {
+    plan,
+    ...(terms !== undefined && {
+      billingTerms: Object.keys(terms).length > 0 ? (terms as Record<string, number>) : null,
+    }),
+  };
   await ctx.repos.organizations.update(org.id, patch);
   return { ...org, ...patch };
 }
@@ -62,7 +77,8 @@ export async function grantWatermarkPass(ctx: Context, organizationId: string, b
   const f = asObject(body);
   const until = optionalString(f, 'until', { max: 40 });
   const days = optionalNumber(f, 'days', { min: 1, max: 3660, integer: true });
-  if ((until === undefined) === (days === undefined)) throw badRequest('give either until (an ISO time) or days (1 to 3660)');
+  if ((until === undefined) === (days === undefined))
+    throw badRequest('give either until (an ISO time) or days (1 to 3660)');
   const now = ctx.clock.now();
   const at = until !== undefined ? Date.parse(until) : now + (days as number) * 86_400_000;
   if (!Number.isFinite(at) || at <= now) throw badRequest('until must be an ISO time in the future');

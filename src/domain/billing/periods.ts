@@ -16,7 +16,10 @@ export function utcMonthStart(year: number, month: number): number {
 
 export function periodOf(ms: number): Period {
   const d = new Date(ms);
-  return { start: utcMonthStart(d.getUTCFullYear(), d.getUTCMonth()), end: utcMonthStart(d.getUTCFullYear(), d.getUTCMonth() + 1) };
+  return {
+    start: utcMonthStart(d.getUTCFullYear(), d.getUTCMonth()),
+    end: utcMonthStart(d.getUTCFullYear(), d.getUTCMonth() + 1),
+  };
 }
 
 export const nextPeriod = (p: Period): Period => periodOf(p.end);

@@ -33,7 +33,8 @@ export const TERM_KEYS = [
   'revenueSharePct',
 ] as const satisfies readonly (keyof Terms)[];
 
-export const annualPrice = (monthlyMicro: number): number => Math.round((monthlyMicro * 12 * (100 - ANNUAL_DISCOUNT_PCT)) / 100);
+export const annualPrice = (monthlyMicro: number): number =>
+  Math.round((monthlyMicro * 12 * (100 - ANNUAL_DISCOUNT_PCT)) / 100);
 
 export function listTerms(planCode: string): Terms {
   const plan = planFor(planCode);
@@ -75,6 +76,7 @@ export function readTerms(body: unknown): Partial<Terms> {
     if (apusd && !hasSixDecimalsAtMost(v)) throw badRequest(`${field} has more than 6 decimals`);
     out[key] = micro;
   }
-  if (out.monthlyPriceMicro !== undefined && out.annualPriceMicro === undefined) out.annualPriceMicro = annualPrice(out.monthlyPriceMicro);
+  if (out.monthlyPriceMicro !== undefined && out.annualPriceMicro === undefined)
+    out.annualPriceMicro = annualPrice(out.monthlyPriceMicro);
   return out;
 }

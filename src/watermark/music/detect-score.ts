@@ -19,7 +19,8 @@ const MIN_WAVEFORM_CORRELATION = 0.3;
 const MIN_STRETCHED_CORRELATION = 0.25;
 
 /** How well a segment's waveform must agree with the original's for its own fine lag to be trusted. */
-export const leastAgreement = (a: AlignedStreams) => (a.undo?.pitchKept ? MIN_STRETCHED_CORRELATION : MIN_WAVEFORM_CORRELATION);
+export const leastAgreement = (a: AlignedStreams) =>
+  a.undo?.pitchKept ? MIN_STRETCHED_CORRELATION : MIN_WAVEFORM_CORRELATION;
 
 /** How far (seconds) the sample-exact search looks around the envelope's lag. */
 export const FINE_RANGE_SECONDS = 0.04;

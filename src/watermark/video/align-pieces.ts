@@ -78,7 +78,8 @@ function piecesOf(positions: Int32Array, leak: readonly Float32Array[]): number[
   const pieces: number[][] = [];
   let current: number[] = [];
   for (let k = 0; k < positions.length; k++) {
-    const long = current.length > 0 && (positions[k] as number) - (positions[current[0] as number] as number) >= PIECE_FRAMES;
+    const long =
+      current.length > 0 && (positions[k] as number) - (positions[current[0] as number] as number) >= PIECE_FRAMES;
     const cut = k > 0 && dot(leak[k] as Float32Array, leak[k - 1] as Float32Array) < CUT;
     if (current.length > 0 && (long || cut)) {
       pieces.push(current);

@@ -92,7 +92,12 @@ export function framePositions(times: ArrayLike<number>, fps: number): Int32Arra
   return Int32Array.from({ length: times.length }, (_, k) => Math.round((times[k] as number) * fps));
 }
 
-export function alignTime(leak: readonly Float32Array[], original: readonly Float32Array[], positions: Int32Array, slack = 3): TimeAlignment {
+export function alignTime(
+  leak: readonly Float32Array[],
+  original: readonly Float32Array[],
+  positions: Int32Array,
+  slack = 3,
+): TimeAlignment {
   const nl = leak.length;
   const no = original.length;
   const span = nl > 0 ? (positions[nl - 1] as number) + 1 : 0;
@@ -127,7 +132,12 @@ export function alignTime(leak: readonly Float32Array[], original: readonly Floa
 }
 
 /** The original frame within `slack` of `predicted` that a leak sample matches best, or -1 where none does. */
-export function pickNear(sample: Float32Array, original: readonly Float32Array[], predicted: number, slack: number): number {
+export function pickNear(
+  sample: Float32Array,
+  original: readonly Float32Array[],
+  predicted: number,
+  slack: number,
+): number {
   let pick = -1;
   let score = 0.5; // below this the frame is not the original's (a fade, an inserted card)
   for (let i = Math.max(0, predicted - slack); i <= Math.min(original.length - 1, predicted + slack); i++) {
@@ -202,8 +212,13 @@ export function toneCurve(pairs: ReadonlyArray<{ leak: ArrayLike<number>; origin
     const b = known[Math.min(k + 1, known.length - 1)] as number;
     let value: number;
     if (v <= (known[0] as number)) value = (curve[known[0] as number] as number) + (v - (known[0] as number));
-    else if (v >= (known[known.length - 1] as number)) value = (curve[known[known.length - 1] as number] as number) + (v - (known[known.length - 1] as number));
-    else value = b === a ? (curve[a] as number) : (curve[a] as number) + (((curve[b] as number) - (curve[a] as number)) * (v - a)) / (b - a);
+    else if (v >= (known[known.length - 1] as number))
+      value = (curve[known[known.length - 1] as number] as number) + (v - (known[known.length - 1] as number));
+    else
+      value =
+        b === a
+          ? (curve[a] as number)
+          : (curve[a] as number) + (((curve[b] as number) - (curve[a] as number)) * (v - a)) / (b - a);
     level = Math.max(level, value);
     lut[v] = Math.max(0, Math.min(255, Math.round(level)));
   }
@@ -217,7 +232,12 @@ export function toneCurve(pairs: ReadonlyArray<{ leak: ArrayLike<number>; origin
  * frames' error there costs the detector half its score. First the offset (around the coarse
  * one, on up to 300 samples), then each sample within ±2 of it.
  */
-export function refineTime(coarse: TimeAlignment, originalFrames: number, score: (k: number, i: number) => number, slack = 4): TimeAlignment {
+export function refineTime(
+  coarse: TimeAlignment,
+  originalFrames: number,
+  score: (k: number, i: number) => number,
+  slack = 4,
+): TimeAlignment {
   const { positions, predicted: anchors } = coarse;
   const ks = [...coarse.frameMap.keys()].filter((k) => (coarse.frameMap[k] as number) >= 0);
   const sample = ks.filter((_, n) => n % Math.max(1, Math.floor(ks.length / 300)) === 0);

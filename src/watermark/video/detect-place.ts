@@ -40,16 +40,35 @@ interface PicturePair {
  * than by decoding the proxy and the reference whole. All at once: each is a short ffmpeg run
  * that mostly waits on its seek and first frames.
  */
-async function matchedPictures(o: VideoDetectOptions, reference: string, sampled: LeakSamples, time: TimeAlignment, orig: VideoInfo): Promise<PicturePair[]> {
+async function matchedPictures(
+  o: VideoDetectOptions,
+  reference: string,
+  sampled: LeakSamples,
+  time: TimeAlignment,
+  orig: VideoInfo,
+): Promise<PicturePair[]> {
   const matched = [...time.frameMap.keys()].filter((k) => (time.frameMap[k] as number) >= 0);
   if (matched.length === 0) throw new DrmError('BAD_REQUEST', `the leak ${o.leak} shows nothing of the original`);
-  const picks = Array.from(new Set(Array.from({ length: SEARCH_FRAMES }, (_, k) => matched[Math.floor(((k + 0.5) * matched.length) / SEARCH_FRAMES)] as number)));
+  const picks = Array.from(
+    new Set(
+      Array.from(
+        { length: SEARCH_FRAMES },
+        (_, k) => matched[Math.floor(((k + 0.5) * matched.length) / SEARCH_FRAMES)] as number,
+      ),
+    ),
+  );
   const origPicks = picks.map((k) => time.frameMap[k] as number);
   const size = { width: orig.width, height: orig.height, fps: orig.fps, signal: o.signal };
-  const grabbed = await Promise.all(picks.map((k, n) => Promise.all([sampled.proxyAt(k, size), lumaFrameAt(o.bins, reference, origPicks[n] as number, size)])));
+  const grabbed = await Promise.all(
+    picks.map((k, n) =>
+      Promise.all([sampled.proxyAt(k, size), lumaFrameAt(o.bins, reference, origPicks[n] as number, size)]),
+    ),
+  );
   const pairs: PicturePair[] = [];
-  for (const [leakFrame, origFrame] of grabbed) if (leakFrame && origFrame) pairs.push({ leak: leakFrame, original: origFrame });
-  if (pairs.length === 0) throw new DrmError('INTERNAL_ERROR', 'no frame of the leak could be read back for its geometry');
+  for (const [leakFrame, origFrame] of grabbed)
+    if (leakFrame && origFrame) pairs.push({ leak: leakFrame, original: origFrame });
+  if (pairs.length === 0)
+    throw new DrmError('INTERNAL_ERROR', 'no frame of the leak could be read back for its geometry');
   return pairs;
 }
 
@@ -66,15 +85,31 @@ interface Geometry {
   searchMap: { map: Homography; start: Homography; score: number };
 }
 
-async function geometryAt(o: VideoDetectOptions, reference: string, timed: TimedLeak, time: TimeAlignment, orig: VideoInfo, leak: VideoInfo): Promise<Geometry> {
+async function geometryAt(
+  o: VideoDetectOptions,
+  reference: string,
+  timed: TimedLeak,
+  time: TimeAlignment,
+  orig: VideoInfo,
+  leak: VideoInfo,
+): Promise<Geometry> {
   const { width: W, height: H } = orig;
   const pickPairs = await matchedPictures(o, reference, timed.sampled, time, orig);
   // Both sides are reduced the same way (area average), so a resampling difference cannot pass for a shift.
   const sw = Math.min(SEARCH_WIDTH, W);
   const sh = Math.max(2, Math.round((sw * H) / W));
   // The black bars, found on the proxies (the whole leak frame stretched to W × H), in proxy pixels.
-  const activeP = activeArea(pickPairs.map((p) => p.leak), W, H);
-  const active = { x: (activeP.x * leak.width) / W, y: (activeP.y * leak.height) / H, w: (activeP.w * leak.width) / W, h: (activeP.h * leak.height) / H };
+  const activeP = activeArea(
+    pickPairs.map((p) => p.leak),
+    W,
+    H,
+  );
+  const active = {
+    x: (activeP.x * leak.width) / W,
+    y: (activeP.y * leak.height) / H,
+    w: (activeP.w * leak.width) / W,
+    h: (activeP.h * leak.height) / H,
+  };
   // The leak is compared at the original's search size: a tone curve fitted between a sharp leak
   // and an enlarged (blurred) original flattens contrast (measured: |z| fell by 40% against a
   // 160×90 reference).
@@ -85,7 +120,11 @@ async function geometryAt(o: VideoDetectOptions, reference: string, timed: Timed
     original: { data: resizeArea(p.original, W, H, { x: 0, y: 0, w: W, h: H }, sw, sh), width: sw, height: sh },
   }));
   const found = findRect(pairs, W, H, active.h / active.w);
-  const searchMap = projectiveIfBetter(pairs, rectOnto(scaled(found.rect, sw / W, sh / H), { x: 0, y: 0, w: aw, h: ah }), found.score);
+  const searchMap = projectiveIfBetter(
+    pairs,
+    rectOnto(scaled(found.rect, sw / W, sh / H), { x: 0, y: 0, w: aw, h: ah }),
+    found.score,
+  );
   return { active, activeP, size: { sw, sh, aw, ah }, pairs, found, searchMap };
 }
 
@@ -113,7 +152,13 @@ function realignThroughMap(timed: TimedLeak, views: ThumbViews): TimeAlignment {
  * alignment again, against the original seen through that map (and, where the geometry matched
  * poorly, the geometry again at the time so found). The thumbnails are let go afterwards.
  */
-export async function placeLeak(o: VideoDetectOptions, reference: string, timed: TimedLeak, orig: VideoInfo, leak: VideoInfo): Promise<PlacedLeak> {
+export async function placeLeak(
+  o: VideoDetectOptions,
+  reference: string,
+  timed: TimedLeak,
+  orig: VideoInfo,
+  leak: VideoInfo,
+): Promise<PlacedLeak> {
   const { width: W, height: H } = orig;
   let geometry = await geometryAt(o, reference, timed, timed.time, orig, leak);
   let coarse = timed.time;
@@ -130,12 +175,17 @@ export async function placeLeak(o: VideoDetectOptions, reference: string, timed:
   timed.origThumbs.length = 0;
   const { active, activeP, pairs, found, searchMap } = geometry;
   const { sw, sh, aw, ah } = geometry.size;
-  const map = compose(scaleShift(activeP.w / aw, activeP.h / ah, activeP.x, activeP.y), compose(searchMap.map, scaleShift(sw / W, sh / H, 0, 0)));
+  const map = compose(
+    scaleShift(activeP.w / aw, activeP.h / ah, activeP.x, activeP.y),
+    compose(searchMap.map, scaleShift(sw / W, sh / H, 0, 0)),
+  );
   // Only where the leak shows the original well inside its edge: next to the black that fills a
   // turned leak's corners the leak's values are dark mixtures, and where a film has few dark
   // pixels of its own they would bend the curve's dark end (measured: a 2° turn read |z| 2–4 with
   // them, 6–10 without).
-  const tone = toneCurve(pairs.map((p) => ({ leak: p.leak.data, original: warpedView(p.original, invert(searchMap.map), aw, ah, 2) })));
+  const tone = toneCurve(
+    pairs.map((p) => ({ leak: p.leak.data, original: warpedView(p.original, invert(searchMap.map), aw, ah, 2) })),
+  );
   const projective = searchMap.map !== searchMap.start;
   const rect = projective ? shownBounds(map, activeP, W, H) : found.rect;
   return { time, rect, map, projective, geometryScore: searchMap.score, active, activeP, tone };
@@ -164,7 +214,12 @@ function shownBounds(map: Homography, activeP: Rect, W: number, H: number): Rect
   const xs = points.map((p) => Math.min(W, Math.max(0, p[0])));
   const ys = points.map((p) => Math.min(H, Math.max(0, p[1])));
   if (xs.length < 4) return { x: 0, y: 0, w: W, h: H };
-  return { x: Math.min(...xs), y: Math.min(...ys), w: Math.max(...xs) - Math.min(...xs), h: Math.max(...ys) - Math.min(...ys) };
+  return {
+    x: Math.min(...xs),
+    y: Math.min(...ys),
+    w: Math.max(...xs) - Math.min(...xs),
+    h: Math.max(...ys) - Math.min(...ys),
+  };
 }
 
 /**
@@ -182,10 +237,18 @@ function thumbViews(timed: TimedLeak, leak: VideoInfo, g: Geometry): ThumbViews 
   const { width: tw, height: th, leakHeight: lth } = timed.thumb;
   const { active } = g;
   const { sw, sh, aw, ah } = g.size;
-  const tActive = { x: (active.x * tw) / leak.width, y: (active.y * lth) / leak.height, w: (active.w * tw) / leak.width, h: (active.h * lth) / leak.height };
+  const tActive = {
+    x: (active.x * tw) / leak.width,
+    y: (active.y * lth) / leak.height,
+    w: (active.w * tw) / leak.width,
+    h: (active.h * lth) / leak.height,
+  };
   const vh = Math.max(2, Math.round((tw * ah) / aw));
   // A view cell to a leak search pixel, back to an original search pixel, on to its thumbnail.
-  const viewToThumb = compose(scaleShift(tw / sw, th / sh, 0, 0), compose(invert(g.searchMap.map), scaleShift(aw / tw, ah / vh, 0, 0)));
+  const viewToThumb = compose(
+    scaleShift(tw / sw, th / sh, 0, 0),
+    compose(invert(g.searchMap.map), scaleShift(aw / tw, ah / vh, 0, 0)),
+  );
   const cached = (make: (k: number) => Float32Array) => {
     const made = new Map<number, Float32Array>();
     return (k: number) => {
@@ -203,7 +266,9 @@ function thumbViews(timed: TimedLeak, leak: VideoInfo, g: Geometry): ThumbViews 
     width: tw,
     height: vh,
     leak: cached((k) => resizeArea(timed.sampled.thumbs[k] as Uint8Array, tw, lth, tActive, tw, vh)),
-    original: cached((i) => warpedView({ data: timed.origThumbs[i] as Uint8Array, width: tw, height: th }, viewToThumb, tw, vh)),
+    original: cached((i) =>
+      warpedView({ data: timed.origThumbs[i] as Uint8Array, width: tw, height: th }, viewToThumb, tw, vh),
+    ),
   };
 }
 

@@ -82,7 +82,10 @@ export async function scoreSegments(o: VideoDetectOptions, job: ScoringJob): Pro
   const samples = [...chosen].sort((a, b) => a - b);
   const needed = [...new Set(samples.map((k) => frameMap[k] as number))].sort((a, b) => a - b);
   const proxies = readAhead(job.leak.proxies(samples, { width: W, height: H, signal: o.signal }), READ_AHEAD);
-  const originals = readAhead(preciseLumaFrames(o.bins, job.reference, { width: W, height: H, fps, select: needed, signal: o.signal }), READ_AHEAD)[Symbol.asyncIterator]();
+  const originals = readAhead(
+    preciseLumaFrames(o.bins, job.reference, { width: W, height: H, fps, select: needed, signal: o.signal }),
+    READ_AHEAD,
+  )[Symbol.asyncIterator]();
   let read = 0;
   const held = new Map<number, Float32Array>();
   const originalFrame = async (i: number): Promise<Float32Array> => {
@@ -110,7 +113,10 @@ export async function scoreSegments(o: VideoDetectOptions, job: ScoringJob): Pro
     }
   }
   const transforms = async (p: { i: number; leak: Float32Array; original: Float32Array }) => {
-    const [ot, st] = await Promise.all([analyse(o.backend, p.original, W, H, params), analyse(o.backend, p.leak, W, H, params)]);
+    const [ot, st] = await Promise.all([
+      analyse(o.backend, p.original, W, H, params),
+      analyse(o.backend, p.leak, W, H, params),
+    ]);
     return { i: p.i, ot, st };
   };
   let done = 0;
@@ -133,13 +139,19 @@ export async function scoreSegments(o: VideoDetectOptions, job: ScoringJob): Pro
 }
 
 /** Each segment's calibrated z and bit, in segment order, with the seconds of the leak that fell in it. */
-export function readSegments(o: VideoDetectOptions, scores: Map<number, SegmentScore>, count: number, coverage: (segment: number) => number): SegmentReading[] {
+export function readSegments(
+  o: VideoDetectOptions,
+  scores: Map<number, SegmentScore>,
+  count: number,
+  coverage: (segment: number) => number,
+): SegmentReading[] {
   return [...scores.entries()]
     .sort(([a], [b]) => a - b)
     .map(([index, score]) => {
       const z = score.z(segmentPattern(o.key, o.contentId, index, count));
       const reading: SegmentReading = { index, z, bit: bitFromZ(z), coverage: coverage(index), reach: score.reach() };
-      if (o.nullPatterns) reading.nullZ = nullPatterns(o.key, o.contentId, index, count, o.nullPatterns).map((p) => score.z(p));
+      if (o.nullPatterns)
+        reading.nullZ = nullPatterns(o.key, o.contentId, index, count, o.nullPatterns).map((p) => score.z(p));
       return reading;
     });
 }

@@ -10,7 +10,7 @@ import { chooseFrames, FRAMES_PER_SEGMENT, readSegments, scoreSegments } from '.
 import { alignLeakInTime } from './detect-time.js';
 import type { Rect } from './geometry.js';
 import { corners, type Homography, invert } from './homography.js';
-import { DEFAULT_VIDEO_MARK, patternLength, } from './mark.js';
+import { DEFAULT_VIDEO_MARK, patternLength } from './mark.js';
 import { referenceParams, VIDEO_REFERENCE, writeVideoReference } from './reference.js';
 import { insetRect, type LeakPlacement } from './restore.js';
 
@@ -39,7 +39,15 @@ export async function detectVideo(o: VideoDetectOptions): Promise<Detection> {
     if (!o.reference) {
       const orig = await videoOf(o.bins, o.original, 'original');
       reference = path.join(work, VIDEO_REFERENCE);
-      await writeVideoReference(o.bins, o.original, reference, orig.width, orig.height, o.params ?? DEFAULT_VIDEO_MARK, o.signal);
+      await writeVideoReference(
+        o.bins,
+        o.original,
+        reference,
+        orig.width,
+        orig.height,
+        o.params ?? DEFAULT_VIDEO_MARK,
+        o.signal,
+      );
     }
     return await detectOnReference(o, reference, work);
   } finally {
@@ -60,7 +68,11 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
   o.onProgress?.('align', 0, 2);
   const placed = await placeLeak(o, reference, timed, orig, leak);
   o.onProgress?.('align', 1, 2);
-  const { bySegment, aligned, chosen } = chooseFrames(placed.time.frameMap, fps, o.framesPerSegment ?? FRAMES_PER_SEGMENT);
+  const { bySegment, aligned, chosen } = chooseFrames(
+    placed.time.frameMap,
+    fps,
+    o.framesPerSegment ?? FRAMES_PER_SEGMENT,
+  );
   o.onProgress?.('align', 2, 2);
   const { rect, activeP, tone } = placed;
   // A leak shown whole (re-encoded, rescaled, re-timed) is placed exactly by its rectangle; any
@@ -68,9 +80,27 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
   // crop read |z| 5.5–8 with one map for the leak and 8.6–11.6 with each frame's own; a handheld
   // camcorder copy 0.4–2.9 and 3.7–5.8).
   const shownWhole = placed.geometryScore >= 0.999 && !placed.projective && box(rect) === `${W}x${H}+0+0`;
-  const placement: LeakPlacement = { active: activeP, map: placed.map, inside: insetRect(rect, 2, W, H), tone, perFrame: !shownWhole };
-  const scores = await scoreSegments(o, { reference, leak: timed.sampled, W, H, fps, params, chosen, frameMap: placed.time.frameMap, placement });
-  const segments = readSegments(o, scores, patternLength(W, H, params), (index) => timed.seconds(bySegment.get(index) ?? []));
+  const placement: LeakPlacement = {
+    active: activeP,
+    map: placed.map,
+    inside: insetRect(rect, 2, W, H),
+    tone,
+    perFrame: !shownWhole,
+  };
+  const scores = await scoreSegments(o, {
+    reference,
+    leak: timed.sampled,
+    W,
+    H,
+    fps,
+    params,
+    chosen,
+    frameMap: placed.time.frameMap,
+    placement,
+  });
+  const segments = readSegments(o, scores, patternLength(W, H, params), (index) =>
+    timed.seconds(bySegment.get(index) ?? []),
+  );
   return {
     segments,
     bits: readOut(segments),

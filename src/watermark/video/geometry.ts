@@ -49,7 +49,15 @@ function axis(start: number, length: number, count: number, every: number, scale
  * `pic` (a downscaled copy of a source of sourceWidth pixels) seen through `rect` (source
  * pixels) on a grid of width × height, every `every`-th row and column of it, into `out` in row order.
  */
-export function sampleThrough(pic: Picture, sourceWidth: number, rect: Rect, width: number, height: number, every: number, out: Float32Array | Float64Array): void {
+export function sampleThrough(
+  pic: Picture,
+  sourceWidth: number,
+  rect: Rect,
+  width: number,
+  height: number,
+  every: number,
+  out: Float32Array | Float64Array,
+): void {
   const f = pic.width / sourceWidth;
   const cols = axis(rect.x, rect.w, width, every, f, pic.width);
   const rows = axis(rect.y, rect.h, height, every, f, pic.height);
@@ -71,14 +79,27 @@ export function sampleThrough(pic: Picture, sourceWidth: number, rect: Rect, wid
 }
 
 /** The original seen through `rect`, sampled on the grid of a leak picture of width × height. */
-export function viewThrough(original: Picture, originalWidth: number, rect: Rect, width: number, height: number): Float32Array {
+export function viewThrough(
+  original: Picture,
+  originalWidth: number,
+  rect: Rect,
+  width: number,
+  height: number,
+): Float32Array {
   const out = new Float32Array(width * height);
   sampleThrough(original, originalWidth, rect, width, height, 1, out);
   return out;
 }
 
 /** Area-average resize of a grey picture (for making the search's small pictures from full frames). */
-export function resizeArea(data: Uint8Array, width: number, height: number, region: Rect, outWidth: number, outHeight: number): Float32Array {
+export function resizeArea(
+  data: Uint8Array,
+  width: number,
+  height: number,
+  region: Rect,
+  outWidth: number,
+  outHeight: number,
+): Float32Array {
   const out = new Float32Array(outWidth * outHeight);
   for (let v = 0; v < outHeight; v++) {
     const y0 = Math.floor(region.y + (v * region.h) / outHeight);

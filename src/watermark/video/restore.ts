@@ -31,11 +31,22 @@ const EDGE = 1;
 export function insetRect(r: Rect, by: number, width: number, height: number): Rect {
   const x = Math.max(0, Math.ceil(r.x + by));
   const y = Math.max(0, Math.ceil(r.y + by));
-  return { x, y, w: Math.max(0, Math.min(width, Math.floor(r.x + r.w - by)) - x), h: Math.max(0, Math.min(height, Math.floor(r.y + r.h - by)) - y) };
+  return {
+    x,
+    y,
+    w: Math.max(0, Math.min(width, Math.floor(r.x + r.w - by)) - x),
+    h: Math.max(0, Math.min(height, Math.floor(r.y + r.h - by)) - y),
+  };
 }
 
 /** The leak's proxy frame (width × height, grey levels with fractions) restored into the original `original`. */
-export function restoreLeak(proxy: Float32Array, original: Float32Array, width: number, height: number, p: LeakPlacement): Float32Array {
+export function restoreLeak(
+  proxy: Float32Array,
+  original: Float32Array,
+  width: number,
+  height: number,
+  p: LeakPlacement,
+): Float32Array {
   const out = Float32Array.from(original);
   const { inside, tone, active, map: h } = p;
   const [left, top] = [active.x + EDGE, active.y + EDGE];
