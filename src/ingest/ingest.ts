@@ -166,7 +166,7 @@ export async function ingestContent(ctx: Context, r: IngestRequest, hooks: Inges
   let charge: WatermarkCharge | undefined;
   try {
     if (r.organizationId) {
-      charge = await chargeWatermarkFee(ctx, { organizationId: r.organizationId, contentId, type: r.type, watermark: r.watermark, height: info.video?.height ?? null });
+      charge = await chargeWatermarkFee(ctx, { organizationId: r.organizationId, contentId, type: r.type, watermark: r.watermark, frame: info.video ?? null });
     }
     return { ...(await packageAndPublish(ctx, r, info, staging, hooks)), ...(charge && { charge }) };
   } catch (err) {

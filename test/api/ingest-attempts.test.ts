@@ -37,7 +37,7 @@ describe.each(DIALECTS)('an earlier attempt at a queued ingest, on %s', (dialect
   it('that paid the watermark fee and published without a catalog row: the fee comes back once and the item goes', async () => {
     const contentId = randomUUID();
     const before = await balance();
-    await chargeWatermarkFee(ctx, { organizationId: orgId, contentId, type: 'video', watermark: true, height: 360 });
+    await chargeWatermarkFee(ctx, { organizationId: orgId, contentId, type: 'video', watermark: true, frame: { width: 640, height: 360 } });
     expect(await balance()).toBeLessThan(before);
     const staging = ctx.storage.stage(contentId);
     fs.writeFileSync(path.join(staging.dir, 'thumbnail.jpg'), 'x');

@@ -103,7 +103,7 @@ describe('drm ingest --org and drm admin billing', () => {
       const staging = ctx.storage.stage(killedId);
       const gone = spawnSync(process.execPath, ['-e', '0']).pid;
       fs.writeFileSync(path.join(staging.dir, 'owner.json'), JSON.stringify({ pid: gone, host: os.hostname() }));
-      await chargeWatermarkFee(ctx, { organizationId: orgId, contentId: killedId, type: 'video', watermark: true, height: 360 });
+      await chargeWatermarkFee(ctx, { organizationId: orgId, contentId: killedId, type: 'video', watermark: true, frame: { width: 640, height: 360 } });
       expect((await ctx.repos.organizations.find(orgId))?.apusdBalanceMicro).toBe(before - 1_500_000_000);
       await ingestContent(ctx, { input: film, title: 'Plain', type: 'video', watermark: false });
       expect((await ctx.repos.ledger.findByKey(`refund:watermark-fee:${killedId}`))?.amountMicro).toBe(1_500_000_000);

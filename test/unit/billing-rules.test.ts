@@ -69,9 +69,12 @@ describe('money at the edge', () => {
 });
 
 describe('the watermark fee', () => {
-  it('charges video by the tier at or above its height, and nothing for music', () => {
-    const fee = (h: number | null) => watermarkFeeMicro('video', h) / M;
+  it('charges video by the tier at or above the short side of its frame, and nothing for music', () => {
+    const fee = (h: number) => watermarkFeeMicro('video', { width: Math.round((h * 16) / 9), height: h }) / M;
     expect([fee(360), fee(480), fee(720), fee(721), fee(900), fee(1080), fee(1440), fee(2160), fee(2161), fee(4320)]).toEqual([1500, 1500, 1500, 3500, 3500, 3500, 5000, 5000, 10000, 10000]);
+    // a phone's portrait video pays by its real resolution, not by its height
+    const portrait = (width: number, height: number) => watermarkFeeMicro('video', { width, height }) / M;
+    expect([portrait(720, 1280), portrait(1080, 1920), portrait(2160, 3840)]).toEqual([1500, 3500, 5000]);
     expect(watermarkFeeMicro('music', null)).toBe(0);
   });
 });

@@ -37,9 +37,13 @@ export function usageLines(terms: Terms, groups: readonly UsageGroup[]): Line[] 
   const planStreams = groups.filter((g) => g.priceMicro === null).reduce((s, g) => s + g.streams, 0);
   const chargeable = Math.max(0, planStreams - terms.includedStreams);
   if (chargeable > 0) {
-    lines.push(line('streams', `streams past the ${terms.includedStreams} included`, chargeable, terms.pricePerStreamMicro));
+    lines.push(
+      line('streams', `streams past the ${terms.includedStreams} included`, chargeable, terms.pricePerStreamMicro),
+    );
   }
-  for (const g of [...groups].filter((x) => x.priceMicro !== null).sort((a, b) => (a.priceMicro as number) - (b.priceMicro as number))) {
+  for (const g of [...groups]
+    .filter((x) => x.priceMicro !== null)
+    .sort((a, b) => (a.priceMicro as number) - (b.priceMicro as number))) {
     lines.push(line('streams', 'streams at the license price', g.streams, g.priceMicro as number));
   }
   const bytes = groups.reduce((s, g) => s + g.bytes, 0);
@@ -56,7 +60,13 @@ export function usageLines(terms: Terms, groups: readonly UsageGroup[]): Line[] 
   const usage = totalOf(lines);
   if (terms.revenueSharePct > 0 && usage > 0) {
     const share = mulDivHalfUp(usage, terms.revenueSharePct, 100);
-    lines.push({ kind: 'revenue_share', description: `revenue share, ${terms.revenueSharePct}% of usage`, quantity: 1, unitPriceMicro: -share, amountMicro: -share });
+    lines.push({
+      kind: 'revenue_share',
+      description: `revenue share, ${terms.revenueSharePct}% of usage`,
+      quantity: 1,
+      unitPriceMicro: -share,
+      amountMicro: -share,
+    });
   }
   return lines;
 }
@@ -66,13 +76,16 @@ function line(kind: Line['kind'], description: string, quantity: number, unitPri
 }
 
 /**
- * The watermark fee of one video by its height (spec section 1): up to 720 lines 1,500 APUSD, up
- * to 1080 3,500, up to 2160 (4K) 5,000, above 10,000. A height between two tiers pays the higher
- * one (a 900-line video is charged as 1080p). Music carries no fee: the spec prices video only.
+ * The watermark fee of one video by the short side of its frame (spec section 1 names the tiers by
+ * lines: up to 720 lines 1,500 APUSD, up to 1080 3,500, up to 2160 (4K) 5,000, above 10,000). The
+ * short side is the field's usual rule, as in "1080p" for a 1920×1080 film and a 1080×1920 phone
+ * video alike: by height alone, a portrait 720×1280 video paid the 4K fee. A size between two tiers
+ * pays the higher one (a 900-line video is charged as 1080p). Music carries no fee: the spec prices
+ * video only.
  */
-export function watermarkFeeMicro(type: 'video' | 'music', height: number | null): number {
+export function watermarkFeeMicro(type: 'video' | 'music', frame: { width: number; height: number } | null): number {
   if (type !== 'video') return 0;
-  const h = height ?? 0;
-  const apusd = h <= 720 ? 1_500 : h <= 1080 ? 3_500 : h <= 2160 ? 5_000 : 10_000;
+  const lines = frame ? Math.min(frame.width, frame.height) : 0;
+  const apusd = lines <= 720 ? 1_500 : lines <= 1080 ? 3_500 : lines <= 2160 ? 5_000 : 10_000;
   return apusd * 1_000_000;
 }

@@ -20,16 +20,28 @@ const feeKey = (contentId: string) => `watermark-fee:${contentId}`;
  */
 export async function chargeWatermarkFee(
   ctx: Context,
-  request: { organizationId: string; contentId: string; type: 'video' | 'music'; watermark: boolean; height: number | null },
+  request: {
+    organizationId: string;
+    contentId: string;
+    type: 'video' | 'music';
+    watermark: boolean;
+    frame: { width: number; height: number } | null;
+  },
 ): Promise<WatermarkCharge> {
   const org = await ctx.repos.organizations.find(request.organizationId);
   if (!org) throw notFound('organization');
   const base = { organizationId: org.id, contentId: request.contentId, feeMicro: 0, waivedByPass: false };
-  const fee = request.watermark ? watermarkFeeMicro(request.type, request.height) : 0;
+  const fee = request.watermark ? watermarkFeeMicro(request.type, request.frame) : 0;
   if (fee === 0) return base;
   if ((org.watermarkPassUntil ?? 0) > ctx.clock.now()) return { ...base, waivedByPass: true };
   await ctx.db.transaction((tx) =>
-    post(tx, { organizationId: org.id, kind: 'watermark_fee', amountMicro: -fee, idempotencyKey: feeKey(request.contentId), reference: request.contentId }),
+    post(tx, {
+      organizationId: org.id,
+      kind: 'watermark_fee',
+      amountMicro: -fee,
+      idempotencyKey: feeKey(request.contentId),
+      reference: request.contentId,
+    }),
   );
   return { ...base, feeMicro: fee };
 }
@@ -56,5 +68,10 @@ export async function refundWatermarkFee(ctx: Context, charge: WatermarkCharge):
 export async function refundAbandonedFee(ctx: Context, contentId: string): Promise<void> {
   const fee = await ctx.repos.ledger.findByKey(feeKey(contentId));
   if (!fee) return;
-  await refundWatermarkFee(ctx, { organizationId: fee.organizationId, contentId, feeMicro: -fee.amountMicro, waivedByPass: false });
+  await refundWatermarkFee(ctx, {
+    organizationId: fee.organizationId,
+    contentId,
+    feeMicro: -fee.amountMicro,
+    waivedByPass: false,
+  });
 }
