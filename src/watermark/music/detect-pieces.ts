@@ -5,7 +5,7 @@ import { fineAlign } from './align.js';
 import {
   type AlignedStreams,
   FINE_RANGE_SECONDS,
-  leakGain,
+  gainOver,
   MIN_COVERAGE_SECONDS,
   leastAgreement,
   type MusicDetectOptions,
@@ -87,17 +87,7 @@ function scoreFromPieces(
     const own = trusted ? p.lag - found.lag : p.lag;
     // c0 and c1 keep n − own inside the leak for any shift the fine search can find
     const at = (n: number) => leak[n - own] as number;
-    let ol = 0;
-    let oo = 0;
-    let ll = 0;
-    for (let n = c0; n < c1; n++) {
-      const x = samples[n - start] as number;
-      const y = at(n);
-      ol += x * y;
-      oo += x * x;
-      ll += y * y;
-    }
-    const gain = leakGain(ol, oo, ll);
+    const { ol, oo, gain } = gainOver(segment, at, c0, c1);
     if (!(gain > 1e-3)) continue;
     for (let n = c0; n < c1; n++) suspect[n - start] = at(n) / gain;
     totals.ol += ol;

@@ -121,17 +121,7 @@ function scoreSegment(
   const c0 = Math.max(start, lag);
   const c1 = Math.min(start + samples.length, lag + a.leakSamples);
   const leakAt = (n: number) => window.samples[n - lag - window.start] as number;
-  let ol = 0;
-  let oo = 0;
-  let ll = 0;
-  for (let n = c0; n < c1; n++) {
-    const x = samples[n - start] as number;
-    const y = leakAt(n);
-    ol += x * y;
-    oo += x * x;
-    ll += y * y;
-  }
-  const gain = leakGain(ol, oo, ll);
+  const { ol, oo, gain } = gainOver(segment, leakAt, c0, c1);
   const coverage = Math.max(0, c1 - c0) / a.sampleRate;
   // A leak that is silent (or inverted) where the original plays has nothing to score.
   if (!(gain > 1e-3)) return { lag, ol, oo, reading: { index, z: 0, bit: '?', coverage } };
@@ -149,7 +139,23 @@ function scoreSegment(
  * loosely (measured 0.3–0.4) though the spectrum the mark lives in is kept: there the projection
  * would take the gain for a fifth of what it is, and the ratio of energies is used.
  */
-export function leakGain(ol: number, oo: number, ll: number): number {
+/** Over original samples [c0, c1): Σ original·leak, Σ original², and the leak's gain (leakGain). */
+export function gainOver(segment: Span, leakAt: (n: number) => number, c0: number, c1: number) {
+  const { samples, start } = segment;
+  let ol = 0;
+  let oo = 0;
+  let ll = 0;
+  for (let n = c0; n < c1; n++) {
+    const x = samples[n - start] as number;
+    const y = leakAt(n);
+    ol += x * y;
+    oo += x * x;
+    ll += y * y;
+  }
+  return { ol, oo, gain: leakGain(ol, oo, ll) };
+}
+
+function leakGain(ol: number, oo: number, ll: number): number {
   if (!(oo > 0 && ll > 0)) return 0;
   const agreement = ol / Math.sqrt(oo * ll);
   return agreement >= COHERENT ? ol / oo : Math.sqrt(ll / oo);
