@@ -11,21 +11,21 @@ export interface Attack {
 
 const vf = (filter: string) => () => ['-vf', filter];
 
-/** Segments in reverse order, or some dropped or repeated: each 10-s part trimmed and concatenated. */
-function reorder(order: number[]): (seconds: number) => string[] {
+/**
+ * The leak's 10-s parts in the order listed (reversed, some dropped or repeated): each trimmed and
+ * concatenated, from the video stream or the audio one.
+ */
+function reorderParts(order: number[], stream: 'video' | 'audio'): (seconds: number) => string[] {
+  const [trim, setpts, out] = stream === 'video' ? ['[0:v]trim', 'setpts', 'v=1[o]'] : ['[0:a]atrim', 'asetpts', 'v=0:a=1[o]'];
   return (seconds) => {
     const parts = order.filter((s) => s * 10 < seconds);
-    const trims = parts.map(
-      (s, i) => `[0:v]trim=${s * 10}:${Math.min(seconds, s * 10 + 10)},setpts=PTS-STARTPTS[p${i}]`,
-    );
-    return [
-      '-filter_complex',
-      `${trims.join(';')};${parts.map((_, i) => `[p${i}]`).join('')}concat=n=${parts.length}:v=1[v]`,
-      '-map',
-      '[v]',
-    ];
+    const trims = parts.map((s, i) => `${trim}=${s * 10}:${Math.min(seconds, s * 10 + 10)},${setpts}=PTS-STARTPTS[p${i}]`);
+    const inputs = parts.map((_, i) => `[p${i}]`).join('');
+    return ['-filter_complex', `${trims.join(';')};${inputs}concat=n=${parts.length}:${out}`, '-map', '[o]'];
   };
 }
+
+const reorder = (order: number[]) => reorderParts(order, 'video');
 
 /** A keystone of `share` of the width on each side of the top edge: the screen seen from below. */
 const keystone = (share: number, w = 'W', h = 'H') =>
@@ -93,21 +93,7 @@ export const ATTACKS: readonly Attack[] = [
   },
 ];
 
-/** Parts of a track (10 s each, as listed) concatenated: reversed, dropped or repeated. */
-function reorderAudio(order: number[]): (seconds: number) => string[] {
-  return (seconds) => {
-    const parts = order.filter((s) => s * 10 < seconds);
-    const trims = parts.map(
-      (s, i) => `[0:a]atrim=${s * 10}:${Math.min(seconds, s * 10 + 10)},asetpts=PTS-STARTPTS[p${i}]`,
-    );
-    return [
-      '-filter_complex',
-      `${trims.join(';')};${parts.map((_, i) => `[p${i}]`).join('')}concat=n=${parts.length}:v=0:a=1[a]`,
-      '-map',
-      '[a]',
-    ];
-  };
-}
+const reorderAudio = (order: number[]) => reorderParts(order, 'audio');
 
 const af = (filter: string) => () => ['-af', filter];
 

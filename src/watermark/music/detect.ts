@@ -5,7 +5,7 @@ import { type Detection, readOut } from '../segments.js';
 import { type CoarseAlignment, coarseAlign, EnvelopeMeter, envelopeBlock, onsetFeature } from './align.js';
 import { MIN_COVERAGE_SECONDS, scoreSegments } from './detect-score.js';
 import { MOST_HELD_SECONDS, scorePieces } from './detect-pieces.js';
-import { type Piece, placedShare, placePieces } from './pieces.js';
+import { type Piece, placedSamples, placePieces } from './pieces.js';
 import { audioOf } from './pipe.js';
 import { FASTEST, leakSpeed, SLOWEST, type SpeedUndoing, speedUndoings } from './speed.js';
 
@@ -162,8 +162,8 @@ function placeAnywhere(eo: Envelope, grids: Envelope[], sampleRate: number): Pie
   const placed = grids.map(
     (g) => placePieces(eo.feature, g.feature, undefined, envelopeBlock(sampleRate), g.phase) ?? [],
   );
-  const best = placed.reduce((a, b) => (placedShare(b, 1) > placedShare(a, 1) ? b : a));
-  return placedShare(best, (grids[0] as Envelope).samples) >= 0.5 ? best : undefined;
+  const best = placed.reduce((a, b) => (placedSamples(b) > placedSamples(a) ? b : a));
+  return placedSamples(best) >= 0.5 * (grids[0] as Envelope).samples ? best : undefined;
 }
 
 interface Matched {

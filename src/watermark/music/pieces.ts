@@ -9,7 +9,7 @@ import { coarseAlign, ENVELOPE_RATE } from './align.js';
  * out (MIN_PEAK_Z robust deviations), as a part cut from elsewhere does.
  */
 
-export const PIECE_SECONDS = 5;
+const PIECE_SECONDS = 5;
 const MOVE_GAIN = 0.25;
 const MIN_PEAK_Z = 6;
 const MIN_CORRELATION = 0.4;
@@ -80,6 +80,5 @@ export function placePieces(
   return moved ? pieces : undefined;
 }
 
-/** The share of the leak's samples that its pieces place. */
-export const placedShare = (pieces: readonly Piece[], leakSamples: number) =>
-  pieces.reduce((sum, p) => sum + (p.leakEnd - p.leakStart), 0) / Math.max(1, leakSamples);
+/** How many of the leak's samples its pieces place. */
+export const placedSamples = (pieces: readonly Piece[]) => pieces.reduce((sum, p) => sum + (p.leakEnd - p.leakStart), 0);

@@ -8,8 +8,6 @@ import type { Picture, Rect } from './geometry.js';
  */
 export type Homography = readonly [number, number, number, number, number, number, number, number, number];
 
-export const IDENTITY: Homography = [1, 0, 0, 0, 1, 0, 0, 0, 1];
-
 /** Where `h` takes (x, y); undefined behind the camera (d ≤ 0), where no picture point lands. */
 export function mapPoint(h: Homography, x: number, y: number): [number, number] | undefined {
   const d = h[6] * x + h[7] * y + h[8];
@@ -69,16 +67,6 @@ export function rectOnto(from: Rect, to: Rect): Homography {
   const sx = to.w / from.w;
   const sy = to.h / from.h;
   return scaleShift(sx, sy, to.x - from.x * sx, to.y - from.y * sy);
-}
-
-/** Whether a map is a crop and a rescale only (no turn, shear or perspective worth a pixel over `size`). */
-export function isAxisAligned(h: Homography, size: number): boolean {
-  return (
-    Math.abs(h[1]) * size < 0.05 &&
-    Math.abs(h[3]) * size < 0.05 &&
-    Math.abs(h[6]) * size < 1e-4 &&
-    Math.abs(h[7]) * size < 1e-4
-  );
 }
 
 /** Where the rectangle's corners go: top left, top right, bottom right, bottom left. */
