@@ -5,6 +5,7 @@ import type { Context } from '../context.js';
 import type { IngestJobRow } from '../db/repos/index.js';
 import { notFound } from '../errors.js';
 import { probeMedia } from '../media/probe.js';
+import { checkSourceIntact } from '../media/source-check.js';
 import type { PutOptions } from '../storage/s3-upload.js';
 import { checkMedia, checkRequest, type IngestRequest, type IngestResult } from './ingest.js';
 
@@ -67,7 +68,10 @@ export function jobView(row: IngestJobRow): IngestJobView {
 export async function queueIngest(ctx: Context, r: IngestRequest, sending: PutOptions = {}): Promise<IngestJobRow> {
   checkRequest(r);
   if (r.organizationId && !(await ctx.repos.organizations.find(r.organizationId))) throw notFound(`organization ${r.organizationId}`);
-  checkMedia(r, await probeMedia(ctx.media, r.input));
+  const info = await probeMedia(ctx.media, r.input);
+  checkMedia(r, info);
+  // a cut file is refused here, before it is copied to the spool, as the worker would refuse it
+  await checkSourceIntact(ctx.media, r.input, info);
   const { input, ...request } = r;
   const sourceBytes = fs.statSync(input).size;
   const ref = await ctx.storage.spool.keep(input, { ...sending, move: false });

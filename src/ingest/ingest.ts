@@ -4,21 +4,34 @@ import path from 'node:path';
 import type { DtcwtBackend } from '../../gpu/backend.js';
 import type { Context } from '../context.js';
 import { seal } from '../crypto/sealed.js';
-import { badRequest, DrmError } from '../errors.js';
+import { DrmError } from '../errors.js';
 import { type HlsSegment, playlistIn, readPlaylist, writeKeyInfo } from '../media/hls.js';
 import { type MediaInfo, probeMedia, resolutionLabel } from '../media/probe.js';
 import { markVariantDiscontinuities } from '../media/segment-discontinuity.js';
+import { checkSourceIntact } from '../media/source-check.js';
 import type { Staging } from '../storage/content-store.js';
 import { watermarkEngine } from '../watermark/engine.js';
 import { musicPackaging } from './package-music.js';
+import { checkMedia, checkRequest } from './ingest-checks.js';
 import { videoPackaging } from './package-video.js';
 import { type PackageJob, packageVariants } from './packaging.js';
 import { makePreview, makeThumbnail } from './previews.js';
-import { chargeWatermarkFee, refundAbandonedFee, refundWatermarkFee, type WatermarkCharge } from '../domain/billing/watermark-fee.js';
+import {
+  chargeWatermarkFee,
+  refundAbandonedFee,
+  refundWatermarkFee,
+  type WatermarkCharge,
+} from '../domain/billing/watermark-fee.js';
 import { newId } from '../crypto/tokens.js';
 
 /** Content ingested for an organization is licensed to it, marked as ingested. */
-async function licenseForOrganization(tx: Context, organizationId: string, contentId: string, type: ContentType, watermark: boolean): Promise<void> {
+async function licenseForOrganization(
+  tx: Context,
+  organizationId: string,
+  contentId: string,
+  type: ContentType,
+  watermark: boolean,
+): Promise<void> {
   await tx.repos.licenses.upsert({
     id: newId(),
     organizationId,
@@ -72,25 +85,8 @@ export interface IngestResult {
   charge?: WatermarkCharge;
 }
 
-const MAX_TITLE = 200;
-const MAX_DESCRIPTION = 5000;
-
-export function checkRequest(r: IngestRequest): void {
-  if (!fs.existsSync(r.input)) throw badRequest(`${r.input} does not exist`);
-  if (!fs.statSync(r.input).isFile()) throw badRequest(`${r.input} is not a file`);
-  if (!r.title.trim()) throw badRequest('--title must not be empty');
-  if (r.title.length > MAX_TITLE) throw badRequest(`--title is longer than ${MAX_TITLE} characters`);
-  if ((r.description?.length ?? 0) > MAX_DESCRIPTION) throw badRequest(`--description is longer than ${MAX_DESCRIPTION} characters`);
-  if (r.type !== 'video' && r.type !== 'music') throw badRequest(`--type must be video or music, got ${JSON.stringify(r.type)}`);
-  if (r.crf !== undefined && !(Number.isInteger(r.crf) && r.crf >= 0 && r.crf <= 51)) throw badRequest('--crf must be a whole number from 0 to 51');
-}
-
-export function checkMedia(r: IngestRequest, info: MediaInfo): void {
-  const name = path.basename(r.input);
-  if (r.type === 'video' && !info.video) throw badRequest(`${name} has no video stream: ingest it with --type music, or pick a video file`);
-  if (r.type === 'music' && !info.audio) throw badRequest(`${name} has no audio stream to package as music`);
-  if (!(info.duration > 0)) throw badRequest(`${name} has no duration ffmpeg can read`);
-}
+// The checks live beside ingest; callers (the queue, the CLI) still find them here.
+export { checkMedia, checkRequest };
 
 /** Variants A and B must cut at the same instants, or a viewer's sequence would jump. */
 function segmentsOf(dir: string, watermarked: boolean): HlsSegment[] {
@@ -98,7 +94,11 @@ function segmentsOf(dir: string, watermarked: boolean): HlsSegment[] {
   const a = readPlaylist(playlistIn(path.join(dir, 'a')));
   const b = readPlaylist(playlistIn(path.join(dir, 'b')));
   const same = a.length === b.length && a.every((s, i) => Math.abs(s.duration - (b[i] as HlsSegment).duration) < 1e-3);
-  if (!same) throw new DrmError('INTERNAL_ERROR', `variants A and B were cut differently (${a.length} and ${b.length} segments)`);
+  if (!same)
+    throw new DrmError(
+      'INTERNAL_ERROR',
+      `variants A and B were cut differently (${a.length} and ${b.length} segments)`,
+    );
   return a;
 }
 
@@ -106,7 +106,13 @@ function segmentsOf(dir: string, watermarked: boolean): HlsSegment[] {
  * Plain HLS, or variants A and B that the watermark engine marks; returns the DTCWT backend that
  * marked video, if one did.
  */
-async function packageContent(ctx: Context, r: IngestRequest, job: PackageJob, contentId: string, hooks: IngestHooks): Promise<string | null> {
+async function packageContent(
+  ctx: Context,
+  r: IngestRequest,
+  job: PackageJob,
+  contentId: string,
+  hooks: IngestHooks,
+): Promise<string | null> {
   const packaging = r.type === 'music' ? musicPackaging : videoPackaging;
   if (!r.watermark) {
     await packaging.plain(job);
@@ -114,12 +120,22 @@ async function packageContent(ctx: Context, r: IngestRequest, job: PackageJob, c
   }
   let backendName: string | null = null;
   const make = hooks.backend;
-  const backend = make && (async () => {
-    const b = await make();
-    backendName = b.name;
-    return b;
-  });
-  const request = { bins: job.bins, key: ctx.keys.watermark, contentId, input: r.input, referenceDir: job.dir, backend, signal: job.signal };
+  const backend =
+    make &&
+    (async () => {
+      const b = await make();
+      backendName = b.name;
+      return b;
+    });
+  const request = {
+    bins: job.bins,
+    key: ctx.keys.watermark,
+    contentId,
+    input: r.input,
+    referenceDir: job.dir,
+    backend,
+    signal: job.signal,
+  };
   await packageVariants(job, await watermarkEngine(r.type).variants(request), packaging.markedArgs(job));
   return backendName;
 }
@@ -129,7 +145,13 @@ async function packageContent(ctx: Context, r: IngestRequest, job: PackageJob, c
  * moves between A and B plays on without a continuity error (src/media/ts-discontinuity.ts).
  * Plain content never switches, but gets the same segments for uniformity: the pass is cheap.
  */
-async function markSwitchPoints(ctx: Context, dir: string, watermarked: boolean, key: Buffer, signal?: AbortSignal): Promise<void> {
+async function markSwitchPoints(
+  ctx: Context,
+  dir: string,
+  watermarked: boolean,
+  key: Buffer,
+  signal?: AbortSignal,
+): Promise<void> {
   const started = performance.now();
   const variants = watermarked ? ['a', 'b'] : ['plain'];
   const marks = await Promise.all(variants.map((v) => markVariantDiscontinuities(path.join(dir, v), key, signal)));
@@ -151,14 +173,16 @@ export async function sweepAbandonedIngests(ctx: Context): Promise<string[]> {
 }
 
 /**
- * `drm ingest`: probes the input, packages it as AES-128 HLS (with variants A and B for
- * --watermark), makes the thumbnail and preview, and publishes: the files move into place in one
- * rename and the catalog row follows. Any failure, or the signal, removes everything it wrote.
+ * `drm ingest`: probes the input (refusing one cut short or damaged), packages it as AES-128 HLS
+ * (with variants A and B for --watermark), makes the thumbnail and preview, and publishes: the
+ * files move into place in one rename and the catalog row follows. Any failure, or the signal, removes everything it wrote.
  */
 export async function ingestContent(ctx: Context, r: IngestRequest, hooks: IngestHooks = {}): Promise<IngestResult> {
   checkRequest(r);
   const info = await probeMedia(ctx.media, r.input);
   checkMedia(r, info);
+  // Before the fee and the staging: a source cut short would otherwise be packaged, and paid for, as a shorter item.
+  await checkSourceIntact(ctx.media, r.input, info, hooks.signal);
   await sweepAbandonedIngests(ctx);
   const contentId = r.contentId ?? randomUUID();
   // Staged (its owner marked alive) before the fee is taken, so a kill at any point after it is swept and refunded.
@@ -166,7 +190,13 @@ export async function ingestContent(ctx: Context, r: IngestRequest, hooks: Inges
   let charge: WatermarkCharge | undefined;
   try {
     if (r.organizationId) {
-      charge = await chargeWatermarkFee(ctx, { organizationId: r.organizationId, contentId, type: r.type, watermark: r.watermark, frame: info.video ?? null });
+      charge = await chargeWatermarkFee(ctx, {
+        organizationId: r.organizationId,
+        contentId,
+        type: r.type,
+        watermark: r.watermark,
+        frame: info.video ?? null,
+      });
     }
     return { ...(await packageAndPublish(ctx, r, info, staging, hooks)), ...(charge && { charge }) };
   } catch (err) {
@@ -177,7 +207,13 @@ export async function ingestContent(ctx: Context, r: IngestRequest, hooks: Inges
   }
 }
 
-async function packageAndPublish(ctx: Context, r: IngestRequest, info: MediaInfo, staging: Staging, hooks: IngestHooks): Promise<IngestResult> {
+async function packageAndPublish(
+  ctx: Context,
+  r: IngestRequest,
+  info: MediaInfo,
+  staging: Staging,
+  hooks: IngestHooks,
+): Promise<IngestResult> {
   const started = performance.now();
   const bins = ctx.media;
   const contentId = staging.id;
@@ -209,18 +245,18 @@ async function packageAndPublish(ctx: Context, r: IngestRequest, info: MediaInfo
     const storagePath = await staging.publish();
     await ctx.db.transaction(async (tx) => {
       await tx.repos.content.insert({
-      id: contentId,
-      title: r.title.trim(),
-      description: r.description ?? null,
-      type: r.type,
-      duration: Math.round(duration * 1000),
-      resolution,
-      isWatermarked: r.watermark,
-      segmentCount: segments.length,
-      storagePath,
-      contentKey: seal(ctx.keys.seal, key.toString('base64')),
-      status: 'ready',
-      createdAt: ctx.clock.now(),
+        id: contentId,
+        title: r.title.trim(),
+        description: r.description ?? null,
+        type: r.type,
+        duration: Math.round(duration * 1000),
+        resolution,
+        isWatermarked: r.watermark,
+        segmentCount: segments.length,
+        storagePath,
+        contentKey: seal(ctx.keys.seal, key.toString('base64')),
+        status: 'ready',
+        createdAt: ctx.clock.now(),
       });
       if (r.organizationId) await licenseForOrganization(tx, r.organizationId, contentId, r.type, r.watermark);
     });

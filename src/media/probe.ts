@@ -6,6 +6,11 @@ import { lastLine, startMedia } from './spawn.js';
 export interface MediaInfo {
   /** seconds */
   duration: number;
+  /**
+   * seconds: the first timestamp, where ffprobe states one (MPEG-TS seldom starts at 0; the
+   * ffmpeg report that stands in for ffprobe on .ts leaves it out, and 0 is assumed)
+   */
+  start?: number;
   formatName: string;
   video?: { codec: string; width: number; height: number; fps: number; frames?: number };
   audio?: { codec: string; sampleRate: number; channels: number };
@@ -45,8 +50,12 @@ export async function probeMedia(bins: MediaBinaries, file: string): Promise<Med
   // The shipped ffprobe (a 2023 static build) dies of SIGSEGV in its MPEG-TS demuxer, on any .ts:
   // ffmpeg's own report of the input says the same things.
   if (signal === 'SIGSEGV') return probeWithFfmpeg(bins, file);
-  if (code !== 0) throw new DrmError('BAD_REQUEST', `${name} is not a media file ffmpeg can read (${lastLine(stderr)})`);
-  const parsed = JSON.parse(out) as { format?: { format_name?: string; duration?: string }; streams?: ProbeStream[] };
+  if (code !== 0)
+    throw new DrmError('BAD_REQUEST', `${name} is not a media file ffmpeg can read (${lastLine(stderr)})`);
+  const parsed = JSON.parse(out) as {
+    format?: { format_name?: string; duration?: string; start_time?: string };
+    streams?: ProbeStream[];
+  };
   const streams = parsed.streams ?? [];
   // Cover art in music files is a "video" stream of one picture: not video.
   const v = streams.find(
@@ -55,8 +64,10 @@ export async function probeMedia(bins: MediaBinaries, file: string): Promise<Med
   const a = streams.find((s) => s.codec_type === 'audio');
   if (!v && !a) throw new DrmError('BAD_REQUEST', `${name} is not a media file: it holds no audio or video stream`);
   const duration = Number(parsed.format?.duration ?? v?.duration ?? a?.duration ?? Number.NaN);
+  const start = Number(parsed.format?.start_time ?? Number.NaN);
   return {
     duration: Number.isFinite(duration) ? duration : 0,
+    ...(Number.isFinite(start) && { start }),
     formatName: parsed.format?.format_name ?? 'unknown',
     ...(v && {
       video: {
@@ -67,11 +78,23 @@ export async function probeMedia(bins: MediaBinaries, file: string): Promise<Med
         ...(v.nb_frames && { frames: Number(v.nb_frames) }),
       },
     }),
-    ...(a && { audio: { codec: a.codec_name ?? 'unknown', sampleRate: Number(a.sample_rate ?? 0), channels: a.channels ?? 0 } }),
+    ...(a && {
+      audio: { codec: a.codec_name ?? 'unknown', sampleRate: Number(a.sample_rate ?? 0), channels: a.channels ?? 0 },
+    }),
   };
 }
 
-const CHANNEL_LAYOUTS: Record<string, number> = { mono: 1, stereo: 2, '2.1': 3, quad: 4, '4.0': 4, '5.0': 5, '5.1': 6, '6.1': 7, '7.1': 8 };
+const CHANNEL_LAYOUTS: Record<string, number> = {
+  mono: 1,
+  stereo: 2,
+  '2.1': 3,
+  quad: 4,
+  '4.0': 4,
+  '5.0': 5,
+  '5.1': 6,
+  '6.1': 7,
+  '7.1': 8,
+};
 
 /** What `ffmpeg -i` says of a file (its stderr report): the fields probeMedia returns. */
 export function parseFfmpegReport(report: string, name: string): MediaInfo {
@@ -89,15 +112,22 @@ export function parseFfmpegReport(report: string, name: string): MediaInfo {
     fps: Number(/, ([\d.]+) fps/.exec(v)?.[1] ?? /, ([\d.]+) tbr/.exec(v)?.[1] ?? 0),
   };
   const layout = a && /, \d+ Hz, ([^,]+)/.exec(a)?.[1]?.trim();
-  const channels = layout ? (CHANNEL_LAYOUTS[layout.replace(/\(.*\)$/, '')] ?? Number(/^(\d+) channels/.exec(layout)?.[1] ?? 0)) : 0;
-  const audio = a && { codec: /: Audio: (\w+)/.exec(a)?.[1] ?? 'unknown', sampleRate: Number(/, (\d+) Hz/.exec(a)?.[1] ?? 0), channels };
+  const channels = layout
+    ? (CHANNEL_LAYOUTS[layout.replace(/\(.*\)$/, '')] ?? Number(/^(\d+) channels/.exec(layout)?.[1] ?? 0))
+    : 0;
+  const audio = a && {
+    codec: /: Audio: (\w+)/.exec(a)?.[1] ?? 'unknown',
+    sampleRate: Number(/, (\d+) Hz/.exec(a)?.[1] ?? 0),
+    channels,
+  };
   return { duration, formatName: format, ...(video && { video }), ...(audio && { audio }) };
 }
 
 async function probeWithFfmpeg(bins: MediaBinaries, file: string): Promise<MediaInfo> {
   const { stderr } = await startMedia(bins.ffmpeg, ['-hide_banner', '-i', file]).done;
   const name = path.basename(file);
-  if (!stderr.includes('Input #0')) throw new DrmError('BAD_REQUEST', `${name} is not a media file ffmpeg can read (${lastLine(stderr)})`);
+  if (!stderr.includes('Input #0'))
+    throw new DrmError('BAD_REQUEST', `${name} is not a media file ffmpeg can read (${lastLine(stderr)})`);
   return parseFfmpegReport(stderr, name);
 }
 
