@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { createDtcwtBackend, } from '../gpu/index.js';
 import type { Context } from '../src/context.js';
 import { analyzeLocalLeak } from '../src/domain/forensics/submit.js';
 import type { Logger } from '../src/log.js';
@@ -79,9 +78,9 @@ async function analyzeLocally(ctx: Context, out: Output, leak: string, opts: Ana
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    const outcome = await analyzeLocalLeak({ ...ctx, log: warnings.log }, leak, { contentId: opts.content, contentType: opts.type }, {
+    const outcome = await analyzeLocalLeak(ctx.derive({ log: warnings.log }), leak, { contentId: opts.content, contentType: opts.type }, {
       backend: () =>
-        createDtcwtBackend(opts.backend ?? 'auto').then((b) => {
+        ctx.dtcwt(opts.backend).then((b) => {
           if (!out.json) progress.note(`analysing with DTCWT backend ${b.name}`);
           return b;
         }),

@@ -1,21 +1,41 @@
 import type { Command } from 'commander';
 import { dbOptions, envOption, type Runner } from './options.js';
 
+/** The grace window after a month's end before its invoices are issued (serve has the same). */
+export const grace = () =>
+  envOption(
+    '--invoice-grace <duration>',
+    "wait this long after a month's end before issuing its invoices, e.g. 1h, 30m, 0 (default 1h)",
+    'DRM_INVOICE_GRACE',
+  );
+
 /** drm admin billing: an organization's money, its plan and prices, passes, and closing periods. */
 export function defineAdminBilling(admin: Command, run: Runner): void {
-  const billing = admin.command('billing').description("organizations' balances, ledgers and invoices; credits, plans, passes; closing periods");
+  const billing = admin
+    .command('billing')
+    .description("organizations' balances, ledgers and invoices; credits, plans, passes; closing periods");
   dbOptions(
     billing
       .command('show')
-      .description("an organization's balance, current usage, ledger and invoices (newest first)")
-      .requiredOption('--org <id>', 'organization id')
-      .option('--limit <n>', 'ledger entries and invoices shown (at most 100)', '20'),
+      .description(
+        "an organization's balance, current usage, ledger and invoices (newest first); without --org, the organizations whose balance is below zero",
+      )
+      .option('--org <id>', 'organization id')
+      .option('--limit <n>', 'ledger entries and invoices shown (at most 100)', '20')
+      .option('--upcoming', 'show the next invoice as it stands now instead: its lines, total and what autopay will do')
+      .addOption(grace()),
   ).action(run(async () => (await import('./admin-billing.js')).show));
   dbOptions(
     billing
       .command('close-period')
-      .description('issue every invoice that is due, up to the last month ended (or --period)')
-      .option('--period <YYYY-MM>', 'close up to this month (it must have ended)'),
+      .description(
+        'issue every invoice that is due: up to the last month ended more than --invoice-grace ago, or up to --period',
+      )
+      .option(
+        '--period <YYYY-MM>',
+        'close up to this month as soon as it has ended, without waiting for the grace window (what lands later goes on the next invoice as late usage)',
+      )
+      .addOption(grace()),
   ).action(run(async () => (await import('./admin-billing.js')).closePeriodCommand));
   dbOptions(
     billing

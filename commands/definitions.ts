@@ -1,57 +1,29 @@
 import { type Command, Option } from 'commander';
 import { defineAdminBilling } from './billing-definitions.js';
-import { dbOptions, envOption, type Runner, switchOption } from './options.js';
-
-
-/** drm serve and its settings, each also an environment variable. */
-export function defineServe(program: Command, run: Runner): void {
-  dbOptions(
-    program
-      .command('serve')
-      .description('serve the REST API (SQLite by default, or Postgres with --db postgres://…)')
-      .addOption(envOption('--port <port>', 'port to listen on (default 8080; 0 picks a free one)', 'DRM_PORT'))
-      .addOption(envOption('--host <host>', 'address to bind (default 127.0.0.1)', 'DRM_HOST'))
-      .addOption(envOption('--api-shape <shape>', 'response shape where the spec gives two (default b)', 'DRM_API_SHAPE').choices(['a', 'b']))
-      .addOption(switchOption('--trust-proxy [yes|no]', 'take the client IP from X-Forwarded-For', 'DRM_TRUST_PROXY'))
-      .addOption(switchOption('--allow-private-webhooks [yes|no]', 'allow webhook URLs on loopback and private addresses', 'DRM_ALLOW_PRIVATE_WEBHOOKS'))
-      .addOption(envOption('--public-url <url>', 'the URL clients use to reach the server', 'DRM_PUBLIC_URL'))
-      .addOption(envOption('--log-level <level>', 'debug, info, warn, error or silent (default info)', 'DRM_LOG_LEVEL'))
-      .addOption(switchOption('--webhook-worker [yes|no]', 'deliver webhooks from this process (default yes)', 'DRM_WEBHOOK_WORKER'))
-      .option('--no-webhook-worker', 'do not deliver webhooks from this process')
-      .addOption(envOption('--segment-delivery <how>', 'proxy (the server streams segments) or redirect (302 to a presigned URL of the object store)', 'DRM_SEGMENT_DELIVERY').choices(['proxy', 'redirect']))
-      .addOption(envOption('--max-upload <size>', 'largest leak POST /forensics/analyze accepts, e.g. 4G or 500M (default 4G)', 'DRM_MAX_UPLOAD'))
-      .addOption(switchOption('--analysis [yes|no]', 'run leak analyses in this process (default yes)', 'DRM_ANALYSIS'))
-      .option('--no-analysis', 'leave leak analyses to drm worker processes')
-      .addOption(envOption('--analysis-concurrency <n>', 'leak analyses run at once, 1 or 2 (default 1)', 'DRM_ANALYSIS_CONCURRENCY'))
-      .addOption(envOption('--strong-below <p>', 'name one viewer only when the chance that an innocent fits the leak is at most p (default 1e-6)', 'DRM_STRONG_BELOW'))
-      .addOption(envOption('--keep-leaks <days>', 'keep each analysed leak this long after its case ended, e.g. 90d or 36h; 0 deletes it at once (default 90d)', 'DRM_KEEP_LEAKS'))
-      .addOption(envOption('--register-limit <n>', 'registrations one client address may make per hour (default 20)', 'DRM_REGISTER_LIMIT'))
-      .addOption(envOption('--nonce-limit <n>', 'admin sign-in nonces one client address may ask for per hour (default 60)', 'DRM_NONCE_LIMIT'))
-      .addOption(envOption('--chain-rpc <url>', 'JSON-RPC URL of the EVM chain APUSD deposits are read from (with --apusd-token)', 'DRM_CHAIN_RPC'))
-      .addOption(envOption('--apusd-token <address>', 'the APUSD token contract whose transfers to deposit addresses are credited', 'DRM_APUSD_TOKEN'))
-      .addOption(envOption('--confirmations <n>', 'blocks on top of a transfer before it is credited (default 12)', 'DRM_CONFIRMATIONS'))
-      .addOption(envOption('--fiat-secret-key <key>', "the card processor's secret API key (sk_live_…), for card payments", 'DRM_FIAT_SECRET_KEY'))
-      .addOption(envOption('--fiat-webhook-secret <secret>', "the signing secret of the processor's webhook endpoint (whsec_…)", 'DRM_FIAT_WEBHOOK_SECRET'))
-      .addOption(envOption('--fiat-api-base <url>', "the processor's API elsewhere (a local stand-in); default the processor's own", 'DRM_FIAT_API_BASE')),
-  ).action(run(async () => (await import('./serve.js')).serve));
-}
+import { dbOptions, envOption, type Runner, } from './options.js';
 
 /** drm ingest, drm analyze and drm migrate. */
 export function defineDataCommands(program: Command, run: Runner): void {
   dbOptions(
     program
       .command('ingest <file>')
-      .description('package a video or a track as AES-128 HLS (10-s segments) into the catalog; --watermark makes variants A and B')
+      .description(
+        'package a video or a track as AES-128 HLS (10-s segments) into the catalog; --watermark makes variants A and B',
+      )
       .requiredOption('--title <title>', 'catalog title')
       .addOption(new Option('--type <type>', 'what the file is').choices(['video', 'music']).makeOptionMandatory())
       .option('--watermark', 'make variants A and B of every segment (DTCWT for video, STFT for music)')
       .option('--description <text>', 'catalog description')
       .option('--crf <n>', 'x264 quality of the segments (0-51, lower is better)', '18')
       .option('--preset <name>', 'x264 preset', 'fast')
-      .option('--org <id>', "ingest for this organization: licensed to it, its balance pays the watermark fee first")
+      .option('--org <id>', 'ingest for this organization: licensed to it, its balance pays the watermark fee first')
       .option('--queue', 'send the file to the store and queue the ingest for a drm worker instead of running it here')
       .option('--wait', 'with --queue: follow the job until its worker has ingested it')
-      .addOption(new Option('--backend <kind>', 'DTCWT backend for watermarked video').choices(['auto', 'cpu', 'tfjs']).default('auto')),
+      .addOption(
+        new Option('--backend <kind>', 'DTCWT backend for watermarked video')
+          .choices(['auto', 'cpu', 'tfjs'])
+          .default('auto'),
+      ),
   ).action(run(async () => (await import('./ingest.js')).ingest));
 
   dbOptions(
@@ -61,30 +33,57 @@ export function defineDataCommands(program: Command, run: Runner): void {
         'trace a leaked copy to the viewer who received it, on the local data directory or with --server on a running drm serve; exit 0 strong match, 2 weak match, 4 mixed copy, 3 no match, 1 error',
       )
       .requiredOption('--content <id>', 'id of the content the leak was taken from')
-      .addOption(new Option('--type <type>', "content type (default: the content's own locally, video with --server)").choices(['video', 'music']))
+      .addOption(
+        new Option('--type <type>', "content type (default: the content's own locally, video with --server)").choices([
+          'video',
+          'music',
+        ]),
+      )
       .option('--server <url>', 'analyse on this drm server (with --api-key) instead of the local database')
       .addOption(envOption('--api-key <key>', 'API key with the forensics scope, for --server', 'DRM_API_KEY'))
       .option('--report <file>', 'also write the case as a self-contained HTML evidence report to this file')
-      .addOption(envOption('--strong-below <p>', 'name one viewer only when the chance that an innocent fits the leak is at most p (default 1e-6)', 'DRM_STRONG_BELOW'))
-      .addOption(envOption('--keep-leaks <days>', 'keep each analysed leak this long after its case ended, e.g. 90d or 36h; 0 deletes it at once (default 90d)', 'DRM_KEEP_LEAKS'))
-      .addOption(new Option('--backend <kind>', 'DTCWT backend for local video analysis (default auto)').choices(['auto', 'cpu', 'tfjs'])),
+      .addOption(
+        envOption(
+          '--strong-below <p>',
+          'name one viewer only when the chance that an innocent fits the leak is at most p (default 1e-6)',
+          'DRM_STRONG_BELOW',
+        ),
+      )
+      .addOption(
+        envOption(
+          '--keep-leaks <days>',
+          'keep each analysed leak this long after its case ended, e.g. 90d or 36h; 0 deletes it at once (default 90d)',
+          'DRM_KEEP_LEAKS',
+        ),
+      )
+      .addOption(
+        new Option('--backend <kind>', 'DTCWT backend for local video analysis (default auto)').choices([
+          'auto',
+          'cpu',
+          'tfjs',
+        ]),
+      ),
   ).action(run(async () => (await import('./analyze.js')).analyze));
 
-  dbOptions(program.command('migrate').description('apply pending database migrations and report the schema version')).action(
-    run(async () => (await import('./migrate.js')).migrateCommand),
-  );
+  dbOptions(
+    program.command('migrate').description('apply pending database migrations and report the schema version'),
+  ).action(run(async () => (await import('./migrate.js')).migrateCommand));
 }
 
 /** drm admin: admins, organizations, licenses, limits, suspensions. */
 export function defineAdmin(program: Command, run: Runner): void {
-  const admin = program.command('admin').description('platform administration: admins, organizations, licenses, limits');
-  dbOptions(admin.command('grant <wallet>').description('make a wallet a platform admin (it signs in with SIWE)')).action(
-    run(async () => (await import('./admin.js')).grant),
-  );
+  const admin = program
+    .command('admin')
+    .description('platform administration: admins, organizations, licenses, limits');
+  dbOptions(
+    admin.command('grant <wallet>').description('make a wallet a platform admin (it signs in with SIWE)'),
+  ).action(run(async () => (await import('./admin.js')).grant));
   dbOptions(admin.command('revoke <wallet>').description('take platform admin away from a wallet')).action(
     run(async () => (await import('./admin.js')).revoke),
   );
-  dbOptions(admin.command('admins').description('list admin wallets')).action(run(async () => (await import('./admin.js')).admins));
+  dbOptions(admin.command('admins').description('list admin wallets')).action(
+    run(async () => (await import('./admin.js')).admins),
+  );
   dbOptions(
     admin
       .command('token')
@@ -106,7 +105,10 @@ export function defineAdmin(program: Command, run: Runner): void {
       .requiredOption('--content <id|*>', 'content id, or * for all content of the type')
       .addOption(new Option('--type <type>', 'content type').choices(['video', 'music']).makeOptionMandatory())
       .option('--watermark', 'serve per-viewer watermarked variants (the default)')
-      .option('--no-watermark', 'serve variant A to every viewer of the organization: its leaks cannot be traced to a viewer')
+      .option(
+        '--no-watermark',
+        'serve variant A to every viewer of the organization: its leaks cannot be traced to a viewer',
+      )
       .option('--price <apusd>', 'price per stream in APUSD', '0'),
   ).action(run(async () => (await import('./admin.js')).license));
   dbOptions(
@@ -126,31 +128,43 @@ export function defineAdmin(program: Command, run: Runner): void {
       .requiredOption('--reason <text>', 'why (sent to the organization in organization.suspended)'),
   ).action(run(async () => (await import('./admin.js')).suspend));
   dbOptions(
-    admin.command('reactivate').description('reactivate a suspended organization').requiredOption('--org <id>', 'organization id'),
+    admin
+      .command('reactivate')
+      .description('reactivate a suspended organization')
+      .requiredOption('--org <id>', 'organization id'),
   ).action(run(async () => (await import('./admin.js')).reactivate));
   defineAdminBilling(admin, run);
 }
 
 /** drm watermark embed and detect (no server, the secret only). */
 export function defineWatermark(program: Command, run: Runner): void {
-  const watermark = program.command('watermark').description('mark a file for a viewer id, or read the mark of a leak (no server needed)');
+  const watermark = program
+    .command('watermark')
+    .description('mark a file for a viewer id, or read the mark of a leak (no server needed)');
   const watermarkOptions = (cmd: Command) =>
     cmd
-      .option('--content-id <uuid>', 'content id the patterns are keyed with (default: the local id for your own material)')
+      .option(
+        '--content-id <uuid>',
+        'content id the patterns are keyed with (default: the local id for your own material)',
+      )
       .addOption(envOption('--data-dir <dir>', 'data directory holding the secret (or set DRM_SECRET)', 'DRM_DATA_DIR'))
-      .addOption(new Option('--backend <kind>', 'DTCWT backend for video').choices(['auto', 'cpu', 'tfjs']).default('auto'))
+      .addOption(
+        new Option('--backend <kind>', 'DTCWT backend for video').choices(['auto', 'cpu', 'tfjs']).default('auto'),
+      )
       .option('--json', 'print JSON for scripts');
   watermarkOptions(
     watermark
       .command('embed <input>')
-      .description('write the copy a viewer with these 40 bits receives: segment s from variant bits[s mod 40] (MP4 or M4A)')
+      .description(
+        'write the copy a viewer with these 40 bits receives: segment s from variant bits[s mod 40] (MP4 or M4A)',
+      )
       .requiredOption('--bits <bits>', '40 characters of 0 and 1 (a viewer binaryId)')
       .requiredOption('--out <file>', 'file to write'),
   ).action(run(async () => (await import('./watermark.js')).embed));
   watermarkOptions(
     watermark
       .command('detect <leak>')
-      .description("read the mark of a leak against its original: per segment z and bit, and the 40-bit read-out")
+      .description('read the mark of a leak against its original: per segment z and bit, and the 40-bit read-out')
       .requiredOption('--original <file>', 'the unmarked original the leak was made from'),
   ).action(run(async () => (await import('./watermark.js')).detect));
 }

@@ -11,20 +11,31 @@ export const EXAMPLES: Record<string, string[]> = {
     'drm ingest song.m4a --title "A Song" --type music --watermark --org ORG_ID',
     'drm ingest film.mp4 --title "The Film" --type video --watermark --queue --wait --db postgres://drm@db/drm --store s3://drm-media/content',
   ],
-  analyze: ['drm analyze leak.mp4 --content CONTENT_ID --report case.html', 'drm analyze leak.mp4 --content CONTENT_ID --server http://127.0.0.1:8080 --api-key KEY'],
+  analyze: [
+    'drm analyze leak.mp4 --content CONTENT_ID --report case.html',
+    'drm analyze leak.mp4 --content CONTENT_ID --server http://127.0.0.1:8080 --api-key KEY',
+  ],
   migrate: ['drm migrate --db postgres://drm@localhost/drm'],
   'admin grant': ['drm admin grant 0x1111111111111111111111111111111111111111'],
   'admin revoke': ['drm admin revoke 0x1111111111111111111111111111111111111111'],
   'admin admins': ['drm admin admins --json'],
   'admin token': ['export DRM_ADMIN_TOKEN=$(drm admin token --wallet 0x1111111111111111111111111111111111111111)'],
   'admin orgs': ['drm admin orgs --limit 20'],
-  'admin license': ['drm admin license --org ORG_ID --content CONTENT_ID --type video --price 0.05', 'drm admin license --org ORG_ID --content "*" --type music'],
+  'admin license': [
+    'drm admin license --org ORG_ID --content CONTENT_ID --type video --price 0.05',
+    'drm admin license --org ORG_ID --content "*" --type music',
+  ],
   'admin rate-limit': ['drm admin rate-limit --org ORG_ID --per-hour 5000 --monthly-streams 100000'],
   'admin suspend': ['drm admin suspend --org ORG_ID --reason "chargeback"'],
   'admin reactivate': ['drm admin reactivate --org ORG_ID'],
-  'admin billing show': ['drm admin billing show --org ORG_ID'],
+  'admin billing show': [
+    'drm admin billing show --org ORG_ID',
+    'drm admin billing show --org ORG_ID --upcoming --json',
+  ],
   'admin billing close-period': ['drm admin billing close-period --period 2026-10'],
-  'admin billing credit': ['drm admin billing credit --org ORG_ID --amount 250 --reason "wire 2026-11-02" --key wire-8812'],
+  'admin billing credit': [
+    'drm admin billing credit --org ORG_ID --amount 250 --reason "wire 2026-11-02" --key wire-8812',
+  ],
   'admin billing plan': ['drm admin billing plan --org ORG_ID --plan enterprise --price-per-stream 0.02'],
   'admin billing deposits': ['drm admin billing deposits --org ORG_ID'],
   'admin billing pass': ['drm admin billing pass --org ORG_ID --days 30'],
@@ -35,14 +46,29 @@ export const EXAMPLES: Record<string, string[]> = {
   'content delete': ['drm content delete CONTENT_ID --force'],
   'cases list': ['drm cases list'],
   'cases show': ['drm cases show CASE_ID --json'],
-  'cases verify': ['drm cases verify case.html', 'drm cases verify case.html --key 3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29 --json'],
-  doctor: ['drm doctor', 'drm doctor --store s3://drm-media/content --s3-endpoint http://127.0.0.1:9000 --segment-delivery redirect'],
-  top: ['drm top', 'DRM_ADMIN_TOKEN=$(drm admin token --wallet 0x1111111111111111111111111111111111111111) drm top --server http://127.0.0.1:8080'],
+  'cases verify': [
+    'drm cases verify case.html',
+    'drm cases verify case.html --key 3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29 --json',
+  ],
+  doctor: [
+    'drm doctor',
+    'drm doctor --store s3://drm-media/content --s3-endpoint http://127.0.0.1:9000 --segment-delivery redirect',
+  ],
+  top: [
+    'drm top',
+    'DRM_ADMIN_TOKEN=$(drm admin token --wallet 0x1111111111111111111111111111111111111111) drm top --server http://127.0.0.1:8080',
+  ],
   completion: ['drm completion bash >> ~/.bashrc', 'drm completion zsh >> ~/.zshrc'],
-  worker: ['drm worker --db postgres://drm@db/drm --store s3://drm-media/content', 'drm worker --jobs analysis --backend auto --json'],
+  worker: [
+    'drm worker --db postgres://drm@db/drm --store s3://drm-media/content',
+    'drm worker --jobs analysis --backend auto --json',
+  ],
   'jobs list': ['drm jobs list --db postgres://drm@db/drm', 'drm jobs list --limit 100 --json'],
   'jobs show': ['drm jobs show 6f1c0c1e-0c4a-4d55-9d36-0c1a3b2f9e11 --wait'],
-  'storage setup': ['drm storage setup --store s3://drm-media/content --s3-endpoint http://127.0.0.1:9000', 'drm storage setup --origin https://films.example --origin https://www.films.example --json'],
+  'storage setup': [
+    'drm storage setup --store s3://drm-media/content --s3-endpoint http://127.0.0.1:9000',
+    'drm storage setup --origin https://films.example --origin https://www.films.example --json',
+  ],
 };
 
 /** Core field names that a command's flags fill under other names (the rest match: --limit is limit). */
@@ -75,9 +101,14 @@ export function finishCommands(program: Command, usageLine: (error: string, help
     const path = commandPath(cmd);
     const help = path ? `drm ${path} --help` : 'drm --help';
     cmd.configureOutput({ outputError: (str, write) => write(usageLine(str, help)) });
-    for (const option of cmd.options) if (option.mandatory && !option.description.endsWith('(required)')) option.description += ' (required)';
+    for (const option of cmd.options)
+      if (option.mandatory && !option.description.endsWith('(required)')) option.description += ' (required)';
     const examples = EXAMPLES[path];
-    if (examples) cmd.addHelpText('after', `\nExample${examples.length > 1 ? 's' : ''}:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`);
+    if (examples)
+      cmd.addHelpText(
+        'after',
+        `\nExample${examples.length > 1 ? 's' : ''}:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`,
+      );
     for (const sub of cmd.commands) visit(sub);
   };
   visit(program);

@@ -1,4 +1,4 @@
-import { createDtcwtBackend, type DtcwtBackend, type DtcwtBackendKind } from '../gpu/index.js';
+import type { DtcwtBackend, DtcwtBackendKind } from '../gpu/index.js';
 import { formatApusd } from '../src/domain/billing/format.js';
 import { badRequest } from '../src/errors.js';
 import { type ContentType, ingestContent } from '../src/ingest/ingest.js';
@@ -43,7 +43,7 @@ export function ingest(file: string, opts: IngestOptions): Promise<number> {
         {
           signal: controller.signal,
           backend: async () => {
-            backend = await createDtcwtBackend(opts.backend ?? 'auto');
+            backend = await ctx.dtcwt(opts.backend);
             if (!out.json) out.error(`watermarking with DTCWT backend ${backend.name}`);
             return backend;
           },

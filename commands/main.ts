@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { defineContent } from './content-definitions.js';
-import { defineAdmin, defineDataCommands, defineServe, defineWatermark } from './definitions.js';
+import { defineAdmin, defineDataCommands, defineWatermark } from './definitions.js';
+import { defineServe } from './serve-definitions.js';
 import { defineOperations } from './operations-definitions.js';
 import { defineStorage } from './storage-definitions.js';
 import { defineWorkers } from './worker-definitions.js';

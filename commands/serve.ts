@@ -1,5 +1,6 @@
 import { type ConfigInput, resolveConfig } from '../src/config.js';
-import { type Context, createContext } from '../src/context.js';
+import type { Context } from '../src/context.js';
+import { createContext } from '../src/create-context.js';
 import { isNewDeployment } from '../src/deployment.js';
 import { errorFields } from '../src/log.js';
 import { startServer } from '../server/listen.js';

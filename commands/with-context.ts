@@ -1,5 +1,6 @@
 import { type ConfigInput, resolveConfig } from '../src/config.js';
-import { type Context, createContext } from '../src/context.js';
+import type { Context } from '../src/context.js';
+import { createContext } from '../src/create-context.js';
 import { requireDeploymentFiles, requireDeploymentSchema } from '../src/deployment.js';
 import { type DbOptions, outputFlags } from './options.js';
 import { createOutput, type Output, reportError } from './output.js';

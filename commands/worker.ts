@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { createDtcwtBackend, type DtcwtBackend, type DtcwtBackendKind } from '../gpu/index.js';
+import type { DtcwtBackend, DtcwtBackendKind } from '../gpu/index.js';
 import type { ConfigInput } from '../src/config.js';
 import type { Context } from '../src/context.js';
 import { ForensicsQueue } from '../src/domain/forensics/queue.js';
@@ -32,7 +32,7 @@ function jobKinds(raw: string | undefined): Set<JobKind> {
 export function worker(opts: WorkerOptions): Promise<number> {
   return withContext({ logLevel: 'info', ...opts }, async (ctx, out) => {
     const kinds = jobKinds(opts.jobs);
-    const backend = await createDtcwtBackend(opts.backend ?? 'auto');
+    const backend = await ctx.dtcwt(opts.backend);
     const name = `${os.hostname()}:${process.pid}`;
     const ingest = kinds.has('ingest') ? new IngestWorker(ctx, { name, backend: async () => backend, leaseMs: ctx.config.analysisLeaseMs }) : undefined;
     const forensics = kinds.has('analysis') ? new ForensicsQueue(ctx, { backend: async () => backend }) : undefined;

@@ -1,6 +1,5 @@
 import { Hono } from 'hono';
 import type { Context } from '../src/context.js';
-import { configureFunding } from '../src/domain/billing/funding.js';
 import { ForensicsQueue } from '../src/domain/forensics/queue.js';
 import type { TrafficMeter } from '../src/domain/operations/traffic-meter.js';
 import { bodySizeLimit } from './body.js';
@@ -8,6 +7,7 @@ import { createMetrics } from './metrics.js';
 import { readiness } from '../src/readiness.js';
 import type { AppEnv } from './env.js';
 import { onError, onNotFound } from './errors.js';
+import { rateHeadersOnEdgeRefusals } from './middleware/keyed-refusals.js';
 import { requestLog } from './middleware/request-log.js';
 import { adminRoutes } from './routes/admin.js';
 import { adminBillingRoutes } from './routes/admin-billing.js';
@@ -34,11 +34,11 @@ const UPLOAD_PATH = '/api/v1/forensics/analyze';
 
 /** The whole REST API of the spec as one hono app over a context; no sockets needed (app.request in tests). */
 export function createApp(ctx: Context, services: AppServices = {}) {
-  configureFunding(ctx);
   const metrics = createMetrics(ctx, services.traffic);
   const app = new Hono<AppEnv>();
   app.use('*', metrics.middleware);
   app.use('*', requestLog(ctx.log));
+  app.use('*', rateHeadersOnEdgeRefusals(ctx));
   const jsonLimit = bodySizeLimit(ctx.config.maxJsonBytes);
   app.use('*', (c, next) => (c.req.path === UPLOAD_PATH ? next() : jsonLimit(c, next)));
 
@@ -47,7 +47,9 @@ export function createApp(ctx: Context, services: AppServices = {}) {
     const r = await readiness(ctx);
     return c.json(r, r.ready ? 200 : 503);
   });
-  app.get('/metrics', async (c) => c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }));
+  app.get('/metrics', async (c) =>
+    c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
+  );
   app.route('/', openApiRoutes(ctx));
   app.route('/api/v1/auth', authRoutes(ctx));
   app.route('/api/v1/billing', billingRoutes(ctx));

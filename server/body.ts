@@ -18,8 +18,24 @@ export function bodySizeLimit(max: number): MiddlewareHandler {
  * An empty body reads as undefined; anything that is not JSON is a BAD_REQUEST.
  */
 export async function readJson(c: HonoContext, max: number): Promise<unknown> {
+  const text = await readText(c, max);
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw badRequest('request body is not valid JSON');
+  }
+}
+
+/**
+ * The body as text, at most `max` bytes; read once and kept on the request, so middleware that
+ * needs the bytes (an idempotency key's request hash) and the handler after it both have them.
+ */
+export async function readText(c: HonoContext, max: number): Promise<string> {
+  const kept = c.get('bodyText') as string | undefined;
+  if (kept !== undefined) return kept;
   const stream = c.req.raw.body;
-  if (!stream) return undefined;
+  if (!stream) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = stream.getReader();
@@ -34,10 +50,6 @@ export async function readJson(c: HonoContext, max: number): Promise<unknown> {
     chunks.push(value);
   }
   const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw badRequest('request body is not valid JSON');
-  }
+  c.set('bodyText', text);
+  return text;
 }

@@ -7,5 +7,7 @@ export interface AppEnv {
     auth: KeyAuth;
     rate: RateState;
     admin: { address: string };
+    /** the request body as read once (server/body.ts readText) */
+    bodyText: string;
   };
 }

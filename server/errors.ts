@@ -1,6 +1,6 @@
 import type { Context as HonoContext } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { asDrmError, DrmError } from '../src/errors.js';
+import { asDrmError, badRequest, DrmError } from '../src/errors.js';
 import { errorFields, type Logger } from '../src/log.js';
 
 /** The spec's error body, {error, code, status}, with the error's own headers (Retry-After, rate limits). */
@@ -9,10 +9,17 @@ export function errorResponse(c: HonoContext, err: DrmError): Response {
   return c.json({ error: err.message, code: err.code, status: err.status }, err.status as ContentfulStatusCode);
 }
 
+/**
+ * Node's error for a request whose connection closed before its body was read to the end: the
+ * client went away, or its body was malformed and answered already (client-error.ts). The client's
+ * doing, so no INTERNAL_ERROR in the log; nobody is left to read the answer.
+ */
+const bodyCutOff = (err: Error & { code?: string }) => err.code === 'ECONNRESET' && err.message === 'aborted';
+
 /** The single onError: known errors as they are, anything else as INTERNAL_ERROR with the detail only in the log. */
 export function onError(log: Logger) {
   return (err: Error, c: HonoContext) => {
-    const e = asDrmError(err);
+    const e = bodyCutOff(err) ? badRequest('the request body was cut off') : asDrmError(err);
     if (e.code === 'INTERNAL_ERROR') {
       log.error('request failed', { method: c.req.method, path: c.req.path, ...errorFields(err) });
     }

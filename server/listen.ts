@@ -3,7 +3,8 @@ import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Context } from '../src/context.js';
 import { HOUR_MS } from '../src/clock.js';
-import { DepositWatcher } from '../src/domain/billing/funding.js';
+import { expireFundRequests } from '../src/domain/billing/deposits.js';
+import { IDEMPOTENCY_KEPT_MS } from '../src/domain/billing/idempotency.js';
 import { PeriodCloser } from '../src/domain/billing/period-close.js';
 import { ForensicsQueue } from '../src/domain/forensics/queue.js';
 import { TrafficMeter } from '../src/domain/operations/traffic-meter.js';
@@ -11,7 +12,7 @@ import { WebhookWorker } from '../src/domain/webhooks/worker.js';
 import { DrmError } from '../src/errors.js';
 import { errorFields } from '../src/log.js';
 import { createApp } from './app.js';
-import { answerClientError } from './client-error.js';
+import { answerClientError, answerConnect } from './client-error.js';
 
 export interface RunningServer {
   url: string;
@@ -37,6 +38,8 @@ export async function startServer(ctx: Context, options: StartOptions = {}): Pro
     s.once('error', (err) => reject(listenError(err, ctx.config.host, ctx.config.port)));
   });
   server.on('clientError', answerClientError);
+  // Without a listener Node destroys a CONNECT request's socket unanswered; this server proxies nothing.
+  server.on('connect', answerConnect);
   const drain = trackResponses(server);
   const worker = new WebhookWorker(ctx);
   if (ctx.config.webhookWorker) worker.start();
@@ -46,13 +49,21 @@ export async function startServer(ctx: Context, options: StartOptions = {}): Pro
   // Billing periods close here once they end (at start, then each minute); every server may run it.
   const periods = new PeriodCloser(ctx);
   periods.start();
-  // APUSD deposits are read from the chain when one is configured (--chain-rpc, --apusd-token).
-  const deposits = ctx.config.chain ? new DepositWatcher(ctx) : undefined;
-  deposits?.start();
-  // Old rate windows and expired sign-in nonces are deleted hourly, off the request path.
+  // Each payment method's money source read in the background: APUSD deposits from the chain when one is configured.
+  const watchers = Object.values(ctx.payments).flatMap((method) => method.watcher?.(ctx) ?? []);
+  for (const watcher of watchers) watcher.start();
+  // Old rate windows and expired sign-in nonces are deleted hourly, off the request path, and
+  // APUSD fund requests that waited past their window are marked expired, and Idempotency-Keys
+  // older than 24 h are forgotten.
   const housekeeping = setInterval(() => {
     const now = ctx.clock.now();
-    Promise.all([ctx.repos.rateCounters.prune(now - 2 * HOUR_MS), ctx.repos.admins.pruneNonces(now)]).catch((err) => {
+    const chores = [
+      ctx.repos.rateCounters.prune(now - 2 * HOUR_MS),
+      ctx.repos.admins.pruneNonces(now),
+      expireFundRequests(ctx),
+      ctx.repos.idempotency.prune(now - IDEMPOTENCY_KEPT_MS),
+    ];
+    Promise.all(chores).catch((err) => {
       ctx.log.warn('housekeeping failed', errorFields(err));
     });
   }, HOUR_MS);
@@ -67,8 +78,16 @@ export async function startServer(ctx: Context, options: StartOptions = {}): Pro
     close() {
       closing ??= (async () => {
         clearInterval(housekeeping);
-        await drain(options.drainMs ?? 30_000, () => ctx.log.warn('requests still in flight after the drain time; closing their connections'));
-        await Promise.all([worker.stop(), forensics.stop(), periods.stop(), deposits?.stop(), traffic.stop()]);
+        await drain(options.drainMs ?? 30_000, () =>
+          ctx.log.warn('requests still in flight after the drain time; closing their connections'),
+        );
+        await Promise.all([
+          worker.stop(),
+          forensics.stop(),
+          periods.stop(),
+          traffic.stop(),
+          ...watchers.map((w) => w.stop()),
+        ]);
         await ctx.db.close();
       })();
       return closing;
@@ -114,15 +133,23 @@ function trackResponses(server: ServerType): (drainMs: number, onTimeout: () => 
 function listenError(err: Error & { code?: string }, host: string, port: number): Error {
   const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
   if (err.code === 'EADDRINUSE') {
-    return new DrmError('CONFLICT', `cannot listen on ${where}: the address is already in use (another drm serve?); pick another --port`, {
+    return new DrmError(
+      'CONFLICT',
+      `cannot listen on ${where}: the address is already in use (another drm serve?); pick another --port`,
+      {
+        cause: err,
+      },
+    );
+  }
+  if (err.code === 'EADDRNOTAVAIL') {
+    return new DrmError('BAD_REQUEST', `cannot listen on ${where}: --host is not an address of this machine`, {
       cause: err,
     });
   }
-  if (err.code === 'EADDRNOTAVAIL') {
-    return new DrmError('BAD_REQUEST', `cannot listen on ${where}: --host is not an address of this machine`, { cause: err });
-  }
   if (err.code === 'EACCES') {
-    return new DrmError('CONFLICT', `cannot listen on ${where}: permission denied (ports below 1024 need privileges)`, { cause: err });
+    return new DrmError('CONFLICT', `cannot listen on ${where}: permission denied (ports below 1024 need privileges)`, {
+      cause: err,
+    });
   }
   return err;
 }

@@ -50,6 +50,10 @@ export interface Config {
   strongBelow: number;
   /** how long a case keeps the leak it analysed after it ended (`--keep-leaks`, default 90 days; 0: deleted at once) */
   keepLeaksMs: number;
+  /** how long after a month ends the period closer waits before issuing its invoices (`--invoice-grace`, default 1 h) */
+  invoiceGraceMs: number;
+  /** how long a balance may stay below zero before new sessions are refused (`--negative-grace`, default 72 h) */
+  negativeGraceMs: number;
 }
 
 /** Option values as they come from commander (strings) — every one also has an environment variable. */
@@ -72,6 +76,10 @@ export interface ConfigInput extends ChainInput, FiatInput, StorageInput {
   nonceLimit?: string | number;
   strongBelow?: string | number;
   keepLeaks?: string;
+  /** a duration: 1h, 30m, 90s, 2d or 0 */
+  invoiceGrace?: string;
+  /** a duration: 72h, 3d or 0 */
+  negativeGrace?: string;
 }
 
 /** "4G", "500M", "64k" or plain bytes. */
@@ -86,12 +94,22 @@ export function parseByteSize(raw: string, what: string): number {
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'];
 
-const SWITCH: Record<string, boolean> = { '1': true, true: true, yes: true, on: true, '0': false, false: false, no: false, off: false };
+const SWITCH: Record<string, boolean> = {
+  '1': true,
+  true: true,
+  yes: true,
+  on: true,
+  '0': false,
+  false: false,
+  no: false,
+  off: false,
+};
 
 /** An on/off setting as written in a flag's value or an environment variable: 1/0, true/false, yes/no, on/off. */
 export function parseSwitch(raw: string, what: string): boolean {
   const v = SWITCH[raw.trim().toLowerCase()];
-  if (v === undefined) throw new DrmError('BAD_REQUEST', `${what} must be yes or no (1/0, true/false, on/off), got "${raw}"`);
+  if (v === undefined)
+    throw new DrmError('BAD_REQUEST', `${what} must be yes or no (1/0, true/false, on/off), got "${raw}"`);
   return v;
 }
 
@@ -109,7 +127,10 @@ function analysisConcurrency(raw: string | number): number {
 function analysisLease(raw: string): number {
   const seconds = Number(raw);
   if (!Number.isInteger(seconds) || seconds < 5 || seconds > 86_400) {
-    throw new DrmError('BAD_REQUEST', `DRM_ANALYSIS_LEASE_SECONDS must be a whole number of seconds from 5 to 86400, got "${raw}"`);
+    throw new DrmError(
+      'BAD_REQUEST',
+      `DRM_ANALYSIS_LEASE_SECONDS must be a whole number of seconds from 5 to 86400, got "${raw}"`,
+    );
   }
   return seconds * 1000;
 }
@@ -117,7 +138,10 @@ function analysisLease(raw: string): number {
 function perHourLimit(raw: string | number, what: string): number {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > 1_000_000) {
-    throw new DrmError('BAD_REQUEST', `${what} must be a whole number of requests per hour from 1 to 1000000, got "${raw}"`);
+    throw new DrmError(
+      'BAD_REQUEST',
+      `${what} must be a whole number of requests per hour from 1 to 1000000, got "${raw}"`,
+    );
   }
   return n;
 }
@@ -127,7 +151,41 @@ function keepLeaks(raw: string): number {
   const m = /^\s*(\d+)\s*([dh]?)\s*$/.exec(raw);
   const ms = m ? Number(m[1]) * (m[2] === 'h' ? 3600_000 : 86_400_000) : Number.NaN;
   if (!m || (m[2] === '' && m[1] !== '0') || !(ms <= 3650 * 86_400_000)) {
-    throw new DrmError('BAD_REQUEST', `--keep-leaks must be a number of days or hours such as 90d or 36h (or 0), at most 3650d, got "${raw}"`);
+    throw new DrmError(
+      'BAD_REQUEST',
+      `--keep-leaks must be a number of days or hours such as 90d or 36h (or 0), at most 3650d, got "${raw}"`,
+    );
+  }
+  return ms;
+}
+
+/**
+ * "1h", "30m", "90s", "2d" or "0": how long a month's invoices wait after it ends, so that what
+ * lands in the last moments (a session committed as the month closed) is on its own invoice. At
+ * most 7 days: a grace is for stragglers, not for holding invoices back.
+ */
+function invoiceGrace(raw: string): number {
+  return duration(raw, '--invoice-grace', 7);
+}
+
+/**
+ * "72h", "3d", "0": how long a balance may stay below zero (money taken back after it was spent)
+ * before new sessions are refused. At most 30 days.
+ */
+function negativeGrace(raw: string): number {
+  return duration(raw, '--negative-grace', 30);
+}
+
+/** "1h", "30m", "90s", "2d" or "0", at most maxDays days. */
+function duration(raw: string, flag: string, maxDays: number): number {
+  const m = /^\s*(\d+)\s*([smhd]?)\s*$/.exec(raw);
+  const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m?.[2] as 's'] ?? 0;
+  const ms = m ? Number(m[1]) * unit : Number.NaN;
+  if (!m || (m[2] === '' && m[1] !== '0') || !(ms <= maxDays * 86_400_000)) {
+    throw new DrmError(
+      'BAD_REQUEST',
+      `${flag} must be a duration such as 1h, 30m or 90s (or 0), at most ${maxDays}d, got "${raw}"`,
+    );
   }
   return ms;
 }
@@ -170,7 +228,11 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     dataDir,
     apiShape,
     trustProxy: flag(input.trustProxy, env.DRM_TRUST_PROXY, 'DRM_TRUST_PROXY'),
-    allowPrivateWebhooks: flag(input.allowPrivateWebhooks, env.DRM_ALLOW_PRIVATE_WEBHOOKS, 'DRM_ALLOW_PRIVATE_WEBHOOKS'),
+    allowPrivateWebhooks: flag(
+      input.allowPrivateWebhooks,
+      env.DRM_ALLOW_PRIVATE_WEBHOOKS,
+      'DRM_ALLOW_PRIVATE_WEBHOOKS',
+    ),
     publicUrl,
     logLevel: logLevel as LogLevel,
     adminWallets: (env.DRM_ADMIN_WALLETS ?? '')
@@ -191,5 +253,7 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     storage: resolveStorageConfig(input, env, dataDir),
     strongBelow: strongBelow(input.strongBelow ?? env.DRM_STRONG_BELOW ?? 1e-6),
     keepLeaksMs: keepLeaks(input.keepLeaks ?? env.DRM_KEEP_LEAKS ?? '90d'),
+    invoiceGraceMs: invoiceGrace(input.invoiceGrace ?? env.DRM_INVOICE_GRACE ?? '1h'),
+    negativeGraceMs: negativeGrace(input.negativeGrace ?? env.DRM_NEGATIVE_GRACE ?? '72h'),
   };
 }

@@ -1,18 +1,18 @@
-import { type ReportSigner, reportSigner } from './report/signature.js';
-import { type Clock, systemClock } from './clock.js';
+import type { ReportSigner } from './report/signature.js';
+import type { Clock } from './clock.js';
 import type { Config } from './config.js';
-import { deriveKey, loadServerSecret } from './crypto/secret.js';
-import { WalletFactory } from './crypto/wallets.js';
-import { watermarkKey } from './watermark/keyed-random.js';
-import { type ViewerIdKey, viewerIdKey } from './domain/identity/viewer-ids.js';
-import { type Database, openDatabase } from './db/database.js';
-import type { InvoiceRow, OrganizationRow, Repos } from './db/repos/index.js';
-import { createLogger, type Logger } from './log.js';
-import { type MediaBinaries, mediaBinaries } from './media/binaries.js';
-import { openContentStore } from './storage/config.js';
+import type { WalletFactory } from './crypto/wallets.js';
+import type { ViewerIdKey } from './domain/identity/viewer-ids.js';
+import type { Database } from './db/database.js';
+import type { Repos } from './db/repos/index.js';
+import type { Logger } from './log.js';
+import type { MediaBinaries } from './media/binaries.js';
 import type { ContentStore } from './storage/content-store.js';
-import { createWebhookFetch } from './domain/webhooks/guarded-fetch.js';
-import { type CardProcessor, cardProcessor } from './payments/processor.js';
+import type { CardProcessor } from './payments/processor.js';
+import type { Bell } from './domain/webhooks/bell.js';
+import type { InvoiceRow, OrganizationRow } from './db/repos/index.js';
+import type { PaymentMethodName } from './domain/billing/payment-methods.js';
+import type { DtcwtBackend, DtcwtBackendKind } from '../gpu/index.js';
 
 /** Everything a core service needs, built once per process and passed down; no module singletons. */
 export interface Context {
@@ -37,30 +37,25 @@ export interface Context {
   wallets: WalletFactory;
   /** packaged content: playlists, encrypted segments, thumbnails, previews */
   storage: ContentStore;
-  /** Called after an event is committed to the outbox, so a running delivery worker looks at once. */
-  wakeWebhooks: () => void;
+  /** Rung after an event is committed to the outbox, so a running delivery worker looks at once. */
+  webhookBell: Bell;
+  /**
+   * Runs fn once the transaction of this context commits (never, if it rolls back); outside a
+   * transaction, at once. Work that must follow a commit (ringing the bell) is placed here.
+   */
+  afterCommit(fn: () => void): void;
   /** Outgoing webhook HTTP: connects only where the webhook policy allows at connect time; replaceable in tests. */
   fetch: typeof fetch;
   /** ffmpeg and ffprobe, found once from the environment when the context is made */
   media: MediaBinaries;
   /** the card processor's SDK client, made on first use, when card payments are configured */
   cardProcessor: (() => Promise<CardProcessor>) | undefined;
-  /** the ways money comes in that this deployment has configured (none until the funding issue's) */
-  funding: Partial<Record<'apusd' | 'fiat_card', FundingMethod>>;
-}
-
-/** A way money comes in (APUSD on a chain, card payments), plugged in by the deployment; POST /billing/fund hands it a checked request. */
-export interface FundingMethod {
-  fund(ctx: Context, org: OrganizationRow, request: FundRequest): Promise<Record<string, unknown>>;
-  /** Autopay by this method: charges an issued invoice (attempt 1, 2, …) to the organization's saved payment method. */
-  chargeInvoice?(ctx: Context, org: OrganizationRow, invoice: InvoiceRow, attempt: number): Promise<{ paid: boolean; pending?: boolean; reason?: string }>;
-}
-
-export interface FundRequest {
-  method: 'apusd' | 'fiat_card';
-  amountMicro: number;
-  /** Shape B: the card processor's payment-intent id */
-  paymentIntentId?: string;
+  /** every way money comes in and invoices are charged: one module each (src/domain/billing/payment-registry.ts) */
+  payments: PaymentMethods;
+  /** makes the DTCWT backend watermark work runs on ('auto' unless a command's --backend says otherwise) */
+  dtcwt: (kind?: DtcwtBackendKind) => Promise<DtcwtBackend>;
+  /** The same context with other parts (a quieter log); its transactions are made from it. */
+  derive(parts: Partial<Pick<Context, 'log' | 'clock' | 'fetch'>>): Context;
 }
 
 export interface ContextDatabase extends Omit<Database, 'transaction'> {
@@ -73,66 +68,45 @@ export interface ContextDatabase extends Omit<Database, 'transaction'> {
   transaction<T>(fn: (tx: Context) => Promise<T>): Promise<T>;
 }
 
-/**
- * The context with db and repos bound to the database. A transaction's context is made when the
- * transaction starts, from the context as it is then (the delivery worker replaces wakeWebhooks).
- */
-function bindDatabase(base: Omit<Context, 'db' | 'repos'>, database: Database): Context {
-  const ctx: Context = {
-    ...base,
-    repos: database.repos,
-    db: { ...database, transaction: (fn) => database.transaction((txRepos) => fn(inTransaction(txRepos))) },
-  };
-  const inTransaction = (txRepos: Repos): Context => {
-    const tx: Context = { ...ctx, repos: txRepos, db: { ...ctx.db, repos: txRepos, transaction: (fn) => fn(tx) } };
-    return tx;
-  };
-  return ctx;
+/** POST /billing/fund's checked request. */
+export interface FundRequest {
+  method: PaymentMethodName;
+  amountMicro: number;
+  /** Shape B: the card processor's payment-intent id */
+  paymentIntentId?: string;
+  /** the client's Idempotency-Key: the processor's own key for the request derives from it */
+  idempotencyKey?: string;
 }
 
-export interface ContextOverrides {
-  clock?: Clock;
-  log?: Logger;
-  fetch?: typeof fetch;
-  media?: MediaBinaries;
-  /** Skip migrations on open (`drm migrate` runs them itself and reports). */
-  migrate?: boolean;
+/** What an autopay attempt came to. */
+export interface InvoiceCharge {
+  paid: boolean;
+  /** pending at the processor: its event settles the invoice, and charging again could charge twice */
+  pending?: boolean;
+  reason?: string;
+  /** when the next attempt is due (ms from now); none: the method waits for money to arrive instead */
+  retryInMs?: number;
 }
 
-export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<Context> {
-  const log = overrides.log ?? createLogger(config.logLevel);
-  const secret = loadServerSecret(config.dataDir);
-  const clock = overrides.clock ?? systemClock;
-  const db = await openDatabase(config.db, { log, clock, migrate: overrides.migrate });
-  return bindDatabase(
-    {
-    config,
-    clock,
-    log,
-    keys: {
-      seal: deriveKey(secret, 'seal'),
-      adminToken: new Uint8Array(deriveKey(secret, 'admin-token')),
-      watermark: watermarkKey(secret),
-      viewerIds: viewerIdKey(deriveKey(secret, 'viewer-ids')),
-      reports: reportSigner(deriveKey(secret, 'evidence-report')),
-    },
-    wallets: new WalletFactory(secret),
-    storage: openContentStore(config.storage, config.dataDir, deriveKey(secret, 'object-names'), { runsAnalyses: config.analysis }),
-    wakeWebhooks: () => {},
-    fetch: overrides.fetch ?? createWebhookFetch(config.allowPrivateWebhooks),
-    media: overrides.media ?? mediaBinaries(),
-    funding: {},
-    cardProcessor: config.fiat ? once(() => cardProcessor(config.fiat as NonNullable<Config['fiat']>)) : undefined,
-    },
-    db,
-  );
+/** A background pass a method runs in a server (the chain's deposit watcher). */
+export interface MethodWatcher {
+  start(): void;
+  stop(): Promise<void>;
 }
 
-/** A function whose first call's promise every later call gets. */
-function once<T>(make: () => Promise<T>): () => Promise<T> {
-  let made: Promise<T> | undefined;
-  return () => {
-    made ??= make();
-    return made;
-  };
+/** A way money comes in and invoices are charged: one module each (src/domain/billing/payment-registry.ts). */
+export interface PaymentMethod {
+  name: PaymentMethodName;
+  /** why funding by it is off on this deployment, or undefined when it is on */
+  unavailable(config: Config): string | undefined;
+  /** POST /billing/fund by this method */
+  fund(ctx: Context, org: OrganizationRow, request: FundRequest): Promise<Record<string, unknown>>;
+  /** Autopay by this method: pays an issued invoice (attempt 1, 2, …). Failures are answers, not errors. */
+  chargeInvoice(ctx: Context, org: OrganizationRow, invoice: InvoiceRow, attempt: number): Promise<InvoiceCharge>;
+  /** where its money arrives from, read by a server in the background (undefined: nothing to watch here) */
+  watcher?(ctx: Context): MethodWatcher | undefined;
+  /** the events its provider pushes (the card processor's signed webhook): the raw body and its signature */
+  takeEvent?(ctx: Context, rawBody: string, signature: string | undefined): Promise<Record<string, unknown>>;
 }
+
+export type PaymentMethods = Readonly<Record<PaymentMethodName, PaymentMethod>>;

@@ -19,7 +19,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { resolveConfig } from '../../src/config.js';
-import { createContext } from '../../src/context.js';
+import { createContext } from '../../src/create-context.js';
 import type { ContentRow } from '../../src/db/repos/index.js';
 import { analyzeLeak } from '../../src/domain/forensics/analyze.js';
 import { ingestContent } from '../../src/ingest/ingest.js';

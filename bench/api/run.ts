@@ -18,7 +18,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { median } from '../stats.js';
 import { resolveConfig } from '../../src/config.js';
-import { createContext } from '../../src/context.js';
+import { createContext } from '../../src/create-context.js';
 import { newId } from '../../src/crypto/tokens.js';
 import { setRateLimit } from '../../src/domain/admin/organizations.js';
 import { grantLicense } from '../../src/domain/licenses.js';

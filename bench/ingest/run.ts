@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { median } from '../stats.js';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { resolveConfig } from '../../src/config.js';
-import { createContext } from '../../src/context.js';
+import { createContext } from '../../src/create-context.js';
 import { ingestContent } from '../../src/ingest/ingest.js';
 import { createLogger } from '../../src/log.js';
 import { mediaBinaries } from '../../src/media/binaries.js';

@@ -188,4 +188,15 @@ export function capability(tag: string, spec: Spec): Operation {
 export const notFound = responseRef('NotFound');
 export const conflict = responseRef('Conflict');
 export const keyReused = responseRef('IdempotencyKeyReused');
+export const moneyConflict = responseRef('MoneyConflict');
+
+/** On every request that moves money (server/middleware/idempotency.ts). */
+export const idempotencyKeyParam: Parameter = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    "1 to 255 visible ASCII characters, the organization's own for 24 h: a retry with the same key and body gets the first success again (header Idempotent-Replayed: true) and moves nothing; another body is 409 IDEMPOTENCY_KEY_REUSED, a retry while the first is still answered 409 CONFLICT. A failed request lets the key go.",
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
 export const errorResponse = responseRef;

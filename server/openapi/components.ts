@@ -81,6 +81,8 @@ export const RESPONSES: Record<string, Response> = {
   NotFound: errorResponse(['NOT_FOUND']),
   Conflict: errorResponse(['CONFLICT']),
   IdempotencyKeyReused: errorResponse(['IDEMPOTENCY_KEY_REUSED']),
+  /** a money request's 409: its own conflict, or its Idempotency-Key in flight (CONFLICT) or used for another body */
+  MoneyConflict: errorResponse(['CONFLICT', 'IDEMPOTENCY_KEY_REUSED']),
   PayloadTooLarge: errorResponse(['PAYLOAD_TOO_LARGE']),
   PaymentMethodNotConfigured: errorResponse(['PAYMENT_METHOD_NOT_CONFIGURED']),
   RateLimited: errorResponse(['RATE_LIMIT_EXCEEDED', 'ROTATION_COOLDOWN', 'MONTHLY_STREAM_LIMIT_EXCEEDED'], {

@@ -27,6 +27,18 @@ const EVENTS: Record<EventType, { summary: string; data: Record<string, Schema> 
   'invoice.issued': { summary: 'An invoice was issued at the end of a billing period', data: invoice },
   'invoice.paid': { summary: 'An invoice was paid', data: invoice },
   'invoice.payment_failed': { summary: 'Autopay could not pay an invoice', data: { ...invoice, reason: str() } },
+  'balance.negative': {
+    summary: 'The balance went below zero (money taken back after it was spent); new sessions are refused after the grace period',
+    data: { balanceMicroApusd: int('millionths of APUSD, below 0'), since: time(), sessionsRefusedFrom: time(), cause: str('the ledger entry kind') },
+  },
+  'payment.refunded': {
+    summary: 'A card payment was refunded at the processor; the refund is taken from the balance',
+    data: { paymentIntentId: str(), refundedMicroApusd: int('this refund'), totalRefundedMicroApusd: int('all refunds of the payment so far'), balanceMicroApusd: int() },
+  },
+  'payment.disputed': {
+    summary: "A card payment's dispute opened (its amount taken from the balance), was won (given back) or lost",
+    data: { paymentIntentId: str(), disputeId: str(), status: str('opened, won or lost'), amountMicroApusd: int(), balanceMicroApusd: int() },
+  },
 };
 
 const wait = (ms: number) => (ms < 60_000 ? `${ms / 1000} s` : ms < 3_600_000 ? `${ms / 60_000} min` : `${ms / 3_600_000} h`);

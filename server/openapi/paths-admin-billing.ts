@@ -7,7 +7,8 @@ import {
   int,
   jsonBody,
   jsonResponse,
-  keyReused,
+  idempotencyKeyParam,
+  moneyConflict,
   notFound,
   nullable,
   num,
@@ -63,7 +64,7 @@ export const ADMIN_BILLING_ENDPOINTS: Endpoint[] = [
       summary: "Credit an organization's balance",
       description:
         'A repeated idempotencyKey makes one credit (applied false the second time); the same key with another amount is 409 IDEMPOTENCY_KEY_REUSED. Open invoices are paid from it when autopay is on.',
-      parameters: [orgId],
+      parameters: [orgId, idempotencyKeyParam],
       requestBody: jsonBody(
         object(
           {
@@ -78,7 +79,7 @@ export const ADMIN_BILLING_ENDPOINTS: Endpoint[] = [
       responses: {
         '200': jsonResponse('credited', object({ success, applied: bool(), entry: ref('LedgerEntry') })),
         '404': notFound,
-        '409': keyReused,
+        '409': moneyConflict,
       },
     }),
   },
@@ -88,7 +89,7 @@ export const ADMIN_BILLING_ENDPOINTS: Endpoint[] = [
     operation: admin(ADMIN, {
       operationId: 'adminAssignPlan',
       summary: 'Assign a plan and, for a contract, its own prices',
-      parameters: [orgId],
+      parameters: [orgId, idempotencyKeyParam],
       requestBody: jsonBody(object({ plan: { type: 'string', enum: [...PLAN_CODES] }, terms }, ['terms']), {
         plan: 'enterprise',
       }),
@@ -106,6 +107,7 @@ export const ADMIN_BILLING_ENDPOINTS: Endpoint[] = [
           }),
         ),
         '404': notFound,
+        '409': moneyConflict,
       },
     }),
   },
@@ -115,9 +117,9 @@ export const ADMIN_BILLING_ENDPOINTS: Endpoint[] = [
     operation: admin(ADMIN, {
       operationId: 'adminWatermarkPass',
       summary: 'Grant a Watermark Pass: the watermarking fee is waived until then',
-      parameters: [orgId],
+      parameters: [orgId, idempotencyKeyParam],
       requestBody: jsonBody(passBody, { days: 30 }),
-      responses: { '200': jsonResponse('granted', object({ success, watermarkPassUntil: time() })), '404': notFound },
+      responses: { '200': jsonResponse('granted', object({ success, watermarkPassUntil: time() })), '404': notFound, '409': moneyConflict },
     }),
   },
   {

@@ -1,9 +1,10 @@
-import { PAYMENT_METHODS } from '../../src/domain/billing/settings.js';
+import { PAYMENT_METHODS } from '../../src/domain/billing/payment-methods.js';
 import { INTERVALS, PRODUCTS } from '../../src/domain/billing/subscriptions-rule.js';
 import {
   arrayOf,
   bool,
-  conflict,
+  idempotencyKeyParam,
+  moneyConflict,
   type Endpoint,
   errorResponse,
   int,
@@ -41,7 +42,10 @@ const autopay = (verb: 'put' | 'post', shape: string): Endpoint => ({
         {
           enabled: bool(),
           method: { ...method, description: 'defaults to apusd when enabling' },
-          customerId: str("Shape B: the card processor's customer made for this organization", { minLength: 1, maxLength: 255 }),
+          customerId: str("Shape B: the card processor's customer made for this organization", {
+            minLength: 1,
+            maxLength: 255,
+          }),
         },
         ['method', 'customerId'],
       ),
@@ -55,12 +59,22 @@ const reads: Endpoint[] = [
   {
     method: 'get',
     path: '/api/v1/billing/usage',
-    operation: keyed('billing', BILLING, { operationId: 'getUsage', summary: 'Usage of the current period', description: SUSPENDED_MAY, responses: { '200': jsonResponse('usage so far', ref('Usage')) } }),
+    operation: keyed('billing', BILLING, {
+      operationId: 'getUsage',
+      summary: 'Usage of the current period',
+      description: SUSPENDED_MAY,
+      responses: { '200': jsonResponse('usage so far', ref('Usage')) },
+    }),
   },
   {
     method: 'get',
     path: '/api/v1/billing/balance',
-    operation: keyed('billing', BILLING, { operationId: 'getBalance', summary: 'The balance', description: SUSPENDED_MAY, responses: { '200': jsonResponse('the balance', ref('Balance')) } }),
+    operation: keyed('billing', BILLING, {
+      operationId: 'getBalance',
+      summary: 'The balance',
+      description: SUSPENDED_MAY,
+      responses: { '200': jsonResponse('the balance', ref('Balance')) },
+    }),
   },
   {
     method: 'get',
@@ -70,7 +84,22 @@ const reads: Endpoint[] = [
       summary: 'Invoices, newest first',
       description: SUSPENDED_MAY,
       parameters: pagingParams(100),
-      responses: { '200': jsonResponse('a page of invoices', object({ invoices: arrayOf(ref('Invoice')), total: int(), page: int(), limit: int() })) },
+      responses: {
+        '200': jsonResponse(
+          'a page of invoices',
+          object({ invoices: arrayOf(ref('Invoice')), total: int(), page: int(), limit: int() }),
+        ),
+      },
+    }),
+  },
+  {
+    method: 'get',
+    path: '/api/v1/billing/invoices/upcoming',
+    operation: keyed('billing', BILLING, {
+      operationId: 'getUpcomingInvoice',
+      summary: 'The next invoice as it stands now',
+      description: `The invoice the period closer will issue next, computed as the close computes it (subscriptions, usage at the organization's terms, late usage of earlier periods, amounts carried forward) and stored nowhere: the current month's, or between a month's end and its close (the grace window) that month's. With what autopay will do with it. ${SUSPENDED_MAY}`,
+      responses: { '200': jsonResponse('the upcoming invoice', ref('UpcomingInvoice')) },
     }),
   },
   {
@@ -91,8 +120,13 @@ const reads: Endpoint[] = [
       operationId: 'payInvoice',
       summary: 'Pay an open invoice from the balance',
       description: SUSPENDED_MAY,
-      parameters: [invoiceId],
-      responses: { '200': jsonResponse('the invoice, paid', ref('Invoice')), '402': errorResponse('InsufficientBalance'), '404': notFound },
+      parameters: [invoiceId, idempotencyKeyParam],
+      responses: {
+        '200': jsonResponse('the invoice, paid', ref('Invoice')),
+        '402': errorResponse('InsufficientBalance'),
+        '404': notFound,
+        '409': moneyConflict,
+      },
     }),
   },
 ];
@@ -104,7 +138,8 @@ const changes: Endpoint[] = [
     operation: keyed('billing', BILLING, {
       operationId: 'fund',
       summary: 'Fund the balance by APUSD transfer or card payment',
-      description: `${SUSPENDED_MAY} 422 when the method is not configured on this deployment.`,
+      description: `${SUSPENDED_MAY} 422 when the method is not configured on this deployment. A card payment intent's own idempotency key at the processor derives from the Idempotency-Key.`,
+      parameters: [idempotencyKeyParam],
       requestBody: jsonBody(
         object(
           {
@@ -116,7 +151,11 @@ const changes: Endpoint[] = [
         ),
         { method: 'apusd', amount: 250 },
       ),
-      responses: { '200': jsonResponse('how to pay, or what was credited', ref('FundResult')), '409': conflict, '422': errorResponse('PaymentMethodNotConfigured') },
+      responses: {
+        '200': jsonResponse('how to pay, or what was credited', ref('FundResult')),
+        '409': moneyConflict,
+        '422': errorResponse('PaymentMethodNotConfigured'),
+      },
     }),
   },
   autopay('put', 'Shape A'),
@@ -137,9 +176,21 @@ const changes: Endpoint[] = [
     operation: keyed('billing', BILLING, {
       operationId: 'subscribe',
       summary: 'Subscribe to a product, monthly or yearly',
-      description: 'A product already subscribed is 409 CONFLICT: cancel it first to change the interval. A White-Label contract runs by the year only.',
-      requestBody: jsonBody(object({ product: { type: 'string', enum: [...PRODUCTS] }, interval: { type: 'string', enum: [...INTERVALS] } }), { product: 'videos', interval: 'month' }),
-      responses: { '201': jsonResponse('the subscription', ref('Subscription')), '409': conflict },
+      description:
+        'A product already subscribed is 409 CONFLICT: cancel it first to change the interval. A White-Label contract runs by the year only. A balance below zero for longer than the grace (--negative-grace) is 402.',
+      parameters: [idempotencyKeyParam],
+      requestBody: jsonBody(
+        object({
+          product: { type: 'string', enum: [...PRODUCTS] },
+          interval: { type: 'string', enum: [...INTERVALS] },
+        }),
+        { product: 'videos', interval: 'month' },
+      ),
+      responses: {
+        '201': jsonResponse('the subscription', ref('Subscription')),
+        '402': errorResponse('InsufficientBalance'),
+        '409': moneyConflict,
+      },
     }),
   },
   {
@@ -159,11 +210,29 @@ const changes: Endpoint[] = [
     operation: open(BILLING, {
       operationId: 'cardProcessorEvent',
       summary: "The card processor's signed events",
-      description: "Called by the card processor, not by organizations: the Stripe-Signature header over the raw body (300 s tolerance) is the authentication. A payment_intent.succeeded is credited once; other events are acknowledged.",
-      parameters: [{ name: 'Stripe-Signature', in: 'header', required: true, description: "the processor's signature", schema: { type: 'string' } }],
-      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', description: "the processor's event" } } } },
+      description:
+        "Called by the card processor, not by organizations: the Stripe-Signature header over the raw body (300 s tolerance) is the authentication. Each event's object is fetched from the processor before anything moves. A payment_intent.succeeded is credited once (credited); charge.refunded, charge.dispute.created and charge.dispute.closed take money back or give it back (reversed); other events are acknowledged.",
+      parameters: [
+        {
+          name: 'Stripe-Signature',
+          in: 'header',
+          required: true,
+          description: "the processor's signature",
+          schema: { type: 'string' },
+        },
+      ],
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: { type: 'object', description: "the processor's event" } } },
+      },
       responses: {
-        '200': jsonResponse('received', object({ received: { type: 'boolean', const: true }, credited: bool() })),
+        '200': jsonResponse(
+          'received',
+          object({ received: { type: 'boolean', const: true }, credited: bool(), reversed: bool() }, [
+            'credited',
+            'reversed',
+          ]),
+        ),
         '422': errorResponse('PaymentMethodNotConfigured'),
       },
     }),

@@ -1,6 +1,6 @@
 import type { ApiShape } from '../../src/config.js';
 import { INTERVALS, PRODUCTS } from '../../src/domain/billing/subscriptions-rule.js';
-import { PAYMENT_METHODS } from '../../src/domain/billing/settings.js';
+import { PAYMENT_METHODS } from '../../src/domain/billing/payment-methods.js';
 import { arrayOf, bool, int, nullable, num, object, ref, type Schema, str, time, uuid } from './build.js';
 import { apusd } from './schemas-core.js';
 
@@ -25,29 +25,58 @@ const balanceFields = {
 };
 
 function invoice(shape: ApiShape): Schema {
-  return object({
-    id: uuid(),
-    periodStart: time(),
-    periodEnd: time(),
-    totalStreams: int(),
-    totalBytes: int(),
-    amountApusd: apusd(),
-    // Shape B's amountUsd (1 APUSD = 1 USD); a Shape A deployment leaves it out.
-    ...(shape === 'b' && { amountUsd: num('USD') }),
-    paymentStatus: str('e.g. open, paid'),
-    issuedAt: time(),
-    paidAt: nullable(time()),
-  });
+  return object(
+    {
+      id: uuid(),
+      periodStart: time(),
+      periodEnd: time(),
+      totalStreams: int(),
+      totalBytes: int(),
+      amountApusd: apusd(),
+      // Shape B's amountUsd (1 APUSD = 1 USD); a Shape A deployment leaves it out.
+      ...(shape === 'b' && { amountUsd: num('USD') }),
+      paymentStatus: str('e.g. open, paid'),
+      issuedAt: time(),
+      paidAt: nullable(time()),
+      carriedInto: uuid('a void invoice below the card minimum: the invoice that took its amount'),
+    },
+    ['carriedInto'],
+  );
 }
 
 const InvoiceLine = object({
-  kind: str('subscription, streams, gb, revenue_share or late_usage'),
+  kind: str('subscription, streams, gb, revenue_share, late_usage or carried_forward'),
   description: str(),
   periodStart: time(),
   quantity: int(),
   unitPrice: num('APUSD'),
   amount: apusd(),
 });
+
+/** GET /billing/invoices/upcoming (src/domain/billing/upcoming.ts). */
+function upcoming(shape: ApiShape): Schema {
+  return object({
+    periodStart: time(),
+    periodEnd: time(),
+    totalStreams: int(),
+    totalBytes: int(),
+    amountApusd: apusd(),
+    ...(shape === 'b' && { amountUsd: num('USD') }),
+    lines: arrayOf(ref('InvoiceLine')),
+    finalizesAt: time('when the period closer issues it: the end of the period plus the grace window'),
+    asOf: time('when it was measured'),
+    autopay: object({
+      enabled: bool(),
+      method: nullable({ type: 'string', enum: [...PAYMENT_METHODS] }),
+      action: {
+        type: 'string',
+        enum: ['pay_from_balance', 'charge_card', 'carry_forward', 'none'],
+        description: 'what autopay will do when the invoice is issued',
+      },
+      reason: str('the action in words, and why'),
+    }),
+  });
+}
 
 const Subscription = object({
   id: uuid(),
@@ -62,25 +91,37 @@ const Subscription = object({
 /** POST /billing/fund answers per method and per step (funding.ts, card-funding.ts). */
 const FundResult = {
   description:
-    'APUSD: where to send the transfer (status pending until it is read from the chain), with Shape B\'s success, newBalance and transactionId. Card: the payment intent\'s clientSecret to confirm, or, given a paymentIntentId, the settled balance.',
+    "APUSD: where to send the transfer (status pending until it is read from the chain), with Shape B's success, newBalance and transactionId. Card: the payment intent's clientSecret to confirm, or, given a paymentIntentId, the settled balance.",
   anyOf: [
-    object(
-      {
-        method: { type: 'string', const: 'apusd' },
-        walletAddress: str('where to send the APUSD'),
-        amount: apusd(),
-        status: { type: 'string', const: 'pending' },
-        success: bool(),
-        newBalance: apusd(),
-        transactionId: str(),
-      },
-    ),
-    object({ method: { type: 'string', const: 'fiat_card' }, clientSecret: str(), amount: apusd(), paymentIntentId: str() }),
-    object({ success: bool(), newBalance: apusd(), transactionId: str(), method: { type: 'string', const: 'fiat_card' } }),
+    object({
+      method: { type: 'string', const: 'apusd' },
+      walletAddress: str('where to send the APUSD'),
+      amount: apusd(),
+      status: { type: 'string', const: 'pending' },
+      success: bool(),
+      newBalance: apusd(),
+      transactionId: str(),
+    }),
+    object({
+      method: { type: 'string', const: 'fiat_card' },
+      clientSecret: str(),
+      amount: apusd(),
+      paymentIntentId: str(),
+    }),
+    object({
+      success: bool(),
+      newBalance: apusd(),
+      transactionId: str(),
+      method: { type: 'string', const: 'fiat_card' },
+    }),
   ],
 };
 
-const AutopayResult = object({ success: { type: 'boolean', const: true }, autopayEnabled: bool(), method: nullable({ type: 'string', enum: [...PAYMENT_METHODS] }) });
+const AutopayResult = object({
+  success: { type: 'boolean', const: true },
+  autopayEnabled: bool(),
+  method: nullable({ type: 'string', enum: [...PAYMENT_METHODS] }),
+});
 
 const LedgerEntry = object({
   id: uuid(),
@@ -98,6 +139,10 @@ const Statement = object({
   ...balanceFields,
   usage: ref('Usage'),
   ledgerMatchesBalance: bool(),
+  negativeSince: {
+    ...nullable(time()),
+    description: 'when the balance went below zero (money taken back after it was spent); null while it is not',
+  },
   ledger: arrayOf(ref('LedgerEntry')),
   invoices: arrayOf(ref('Invoice')),
   totalInvoices: int(),
@@ -126,6 +171,7 @@ export function billingSchemas(shape: ApiShape): Record<string, Schema> {
     Invoice: invoice(shape),
     InvoiceLine,
     InvoiceDetail: { allOf: [ref('Invoice'), object({ lines: arrayOf(ref('InvoiceLine')) })] },
+    UpcomingInvoice: upcoming(shape),
     Subscription,
     FundResult,
     AutopayResult,

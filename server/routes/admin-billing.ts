@@ -4,11 +4,12 @@ import { assignPlan, creditBalance, grantWatermarkPass } from '../../src/domain/
 import { periodLabel } from '../../src/domain/billing/periods.js';
 import { closePeriodsUntil, statementOf } from '../../src/domain/billing/statement.js';
 import { asObject, isUuid, optionalString, paging } from '../../src/domain/validate.js';
-import { recentDeposits } from '../../src/domain/billing/funding.js';
+import { recentDeposits } from '../../src/domain/billing/deposit-view.js';
 import { badRequest } from '../../src/errors.js';
 import { iso } from '../../src/clock.js';
 import { depositBody, ledgerEntryBody, statementBody } from '../../src/present/billing.js';
 import { readJson } from '../body.js';
+import { idempotent } from '../middleware/idempotency.js';
 import type { AppEnv } from '../env.js';
 import { requireAdmin } from '../middleware/admin.js';
 
@@ -23,17 +24,19 @@ export function adminBillingRoutes(ctx: Context) {
     app.use(path, admin);
   }
 
-  app.post('/organizations/:id/credit', async (c) => {
+  // Admin keys are the acted-on organization's: a retried credit or plan change is one change.
+  const idem = idempotent(ctx, (c) => c.req.param('id') ?? '');
+  app.post('/organizations/:id/credit', idem, async (c) => {
     const { entry, applied } = await creditBalance(ctx, c.req.param('id'), await json(c));
     return c.json({ success: true, applied, entry: ledgerEntryBody(entry, shape) });
   });
 
-  app.post('/organizations/:id/plan', async (c) => {
+  app.post('/organizations/:id/plan', idem, async (c) => {
     const org = await assignPlan(ctx, c.req.param('id'), await json(c));
     return c.json({ success: true, plan: org.plan, terms: org.billingTerms });
   });
 
-  app.post('/organizations/:id/watermark-pass', async (c) => {
+  app.post('/organizations/:id/watermark-pass', idem, async (c) => {
     const until = await grantWatermarkPass(ctx, c.req.param('id'), await json(c));
     return c.json({ success: true, watermarkPassUntil: iso(until) });
   });

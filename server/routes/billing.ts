@@ -1,16 +1,24 @@
 import { Hono } from 'hono';
-import type { Context } from '../../src/context.js';
+import type { Context, PaymentMethod } from '../../src/context.js';
 import { ownInvoice, usageSoFar } from '../../src/domain/billing/account.js';
 import { payInvoice } from '../../src/domain/billing/autopay.js';
-import { takeFiatEvent } from '../../src/domain/billing/card-funding.js';
 import { fund, setAutopay } from '../../src/domain/billing/settings.js';
 import { cancelSubscription, liveSubscriptions, subscribe } from '../../src/domain/billing/subscriptions.js';
+import { upcomingInvoice } from '../../src/domain/billing/upcoming.js';
 import { PLANS } from '../../src/domain/plans.js';
 import { paging } from '../../src/domain/validate.js';
-import { balanceBody, invoiceBody, invoiceLineBody, subscriptionBody, usageBody } from '../../src/present/billing.js';
+import {
+  balanceBody,
+  invoiceBody,
+  invoiceLinesBody,
+  subscriptionBody,
+  upcomingBody,
+  usageBody,
+} from '../../src/present/billing.js';
 import { readJson } from '../body.js';
 import type { AppEnv } from '../env.js';
 import { requireKey } from '../middleware/api-key.js';
+import { idempotent, keyOrganization } from '../middleware/idempotency.js';
 
 /** Section 4.7 (scope billing) and the open plan list (4.2). README, "Billing", has the rules. */
 export function billingRoutes(ctx: Context) {
@@ -19,12 +27,17 @@ export function billingRoutes(ctx: Context) {
   const json = (c: Parameters<typeof readJson>[0]) => readJson(c, ctx.config.maxJsonBytes);
   app.get('/plans', (c) => c.json({ plans: PLANS }));
 
-  // The card processor's events: no key, the signature is the authentication.
-  app.post('/webhooks/fiat', async (c) => c.json(await takeFiatEvent(ctx, await c.req.text(), c.req.header('stripe-signature'))));
+  // The card processor's events: no key, the signature is the authentication; the card method takes them.
+  const cardEvents = ctx.payments.fiat_card.takeEvent as NonNullable<PaymentMethod['takeEvent']>;
+  app.post('/webhooks/fiat', async (c) =>
+    c.json(await cardEvents(ctx, await c.req.text(), c.req.header('stripe-signature'))),
+  );
 
   // What is owed and paying it stay open to a suspended organization; the rest does not.
   const reading = requireKey(ctx, 'billing', { suspendedMay: true });
   const keyed = requireKey(ctx, 'billing');
+  // Requests that move money take an Idempotency-Key: a retry is answered once.
+  const idem = idempotent(ctx, keyOrganization);
 
   app.get('/usage', reading, async (c) => c.json(usageBody(await usageSoFar(ctx, c.get('auth').org), shape)));
   app.get('/balance', reading, async (c) => c.json(balanceBody(await usageSoFar(ctx, c.get('auth').org), shape)));
@@ -34,16 +47,22 @@ export function billingRoutes(ctx: Context) {
     const { rows, total } = await ctx.repos.invoices.list(c.get('auth').org.id, page);
     return c.json({ invoices: rows.map((i) => invoiceBody(i, shape)), total, page: page.page, limit: page.limit });
   });
+  // Before /invoices/:id, which would take "upcoming" for an id.
+  app.get('/invoices/upcoming', reading, async (c) =>
+    c.json(upcomingBody(await upcomingInvoice(ctx, c.get('auth').org.id), shape)),
+  );
   app.get('/invoices/:id', reading, async (c) => {
     const { invoice, lines } = await ownInvoice(ctx, c.get('auth').org, c.req.param('id'));
-    return c.json({ ...invoiceBody(invoice, shape), lines: lines.map((l) => invoiceLineBody(l, shape)) });
+    return c.json({ ...invoiceBody(invoice, shape), lines: invoiceLinesBody(lines, shape) });
   });
-  app.post('/invoices/:id/pay', reading, async (c) => {
+  app.post('/invoices/:id/pay', reading, idem, async (c) => {
     const { invoice } = await ownInvoice(ctx, c.get('auth').org, c.req.param('id'));
     return c.json(invoiceBody(await payInvoice(ctx, invoice), shape));
   });
 
-  app.post('/fund', reading, async (c) => c.json(await fund(ctx, c.get('auth').org, await json(c))));
+  app.post('/fund', reading, idem, async (c) =>
+    c.json(await fund(ctx, c.get('auth').org, await json(c), c.req.header('idempotency-key'))),
+  );
 
   const autopay = async (c: Parameters<typeof readJson>[0]) => {
     const setting = await setAutopay(ctx, (c.get('auth') as AppEnv['Variables']['auth']).org, await json(c));
@@ -56,7 +75,9 @@ export function billingRoutes(ctx: Context) {
     const rows = await liveSubscriptions(ctx, c.get('auth').org);
     return c.json({ subscriptions: rows.map((s) => subscriptionBody(s, shape)) });
   });
-  app.post('/subscriptions', keyed, async (c) => c.json(subscriptionBody(await subscribe(ctx, c.get('auth').org, await json(c)), shape), 201));
+  app.post('/subscriptions', keyed, idem, async (c) =>
+    c.json(subscriptionBody(await subscribe(ctx, c.get('auth').org, await json(c)), shape), 201),
+  );
   // A suspended organization may still stop paying for what it no longer uses.
   app.delete('/subscriptions/:id', reading, async (c) =>
     c.json(subscriptionBody(await cancelSubscription(ctx, c.get('auth').org, c.req.param('id')), shape)),

@@ -10,12 +10,15 @@ export type EventType =
   | 'webhook.test'
   | 'invoice.issued'
   | 'invoice.paid'
-  | 'invoice.payment_failed';
+  | 'invoice.payment_failed'
+  | 'balance.negative'
+  | 'payment.refunded'
+  | 'payment.disputed';
 
 /**
  * Writes an event to the outbox: called with the context of the transaction of the change
  * that caused it, the event exists exactly when the change does. The delivery
- * worker sends it later (ctx.wakeWebhooks after commit makes that prompt).
+ * worker sends it later; the bell rung once the transaction commits makes that prompt.
  */
 export async function recordEvent(
   ctx: Context,
@@ -45,5 +48,6 @@ export async function recordEvent(
     createdAt: now,
     deliveredAt: null,
   });
+  if (!noEndpoint && options.queue !== false) ctx.afterCommit(() => ctx.webhookBell.ring());
   return id;
 }

@@ -93,6 +93,7 @@ export async function registerOrganization(ctx: Context, body: unknown, defaultP
       billingTerms: null,
       watermarkPassUntil: null,
       depositAddress: null,
+      negativeSince: null,
     };
     // A wallet the service made is the organization's deposit address; one of its own never is
     // (transfers to it are the organization's business): that one gets a derived address when it first funds.

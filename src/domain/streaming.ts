@@ -14,6 +14,7 @@ import { recordEvent } from './events.js';
 import { countMonthlyStream } from './monthly-streams.js';
 import { asObject, isUuid, optionalString } from './validate.js';
 import { verifyViewerToken } from './viewer-tokens.js';
+import { refuseWhileNegative } from './billing/negative-balance.js';
 import { identityFromClaims, streamingViewer, type NewViewerNumbers, takeViewerNumbers, type ViewerIdentity } from './viewers.js';
 
 /** A session lasts the film plus this long, so a viewer who pauses still finishes it. */
@@ -50,6 +51,7 @@ async function identify(ctx: Context, auth: KeyAuth, body: unknown): Promise<Vie
  * and user agent, and the events, all in one transaction; the stream counted in the month first.
  */
 export async function createSession(ctx: Context, auth: KeyAuth, contentId: string, body: unknown, client: ClientInfo): Promise<CreatedSession> {
+  refuseWhileNegative(ctx, auth.org, 'a new session');
   const { content, license } = await licensedContent(ctx, auth, contentId);
   if (!content.storagePath) throw notFound('a packaged stream of this content');
   const who = await identify(ctx, auth, body);
@@ -64,7 +66,6 @@ export async function createSession(ctx: Context, auth: KeyAuth, contentId: stri
     await counted.release();
     throw err;
   }
-  ctx.wakeWebhooks();
   return created;
 }
 

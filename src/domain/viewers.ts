@@ -140,7 +140,6 @@ export async function setViewerBlocked(ctx: Context, auth: KeyAuth, viewerId: st
     await tx.repos.viewers.setBlocked(viewer.id, auth.org.id, blocked, blocked ? (reason ?? null) : null);
     if (blocked) await recordEvent(tx, auth.org.id, 'viewer.blocked', { viewerId: viewer.id, reason: reason ?? '' });
   });
-  if (blocked) ctx.wakeWebhooks();
 }
 
 /**

@@ -2,10 +2,27 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { badRequest } from '../errors.js';
 import type { MediaInfo } from '../media/probe.js';
-import type { IngestRequest } from './ingest.js';
 
 // What an ingest request must be before any work starts; `drm ingest --queue` checks the same
 // on the caller's side, so a bad request is refused before its file is sent to the spool.
+
+export type ContentType = 'video' | 'music';
+
+/** What `drm ingest` (or a queued job) asks for. */
+export interface IngestRequest {
+  input: string;
+  title: string;
+  type: ContentType;
+  watermark: boolean;
+  description?: string;
+  /** x264 quality of the segments (default 18) */
+  crf?: number;
+  preset?: string;
+  /** ingest for this organization: licensed to it, its balance pays the watermark fee first */
+  organizationId?: string;
+  /** the new item's id (a queued job's worker records it first); a fresh one by default */
+  contentId?: string;
+}
 
 const MAX_TITLE = 200;
 const MAX_DESCRIPTION = 5000;

@@ -12,7 +12,7 @@ import { checkSourceIntact } from '../media/source-check.js';
 import type { Staging } from '../storage/content-store.js';
 import { watermarkEngine } from '../watermark/engine.js';
 import { musicPackaging } from './package-music.js';
-import { checkMedia, checkRequest } from './ingest-checks.js';
+import { type ContentType, checkMedia, checkRequest, type IngestRequest } from './ingest-checks.js';
 import { videoPackaging } from './package-video.js';
 import { type PackageJob, packageVariants } from './packaging.js';
 import { makePreview, makeThumbnail } from './previews.js';
@@ -45,22 +45,7 @@ async function licenseForOrganization(
   });
 }
 
-export type ContentType = 'video' | 'music';
-
-export interface IngestRequest {
-  input: string;
-  title: string;
-  type: ContentType;
-  watermark: boolean;
-  description?: string;
-  /** x264 quality of the segments (default 18) */
-  crf?: number;
-  preset?: string;
-  /** ingest for this organization: licensed to it, its balance pays the watermark fee first */
-  organizationId?: string;
-  /** the new item's id (a queued job's worker records it first); a fresh one by default */
-  contentId?: string;
-}
+export type { ContentType, IngestRequest } from './ingest-checks.js';
 
 export interface IngestHooks {
   /** the DTCWT backend for watermarked video (the caller owns and closes it) */

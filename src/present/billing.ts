@@ -1,10 +1,11 @@
 import { iso } from '../clock.js';
 import type { ApiShape } from '../config.js';
-import type { InvoiceLineRow, InvoiceRow, LedgerRow, SubscriptionRow } from '../db/repos/index.js';
+import type { InvoiceLineRow, InvoiceRow, LedgerRow, OrganizationRow, SubscriptionRow } from '../db/repos/index.js';
 import type { UsageSoFar } from '../domain/billing/account.js';
 import type { Statement } from '../domain/billing/statement.js';
-import { shownAmount } from '../domain/billing/format.js';
-import type { DepositView } from '../domain/billing/funding.js';
+import type { UpcomingInvoice } from '../domain/billing/upcoming.js';
+import { shownAmount, shownLineAmounts } from '../domain/billing/format.js';
+import type { DepositView } from '../domain/billing/deposit-view.js';
 
 // Shape A shows whole APUSD, Shape B decimals to the cent (billing/format.ts rounds, half up).
 
@@ -43,17 +44,46 @@ export function invoiceBody(i: InvoiceRow, shape: ApiShape) {
     paymentStatus: i.paymentStatus,
     issuedAt: iso(i.issuedAt),
     paidAt: i.paidAt === null ? null : iso(i.paidAt),
+    // a void invoice whose amount a later one took (below the card minimum): which one
+    ...(i.carriedInto !== null && { carriedInto: i.carriedInto }),
   };
 }
 
-export function invoiceLineBody(l: InvoiceLineRow, shape: ApiShape) {
-  return {
+type ShownLine = Omit<InvoiceLineRow, 'id' | 'invoiceId'>;
+
+/** An invoice's lines as shown: their amounts add up to the invoice's total as shown (shownLineAmounts). */
+export function invoiceLinesBody(lines: readonly ShownLine[], shape: ApiShape) {
+  const amounts = shownLineAmounts(
+    lines.map((l) => l.amountMicro),
+    shape,
+  );
+  return lines.map((l, i) => ({
     kind: l.kind,
     description: l.description,
     periodStart: iso(l.periodStart),
     quantity: l.quantity,
     unitPrice: l.unitPriceMicro / 1_000_000,
-    amount: shownAmount(l.amountMicro, shape),
+    amount: amounts[i] as number,
+  }));
+}
+
+/** GET /billing/invoices/upcoming: the next invoice as it stands, as an invoice is shown, and what autopay will do. */
+export function upcomingBody(u: UpcomingInvoice, shape: ApiShape) {
+  const { draft } = u;
+  return {
+    periodStart: iso(draft.period.start),
+    periodEnd: iso(draft.period.end),
+    totalStreams: draft.totalStreams,
+    totalBytes: draft.totalBytes,
+    amountApusd: shownAmount(draft.amountMicro, shape),
+    ...(shape === 'b' && { amountUsd: shownAmount(draft.amountMicro, shape) }),
+    lines: invoiceLinesBody(
+      draft.lines.map(({ line, periodStart }) => ({ ...line, periodStart })),
+      shape,
+    ),
+    finalizesAt: iso(u.finalizesAt),
+    asOf: iso(u.asOf),
+    autopay: u.autopay,
   };
 }
 
@@ -89,6 +119,8 @@ export function statementBody(s: Statement, shape: ApiShape) {
     ...balanceBody(s.usage, shape),
     usage: usageBody(s.usage, shape),
     ledgerMatchesBalance: s.ledgerSumMicro === s.organization.apusdBalanceMicro,
+    // below zero since then (money taken back after it was spent); null while it is not
+    negativeSince: s.organization.negativeSince === null ? null : iso(s.organization.negativeSince),
     ledger: s.ledger.map((e) => ledgerEntryBody(e, shape)),
     invoices: s.invoices.map((i) => invoiceBody(i, shape)),
     totalInvoices: s.invoiceTotal,
@@ -110,5 +142,19 @@ export function depositBody(d: DepositView, shape: ApiShape) {
     status: d.status,
     confirmations: d.confirmations,
     createdAt: iso(d.createdAt),
+  };
+}
+
+/** An organization whose balance is below zero, as `drm admin billing show` lists it. */
+export function negativeBody(o: OrganizationRow, graceMs: number, now: number, shape: ApiShape) {
+  const since = o.negativeSince as number;
+  return {
+    organizationId: o.id,
+    name: o.name,
+    balance: shownAmount(o.apusdBalanceMicro, shape),
+    balanceMicroApusd: o.apusdBalanceMicro,
+    negativeSince: iso(since),
+    sessionsRefusedFrom: iso(since + graceMs),
+    sessionsRefused: now >= since + graceMs,
   };
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/app.js';
-import { type Context, createContext } from '../../src/context.js';
+import type { Context } from '../../src/context.js';
+import { createContext } from '../../src/create-context.js';
 import { createLogger } from '../../src/log.js';
 import { billedOrg, stream } from '../helpers/billing.js';
 import { makeTestApp, type TestApp } from '../helpers/context.js';

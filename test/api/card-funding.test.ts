@@ -47,6 +47,27 @@ describe.each(DIALECTS)('card payments on %s', (dialect) => {
     expect(await t.ctx.repos.ledger.sumOf(org.organizationId)).toBe(20_000_000);
   });
 
+  it("makes one PaymentIntent for 50 concurrent requests with one Idempotency-Key, keyed at the processor by the client's key", async () => {
+    const org = await registerOrg(t, { name: 'Double Clicker' });
+    const before = standIn.intents.size;
+    const headers = { 'idempotency-key': 'checkout-7f3a' };
+    const body = { method: 'fiat_card', amount: 12.5 };
+    const answers = await Promise.all(Array.from({ length: 50 }, () => t.request('POST', '/api/v1/billing/fund', { key: org.apiKey, body, headers })));
+    // each is the one answer, or a 409 saying the first is still being answered
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
+    const retried = await t.request('POST', '/api/v1/billing/fund', { key: org.apiKey, body, headers });
+    const shown = (await retried.json()) as Json;
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    for (const r of answers.filter((a) => a.status === 200)) expect(((await r.json()) as Json).paymentIntentId).toBe(shown.paymentIntentId);
+    expect(standIn.intents.size - before).toBe(1);
+    expect(standIn.idempotencyKeyOf(shown.paymentIntentId)).toBe(`fund:${org.organizationId}:checkout-7f3a`);
+    // without a key, each request is its own payment
+    await fund(org.apiKey, body);
+    await fund(org.apiKey, body);
+    expect(standIn.intents.size - before).toBe(3);
+  });
+
   it('refuses a bad signature, a stale timestamp and an intent of no organization with 400, crediting nothing', async () => {
     const org = await registerOrg(t, { name: 'Careful' });
     const { paymentIntentId } = (await (await fund(org.apiKey, { method: 'fiat_card', amount: 5 })).json()) as Json;

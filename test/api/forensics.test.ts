@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePanFilm } from '../helpers/media.js';
 import { createApp } from '../../server/app.js';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
-import { createContext } from '../../src/context.js';
+import { createContext } from '../../src/create-context.js';
 import type { CaseRow, ContentRow } from '../../src/db/repos/index.js';
 import { ForensicsQueue } from '../../src/domain/forensics/queue.js';
 import { reportOf } from '../../src/domain/forensics/cases.js';

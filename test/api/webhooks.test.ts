@@ -4,7 +4,8 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { iso } from '../../src/clock.js';
-import { type Context, createContext } from '../../src/context.js';
+import type { Context } from '../../src/context.js';
+import { createContext } from '../../src/create-context.js';
 import type { DeliveryRow } from '../../src/db/repos/index.js';
 import { suspendOrganization } from '../../src/domain/admin/organizations.js';
 import { recordEvent } from '../../src/domain/events.js';
@@ -91,12 +92,14 @@ function expectWellFormed(hit: Hit, secret: string, organizationId: string) {
 
 const quietLog = () => createLogger('silent');
 
-/** Writes a viewer.blocked event the way a domain action does: inside its transaction. */
+/** Writes a viewer.blocked event the way a domain action does: inside its transaction, ringing the bell after the commit (unless wake is false). */
 async function emit(ctx: Context, organizationId: string, options: { wake?: boolean } = {}): Promise<string> {
   const id = await ctx.db.transaction((tx) =>
-    recordEvent(tx, organizationId, 'viewer.blocked', { viewerId: 'viewer-1', reason: 'leaked a screener' }),
+    recordEvent(options.wake === false ? { ...tx, afterCommit: () => {} } : tx, organizationId, 'viewer.blocked', {
+      viewerId: 'viewer-1',
+      reason: 'leaked a screener',
+    }),
   );
-  if (options.wake !== false) ctx.wakeWebhooks();
   return id;
 }
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/app.js';
 import { apusdReader } from '../../src/chain/apusd-transfers.js';
 import { resolveChainConfig } from '../../src/chain/config.js';
-import { createContext } from '../../src/context.js';
+import { createContext } from '../../src/create-context.js';
 import { scanDeposits } from '../../src/domain/billing/deposits.js';
 import { closeDuePeriods } from '../../src/domain/billing/period-close.js';
 import { periodLabel } from '../../src/domain/billing/periods.js';
@@ -79,7 +79,7 @@ describe.each(DIALECTS)('the funding story on %s', (dialect) => {
     const tx = await chain.transfer(chainFund.walletAddress, 50_000_000n);
     await chain.mine(2);
     const scanned = await scanDeposits(t.ctx, t.ctx.config.chain as NonNullable<typeof t.ctx.config.chain>, apusdReader(chain.rpcUrl, chain.token));
-    say(`transfer ${tx} mined with 2 confirmations; the watcher credited ${scanned.credited}`);
+    say(`transfer ${tx} mined and 2 blocks on it (3 confirmations, as the deposits view counts them); the watcher credited ${scanned.credited}`);
 
     const card = (await (await t.request('POST', '/api/v1/billing/fund', { key: org.apiKey, body: { method: 'fiat_card', amount: 20 } })).json()) as Json;
     standIn.confirm(card.paymentIntentId);

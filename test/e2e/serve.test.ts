@@ -1,13 +1,13 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabaseUrl } from '../helpers/context.js';
 import { killAll, runDrm, type ServeProcess, startServe } from '../helpers/serve-process.js';
+import { rawRequest } from '../helpers/raw-request.js';
 
 // The real `drm serve` in a child process, spoken to over real sockets. Start-up compiles the
 // sources through tsx, so the timeouts are generous; nothing here waits on a sleep.
@@ -76,20 +76,6 @@ function slowPost(
   });
 }
 
-/** Writes raw bytes to the server and reads its whole answer (the server closes the connection). */
-function rawRequest(port: number, request: string): Promise<{ status: number; json: unknown }> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
-    let text = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (d: string) => (text += d));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const [head = '', body = ''] = text.split('\r\n\r\n');
-      resolve({ status: Number(head.split(' ')[1]), json: body ? JSON.parse(body) : undefined });
-    });
-  });
-}
 
 describe('drm serve on SQLite, over HTTP', () => {
   let dir: string;

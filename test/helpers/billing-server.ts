@@ -6,7 +6,7 @@
 //   node --import tsx test/helpers/billing-server.ts <config.json> deposits
 import fs from 'node:fs';
 import { ManualClock } from '../../src/clock.js';
-import { createContext } from '../../src/context.js';
+import { createContext } from '../../src/create-context.js';
 import { authenticateApiKey } from '../../src/domain/auth.js';
 import { closeDuePeriods } from '../../src/domain/billing/period-close.js';
 import { scanDeposits } from '../../src/domain/billing/deposits.js';

@@ -12,13 +12,22 @@ export type Json = Record<string, any>;
 export async function billedOrg(t: TestApp, options: { pricePerStream?: number; name?: string } = {}) {
   const org = await registerOrg(t, { name: options.name ?? 'Acme Films' });
   const content: ContentRow = await addContent(t, { storagePath: `content/${randomUUID()}` });
-  await grantLicense(t.ctx, org.organizationId, { contentId: content.id, contentType: 'video', pricePerStream: options.pricePerStream ?? 0 });
+  await grantLicense(t.ctx, org.organizationId, {
+    contentId: content.id,
+    contentType: 'video',
+    pricePerStream: options.pricePerStream ?? 0,
+  });
   await t.ctx.repos.organizations.update(org.organizationId, { rateLimitPerHour: 1_000_000 });
   return { ...org, content };
 }
 
 /** Starts a session of the content and returns its id. */
-export async function stream(t: TestApp, apiKey: string, content: ContentRow, viewerId = `v-${randomUUID()}`): Promise<string> {
+export async function stream(
+  t: TestApp,
+  apiKey: string,
+  content: ContentRow,
+  viewerId = `v-${randomUUID()}`,
+): Promise<string> {
   const res = await t.request('POST', `/api/v1/stream/${content.id}`, { key: apiKey, body: { viewerId } });
   if (res.status !== 201) throw new Error(`stream failed: ${res.status} ${await res.text()}`);
   return ((await res.json()) as Json).sessionId as string;
@@ -36,8 +45,11 @@ export const getJson = async (t: TestApp, url: string, key: string): Promise<Jso
   return (await res.json()) as Json;
 };
 
-/** The first instant of the month after the clock's: where the current period ends. */
-export function toNextMonth(t: TestApp, plusMs = 60_000): void {
+/** Past the default grace window (1 h) after the month's end, when the period closer issues its invoices. */
+export const PAST_GRACE_MS = 61 * 60_000;
+
+/** The first instant of the month after the clock's (where the current period ends), plus plusMs. */
+export function toNextMonth(t: TestApp, plusMs = PAST_GRACE_MS): void {
   const d = new Date(t.clock.now());
   t.clock.set(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) + plusMs);
 }

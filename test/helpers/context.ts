@@ -8,7 +8,8 @@ import { ForensicsQueue } from '../../src/domain/forensics/queue.js';
 import { TrafficMeter } from '../../src/domain/operations/traffic-meter.js';
 import { ManualClock } from '../../src/clock.js';
 import { type Config, resolveConfig } from '../../src/config.js';
-import { type Context, createContext } from '../../src/context.js';
+import type { Context } from '../../src/context.js';
+import { createContext } from '../../src/create-context.js';
 import { createLogger } from '../../src/log.js';
 
 export const DIALECTS = ['sqlite', 'postgres'] as const;

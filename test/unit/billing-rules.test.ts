@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SubscriptionRow } from '../../src/db/repos/index.js';
-import { formatApusd, roundMicro, shownAmount } from '../../src/domain/billing/format.js';
+import { formatApusd, roundMicro, shownAmount, shownLineAmounts } from '../../src/domain/billing/format.js';
 import { monthsBetween, periodNamed, periodOf } from '../../src/domain/billing/periods.js';
 import { mulDivHalfUp, totalOf, usageLines, watermarkFeeMicro } from '../../src/domain/billing/pricing.js';
 import { endOnCancel, subscriptionCharge } from '../../src/domain/billing/subscriptions-rule.js';
@@ -48,6 +48,22 @@ describe('money at the edge', () => {
     expect([shownAmount(2_490_000, 'b'), shownAmount(2_490_000, 'a'), shownAmount(2_500_000, 'a')]).toEqual([2.49, 2, 3]);
     expect([shownAmount(-605_000, 'b'), shownAmount(1_009_800_000, 'b'), shownAmount(4_999, 'b'), shownAmount(5_000, 'b')]).toEqual([-0.61, 1009.8, 0, 0.01]);
     expect(formatApusd(-1_500_000_000)).toBe('-1,500.00');
+  });
+
+  it("shows an invoice's lines adding up to its total as shown: 7.5 + 99 + 1009.5 is 8 + 99 + 1009 in Shape A", () => {
+    expect(shownLineAmounts([7_500_000, 99_000_000, 1_009_500_000], 'a')).toEqual([8, 99, 1009]);
+    expect(shownLineAmounts([7_500_000, 99_000_000, 1_009_500_000], 'b')).toEqual([7.5, 99, 1009.5]);
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: -5_000_000_000, max: 5_000_000_000 }), { maxLength: 8 }), fc.constantFrom('a' as const, 'b' as const), (micros, shape) => {
+        const shown = shownLineAmounts(micros, shape);
+        const unit = shape === 'a' ? 1 : 0.01;
+        const total = micros.reduce((s, m) => s + m, 0);
+        expect(Math.round(shown.reduce((s, x) => s + x, 0) / unit) + 0).toBe(Math.round(shownAmount(total, shape) / unit) + 0);
+        // no line moves more than one shown unit from its exact amount
+        for (const [i, x] of shown.entries()) expect(Math.abs(x - (micros[i] as number) / 1e6)).toBeLessThanOrEqual(unit + 1e-9);
+      }),
+      { seed: 11, numRuns: 2_000 },
+    );
   });
 
   it('rounds with plain numbers exactly as with BigInt, up to the largest amounts', () => {

@@ -38,6 +38,7 @@ function orgRow(t: TestApp, fields: Partial<OrganizationRow> = {}): Organization
     billingTerms: null,
     watermarkPassUntil: null,
     depositAddress: null,
+    negativeSince: null,
     ...fields,
   };
 }

@@ -7,6 +7,7 @@ import { countersRepo } from './counters.js';
 import { chainCursorRepo } from './chain-cursor.js';
 import { depositsRepo } from './deposits.js';
 import { forensicCasesRepo } from './forensic-cases.js';
+import { idempotencyRepo } from './idempotency.js';
 import { ingestJobsRepo } from './ingest-jobs.js';
 import { invoicesRepo } from './invoices.js';
 import { ledgerRepo } from './ledger.js';
@@ -38,6 +39,7 @@ function makeStores(x: Executor) {
     forensicCases: forensicCasesRepo(x),
     ingestJobs: ingestJobsRepo(x),
     ledger: ledgerRepo(x),
+    idempotency: idempotencyRepo(x),
     invoices: invoicesRepo(x),
     subscriptions: subscriptionsRepo(x),
     usage: usageRepo(x),

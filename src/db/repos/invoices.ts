@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, lte, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, isNull, lt, lte, sql } from 'drizzle-orm';
 import { type Executor, literalInt } from '../executor.js';
 import type * as billing from '../schema/billing.js';
 
@@ -19,11 +19,21 @@ export function invoicesRepo(x: Executor) {
     },
 
     async forPeriod(organizationId: string, periodStart: number): Promise<InvoiceRow | undefined> {
-      return (await x.run((q) => q.select().from(t).where(and(eq(t.organizationId, organizationId), eq(t.periodStart, periodStart))).limit(1)))[0];
+      return (
+        await x.run((q) =>
+          q
+            .select()
+            .from(t)
+            .where(and(eq(t.organizationId, organizationId), eq(t.periodStart, periodStart)))
+            .limit(1),
+        )
+      )[0];
     },
 
     linesOf: (invoiceId: string): Promise<InvoiceLineRow[]> =>
-      x.run((q) => q.select().from(l).where(eq(l.invoiceId, invoiceId)).orderBy(asc(l.periodStart), asc(l.kind), asc(l.id))),
+      x.run((q) =>
+        q.select().from(l).where(eq(l.invoiceId, invoiceId)).orderBy(asc(l.periodStart), asc(l.kind), asc(l.id)),
+      ),
 
     /** Marks an open invoice paid; false when it was not open (paid already, or void). */
     async markPaid(id: string, paidAt: number): Promise<boolean> {
@@ -38,7 +48,10 @@ export function invoicesRepo(x: Executor) {
     },
 
     /** A page of the organization's invoices, newest period first, and how many there are. */
-    async list(organizationId: string, page: { limit: number; offset: number }): Promise<{ rows: InvoiceRow[]; total: number }> {
+    async list(
+      organizationId: string,
+      page: { limit: number; offset: number },
+    ): Promise<{ rows: InvoiceRow[]; total: number }> {
       const rows = await x.run((q) =>
         q
           .select()
@@ -52,6 +65,7 @@ export function invoicesRepo(x: Executor) {
       return { rows, total: Number(n[0]?.n ?? 0) };
     },
     ...openInvoices(x),
+    ...carriedInvoices(x),
   };
 }
 
@@ -89,13 +103,25 @@ function openInvoices(x: Executor) {
     async openUnderAutopay(limit: number): Promise<string[]> {
       const o = x.s.organizations;
       const due = and(eq(t.paymentStatus, 'open'), eq(o.autopayEnabled, true), eq(o.autopayMethod, 'apusd'));
-      const rows = await x.run((q) => q.selectDistinct({ id: t.organizationId }).from(t).innerJoin(o, eq(o.id, t.organizationId)).where(due).limit(literalInt(limit)));
+      const rows = await x.run((q) =>
+        q
+          .selectDistinct({ id: t.organizationId })
+          .from(t)
+          .innerJoin(o, eq(o.id, t.organizationId))
+          .where(due)
+          .limit(literalInt(limit)),
+      );
       return rows.map((r) => r.id);
     },
 
     async openTotal(organizationId: string): Promise<number> {
       const open = and(eq(t.organizationId, organizationId), eq(t.paymentStatus, 'open'));
-      const rows = await x.run((q) => q.select({ sum: sql<number | null>`sum(${t.amountMicro})` }).from(t).where(open));
+      const rows = await x.run((q) =>
+        q
+          .select({ sum: sql<number | null>`sum(${t.amountMicro})` })
+          .from(t)
+          .where(open),
+      );
       return Number(rows[0]?.sum ?? 0);
     },
 
@@ -110,6 +136,42 @@ function openInvoices(x: Executor) {
           .groupBy(t.organizationId),
       );
       return new Map(rows.map((r) => [r.org, Number(r.last)]));
+    },
+  };
+}
+
+/** Invoices below the card minimum, carried forward to the next invoice (src/domain/billing/invoicing.ts, isDust). */
+function carriedInvoices(x: Executor) {
+  const t = x.s.invoices;
+  return {
+    /** Open invoices issued to be carried forward (below the card minimum) that no invoice has taken yet, of periods before `before`. */
+    carryable: (organizationId: string, before: number): Promise<InvoiceRow[]> =>
+      x.run((q) =>
+        q
+          .select()
+          .from(t)
+          .where(
+            and(
+              eq(t.organizationId, organizationId),
+              eq(t.paymentStatus, 'open'),
+              eq(t.carryForward, true),
+              isNull(t.carriedInto),
+              lt(t.periodStart, before),
+            ),
+          )
+          .orderBy(asc(t.periodStart)),
+      ),
+
+    /** Voids an open invoice whose amount invoice `into` takes; false when it was no longer open (paid meanwhile). */
+    async markCarried(id: string, into: string): Promise<boolean> {
+      const rows = await x.run((q) =>
+        q
+          .update(t)
+          .set({ paymentStatus: 'void', carriedInto: into })
+          .where(and(eq(t.id, id), eq(t.paymentStatus, 'open'), isNull(t.carriedInto)))
+          .returning({ id: t.id }),
+      );
+      return rows.length > 0;
     },
   };
 }

@@ -51,6 +51,17 @@ export function ledgerRepo(x: Executor) {
       return Number(rows[0]?.sum ?? 0);
     },
 
+    /** The sum of the organization's entries of one kind for one reference (the refunds of one card payment). */
+    async sumOfReference(organizationId: string, kind: string, reference: string): Promise<number> {
+      const rows = await x.run((q) =>
+        q
+          .select({ sum: sql<number | null>`sum(${t.amountMicro})` })
+          .from(t)
+          .where(and(eq(t.organizationId, organizationId), eq(t.kind, kind), eq(t.reference, reference))),
+      );
+      return Number(rows[0]?.sum ?? 0);
+    },
+
     /** Records a card processor event once: false when it was taken before. */
     async takeFiatEvent(id: string, type: string, paymentIntentId: string | null, receivedAt: number): Promise<boolean> {
       const e = x.s.fiatEvents;

@@ -1,4 +1,4 @@
-import { count, eq, sql } from 'drizzle-orm';
+import { count, eq, isNotNull, sql } from 'drizzle-orm';
 import { type Executor, literalInt } from '../executor.js';
 import type * as tables from '../schema/tables.js';
 
@@ -29,7 +29,20 @@ export function organizationsRepo(x: Executor) {
 
     /** A page of organizations (id and creation), oldest first: for work done per organization. */
     page: (limit: number, offset: number): Promise<{ id: string; createdAt: number }[]> =>
-      x.run((q) => q.select({ id: t.id, createdAt: t.createdAt }).from(t).orderBy(t.createdAt, t.id).limit(literalInt(limit)).offset(literalInt(offset))),
+      x.run((q) =>
+        q
+          .select({ id: t.id, createdAt: t.createdAt })
+          .from(t)
+          .orderBy(t.createdAt, t.id)
+          .limit(literalInt(limit))
+          .offset(literalInt(offset)),
+      ),
+
+    /** Organizations whose balance is below zero, longest first (the operator's list to chase). */
+    negative: (limit: number): Promise<OrganizationRow[]> =>
+      x.run((q) =>
+        q.select().from(t).where(isNotNull(t.negativeSince)).orderBy(t.negativeSince, t.id).limit(literalInt(limit)),
+      ),
 
     async count(): Promise<number> {
       const rows = await x.run((q) => q.select({ n: count() }).from(t));

@@ -38,6 +38,9 @@ export function sessionsRepo(x: Executor) {
   return {
     insert: (row: SessionRow) => insert(row),
 
+    /** Many sessions in one statement (seeding a benchmark's month); the usage counters' trigger runs per row all the same. */
+    insertMany: (rows: SessionRow[]) => x.run((q) => q.insert(t).values(rows)),
+
     async find(id: string): Promise<SessionRow | undefined> {
       return (await x.run((q) => q.select().from(t).where(eq(t.id, id)).limit(1)))[0];
     },
@@ -64,11 +67,18 @@ export function sessionsRepo(x: Executor) {
 
     /** A viewer's most recent sessions (bounded). */
     listForViewer(viewerId: string, limit: number): Promise<SessionRow[]> {
-      return x.run((q) => q.select().from(t).where(eq(t.viewerId, viewerId)).orderBy(desc(t.createdAt), t.id).limit(limit));
+      return x.run((q) =>
+        q.select().from(t).where(eq(t.viewerId, viewerId)).orderBy(desc(t.createdAt), t.id).limit(limit),
+      );
     },
 
     async countSince(organizationId: string, since: number): Promise<number> {
-      const rows = await x.run((q) => q.select({ n: count() }).from(t).where(and(eq(t.organizationId, organizationId), gte(t.createdAt, since))));
+      const rows = await x.run((q) =>
+        q
+          .select({ n: count() })
+          .from(t)
+          .where(and(eq(t.organizationId, organizationId), gte(t.createdAt, since))),
+      );
       return Number(rows[0]?.n ?? 0);
     },
   };

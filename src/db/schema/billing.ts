@@ -1,4 +1,16 @@
-import { type AnyPgColumn, bigint, boolean, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  type AnyPgColumn,
+  bigint,
+  boolean,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { organizations } from './tables.js';
 
 /**
@@ -52,6 +64,13 @@ export const invoices = pgTable(
     /** card autopay: attempts made, and when the next one is due (null: none) */
     autopayAttempts: integer('autopay_attempts').notNull().default(0),
     nextAutopayAt: bigint('next_autopay_at', { mode: 'number' }),
+    /**
+     * issued below the card minimum (0.50) under card autopay: not charged; while it stays open,
+     * the next invoice takes its amount as a carried_forward line (README, "Dust")
+     */
+    carryForward: boolean('carry_forward').notNull().default(false),
+    /** the invoice that took this one's amount (this one is then void): set once, with that invoice */
+    carriedInto: text('carried_into'),
   },
   (t) => [
     // one invoice per organization and period: two servers closing a period at once cannot both issue it
@@ -103,6 +122,32 @@ export const periodUsage = pgTable(
   ],
 );
 
+/**
+ * A running sum of one organization's sessions per period (the month a session started in) and
+ * per price: what the close and the upcoming invoice read instead of the month's sessions (one
+ * row per price and shard, not one per session). Kept by database triggers on stream_sessions
+ * (migration 21): a new session adds a stream, a count of bytes its bytes, whichever server or
+ * console writes them, in the same statement. Never written by drm's code.
+ */
+export const usageCounters = pgTable(
+  'usage_counters',
+  {
+    organizationId: text('organization_id').notNull(),
+    periodStart: bigint('period_start', { mode: 'number' }).notNull(),
+    /** the license's own price per stream, or -1 for the plan's (a key column cannot be null) */
+    priceMicro: bigint('price_micro', { mode: 'number' }).notNull(),
+    /** 0–7 from the session id: concurrent segments of one organization add to eight rows, not queue on one */
+    shard: integer('shard').notNull(),
+    streams: bigint('streams', { mode: 'number' }).notNull(),
+    bytes: bigint('bytes', { mode: 'number' }).notNull(),
+    /** when the last of these sessions expires: bytes can land until then */
+    lastExpiry: bigint('last_expiry', { mode: 'number' }).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'usage_counters_pkey', columns: [t.organizationId, t.periodStart, t.priceMicro, t.shard] }),
+  ],
+);
+
 export const subscriptions = pgTable(
   'subscriptions',
   {
@@ -119,7 +164,10 @@ export const subscriptions = pgTable(
     cancelledAt: bigint('cancelled_at', { mode: 'number' }),
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
   },
-  (t) => [index('subscriptions_org').on(t.organizationId, t.product), ofOrganization('subscriptions', t.organizationId)],
+  (t) => [
+    index('subscriptions_org').on(t.organizationId, t.product),
+    ofOrganization('subscriptions', t.organizationId),
+  ],
 );
 
 export type DepositStatus = 'credited' | 'reversed';
@@ -141,7 +189,11 @@ export const deposits = pgTable(
     status: text('status').$type<DepositStatus>().notNull(),
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
   },
-  (t) => [index('deposits_org_created').on(t.organizationId, t.createdAt), index('deposits_block').on(t.chainId, t.blockNumber), ofOrganization('deposits', t.organizationId)],
+  (t) => [
+    index('deposits_org_created').on(t.organizationId, t.createdAt),
+    index('deposits_block').on(t.chainId, t.blockNumber),
+    ofOrganization('deposits', t.organizationId),
+  ],
 );
 
 /** How far the deposit watcher has read one token on one chain, and the hashes of the blocks it read (for reorgs). */
@@ -176,7 +228,10 @@ export const fundRequests = pgTable(
     depositId: text('deposit_id'),
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
   },
-  (t) => [index('fund_requests_pending').on(t.organizationId, t.status, t.amountMicro, t.createdAt), ofOrganization('fund_requests', t.organizationId)],
+  (t) => [
+    index('fund_requests_pending').on(t.organizationId, t.status, t.amountMicro, t.createdAt),
+    ofOrganization('fund_requests', t.organizationId),
+  ],
 );
 
 /** The card processor's webhook events taken, once each by their id (a redelivery changes nothing). */
@@ -186,3 +241,25 @@ export const fiatEvents = pgTable('fiat_events', {
   paymentIntentId: text('payment_intent_id'),
   receivedAt: bigint('received_at', { mode: 'number' }).notNull(),
 });
+
+/**
+ * Requests that move money, answered once per organization and Idempotency-Key: a retry with the
+ * same body gets the first answer, another body is refused. statusCode is null while the first
+ * request is still being answered. Kept 24 h at least (src/domain/billing/idempotency.ts).
+ */
+export const idempotentRequests = pgTable(
+  'idempotent_requests',
+  {
+    organizationId: text('organization_id').notNull(),
+    key: text('key').notNull(),
+    /** sha-256 of the method, the path and the body */
+    requestHash: text('request_hash').notNull(),
+    statusCode: integer('status_code'),
+    responseBody: text('response_body'),
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'idempotent_requests_pkey', columns: [t.organizationId, t.key] }),
+    index('idempotent_requests_created').on(t.createdAt),
+  ],
+);

@@ -43,6 +43,8 @@ export const organizations = pgTable('organizations', {
   watermarkPassUntil: bigint('watermark_pass_until', { mode: 'number' }),
   /** where APUSD sent to the organization is credited from (lower case; derived, never its own wallet) */
   depositAddress: text('deposit_address'),
+  /** when the balance went below zero (a reorg after spending, a lost dispute); null while it is not */
+  negativeSince: bigint('negative_since', { mode: 'number' }),
 }, (t) => [uniqueIndex('organizations_deposit_address').on(t.depositAddress)]);
 
 /** `<table>.organization_id references organizations(id)`, under the name Postgres gave it. */

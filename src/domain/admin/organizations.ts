@@ -81,7 +81,6 @@ export async function suspendOrganization(ctx: Context, organizationId: string, 
     await tx.repos.organizations.update(org.id, { isActive: false, suspendedReason: reason, suspendedAt: ctx.clock.now() });
     await recordEvent(tx, org.id, 'organization.suspended', { organizationId: org.id, reason });
   });
-  ctx.wakeWebhooks();
 }
 
 export async function reactivateOrganization(ctx: Context, organizationId: string): Promise<void> {

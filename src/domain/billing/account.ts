@@ -24,8 +24,10 @@ export interface UsageSoFar {
 export async function usageSoFar(ctx: Context, org: OrganizationRow): Promise<UsageSoFar> {
   const fresh = (await ctx.repos.organizations.find(org.id)) ?? org;
   const period = periodOf(ctx.clock.now());
-  const groups = await ctx.repos.usage.measure(org.id, period.start, period.end);
-  const subscriptions = (await ctx.repos.subscriptions.liveAt(org.id, period.start)).map((s) => subscriptionCharge(s, period));
+  const groups = await ctx.repos.usage.measure(org.id, period.start);
+  const subscriptions = (await ctx.repos.subscriptions.liveAt(org.id, period.start)).map((s) =>
+    subscriptionCharge(s, period),
+  );
   const lines = [...usageLines(termsOf(fresh), groups), ...subscriptions.filter((l) => l !== undefined)];
   const amountDueMicro = totalOf(lines);
   return {
@@ -40,7 +42,11 @@ export async function usageSoFar(ctx: Context, org: OrganizationRow): Promise<Us
 }
 
 /** One of the organization's invoices with its lines (another organization's do not exist for it). */
-export async function ownInvoice(ctx: Context, org: OrganizationRow, invoiceId: string): Promise<{ invoice: InvoiceRow; lines: InvoiceLineRow[] }> {
+export async function ownInvoice(
+  ctx: Context,
+  org: OrganizationRow,
+  invoiceId: string,
+): Promise<{ invoice: InvoiceRow; lines: InvoiceLineRow[] }> {
   const invoice = isUuid(invoiceId) ? await ctx.repos.invoices.find(invoiceId) : undefined;
   if (!invoice || invoice.organizationId !== org.id) throw notFound('invoice');
   return { invoice, lines: await ctx.repos.invoices.linesOf(invoice.id) };

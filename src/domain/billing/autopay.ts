@@ -1,9 +1,10 @@
-import type { Context } from '../../context.js';
+import type { Context, InvoiceCharge } from '../../context.js';
 import type { InvoiceRow, OrganizationRow } from '../../db/repos/index.js';
 import { DrmError, notFound } from '../../errors.js';
 import { recordEvent } from '../events.js';
 import { invoiceEventData } from './invoice-events.js';
 import { post } from './ledger.js';
+import type { PaymentMethodName } from './payment-methods.js';
 
 /**
  * Pays an open invoice from the balance, once: the ledger key is the invoice id, so a second
@@ -29,68 +30,50 @@ export async function payInvoice(ctx: Context, invoice: InvoiceRow): Promise<Inv
     await recordEvent(tx, current.organizationId, 'invoice.paid', invoiceEventData(done), { webhookUrl: org?.webhookUrl });
     return done;
   });
-  ctx.wakeWebhooks();
   return paid;
 }
 
-/** After a card autopay attempt fails: the next attempts wait 1 h, 6 h, 24 h and 72 h, then stop. */
-const CARD_RETRY_MS = [3_600_000, 21_600_000, 86_400_000, 259_200_000];
-
 /**
- * Right after an invoice is issued, with autopay on: APUSD pays it from the balance; a card
- * (`fiat_card`, with the organization's customer id) is charged off-session through the
- * deployment's card method (idempotency key: the invoice id). A payment that cannot be made says
- * so once with invoice.payment_failed and leaves the invoice open: APUSD waits for money to arrive
- * (payOpenInvoices), a card is tried again later (retryCardAutopay).
+ * Right after an invoice is issued, with autopay on: the organization's payment method charges it
+ * (APUSD from the balance, a card off-session through the processor). A payment that cannot be
+ * made says so once with invoice.payment_failed and leaves the invoice open: APUSD waits for money
+ * to arrive (payOpenInvoices), a card is tried again on its schedule (retryDueAutopay).
  */
 export async function payIssuedInvoice(ctx: Context, invoice: InvoiceRow): Promise<void> {
   const org = await ctx.repos.organizations.find(invoice.organizationId);
   if (!org?.autopayEnabled) return;
-  let reason: string;
-  if (org.autopayMethod === 'apusd') {
-    try {
-      await payInvoice(ctx, invoice);
-      return;
-    } catch (err) {
-      if (!(err instanceof DrmError && err.code === 'INSUFFICIENT_BALANCE')) throw err;
-      reason = err.message;
-    }
-  } else {
-    const charged = await chargeByCard(ctx, org, invoice, 1);
-    if (charged.paid || charged.pending) return;
-    reason = charged.reason ?? 'the card payment did not go through';
-  }
+  const charged = await chargeByMethod(ctx, org, invoice, 1);
+  if (charged.paid || charged.pending) return;
+  const reason = charged.reason ?? 'the payment did not go through';
   await ctx.db.transaction((tx) =>
     recordEvent(tx, invoice.organizationId, 'invoice.payment_failed', { ...invoiceEventData(invoice), reason }, { webhookUrl: org.webhookUrl }),
   );
-  ctx.wakeWebhooks();
 }
 
-async function chargeByCard(ctx: Context, org: OrganizationRow, invoice: InvoiceRow, attempt: number): Promise<{ paid: boolean; pending?: boolean; reason?: string }> {
-  const card = ctx.funding.fiat_card;
-  let result: { paid: boolean; pending?: boolean; reason?: string };
-  if (!card?.chargeInvoice) result = { paid: false, reason: 'card payments are not configured on this deployment' };
-  else if (!org.fiatCustomerId) result = { paid: false, reason: 'autopay by card needs the customer id (customerId in the autopay request)' };
-  else result = await card.chargeInvoice(ctx, org, invoice, attempt);
-  const retry = result.paid || result.pending || !card?.chargeInvoice ? undefined : CARD_RETRY_MS[attempt - 1];
-  await ctx.repos.invoices.scheduleAutopay(invoice.id, attempt, retry === undefined ? null : ctx.clock.now() + retry);
+/** One autopay attempt by the organization's method, and when the next one is due (the method says). */
+async function chargeByMethod(ctx: Context, org: OrganizationRow, invoice: InvoiceRow, attempt: number): Promise<InvoiceCharge> {
+  const method = ctx.payments[(org.autopayMethod ?? 'apusd') as PaymentMethodName];
+  if (!method) return { paid: false, reason: `autopay method ${org.autopayMethod} is not one of drm's` };
+  const result = await method.chargeInvoice(ctx, org, invoice, attempt);
+  const next = result.retryInMs === undefined ? null : ctx.clock.now() + result.retryInMs;
+  await ctx.repos.invoices.scheduleAutopay(invoice.id, attempt, next);
   return result;
 }
 
-/** Card autopay attempts that are due (a pass of the period closer): each invoice charged again, once per attempt. */
-export async function retryCardAutopay(ctx: Context, limit = 100): Promise<number> {
+/** Autopay attempts that are due (a pass of the period closer): each invoice charged again, once per attempt. */
+export async function retryDueAutopay(ctx: Context, limit = 100): Promise<number> {
   let paid = 0;
   for (const invoice of await ctx.repos.invoices.dueCardRetries(ctx.clock.now(), limit)) {
     const org = await ctx.repos.organizations.find(invoice.organizationId);
-    if (!org?.autopayEnabled || org.autopayMethod !== 'fiat_card') {
+    if (!org?.autopayEnabled) {
       await ctx.repos.invoices.scheduleAutopay(invoice.id, invoice.autopayAttempts, null);
       continue;
     }
     try {
-      if ((await chargeByCard(ctx, org, invoice, invoice.autopayAttempts + 1)).paid) paid++;
+      if ((await chargeByMethod(ctx, org, invoice, invoice.autopayAttempts + 1)).paid) paid++;
     } catch (err) {
       // one invoice's trouble (the database) holds up no other's attempt; it comes round again
-      ctx.log.error('card autopay attempt failed', { invoiceId: invoice.id, err: String(err) });
+      ctx.log.error('autopay attempt failed', { invoiceId: invoice.id, err: String(err) });
     }
   }
   return paid;

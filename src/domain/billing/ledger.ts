@@ -3,8 +3,19 @@ import { newId } from '../../crypto/tokens.js';
 import type { LedgerRow } from '../../db/repos/index.js';
 import { DrmError, notFound } from '../../errors.js';
 import { formatApusd } from './format.js';
+import { crossedZero } from './negative-balance.js';
 
-export type EntryKind = 'deposit' | 'deposit_reversal' | 'card_payment' | 'credit' | 'invoice_payment' | 'watermark_fee' | 'refund';
+export type EntryKind =
+  | 'deposit'
+  | 'deposit_reversal'
+  | 'card_payment'
+  | 'card_refund'
+  | 'card_dispute'
+  | 'card_dispute_won'
+  | 'credit'
+  | 'invoice_payment'
+  | 'watermark_fee'
+  | 'refund';
 
 export interface Posting {
   organizationId: string;
@@ -15,7 +26,7 @@ export interface Posting {
   idempotencyKey: string;
   reference?: string;
   memo?: string;
-  /** a debit that must be recorded even when the balance cannot cover it (a deposit a reorg took back) */
+  /** a debit that must be recorded even when the balance cannot cover it (money taken back: a reorg, a refund, a dispute) */
   mayGoNegative?: boolean;
 }
 
@@ -29,8 +40,9 @@ export interface Posted {
  * Appends one entry and moves the cached balance with it; call it with the context of the
  * transaction of the entry's cause, so both exist or neither. A key posted before returns that
  * entry and moves nothing (a retry, a restart, a second server). A debit the balance cannot
- * cover is refused with INSUFFICIENT_BALANCE: balances go below zero only when a chain reorg takes
- * back a deposit that was already spent (`mayGoNegative`).
+ * cover is refused with INSUFFICIENT_BALANCE: balances go below zero only when money that was
+ * already spent is taken back (`mayGoNegative`: a reorg, a card refund or dispute). Crossing zero
+ * is recorded on the organization in the same transaction (./negative-balance.ts).
  */
 export async function post(tx: Context, p: Posting): Promise<Posted> {
   if (!Number.isSafeInteger(p.amountMicro) || p.amountMicro === 0) throw new DrmError('INTERNAL_ERROR', `ledger amount must be a non-zero integer, got ${p.amountMicro}`);
@@ -55,5 +67,6 @@ export async function post(tx: Context, p: Posting): Promise<Posted> {
   };
   await tx.repos.ledger.insert(entry);
   await tx.repos.ledger.setBalance(p.organizationId, after);
+  if ((balance < 0) !== (after < 0)) await crossedZero(tx, entry, balance);
   return { entry, applied: true };
 }

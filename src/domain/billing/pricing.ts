@@ -11,7 +11,7 @@ export interface UsageGroup {
 }
 
 export interface Line {
-  kind: 'subscription' | 'streams' | 'gb' | 'revenue_share' | 'late_usage' | 'credit';
+  kind: 'subscription' | 'streams' | 'gb' | 'revenue_share' | 'late_usage' | 'carried_forward' | 'credit';
   description: string;
   quantity: number;
   unitPriceMicro: number;

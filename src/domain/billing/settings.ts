@@ -5,15 +5,14 @@ import { toMicro } from '../money.js';
 import { asObject, oneOf, optionalBoolean, optionalString } from '../validate.js';
 import { payOpenInvoices } from './autopay.js';
 import { ownCustomer } from './card-funding.js';
+import { PAYMENT_METHODS, type PaymentMethodName } from './payment-methods.js';
 
-export const PAYMENT_METHODS = ['apusd', 'fiat_card'] as const;
-export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
 /** The spec's maximum fund amount per request (section 8). */
 export const MAX_FUND_APUSD = 1_000_000;
 
 export interface AutopaySetting {
   autopayEnabled: boolean;
-  method: PaymentMethod | null;
+  method: PaymentMethodName | null;
 }
 
 /**
@@ -55,11 +54,10 @@ export function readFundRequest(body: unknown): FundRequest {
   return { method, amountMicro, ...(paymentIntentId !== undefined && { paymentIntentId }) };
 }
 
-export async function fund(ctx: Context, org: OrganizationRow, body: unknown): Promise<Record<string, unknown>> {
+export async function fund(ctx: Context, org: OrganizationRow, body: unknown, idempotencyKey?: string): Promise<Record<string, unknown>> {
   const request = readFundRequest(body);
-  const handler = ctx.funding[request.method];
-  if (!handler) {
-    throw new DrmError('PAYMENT_METHOD_NOT_CONFIGURED', `funding by ${request.method} is not configured on this deployment; ask the operator, or have an admin credit the balance`);
-  }
-  return handler.fund(ctx, org, request);
+  const method = ctx.payments[request.method];
+  const off = method.unavailable(ctx.config);
+  if (off) throw new DrmError('PAYMENT_METHOD_NOT_CONFIGURED', `${off}; ask the operator, or have an admin credit the balance`);
+  return method.fund(ctx, org, { ...request, ...(idempotencyKey !== undefined && { idempotencyKey }) });
 }

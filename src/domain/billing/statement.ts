@@ -17,7 +17,11 @@ export interface Statement {
 }
 
 /** An organization's money as an operator sees it: balance, usage, recent ledger entries and invoices (bounded pages). */
-export async function statementOf(ctx: Context, organizationId: string, page = { limit: 50, offset: 0 }): Promise<Statement> {
+export async function statementOf(
+  ctx: Context,
+  organizationId: string,
+  page = { limit: 50, offset: 0 },
+): Promise<Statement> {
   // One transaction, so that the balance and the ledger's sum are read at the same instant.
   return ctx.db.transaction(async (tx) => {
     const organization = await tx.repos.organizations.find(organizationId);
@@ -34,7 +38,11 @@ export async function statementOf(ctx: Context, organizationId: string, page = {
   });
 }
 
-/** An operator's close: every due period up to the last ended, or up to a named ended one (YYYY-MM). */
+/**
+ * An operator's close: every due period up to the last ended more than the grace window ago, or up
+ * to a named one (YYYY-MM) as soon as it has ended: naming the month is the operator's call not
+ * to wait, and what lands after it goes on the next invoice as late usage.
+ */
 export function closePeriodsUntil(ctx: Context, label: string | undefined): Promise<CloseSummary> {
   if (label === undefined) return closeDuePeriods(ctx);
   const until = periodNamed(label);

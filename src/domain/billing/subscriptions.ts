@@ -1,4 +1,5 @@
 import type { Context } from '../../context.js';
+import { refuseWhileNegative } from './negative-balance.js';
 import { newId } from '../../crypto/tokens.js';
 import type { OrganizationRow, SubscriptionRow } from '../../db/repos/index.js';
 import { badRequest, DrmError, notFound } from '../../errors.js';
@@ -20,6 +21,7 @@ const MAX_LIVE = 20;
  * when the cancelled one ends.
  */
 export async function subscribe(ctx: Context, org: OrganizationRow, body: unknown): Promise<SubscriptionRow> {
+  refuseWhileNegative(ctx, org, 'a new subscription');
   const f = asObject(body);
   const product = oneOf(requiredString(f, 'product', { max: 20 }), 'product', PRODUCTS) as string;
   const interval = oneOf(requiredString(f, 'interval', { max: 10 }), 'interval', INTERVALS) as string;

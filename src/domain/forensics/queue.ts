@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { DtcwtBackend } from '../../../gpu/backend.js';
-import { createDtcwtBackend } from '../../../gpu/index.js';
 import type { Context } from '../../context.js';
 import type { CaseOutcome, CaseRow } from '../../db/repos/index.js';
 import { DrmError, jobFailureReason } from '../../errors.js';
@@ -59,7 +58,7 @@ export class ForensicsQueue {
     private readonly ctx: Context,
     options: ForensicsQueueOptions = {},
   ) {
-    this.makeBackend = options.backend ?? (() => createDtcwtBackend('auto'));
+    this.makeBackend = options.backend ?? (() => ctx.dtcwt());
     this.leaseMs = options.leaseMs ?? ctx.config.analysisLeaseMs;
     this.pollMs = options.pollMs ?? 2000;
     this.analyses = options.analyses ?? true;

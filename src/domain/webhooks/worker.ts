@@ -19,6 +19,7 @@ export class WebhookWorker {
   private stopped = true;
   private readonly pollMs: number;
   private readonly batch: number;
+  private unlisten: (() => void) | undefined;
 
   constructor(
     private readonly ctx: Context,
@@ -30,14 +31,15 @@ export class WebhookWorker {
 
   start(): void {
     this.stopped = false;
-    this.ctx.wakeWebhooks = () => this.wake();
+    this.unlisten ??= this.ctx.webhookBell.listen(() => this.wake());
     this.schedule(0);
   }
 
   /** Finishes the sends in flight, then stops. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.ctx.wakeWebhooks = () => {};
+    this.unlisten?.();
+    this.unlisten = undefined;
     clearTimeout(this.timer);
     await this.running;
   }
