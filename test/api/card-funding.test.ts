@@ -82,6 +82,17 @@ describe.each(DIALECTS)('card payments on %s', (dialect) => {
     expect(await balance(org.apiKey)).toBe(0);
   });
 
+  it("credits what the processor says of the intent, not the event's copy of it", async () => {
+    const org = await registerOrg(t, { name: 'Forged Copy' });
+    const { paymentIntentId } = (await (await fund(org.apiKey, { method: 'fiat_card', amount: 5 })).json()) as Json;
+    // a validly signed event whose copy says succeeded and 5,000 received; the processor says it was never paid
+    const claimed = { ...(standIn.intents.get(paymentIntentId) as Json), status: 'succeeded', amount_received: 500_000 };
+    expect(await (await deliver(standIn.event(paymentIntentId, { object: claimed }))).json()).toEqual({ received: true, credited: false });
+    standIn.confirm(paymentIntentId);
+    expect(await (await deliver(standIn.event(paymentIntentId, { object: claimed }))).json()).toEqual({ received: true, credited: true });
+    expect(await balance(org.apiKey)).toBe(5);
+  });
+
   it("Shape B's payment-intent id credits a succeeded intent of this organization and amount, once; a declined one credits nothing", async () => {
     const org = await registerOrg(t, { name: 'Shape B' });
     const { paymentIntentId } = (await (await fund(org.apiKey, { method: 'fiat_card', amount: 12.5 })).json()) as Json;

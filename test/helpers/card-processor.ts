@@ -34,10 +34,16 @@ export interface CardStandIn {
   dispute(intentId: string, status: 'needs_response' | 'won' | 'lost'): string;
   /** a signed event of a charge or dispute as it is now */
   objectEvent(type: string, objectId: string): { body: string; signature: string };
-  /** an event of the intent as it is now, signed (or signed with another secret, or dated `ageSeconds` ago) */
+  /** an event of the intent as it is now (or carrying `object` instead), signed (or with another secret, or dated `ageSeconds` ago) */
   event(
     id: string,
-    options?: { type?: string; eventId?: string; secret?: string; ageSeconds?: number },
+    options?: {
+      type?: string;
+      eventId?: string;
+      secret?: string;
+      ageSeconds?: number;
+      object?: Record<string, unknown>;
+    },
   ): { body: string; signature: string };
   close(): Promise<void>;
 }
@@ -198,7 +204,7 @@ export async function startCardStandIn(): Promise<CardStandIn> {
         id: options.eventId ?? id('evt'),
         object: 'event',
         type: options.type ?? 'payment_intent.succeeded',
-        data: { object: intents.get(intentId) },
+        data: { object: options.object ?? intents.get(intentId) },
       });
       const timestamp = Math.floor(Date.now() / 1000) - (options.ageSeconds ?? 0);
       return {

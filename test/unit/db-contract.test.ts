@@ -149,6 +149,26 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
     expect(await t.ctx.repos.organizations.find(row.id)).toEqual(row);
   });
 
+  it("runs a transaction's afterCommit work once it has committed, never after a rollback, with the caller's context", async () => {
+    const ran: string[] = [];
+    const quiet = t.ctx.derive({ log: t.ctx.log });
+    await quiet.db.transaction(async (tx) => {
+      expect(tx.log).toBe(quiet.log);
+      await tx.db.transaction(async (inner) => inner.afterCommit(() => ran.push('inner')));
+      tx.afterCommit(() => ran.push('outer'));
+      expect(ran).toEqual([]);
+    });
+    expect(ran).toEqual(['inner', 'outer']);
+    await expect(
+      t.ctx.db.transaction(async (tx) => {
+        tx.afterCommit(() => ran.push('rolled back'));
+        throw new Error('no commit');
+      }),
+    ).rejects.toThrow('no commit');
+    t.ctx.afterCommit(() => ran.push('outside'));
+    expect(ran).toEqual(['inner', 'outer', 'outside']);
+  });
+
   it('refuses the outer handle inside a transaction with a clear error instead of hanging, and rolls back', async () => {
     const row = orgRow(t);
     const outerRead = t.ctx.db.transaction(async (tx) => {
