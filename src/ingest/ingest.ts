@@ -167,7 +167,9 @@ export async function ingestContent(ctx: Context, r: IngestRequest, hooks: Inges
   const info = await probeMedia(ctx.media, r.input);
   checkMedia(r, info);
   // Before the fee and the staging: a source cut short would otherwise be packaged, and paid for, as a shorter item.
-  await checkSourceIntact(ctx.media, r.input, info, hooks.signal);
+  // One that pays the watermark fee (video for an organization) is decoded whole, so damage inside packets shows too.
+  const paid = Boolean(r.organizationId && r.watermark && r.type === 'video');
+  await checkSourceIntact(ctx.media, r.input, info, hooks.signal, paid);
   await sweepAbandonedIngests(ctx);
   const contentId = r.contentId ?? randomUUID();
   // Staged (its owner marked alive) before the fee is taken, so a kill at any point after it is swept and refunded.

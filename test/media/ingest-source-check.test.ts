@@ -60,6 +60,11 @@ beforeAll(async () => {
   cut('film-fast.mp4', 'film-fast-cut.mp4');
   cut('film.mp4', 'film-cut.mp4');
   cut('track.m4a', 'track-cut.m4a');
+  // 3,000 bytes of noise in the middle: every packet is still there, some no longer decode
+  const damaged = fs.readFileSync(file('film-fast.mp4'));
+  const at = Math.floor(damaged.length * 0.55);
+  for (let i = at; i < at + 3_000; i++) damaged[i] = (i * 7919) % 256;
+  fs.writeFileSync(file('film-damaged.mp4'), damaged);
 }, 60_000);
 afterAll(async () => {
   await t.close();
@@ -77,14 +82,20 @@ const noBackend = async (): Promise<never> => {
 
 describe('drm ingest of a source cut short', () => {
   it.each([
-    // The front-indexed MP4 still states 12 s; what is left reads to about 4 s, then "partial file".
+    // The front-indexed MP4 still states 12 s; what is left decodes to about 3 s, then errors.
     [
       'film-fast-cut.mp4',
       'video',
-      /^film-fast-cut\.mp4: the source is truncated or damaged: the container says 12\.0 s but only \d\.\d s can be read \(ffmpeg: .*partial file\)$/,
+      /^film-fast-cut\.mp4: the source is truncated or damaged: the container says 12\.0 s but only \d\.\d s can be read \(ffmpeg: .+\)$/,
     ],
     // With the index at the end, the cut loses it: the probe already refuses the file.
     ['film-cut.mp4', 'video', /film-cut\.mp4 is not a media file ffmpeg can read/],
+    // Damage inside packets: only a decode sees it, and a source that pays a fee is decoded whole.
+    [
+      'film-damaged.mp4',
+      'video',
+      /^film-damaged\.mp4: the source is truncated or damaged: ffmpeg reports errors decoding it \(ffmpeg: .+\)$/,
+    ],
     [
       'track-cut.m4a',
       'music',
