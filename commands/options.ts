@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { DtcwtBackendKind } from '../gpu/index.js';
-import { parseSwitch } from '../src/config.js';
+import { parseSwitch } from '../src/switch.js';
 
 /** Options every command that opens the database takes. */
 export interface DbOptions {

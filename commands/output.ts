@@ -1,4 +1,5 @@
-import Table from 'cli-table3';
+import { createRequire } from 'node:module';
+import type TableType from 'cli-table3';
 import { DrmError } from '../src/errors.js';
 
 /** How a command reports: JSON for scripts, tables and sentences for people. */
@@ -24,6 +25,8 @@ export function printJson(out: Output, value: unknown): void {
 }
 
 export function printTable(out: Output, head: string[], rows: Array<Array<string | number | boolean | null>>): void {
+  // loaded when a table is printed, not by every command that starts
+  const Table = createRequire(import.meta.url)('cli-table3') as typeof TableType;
   const table = new Table({ head, style: { head: [], border: [] } });
   for (const r of rows) table.push(r.map((v) => (v === null ? '' : String(v))));
   out.write(table.toString());

@@ -44,7 +44,8 @@ interface Slot {
 }
 
 const ENTRY = new URL('./worker-entry.mjs', import.meta.url);
-const WORKER_MODULE = new URL('./cpu-pool-worker.ts', import.meta.url).href;
+// compiled (dist/), the worker is JavaScript beside this module; from the sources, TypeScript
+const WORKER_MODULE = new URL(`./cpu-pool-worker.${import.meta.url.endsWith('.js') ? 'js' : 'ts'}`, import.meta.url).href;
 
 /**
  * Workers inherit the parent's node flags (a loader, --conditions) except --input-type: it only

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { type ChainConfig, type ChainInput, resolveChainConfig } from './chain/config.js';
 import { DrmError } from './errors.js';
+import { parseSwitch } from './switch.js';
 import { type FiatConfig, type FiatInput, resolveFiatConfig } from './payments/config.js';
 import type { LogLevel } from './log.js';
 import { resolveStorageConfig, type StorageConfig, type StorageInput } from './storage/config.js';
@@ -94,24 +95,6 @@ export function parseByteSize(raw: string, what: string): number {
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'];
 
-const SWITCH: Record<string, boolean> = {
-  '1': true,
-  true: true,
-  yes: true,
-  on: true,
-  '0': false,
-  false: false,
-  no: false,
-  off: false,
-};
-
-/** An on/off setting as written in a flag's value or an environment variable: 1/0, true/false, yes/no, on/off. */
-export function parseSwitch(raw: string, what: string): boolean {
-  const v = SWITCH[raw.trim().toLowerCase()];
-  if (v === undefined)
-    throw new DrmError('BAD_REQUEST', `${what} must be yes or no (1/0, true/false, on/off), got "${raw}"`);
-  return v;
-}
 
 function flag(v: boolean | undefined, env: string | undefined, what: string, byDefault = false): boolean {
   if (v !== undefined) return v;

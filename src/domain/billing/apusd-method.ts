@@ -1,4 +1,4 @@
-import { apusdReader, type ChainReader } from '../../chain/apusd-transfers.js';
+import type { ChainReader } from '../../chain/apusd-transfers.js';
 import type { Context, PaymentMethod } from '../../context.js';
 import { newId } from '../../crypto/tokens.js';
 import { DrmError } from '../../errors.js';
@@ -16,7 +16,9 @@ import { shownAmount } from './format.js';
 export const apusdMethod: PaymentMethod = {
   name: 'apusd',
   unavailable: (config) =>
-    config.chain ? undefined : 'funding by apusd is not configured on this deployment (no --chain-rpc and --apusd-token)',
+    config.chain
+      ? undefined
+      : 'funding by apusd is not configured on this deployment (no --chain-rpc and --apusd-token)',
 
   async fund(ctx, org, request) {
     const walletAddress = await depositAddressOf(ctx, org);
@@ -61,9 +63,11 @@ export class DepositWatcher extends RepeatingPass {
   constructor(ctx: Context, reader?: ChainReader) {
     const chain = ctx.config.chain;
     if (!chain) throw new Error('no chain configured');
-    const read = reader ?? apusdReader(chain.rpcUrl, chain.token);
+    // viem is loaded by the first pass, not by every command that makes a context
+    let read = reader;
     super(
       async () => {
+        read ??= (await import('../../chain/apusd-transfers.js')).apusdReader(chain.rpcUrl, chain.token);
         const r = await scanDeposits(ctx, chain, read);
         if (r.credited > 0 || r.reversed > 0) {
           ctx.log.info('APUSD deposits read', { credited: r.credited, reversed: r.reversed, nextBlock: r.nextBlock });
