@@ -1,4 +1,5 @@
-import { Command, CommanderError } from 'commander';
+import { type Command, CommanderError } from 'commander';
+import { DrmCommand } from './drm-command.js';
 import { defineContent } from './content-definitions.js';
 import { defineAdmin, defineDataCommands, defineWatermark } from './definitions.js';
 import { defineServe } from './serve-definitions.js';
@@ -18,7 +19,7 @@ function usageLine(str: string, help: string): string {
 
 /** Parses argv and runs one command; the real work is imported only for the command that runs. */
 export async function main(argv: string[]): Promise<number> {
-  const program = new Command('drm')
+  const program = new DrmCommand('drm')
     .description('Forensic DRM streaming: AES-128 HLS with per-viewer watermarks, leak tracing, billing')
     .version(packageVersion(), '-V, --version', 'print the version of drm')
     .exitOverride();

@@ -35,7 +35,7 @@ export function printTable(out: Output, head: string[], rows: Array<Array<string
 /** The CLI's one mapping of errors: a single line on stderr and an exit code (1; 2 for usage). */
 export function reportError(out: Output, err: unknown): number {
   if (err instanceof DrmError && err.code !== 'INTERNAL_ERROR') {
-    const message = inFlags(err.message, out.flagNames);
+    const message = inFlags(err.message, out.flagNames) + hintFor(err);
     if (out.json) out.error(JSON.stringify({ error: message, code: err.code }));
     else out.error(`drm: ${message}`);
     return err.code === 'BAD_REQUEST' ? 2 : 1;
@@ -43,6 +43,13 @@ export function reportError(out: Output, err: unknown): number {
   const message = err instanceof Error ? err.message : String(err);
   out.error(`drm: ${message}`);
   return 1;
+}
+
+/** Where the command line can say what to do next: the command that lists what there is. */
+function hintFor(err: DrmError): string {
+  if (err.code === 'NOT_FOUND' && /^content \S+ not found$/.test(err.message))
+    return '; drm content list shows the catalog';
+  return '';
 }
 
 /**

@@ -14,7 +14,7 @@ export interface ContentOverview {
 /** One item with what points at it (the operator's `drm content show`). */
 export async function contentOverview(ctx: Context, id: string): Promise<ContentOverview> {
   const content = isUuid(id) ? await ctx.repos.content.find(id) : undefined;
-  if (!content) throw notFound('content');
+  if (!content) throw notFound(`content ${id}`);
   return { content, ...(await ctx.repos.contentAdmin.references(content.id, ctx.clock.now())) };
 }
 
@@ -33,7 +33,7 @@ export interface Deletion {
  */
 export async function deleteContent(ctx: Context, id: string, options: { force?: boolean } = {}): Promise<Deletion> {
   const { content, liveSessions, sessions, cases } = await contentOverview(ctx, id);
-  if (content.status === 'deleted') throw notFound('content');
+  if (content.status === 'deleted') throw notFound(`content ${id}`);
   if (liveSessions > 0 && !options.force) {
     throw new DrmError('CONFLICT', `${liveSessions} session(s) are playing ${content.title}; delete with force to end them`);
   }

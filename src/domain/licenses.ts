@@ -42,7 +42,7 @@ export async function grantLicense(ctx: Context, organizationId: string, body: u
     if (!(await tx.repos.organizations.find(organizationId))) throw notFound('organization');
     if (!wildcard) {
       const item = await tx.repos.content.find(contentId);
-      if (!item) throw notFound('content');
+      if (!item) throw notFound(`content ${contentId}`);
       if (item.type !== contentType) throw badRequest(`content ${contentId} is ${item.type}, not ${contentType}`);
     }
     return tx.repos.licenses.upsert({

@@ -55,7 +55,12 @@ describe('drm ingest --org and drm admin billing', () => {
     async () => {
       const r = await ingest('--json');
       expect(r.code).toBe(1);
-      expect(JSON.parse(r.stderr.trim())).toMatchObject({ code: 'INSUFFICIENT_BALANCE' });
+      expect(JSON.parse(r.stderr.trim())).toMatchObject({
+      code: 'INSUFFICIENT_BALANCE',
+      error: expect.stringMatching(
+        /^the watermark fee of 1,500\.00 APUSD is more than the balance of 0\.00 APUSD: credit it \(drm admin billing credit --org \S+ --amount …\) or waive the fee with a Watermark Pass \(drm admin billing pass --org \S+ --days …\)$/,
+      ),
+    });
       const shown = await json(['admin', 'billing', 'show', '--org', orgId]);
       expect(shown).toMatchObject({ apusdBalance: 0, ledger: [] });
       const content = path.join(dir, 'content');
@@ -196,7 +201,10 @@ describe('drm ingest --org and drm admin billing', () => {
       expect(await json(['content', 'delete', plain.id])).toMatchObject({ success: true, outcome: 'removed' });
       expect(fs.existsSync(path.join(dir, 'content', plain.id))).toBe(false);
       const again = await runDrm(['content', 'delete', plain.id, ...data()]);
-      expect([again.code, again.stderr]).toEqual([1, expect.stringMatching(/content not found/)]);
+      expect([again.code, again.stderr]).toEqual([
+        1,
+        expect.stringMatching(new RegExp(`content ${plain.id} not found; drm content list shows the catalog`)),
+      ]);
       expect(await json(['cases', 'list'])).toMatchObject({ cases: [], total: 0 });
     },
     T,

@@ -23,8 +23,9 @@ async function organization(ctx: Context, id: string): Promise<OrganizationRow> 
  */
 export async function creditBalance(ctx: Context, organizationId: string, body: unknown): Promise<Posted> {
   const f = asObject(body);
-  const amount = optionalNumber(f, 'amount', { min: 0, max: 1_000_000 });
-  if (amount === undefined || !(amount > 0))
+  const amount = f.amount;
+  // one rule, said one way, whatever side of it the amount falls on
+  if (typeof amount !== 'number' || !(amount > 0 && amount <= 1_000_000))
     throw badRequest('amount must be a number of APUSD above 0 and at most 1,000,000');
   const micro = toMicro(amount);
   if (micro <= 0 || !hasSixDecimalsAtMost(amount)) throw badRequest('amount has more than 6 decimals');

@@ -1,5 +1,6 @@
 import type { Context } from '../../context.js';
-import { notFound } from '../../errors.js';
+import { DrmError, notFound } from '../../errors.js';
+import { formatApusd } from './format.js';
 import { post } from './ledger.js';
 import { watermarkFeeMicro } from './pricing.js';
 
@@ -34,15 +35,24 @@ export async function chargeWatermarkFee(
   const fee = request.watermark ? watermarkFeeMicro(request.type, request.frame) : 0;
   if (fee === 0) return base;
   if ((org.watermarkPassUntil ?? 0) > ctx.clock.now()) return { ...base, waivedByPass: true };
-  await ctx.db.transaction((tx) =>
-    post(tx, {
-      organizationId: org.id,
-      kind: 'watermark_fee',
-      amountMicro: -fee,
-      idempotencyKey: feeKey(request.contentId),
-      reference: request.contentId,
-    }),
-  );
+  await ctx.db
+    .transaction((tx) =>
+      post(tx, {
+        organizationId: org.id,
+        kind: 'watermark_fee',
+        amountMicro: -fee,
+        idempotencyKey: feeKey(request.contentId),
+        reference: request.contentId,
+      }),
+    )
+    .catch((err: unknown) => {
+      if (!(err instanceof DrmError && err.code === 'INSUFFICIENT_BALANCE')) throw err;
+      throw new DrmError(
+        'INSUFFICIENT_BALANCE',
+        `the watermark fee of ${formatApusd(fee)} APUSD is more than the balance of ${formatApusd(org.apusdBalanceMicro)} APUSD: ` +
+          `credit it (drm admin billing credit --org ${org.id} --amount …) or waive the fee with a Watermark Pass (drm admin billing pass --org ${org.id} --days …)`,
+      );
+    });
   return { ...base, feeMicro: fee };
 }
 
