@@ -27,9 +27,42 @@ export function printJson(out: Output, value: unknown): void {
 export function printTable(out: Output, head: string[], rows: Array<Array<string | number | boolean | null>>): void {
   // loaded when a table is printed, not by every command that starts
   const Table = createRequire(import.meta.url)('cli-table3') as typeof TableType;
-  const table = new Table({ head, style: { head: [], border: [] } });
-  for (const r of rows) table.push(r.map((v) => (v === null ? '' : String(v))));
+  const cells = rows.map((r) => r.map((v) => (v === null ? '' : String(v))));
+  const widths = foldedWidths([head, ...cells], terminalColumns());
+  const table = new Table({
+    head,
+    style: { head: [], border: [] },
+    ...(widths && { colWidths: widths, wordWrap: true, wrapOnWordBoundary: false }),
+  });
+  for (const r of cells) table.push(r);
   out.write(table.toString());
+}
+
+/** The terminal's width: the TTY's, or COLUMNS for output that is piped; none when neither says. */
+function terminalColumns(): number | undefined {
+  if (process.stdout.isTTY && process.stdout.columns) return process.stdout.columns;
+  const columns = Number(process.env.COLUMNS);
+  return Number.isInteger(columns) && columns >= 40 ? columns : undefined;
+}
+
+/**
+ * Column widths that fit `columns` (borders and padding included), or undefined when the table
+ * fits as it is: the widest column gives up a character at a time, so short columns (a status, a
+ * count) stay whole and long ones (an id, a path, a detail) fold onto more lines.
+ */
+export function foldedWidths(lines: string[][], columns: number | undefined): number[] | undefined {
+  if (columns === undefined) return undefined;
+  const count = Math.max(...lines.map((l) => l.length));
+  // each cell's text, one space of padding each side; the borders: one per column and one more
+  const widths = Array.from({ length: count }, (_, i) => Math.max(1, ...lines.map((l) => (l[i] ?? '').length)) + 2);
+  const room = columns - (count + 1);
+  if (widths.reduce((a, b) => a + b, 0) <= room) return undefined;
+  while (widths.reduce((a, b) => a + b, 0) > room) {
+    const widest = widths.indexOf(Math.max(...widths));
+    if ((widths[widest] as number) <= 5) break;
+    widths[widest] = (widths[widest] as number) - 1;
+  }
+  return widths;
 }
 
 /** The CLI's one mapping of errors: a single line on stderr and an exit code (1; 2 for usage). */

@@ -204,6 +204,7 @@ async function packageAndPublish(
   const started = performance.now();
   const bins = ctx.media;
   const contentId = staging.id;
+  const perSecond = r.watermark && r.type === 'video' && info.video?.fps ? info.video.fps : 1;
   try {
     const key = randomBytes(16);
     const job: PackageJob = {
@@ -215,7 +216,9 @@ async function packageAndPublish(
       crf: r.crf ?? 18,
       preset: r.preset ?? 'fast',
       signal: hooks.signal,
-      onProgress: (d, n) => hooks.onProgress?.(r.watermark ? 'marking A and B' : 'packaging', d, n),
+      // the video marker counts frames; every stage is shown in seconds of media
+      onProgress: (d, n) =>
+        hooks.onProgress?.(r.watermark ? 'marking A and B' : 'packaging', d / perSecond, n / perSecond),
     };
     const backendName = await packageContent(ctx, r, job, contentId, hooks);
     await markSwitchPoints(ctx, staging.dir, r.watermark, key, hooks.signal);

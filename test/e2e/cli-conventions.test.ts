@@ -134,6 +134,20 @@ describe('the CLI conventions', () => {
   );
 
   it(
+    'folds wide tables to the terminal: drm doctor at 80 columns has no line over 80',
+    async () => {
+      const doctor = await runDrm(['doctor', '--data-dir', dir], { COLUMNS: '80' });
+      const lines = doctor.stdout.trimEnd().split('\n');
+      expect(lines.length).toBeGreaterThan(5);
+      expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(80);
+      // without a width to fit, a table keeps its natural width
+      const wide = await runDrm(['doctor', '--data-dir', dir], { COLUMNS: '' });
+      expect(Math.max(...wide.stdout.split('\n').map((l) => l.length))).toBeGreaterThan(80);
+    },
+    T,
+  );
+
+  it(
     'completes commands, subcommands and flags in bash, and files where a file goes',
     async () => {
       const script = await drm(['completion', 'bash']);
