@@ -9,7 +9,7 @@ import { viewerIdKey } from './domain/identity/viewer-ids.js';
 import { type Database, openDatabase } from './db/database.js';
 import { createLogger, type Logger } from './log.js';
 import { type MediaBinaries, mediaBinaries } from './media/binaries.js';
-import { openContentStore } from './storage/config.js';
+import { openContentStore } from './storage/open.js';
 import { createWebhookFetch } from './domain/webhooks/guarded-fetch.js';
 import { cardProcessor } from './payments/processor.js';
 import { Bell } from './domain/webhooks/bell.js';
@@ -89,7 +89,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
         reports: reportSigner(deriveKey(secret, 'evidence-report')),
       },
       wallets: new WalletFactory(secret),
-      storage: openContentStore(config.storage, config.dataDir, deriveKey(secret, 'object-names'), {
+      storage: await openContentStore(config.storage, config.dataDir, deriveKey(secret, 'object-names'), {
         runsAnalyses: config.analysis,
       }),
       webhookBell: new Bell(),

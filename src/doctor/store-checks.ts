@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type CORSRule, GetBucketCorsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { type StorageConfig, s3Client } from '../storage/config.js';
+import type { StorageConfig } from '../storage/config.js';
+import { s3Client } from '../storage/s3-store.js';
 import { storeError } from '../storage/s3-errors.js';
 import { PLAYER_RULE_ID } from '../storage/setup.js';
 import type { Check } from './check.js';

@@ -6,7 +6,7 @@ import type { ContentBackend } from './backend.js';
 import { DiskLifecycle } from './disk-lifecycle.js';
 import { FileBackend } from './file-backend.js';
 import { ObjectLifecycle } from './object-lifecycle.js';
-import { S3Backend } from './s3-backend.js';
+import type { S3Backend } from './s3-backend.js';
 import { DiskSpool, type Spool } from './spool.js';
 import type { ItemLifecycle, Staging } from './staging.js';
 
@@ -38,7 +38,10 @@ export class ContentStore {
     /** files waiting for a job: leaks, queued ingest sources */
     readonly spool: Spool = new DiskSpool(path.join(root, '..', 'uploads')),
   ) {
-    this.lifecycle = backend instanceof S3Backend ? new ObjectLifecycle(root, backend) : new DiskLifecycle(root);
+    // by its location, not instanceof: a disk store must not load the object store's code
+    this.lifecycle = backend.location.startsWith('s3://')
+      ? new ObjectLifecycle(root, backend as S3Backend)
+      : new DiskLifecycle(root);
   }
 
   /** Whether segments can be handed to players as short-lived URLs of the store itself. */
@@ -93,7 +96,8 @@ export class ContentStore {
 
   /** Takes an item out of reach before its rows go (ItemLifecycle.setAside). */
   setAside(storagePath: string): { purge(): Promise<void>; restore(): void } {
-    for (const key of [...this.playlists.keys()].filter((k) => k.startsWith(`${storagePath}/`))) this.playlists.delete(key);
+    for (const key of [...this.playlists.keys()].filter((k) => k.startsWith(`${storagePath}/`)))
+      this.playlists.delete(key);
     fs.rmSync(path.join(this.root, '.cache', storagePath), { recursive: true, force: true });
     return this.lifecycle.setAside(storagePath);
   }
@@ -103,7 +107,10 @@ export class ContentStore {
    * item published whose catalog row never came (`isCatalogued` says). `beforeRemoving` runs
    * first for each (a refund); another running ingest's work is left alone.
    */
-  sweep(isCatalogued: (id: string) => Promise<boolean>, beforeRemoving: (id: string) => Promise<void> = async () => {}): Promise<string[]> {
+  sweep(
+    isCatalogued: (id: string) => Promise<boolean>,
+    beforeRemoving: (id: string) => Promise<void> = async () => {},
+  ): Promise<string[]> {
     return this.lifecycle.sweep(isCatalogued, beforeRemoving);
   }
 

@@ -7,7 +7,8 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { badRequest } from '../errors.js';
-import { type StorageConfig, s3Client } from './config.js';
+import type { StorageConfig } from './config.js';
+import { s3Client } from './s3-store.js';
 import { storeError } from './s3-errors.js';
 
 /** The id of drm's own CORS rule: a rerun replaces it, and leaves the bucket's other rules alone. */

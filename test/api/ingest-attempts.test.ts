@@ -6,7 +6,7 @@ import { creditBalance } from '../../src/domain/billing/admin.js';
 import { chargeWatermarkFee } from '../../src/domain/billing/watermark-fee.js';
 import type { Context } from '../../src/context.js';
 import { settleEarlierAttempt } from '../../src/ingest/ingest-attempts.js';
-import { openContentStore } from '../../src/storage/config.js';
+import { openContentStore } from '../../src/storage/open.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { addContent, registerOrg } from '../helpers/fixtures.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
@@ -24,7 +24,7 @@ describe.each(DIALECTS)('an earlier attempt at a queued ingest, on %s', (dialect
 
   beforeAll(async () => {
     [t, s3] = await Promise.all([makeTestApp(dialect), startS3()]);
-    const storage = openContentStore({ store: { kind: 's3', bucket: s3.bucket, prefix: 'content' }, s3: { endpoint: s3.endpoint }, segmentDelivery: 'proxy' }, t.dir, Buffer.alloc(32, 3));
+    const storage = await openContentStore({ store: { kind: 's3', bucket: s3.bucket, prefix: 'content' }, s3: { endpoint: s3.endpoint }, segmentDelivery: 'proxy' }, t.dir, Buffer.alloc(32, 3));
     ctx = { ...t.ctx, storage };
     orgId = (await registerOrg(t)).organizationId;
     await creditBalance(t.ctx, orgId, { amount: 5000, idempotencyKey: 'for-the-attempts' });

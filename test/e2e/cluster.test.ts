@@ -10,7 +10,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { probeMedia } from '../../src/media/probe.js';
-import { s3Client } from '../../src/storage/config.js';
+import { s3Client } from '../../src/storage/s3-store.js';
 import { freshDatabaseUrl } from '../helpers/context.js';
 import { type FailoverProxy, startFailoverProxy } from '../helpers/failover-proxy.js';
 import { makePanFilm } from '../helpers/media.js';

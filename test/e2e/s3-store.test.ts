@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { s3Client } from '../../src/storage/config.js';
+import { s3Client } from '../../src/storage/s3-store.js';
 import { registerOver } from '../helpers/fixtures.js';
 import { makePanFilm } from '../helpers/media.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';

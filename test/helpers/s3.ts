@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
-import { s3Client } from '../../src/storage/config.js';
+import { s3Client } from '../../src/storage/s3-store.js';
 
 export interface TestS3 {
   endpoint: string;

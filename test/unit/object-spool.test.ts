@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, DeleteObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { s3Client } from '../../src/storage/config.js';
+import { s3Client } from '../../src/storage/s3-store.js';
 import { PART_BYTES } from '../../src/storage/s3-upload.js';
-import { ObjectSpool } from '../../src/storage/spool.js';
+import { ObjectSpool } from '../../src/storage/object-spool.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 
 // Issue 21's two leftovers on an object store: a send stopped half-way (Ctrl-C during

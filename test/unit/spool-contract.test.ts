@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openContentStore, type StorageConfig } from '../../src/storage/config.js';
+import type { StorageConfig } from '../../src/storage/config.js';
+import { openContentStore } from '../../src/storage/open.js';
 import type { ContentStore } from '../../src/storage/content-store.js';
 import { PART_BYTES } from '../../src/storage/s3-upload.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
@@ -29,7 +30,7 @@ describe.each(['file', 's3'] as const)('the spool on %s', (kind) => {
       s3: { endpoint: s3?.endpoint },
       segmentDelivery: 'proxy',
     };
-    store = openContentStore(storage, path.join(dir, 'data'), Buffer.alloc(32, 1));
+    store = await openContentStore(storage, path.join(dir, 'data'), Buffer.alloc(32, 1));
   }, 60_000);
   afterAll(async () => {
     await s3?.close();

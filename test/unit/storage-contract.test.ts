@@ -5,7 +5,8 @@ import path from 'node:path';
 import { DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContentBackend } from '../../src/storage/backend.js';
-import { contentBackend, parseStore, s3Client } from '../../src/storage/config.js';
+import { parseStore } from '../../src/storage/config.js';
+import { contentBackend, s3Client } from '../../src/storage/s3-store.js';
 import { PART_BYTES } from '../../src/storage/s3-upload.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 

@@ -3,7 +3,7 @@ import { GetObjectCommand, PutBucketCorsCommand, PutObjectCommand, S3Client } fr
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StorageConfig } from '../../src/storage/config.js';
-import { s3Client } from '../../src/storage/config.js';
+import { s3Client } from '../../src/storage/s3-store.js';
 import { PLAYER_RULE_ID, parseOrigins, setUpStore } from '../../src/storage/setup.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 

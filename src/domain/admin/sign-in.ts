@@ -1,6 +1,4 @@
-import { jwtVerify, SignJWT } from 'jose';
-import { getAddress, verifyMessage } from 'viem';
-import { generateSiweNonce, parseSiweMessage } from 'viem/siwe';
+// jose and viem are loaded by the first sign-in or admin request, not by every command that imports this
 import type { Context } from '../../context.js';
 import { iso } from '../../clock.js';
 import { badRequest, DrmError } from '../../errors.js';
@@ -19,6 +17,7 @@ const signInFailed = (why: string) => new DrmError('INVALID_ADMIN_TOKEN', `sign-
 
 /** GET /admin/auth/nonce: a single-use nonce for one SIWE message, valid for 10 minutes. */
 export async function issueNonce(ctx: Context): Promise<{ nonce: string; expiresAt: string }> {
+  const { generateSiweNonce } = await import('viem/siwe');
   const nonce = generateSiweNonce();
   const expiresAt = ctx.clock.now() + NONCE_TTL_MS;
   await addNonceWithinBound(ctx, nonce, expiresAt);
@@ -45,22 +44,39 @@ export async function verifySignIn(
   const signature = requiredString(f, 'signature', { max: 200 });
   if (!/^0x[0-9a-fA-F]+$/.test(signature)) throw badRequest('signature must be a 0x-prefixed hex string');
 
+  const [{ getAddress, verifyMessage }, { parseSiweMessage }] = await Promise.all([
+    import('viem'),
+    import('viem/siwe'),
+  ]);
   const fields = parseSiweMessage(message);
   // EIP-4361 requires Issued At (viem's parser insists too): the check on it below must not be
   // skippable by leaving it out.
-  if (!fields.address || !fields.domain || !fields.nonce || !fields.uri || !fields.version || !fields.chainId || !fields.issuedAt) {
+  if (
+    !fields.address ||
+    !fields.domain ||
+    !fields.nonce ||
+    !fields.uri ||
+    !fields.version ||
+    !fields.chainId ||
+    !fields.issuedAt
+  ) {
     throw badRequest('message is not an EIP-4361 sign-in message');
   }
   if (fields.domain !== expectedHost) throw signInFailed(`message is for ${fields.domain}, not ${expectedHost}`);
   const now = ctx.clock.now();
   // viem turns an unparseable time into an Invalid Date, which no comparison would catch.
-  for (const [name, date] of [['Expiration Time', fields.expirationTime], ['Not Before', fields.notBefore], ['Issued At', fields.issuedAt]] as const) {
+  for (const [name, date] of [
+    ['Expiration Time', fields.expirationTime],
+    ['Not Before', fields.notBefore],
+    ['Issued At', fields.issuedAt],
+  ] as const) {
     if (date !== undefined && !Number.isFinite(date.getTime())) throw badRequest(`message has an invalid ${name}`);
   }
   if (fields.expirationTime && fields.expirationTime.getTime() <= now) throw signInFailed('message has expired');
   if (fields.notBefore && fields.notBefore.getTime() > now) throw signInFailed('message is not valid yet');
   // A message dated ahead is one made to be used later (by whoever holds it then).
-  if (fields.issuedAt && fields.issuedAt.getTime() > now + ISSUED_AT_SKEW_MS) throw signInFailed('message is issued in the future');
+  if (fields.issuedAt && fields.issuedAt.getTime() > now + ISSUED_AT_SKEW_MS)
+    throw signInFailed('message is issued in the future');
 
   let valid = false;
   try {
@@ -69,7 +85,8 @@ export async function verifySignIn(
     valid = false;
   }
   if (!valid) throw signInFailed('signature does not match the address');
-  if (!(await ctx.repos.admins.consumeNonce(fields.nonce, now))) throw signInFailed('nonce is unknown, used or expired');
+  if (!(await ctx.repos.admins.consumeNonce(fields.nonce, now)))
+    throw signInFailed('nonce is unknown, used or expired');
   const address = getAddress(fields.address);
   if (!(await isAdminWallet(ctx, address))) {
     throw new DrmError('ADMIN_REQUIRED', `wallet ${address} is not a platform admin (grant it with drm admin grant)`);
@@ -82,9 +99,13 @@ export async function verifySignIn(
  * A sign-in token for a wallet that is an admin: what a SIWE sign-in ends with, and what an
  * operator with the deployment's secret makes with `drm admin token` for tools such as drm top.
  */
-export async function issueAdminToken(ctx: Context, address: string): Promise<{ token: string; address: string; expiresAt: string }> {
+export async function issueAdminToken(
+  ctx: Context,
+  address: string,
+): Promise<{ token: string; address: string; expiresAt: string }> {
   const now = ctx.clock.now();
   const expiresAt = now + ADMIN_TOKEN_TTL_MS;
+  const { SignJWT } = await import('jose');
   const token = await new SignJWT({ role: 'admin' })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(address.toLowerCase())
@@ -113,6 +134,7 @@ export async function authenticateAdmin(ctx: Context, token: string | undefined)
   if (!token) throw new DrmError('INVALID_ADMIN_TOKEN', 'admin endpoints need a sign-in token (Authorization: Bearer)');
   let address: string;
   try {
+    const { jwtVerify } = await import('jose');
     const { payload } = await jwtVerify(token, ctx.keys.adminToken, {
       algorithms: ['HS256'],
       issuer: ISSUER,
@@ -125,6 +147,7 @@ export async function authenticateAdmin(ctx: Context, token: string | undefined)
   } catch {
     throw new DrmError('INVALID_ADMIN_TOKEN', 'admin token is invalid or expired');
   }
-  if (!(await isAdminWallet(ctx, address))) throw new DrmError('ADMIN_REQUIRED', 'this wallet is no longer a platform admin');
+  if (!(await isAdminWallet(ctx, address)))
+    throw new DrmError('ADMIN_REQUIRED', 'this wallet is no longer a platform admin');
   return { address };
 }
