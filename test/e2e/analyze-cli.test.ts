@@ -169,7 +169,7 @@ describe('drm analyze on the data directory', () => {
 
   it('unknown content, a text file and a missing file are one line each, exit 1', async () => {
     const unknown = await runDrm(['analyze', file('alice-leak.mp4'), '--content', '00000000-0000-4000-8000-000000000000', '--data-dir', dataDir]);
-    expectOneLineError(unknown, /^drm: content 00000000-0000-4000-8000-000000000000 not found$/m);
+    expectOneLineError(unknown, /^drm: content 00000000-0000-4000-8000-000000000000 not found; drm content list shows the catalog$/m);
     const text = await runDrm(['analyze', file('notes.txt'), '--content', filmId, '--data-dir', dataDir]);
     expectOneLineError(text, /^drm: the uploaded file is not a video or audio file that ffmpeg can read$/m);
     const missing = await runDrm(['analyze', file('nothing.mp4'), '--content', filmId, '--data-dir', dataDir]);
