@@ -11,7 +11,11 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string;
     timeout?: number;
-    requests?: Array<{ path?: string; setupRequest?(req: { headers?: Record<string, string>; body?: string }): unknown; onResponse?(status: number, body: string): void }>;
+    requests?: Array<{
+      path?: string;
+      setupRequest?(req: { headers?: Record<string, string>; body?: string }): unknown;
+      onResponse?(status: number, body: string): void;
+    }>;
     /** Called once per connection: setRequests gives that connection its own request list. */
     setupClient?(client: { setRequests(requests: Array<{ path: string }>): void }): void;
   }

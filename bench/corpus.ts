@@ -6,6 +6,8 @@ import fs from 'node:fs';
  */
 export function corpusFile(file: string): string {
   if (fs.existsSync(file)) return file;
-  process.stderr.write(`bench: ${file} does not exist: make the corpus with ../shared/media/make-corpus.sh /tmp/corpus, or pass --input FILE\n`);
+  process.stderr.write(
+    `bench: ${file} does not exist: make the corpus with ../shared/media/make-corpus.sh /tmp/corpus, or pass --input FILE\n`,
+  );
   process.exit(2);
 }

@@ -21,7 +21,8 @@ function builtAndFresh() {
   }
   for (const dir of SOURCES) {
     for (const entry of fs.readdirSync(path.join(root, dir), { recursive: true, withFileTypes: true })) {
-      if (entry.isFile() && fs.statSync(path.join(entry.parentPath ?? entry.path, entry.name)).mtimeMs > built) return false;
+      if (entry.isFile() && fs.statSync(path.join(entry.parentPath ?? entry.path, entry.name)).mtimeMs > built)
+        return false;
     }
   }
   return true;

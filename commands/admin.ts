@@ -60,7 +60,12 @@ export const admins = (opts: DbOptions) =>
       ...ctx.config.adminWallets.map((address) => ({ address, grantedAt: null, source: 'DRM_ADMIN_WALLETS' })),
     ];
     if (out.json) printJson(out, { admins: list });
-    else printTable(out, ['address', 'granted', 'source'], list.map((a) => [a.address, a.grantedAt, a.source]));
+    else
+      printTable(
+        out,
+        ['address', 'granted', 'source'],
+        list.map((a) => [a.address, a.grantedAt, a.source]),
+      );
     return 0;
   });
 
@@ -72,7 +77,16 @@ export const orgs = (opts: DbOptions & { page?: string; limit?: string }) =>
     printTable(
       out,
       ['id', 'name', 'plan', 'active', 'streams (month)', 'APUSD', 'keys', 'licenses'],
-      rows.map((o) => [o.id, o.name, o.plan, o.isActive ? 'yes' : 'suspended', o.streamsThisMonth, o.apusdBalance, o.totalApiKeys, licenseCount(o)]),
+      rows.map((o) => [
+        o.id,
+        o.name,
+        o.plan,
+        o.isActive ? 'yes' : 'suspended',
+        o.streamsThisMonth,
+        o.apusdBalance,
+        o.totalApiKeys,
+        licenseCount(o),
+      ]),
     );
     if (rows.length === 0) out.write('no organizations yet (they register at POST /api/v1/auth/register)');
     return 0;
@@ -84,7 +98,9 @@ function licenseCount(o: { activeLicenses: number; licenses: Array<{ watermarkin
   return unmarked === 0 ? String(o.activeLicenses) : `${o.activeLicenses} (${unmarked} unmarked)`;
 }
 
-export const license = (opts: DbOptions & { org: string; content: string; type: string; watermark?: boolean; price: string }) =>
+export const license = (
+  opts: DbOptions & { org: string; content: string; type: string; watermark?: boolean; price: string },
+) =>
   withContext(opts, async (ctx, out) => {
     const row = await grantLicense(ctx, opts.org, {
       contentId: opts.content,
@@ -95,7 +111,9 @@ export const license = (opts: DbOptions & { org: string; content: string; type: 
     if (out.json) printJson(out, { success: true, licenseId: row.id });
     else {
       const what = opts.content === '*' ? `all ${opts.type}` : opts.content;
-      out.write(`license ${row.id}: organization ${opts.org} may stream ${what}, ${row.watermarkingEnabled ? 'watermarked per viewer' : 'unmarked (variant A for every viewer)'}`);
+      out.write(
+        `license ${row.id}: organization ${opts.org} may stream ${what}, ${row.watermarkingEnabled ? 'watermarked per viewer' : 'unmarked (variant A for every viewer)'}`,
+      );
     }
     return 0;
   });

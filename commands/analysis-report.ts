@@ -12,9 +12,10 @@ export const CANCELLED = 130;
 
 /** A body of the API (or analysisBody), read field by field. */
 export type Json = { [key: string]: unknown };
-export const obj = (v: unknown): Json | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : undefined);
-export const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined);
-
+export const obj = (v: unknown): Json | undefined =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : undefined;
+export const text = (v: unknown): string | undefined =>
+  typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined;
 
 export function exitFor(body: Json): number {
   if (body.status === 'failed') return FAILED;
@@ -30,7 +31,8 @@ export function printAnalysis(out: Output, body: Json, shapeA?: boolean): number
   const code = exitFor(body);
   if (out.json) {
     printJson(out, body);
-    if (body.status === 'failed') out.error(`drm: case ${text(body.caseId) ?? ''} failed: ${text(body.failureReason) ?? 'no reason given'}`);
+    if (body.status === 'failed')
+      out.error(`drm: case ${text(body.caseId) ?? ''} failed: ${text(body.failureReason) ?? 'no reason given'}`);
     return code;
   }
   const caseId = text(body.caseId) ?? text(body.id) ?? '?';
@@ -51,8 +53,13 @@ export function printAnalysis(out: Output, body: Json, shapeA?: boolean): number
   out.write(`case ${caseId}: ${text(body.classification) ?? 'undecided'}`);
   if (text(analysis?.reason)) out.write(`  ${text(analysis?.reason)}`);
   out.write(`  binaryId        ${text(body.binaryId) ?? '-'}`);
-  out.write(`  confidence      ${bits} of ${ID_BITS} bits ${body.classification === 'strong_match' ? 'supported' : 'decided'}`);
-  if (mark !== undefined) out.write(`  mark            ${scientific(mark)} (chance that a copy without this content's mark reads as strongly)`);
+  out.write(
+    `  confidence      ${bits} of ${ID_BITS} bits ${body.classification === 'strong_match' ? 'supported' : 'decided'}`,
+  );
+  if (mark !== undefined)
+    out.write(
+      `  mark            ${scientific(mark)} (chance that a copy without this content's mark reads as strongly)`,
+    );
   if (identification !== undefined) {
     const among = candidates === undefined ? '' : `, ${candidates} candidate${candidates === 1 ? '' : 's'}`;
     const figure = identification === 0 ? '0' : scientific(identification);
@@ -62,7 +69,9 @@ export function printAnalysis(out: Output, body: Json, shapeA?: boolean): number
   if (rows) printTable(out, ['field', 'value'], rows);
   else out.write('no viewer named');
   printCandidates(out, analysis);
-  const segments = Array.isArray(analysis?.segments) ? (analysis.segments as unknown[]).map(obj).filter((s) => s !== undefined) : [];
+  const segments = Array.isArray(analysis?.segments)
+    ? (analysis.segments as unknown[]).map(obj).filter((s) => s !== undefined)
+    : [];
   if (segments.length > 0) {
     out.write(
       segments
@@ -90,16 +99,28 @@ function printCandidates(out: Output, analysis: Json | undefined): void {
   const mixed = obj(analysis?.mixedCopy);
   const list = (mixed ? mixed.suspects : analysis?.candidateSet) as unknown;
   const entries = Array.isArray(list) ? list.map(obj).filter((c) => c !== undefined) : [];
-  const outside = typeof analysis?.candidatesOutsideOrganization === 'number' ? analysis.candidatesOutsideOrganization : 0;
+  const outside =
+    typeof analysis?.candidatesOutsideOrganization === 'number' ? analysis.candidatesOutsideOrganization : 0;
   if (mixed) {
-    const both = Array.isArray(mixed.bothPositions) && mixed.bothPositions.length > 0 ? `, positions read both ways: ${mixed.bothPositions.join(', ')}` : '';
-    const erased = Array.isArray(mixed.erasedPositions) && mixed.erasedPositions.length > 0 ? `, marks cancelled at: ${mixed.erasedPositions.join(', ')}` : '';
+    const both =
+      Array.isArray(mixed.bothPositions) && mixed.bothPositions.length > 0
+        ? `, positions read both ways: ${mixed.bothPositions.join(', ')}`
+        : '';
+    const erased =
+      Array.isArray(mixed.erasedPositions) && mixed.erasedPositions.length > 0
+        ? `, marks cancelled at: ${mixed.erasedPositions.join(', ')}`
+        : '';
     const who = mixed.named === true ? 'the two viewers named' : 'suspects (not named)';
     out.write(`mixed copy: at least ${text(mixed.leastSources) ?? 'more than 3'} sources${both}${erased}; ${who}:`);
   } else if (entries.length > 0) {
     const fitting = text(analysis?.fitting) ?? String(entries.length);
-    const apart = typeof analysis?.segmentsToSeparate === 'number' ? `; ${analysis.segmentsToSeparate} more segments would separate them` : '';
-    out.write(`${fitting} candidate(s) fit the ${text(analysis?.decidedBits) ?? '?'} decided bits${apart}; nobody is named:`);
+    const apart =
+      typeof analysis?.segmentsToSeparate === 'number'
+        ? `; ${analysis.segmentsToSeparate} more segments would separate them`
+        : '';
+    out.write(
+      `${fitting} candidate(s) fit the ${text(analysis?.decidedBits) ?? '?'} decided bits${apart}; nobody is named:`,
+    );
   }
   if (entries.length > 0) {
     const rows = entries.map((c) => [
@@ -133,18 +154,41 @@ function evidenceRows(body: Json, chain: Json | undefined): string[][] | null {
   const external = text(m?.externalViewerId);
   const address = text(wallet?.address) ?? text(m?.walletAddress) ?? text(chain?.wallet) ?? text(body.matchedWallet);
   const sessionId = text(m?.sessionId) ?? text(session?.id);
-  const created = text(session?.createdAt) ?? text(m?.streamDate) ?? text(chain?.streamDate) ?? text(body.matchedSessionDate);
-  const bytes = typeof session?.bytesServed === 'number' ? `${session.bytesServed.toLocaleString('en-US')} bytes served` : undefined;
+  const created =
+    text(session?.createdAt) ?? text(m?.streamDate) ?? text(chain?.streamDate) ?? text(body.matchedSessionDate);
+  const bytes =
+    typeof session?.bytesServed === 'number'
+      ? `${session.bytesServed.toLocaleString('en-US')} bytes served`
+      : undefined;
 
   const rows: Array<[string, string | undefined]> = [
-    ['organization', org ? `${text(org.name) ?? ''} (${text(org.id) ?? '?'})` : (text(chain?.organization) ?? text(m?.organization) ?? text(body.matchedOrganization))],
+    [
+      'organization',
+      org
+        ? `${text(org.name) ?? ''} (${text(org.id) ?? '?'})`
+        : (text(chain?.organization) ?? text(m?.organization) ?? text(body.matchedOrganization)),
+    ],
     ['API key', key ? `${text(key.prefix) ?? '?'} (${text(key.name) ?? 'unnamed'})` : text(m?.apiKey)],
     ['viewer', viewerId && (external && external !== viewerId ? `${viewerId} (external id ${external})` : viewerId)],
-    ['wallet', address && (wallet && typeof wallet.hasOwnWallet === 'boolean' ? `${address} (own wallet: ${wallet.hasOwnWallet ? 'yes' : 'no'})` : address)],
+    [
+      'wallet',
+      address &&
+        (wallet && typeof wallet.hasOwnWallet === 'boolean'
+          ? `${address} (own wallet: ${wallet.hasOwnWallet ? 'yes' : 'no'})`
+          : address),
+    ],
     ['session', sessionId && [sessionId, created && `created ${created}`, bytes].filter(Boolean).join(', ')],
-    ['IP address', text(m?.ipAddress) ?? text(viewer?.ipAddress) ?? text(chain?.ipAddress) ?? text(body.matchedIpAddress)],
+    [
+      'IP address',
+      text(m?.ipAddress) ?? text(viewer?.ipAddress) ?? text(chain?.ipAddress) ?? text(body.matchedIpAddress),
+    ],
     ['user agent', text(viewer?.userAgent)],
-    ['content', content ? `${text(content.title) ?? ''} (${text(content.contentId) ?? '?'}, ${text(content.contentType) ?? '?'})` : (text(chain?.content) ?? text(body.contentId))],
+    [
+      'content',
+      content
+        ? `${text(content.title) ?? ''} (${text(content.contentId) ?? '?'}, ${text(content.contentType) ?? '?'})`
+        : (text(chain?.content) ?? text(body.contentId)),
+    ],
   ];
   return rows.filter((r): r is [string, string] => r[1] !== undefined && r[1] !== '');
 }

@@ -24,7 +24,6 @@ import { multipartWithFile } from './upload-body.js';
 const ASYNC_FROM_BYTES = 200 * 1024 * 1024;
 const POLL_MS = 1000;
 
-
 /** An error answer of the API ({error, code}), or an unreadable one. */
 class ServerError extends Error {
   constructor(
@@ -38,8 +37,15 @@ class ServerError extends Error {
 
 /** The server's base URL, once --server, --api-key and the local-only flags are checked. */
 function serverBase(opts: AnalyzeOptions): URL {
-  if (!opts.server || !opts.apiKey) throw badRequest('--server and --api-key go together: the server to analyse on and an API key with the forensics scope');
-  for (const [flag, key] of [['--db', 'db'], ['--data-dir', 'dataDir'], ['--backend', 'backend']] as const) {
+  if (!opts.server || !opts.apiKey)
+    throw badRequest(
+      '--server and --api-key go together: the server to analyse on and an API key with the forensics scope',
+    );
+  for (const [flag, key] of [
+    ['--db', 'db'],
+    ['--data-dir', 'dataDir'],
+    ['--backend', 'backend'],
+  ] as const) {
     if (typedOption(opts, key)) throw badRequest(`${flag} applies to local analysis only, not with --server`);
   }
   let base: URL;
@@ -48,7 +54,8 @@ function serverBase(opts: AnalyzeOptions): URL {
   } catch {
     throw badRequest(`--server must be a URL such as http://127.0.0.1:8080, got ${JSON.stringify(opts.server)}`);
   }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw badRequest(`--server must be an http or https URL, got ${JSON.stringify(opts.server)}`);
+  if (base.protocol !== 'http:' && base.protocol !== 'https:')
+    throw badRequest(`--server must be an http or https URL, got ${JSON.stringify(opts.server)}`);
   return base;
 }
 
@@ -73,21 +80,21 @@ export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: O
   const withReport = async (id: string | undefined, code: number): Promise<number> => {
     if (!opts.report || !id) return code;
     try {
-      writeReportFile(out, opts.report, (await request(api(`/cases/${encodeURIComponent(id)}/report`), { headers, signal: controller.signal }, base)).raw);
+      writeReportFile(
+        out,
+        opts.report,
+        (await request(api(`/cases/${encodeURIComponent(id)}/report`), { headers, signal: controller.signal }, base))
+          .raw,
+      );
     } catch (err) {
-      out.error(`drm: case ${id} is decided, but its report could not be fetched: ${(err as Error).message} (GET /api/v1/forensics/cases/${id}/report fetches it again)`);
+      out.error(
+        `drm: case ${id} is decided, but its report could not be fetched: ${(err as Error).message} (GET /api/v1/forensics/cases/${id}/report fetches it again)`,
+      );
     }
     return code;
   };
   try {
-    // The fields first, then the file, read from disk as it is sent, with its percent on a terminal.
-    const megabytes = (n: number) => Math.round(n / 1e5) / 10;
-    const upload = multipartWithFile([['contentId', opts.content], ['contentType', opts.type ?? 'video']], leak, (sent, total) => {
-      progress.update(`uploading ${path.basename(leak)} to ${base.host}`, megabytes(sent), megabytes(total), 'MB');
-      if (sent === total) progress.stage(useAsync ? `queueing on ${base.host}` : `analysing on ${base.host}`);
-    });
-    const patient = useAsync ? {} : { dispatcher: new Agent({ headersTimeout: 0, bodyTimeout: 0 }) };
-    const init = { method: 'POST', headers: { ...headers, ...upload.headers }, body: upload.body, duplex: 'half', signal: controller.signal, ...patient } as unknown as RequestInit;
+    const init = uploadInit(leak, opts, base, { headers, signal: controller.signal, useAsync, progress });
     const answer = await call(api(`/analyze${useAsync ? '?async=true' : ''}`), init, base);
     if (!useAsync) {
       progress.finish('analysis done');
@@ -96,41 +103,95 @@ export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: O
     caseId = text(answer.caseId);
     if (!caseId) throw new ServerError('the server answered without a case id', undefined, 200);
     progress.stage(`analysing case ${caseId} on ${base.host}`);
-    for (;;) {
-      await sleep(POLL_MS, controller.signal);
-      const detail = await call(api(`/cases/${encodeURIComponent(caseId)}`), { headers, signal: controller.signal }, base);
-      // Shape B nests the case ({case, evidenceChain}); shape A is flat.
-      const flat = obj(detail.case) ? { ...(detail.case as Json), evidenceChain: detail.evidenceChain } : detail;
-      if (flat.status === 'processing') {
-        showCaseProgress(progress, flat.progress, caseId, base.host, opts.type);
-        continue;
-      }
-      progress.finish('analysis done');
-      // --json prints the case as the server gave it; a table, the flat case.
-      return await withReport(caseId, out.json ? (printJson(out, detail), exitFor(flat)) : printAnalysis(out, flat));
-    }
+    const id = caseId;
+    const caseUrl = api(`/cases/${encodeURIComponent(id)}`);
+    const { detail, flat } = await decidedCase(caseUrl, { headers, signal: controller.signal }, base, (p) =>
+      showCaseProgress(progress, p, id, base.host, opts.type),
+    );
+    progress.finish('analysis done');
+    // --json prints the case as the server gave it; a table, the flat case.
+    return await withReport(caseId, out.json ? (printJson(out, detail), exitFor(flat)) : printAnalysis(out, flat));
   } catch (err) {
     progress.stop();
-    if (controller.signal.aborted) {
-      out.error(
-        caseId
-          ? `drm: stopped waiting; case ${caseId} goes on on the server (GET /api/v1/forensics/cases/${caseId})`
-          : 'drm: cancelled; a case the server already opened goes on there (GET /api/v1/forensics/cases)',
-      );
-      return CANCELLED;
-    }
-    if (err instanceof ServerError) {
-      if (out.json) out.error(JSON.stringify({ error: err.message, ...(err.code && { code: err.code }), status: err.status }));
-      else out.error(`drm: ${err.message}${err.code ? ` (${err.code})` : ''}`);
-      return FAILED;
-    }
-    if (caseId && err instanceof Error) throw new Error(`${err.message} (case ${caseId} goes on on the server)`);
-    throw err;
+    return failed(out, err, controller.signal.aborted, caseId);
   } finally {
     progress.stop();
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
   }
+}
+
+/**
+ * The leak's upload: the fields first, then the file, read from disk as it is sent, with its
+ * percent on a terminal. A synchronous analysis waits as long as the server takes to answer.
+ */
+function uploadInit(
+  leak: string,
+  opts: AnalyzeOptions,
+  base: URL,
+  o: {
+    headers: Record<string, string>;
+    signal: AbortSignal;
+    useAsync: boolean;
+    progress: ReturnType<typeof createProgress>;
+  },
+): RequestInit {
+  const megabytes = (n: number) => Math.round(n / 1e5) / 10;
+  const fields: [string, string][] = [
+    ['contentId', opts.content],
+    ['contentType', opts.type ?? 'video'],
+  ];
+  const upload = multipartWithFile(fields, leak, (sent, total) => {
+    o.progress.update(`uploading ${path.basename(leak)} to ${base.host}`, megabytes(sent), megabytes(total), 'MB');
+    if (sent === total) o.progress.stage(o.useAsync ? `queueing on ${base.host}` : `analysing on ${base.host}`);
+  });
+  const patient = o.useAsync ? {} : { dispatcher: new Agent({ headersTimeout: 0, bodyTimeout: 0 }) };
+  const headers = { ...o.headers, ...upload.headers };
+  return {
+    method: 'POST',
+    headers,
+    body: upload.body,
+    duplex: 'half',
+    signal: o.signal,
+    ...patient,
+  } as unknown as RequestInit;
+}
+
+/** Polls a queued case until it is decided, handing each progress report on while it runs. */
+async function decidedCase(
+  url: string,
+  init: { headers: Record<string, string>; signal: AbortSignal },
+  base: URL,
+  onProgress: (progress: unknown) => void,
+): Promise<{ detail: Json; flat: Json }> {
+  for (;;) {
+    await sleep(POLL_MS, init.signal);
+    const detail = await call(url, init, base);
+    // Shape B nests the case ({case, evidenceChain}); shape A is flat.
+    const flat = obj(detail.case) ? { ...(detail.case as Json), evidenceChain: detail.evidenceChain } : detail;
+    if (flat.status !== 'processing') return { detail, flat };
+    onProgress(flat.progress);
+  }
+}
+
+/** An analysis on a server that did not end in a verdict: cancelled, refused, or failed on the way. */
+function failed(out: Output, err: unknown, cancelled: boolean, caseId: string | undefined): number {
+  if (cancelled) {
+    out.error(
+      caseId
+        ? `drm: stopped waiting; case ${caseId} goes on on the server (GET /api/v1/forensics/cases/${caseId})`
+        : 'drm: cancelled; a case the server already opened goes on there (GET /api/v1/forensics/cases)',
+    );
+    return CANCELLED;
+  }
+  if (err instanceof ServerError) {
+    if (out.json)
+      out.error(JSON.stringify({ error: err.message, ...(err.code && { code: err.code }), status: err.status }));
+    else out.error(`drm: ${err.message}${err.code ? ` (${err.code})` : ''}`);
+    return FAILED;
+  }
+  if (caseId && err instanceof Error) throw new Error(`${err.message} (case ${caseId} goes on on the server)`);
+  throw err;
 }
 
 /** One request: its answer, a ServerError for an error answer, a one-line error when the server cannot be reached. */
@@ -146,7 +207,8 @@ async function request(url: string, init: RequestInit, base: URL): Promise<{ sta
   const raw = await res.text();
   if (!res.ok) {
     const body = parseJson(raw);
-    const message = text(body?.error) ?? `the server answered HTTP ${res.status}${raw && raw.length < 200 ? `: ${raw.trim()}` : ''}`;
+    const message =
+      text(body?.error) ?? `the server answered HTTP ${res.status}${raw && raw.length < 200 ? `: ${raw.trim()}` : ''}`;
     throw new ServerError(message, text(body?.code), res.status);
   }
   return { status: res.status, raw };
@@ -195,7 +257,13 @@ export function checkLeak(leak: string): fs.Stats {
 }
 
 /** The stage a server or worker last wrote for a case being analysed, with its counts, or only that it runs. */
-function showCaseProgress(progress: Progress, reported: unknown, caseId: string, host: string, contentType: string | undefined): void {
+function showCaseProgress(
+  progress: Progress,
+  reported: unknown,
+  caseId: string,
+  host: string,
+  contentType: string | undefined,
+): void {
   const p = obj(reported) ? (reported as { stage?: unknown; done?: unknown; total?: unknown }) : undefined;
   if (!p || typeof p.stage !== 'string' || typeof p.done !== 'number' || typeof p.total !== 'number') {
     progress.stage(`analysing case ${caseId} on ${host}`);

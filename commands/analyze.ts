@@ -57,7 +57,10 @@ function failWith(out: Output, err: unknown): number {
  */
 function holdWarnings(log: Logger): { log: Logger; show: () => void } {
   const held: Array<() => void> = [];
-  const hold = (write: Logger['error']): Logger['error'] => (msg, fields) => void held.push(() => write(msg, fields));
+  const hold =
+    (write: Logger['error']): Logger['error'] =>
+    (msg, fields) =>
+      void held.push(() => write(msg, fields));
   return {
     log: { ...log, warn: hold(log.warn), error: hold(log.error) },
     show: () => {
@@ -78,19 +81,24 @@ async function analyzeLocally(ctx: Context, out: Output, leak: string, opts: Ana
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    const outcome = await analyzeLocalLeak(ctx.derive({ log: warnings.log }), leak, { contentId: opts.content, contentType: opts.type }, {
-      backend: () =>
-        ctx.dtcwt(opts.backend).then((b) => {
-          if (!out.json) progress.note(`analysing with DTCWT backend ${b.name}`);
-          return b;
-        }),
-      signal: controller.signal,
-      onProgress: (stage, done, total) => {
-        const { label, unit } = stageOf(stage, contentType);
-        if (unit) progress.update(label, Math.round(done), Math.round(total), unit);
-        else progress.stage(label);
+    const outcome = await analyzeLocalLeak(
+      ctx.derive({ log: warnings.log }),
+      leak,
+      { contentId: opts.content, contentType: opts.type },
+      {
+        backend: () =>
+          ctx.dtcwt(opts.backend).then((b) => {
+            if (!out.json) progress.note(`analysing with DTCWT backend ${b.name}`);
+            return b;
+          }),
+        signal: controller.signal,
+        onProgress: (stage, done, total) => {
+          const { label, unit } = stageOf(stage, contentType);
+          if (unit) progress.update(label, Math.round(done), Math.round(total), unit);
+          else progress.stage(label);
+        },
       },
-    }).catch((err) => {
+    ).catch((err) => {
       warnings.show();
       throw err;
     });
@@ -108,7 +116,9 @@ async function analyzeLocally(ctx: Context, out: Output, leak: string, opts: Ana
       try {
         writeReportFile(out, opts.report, await evidenceReport(ctx, outcome, 'operator'));
       } catch (err) {
-        out.error(`drm: case ${outcome.id} is decided, but its report could not be written: ${(err as Error).message} (drm cases show ${outcome.id} --report FILE tries again)`);
+        out.error(
+          `drm: case ${outcome.id} is decided, but its report could not be written: ${(err as Error).message} (drm cases show ${outcome.id} --report FILE tries again)`,
+        );
       }
     }
     return code;

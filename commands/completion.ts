@@ -7,7 +7,11 @@ import { commandPath } from './help.js';
 function completionTable(program: Command): Map<string, string[]> {
   const table = new Map<string, string[]>();
   const visit = (cmd: Command) => {
-    const words = [...cmd.commands.map((c) => c.name()), ...cmd.options.flatMap((o) => [o.long, o.short].filter((f): f is string => Boolean(f))), '--help'];
+    const words = [
+      ...cmd.commands.map((c) => c.name()),
+      ...cmd.options.flatMap((o) => [o.long, o.short].filter((f): f is string => Boolean(f))),
+      '--help',
+    ];
     table.set(commandPath(cmd), words);
     for (const sub of cmd.commands) visit(sub);
   };
@@ -34,7 +38,12 @@ export function bashCompletion(program: Command): string {
 /** zsh runs the bash function through its bashcompinit layer. */
 export function zshCompletion(program: Command): string {
   const bash = bashCompletion(program).split('\n').slice(1).join('\n');
-  return ['#compdef drm', '# drm completion for zsh: eval "$(drm completion zsh)" in ~/.zshrc', 'autoload -U +X bashcompinit && bashcompinit', bash].join('\n');
+  return [
+    '#compdef drm',
+    '# drm completion for zsh: eval "$(drm completion zsh)" in ~/.zshrc',
+    'autoload -U +X bashcompinit && bashcompinit',
+    bash,
+  ].join('\n');
 }
 
 export function completionScript(program: Command, shell: string): string {

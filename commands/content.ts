@@ -19,12 +19,27 @@ export const contentList = (opts: Paged) =>
   withContext(opts, async (ctx, out) => {
     const page = paging(opts.page, opts.limit, 200);
     const { rows, total } = await ctx.repos.contentAdmin.listAll(page.limit, page.offset);
-    if (out.json) printJson(out, { content: rows.map((r) => contentAdminBody(r)), total, page: page.page, limit: page.limit });
+    if (out.json)
+      printJson(out, { content: rows.map((r) => contentAdminBody(r)), total, page: page.page, limit: page.limit });
     else {
-      printTable(out, ['id', 'title', 'type', 'seconds', 'resolution', 'marked', 'segments', 'status', 'created (UTC)'], rows.map((r) => {
-        const b = contentAdminBody(r);
-        return [b.id, b.title, b.type, b.duration, b.resolution, b.isWatermarked ? 'A/B' : 'no', b.segmentCount, b.status, when(r.createdAt)];
-      }));
+      printTable(
+        out,
+        ['id', 'title', 'type', 'seconds', 'resolution', 'marked', 'segments', 'status', 'created (UTC)'],
+        rows.map((r) => {
+          const b = contentAdminBody(r);
+          return [
+            b.id,
+            b.title,
+            b.type,
+            b.duration,
+            b.resolution,
+            b.isWatermarked ? 'A/B' : 'no',
+            b.segmentCount,
+            b.status,
+            when(r.createdAt),
+          ];
+        }),
+      );
       out.write(`${rows.length} of ${total} item(s)`);
     }
     return 0;
@@ -36,8 +51,16 @@ export const contentShow = (id: string, opts: DbOptions) =>
     const body = contentAdminBody(content, refs);
     if (out.json) printJson(out, body);
     else {
-      printTable(out, ['field', 'value'], Object.entries({ ...body, references: undefined }).filter(([, v]) => v !== undefined).map(([k, v]) => [k, v as string]));
-      out.write(`sessions ${refs.sessions} (${refs.liveSessions} playing now), licenses ${refs.licenses}, forensic cases ${refs.cases}`);
+      printTable(
+        out,
+        ['field', 'value'],
+        Object.entries({ ...body, references: undefined })
+          .filter(([, v]) => v !== undefined)
+          .map(([k, v]) => [k, v as string]),
+      );
+      out.write(
+        `sessions ${refs.sessions} (${refs.liveSessions} playing now), licenses ${refs.licenses}, forensic cases ${refs.cases}`,
+      );
     }
     return 0;
   });
@@ -47,7 +70,10 @@ export const contentDelete = (id: string, opts: DbOptions & { force?: boolean })
     const d = await deleteContent(ctx, id, { force: opts.force });
     if (out.json) printJson(out, { success: true, ...d });
     else if (d.outcome === 'removed') out.write(`deleted ${d.id}: files and catalog row removed`);
-    else out.write(`deleted ${d.id}: files removed; the row stays as a tombstone for the sessions and cases that name it${d.endedSessions ? `; ${d.endedSessions} session(s) ended` : ''}`);
+    else
+      out.write(
+        `deleted ${d.id}: files removed; the row stays as a tombstone for the sessions and cases that name it${d.endedSessions ? `; ${d.endedSessions} session(s) ended` : ''}`,
+      );
     return 0;
   });
 
@@ -56,9 +82,25 @@ export const casesList = (opts: Paged) =>
     const page = paging(opts.page, opts.limit, 100);
     const { cases, total } = await listCases(ctx, null, page);
     const shape = ctx.config.apiShape;
-    if (out.json) printJson(out, { cases: cases.map((c) => ({ ...caseBody(c, shape, 'operator'), organizationId: c.organizationId })), total });
+    if (out.json)
+      printJson(out, {
+        cases: cases.map((c) => ({ ...caseBody(c, shape, 'operator'), organizationId: c.organizationId })),
+        total,
+      });
     else {
-      printTable(out, ['case', 'created (UTC)', 'status', 'classification', 'content', 'matched viewer', 'asked by'], cases.map((c) => [c.id, when(c.createdAt), c.status, c.classification, c.contentId, c.matchedViewerId, c.organizationId ?? 'local (drm analyze)']));
+      printTable(
+        out,
+        ['case', 'created (UTC)', 'status', 'classification', 'content', 'matched viewer', 'asked by'],
+        cases.map((c) => [
+          c.id,
+          when(c.createdAt),
+          c.status,
+          c.classification,
+          c.contentId,
+          c.matchedViewerId,
+          c.organizationId ?? 'local (drm analyze)',
+        ]),
+      );
       out.write(`${cases.length} of ${total} case(s)`);
     }
     return 0;

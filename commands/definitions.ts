@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { defineAdminBilling } from './billing-definitions.js';
-import { dbOptions, envOption, type Runner, } from './options.js';
+import { dbOptions, envOption, type Runner } from './options.js';
 
 /** drm ingest, drm analyze and drm migrate. */
 export function defineDataCommands(program: Command, run: Runner): void {

@@ -11,8 +11,16 @@ export async function doctor(opts: DbOptions & { segmentDelivery?: string }): Pr
     const failed = checks.filter((c) => c.status === 'fail').length;
     if (out.json) printJson(out, { ok: failed === 0, checks });
     else {
-      printTable(out, ['check', 'status', 'detail', 'fix'], checks.map((c) => [c.name, c.status, c.detail, c.fix ?? '']));
-      out.write(failed === 0 ? 'drm doctor: all needed is in place' : `drm doctor: ${failed} check(s) failed; see the fix column`);
+      printTable(
+        out,
+        ['check', 'status', 'detail', 'fix'],
+        checks.map((c) => [c.name, c.status, c.detail, c.fix ?? '']),
+      );
+      out.write(
+        failed === 0
+          ? 'drm doctor: all needed is in place'
+          : `drm doctor: ${failed} check(s) failed; see the fix column`,
+      );
     }
     return failed === 0 ? 0 : 1;
   } catch (err) {

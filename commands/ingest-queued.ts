@@ -7,7 +7,11 @@ import { printJson } from './output.js';
 import { createProgress } from './progress.js';
 
 /** What each ingest stage counts (the packaging stages report seconds of the source). */
-export const INGEST_UNITS: Record<string, string> = { packaging: 's of media', 'marking A and B': 's of media', 'thumbnail and preview': 'steps' };
+export const INGEST_UNITS: Record<string, string> = {
+  packaging: 's of media',
+  'marking A and B': 's of media',
+  'thumbnail and preview': 'steps',
+};
 
 /**
  * `drm ingest --queue`: the source goes to the store's spool and a worker will ingest it. With
@@ -38,7 +42,8 @@ async function sendAndQueue(ctx: Context, out: Output, request: IngestRequest): 
   const stop = () => controller.abort();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  const onBytes = (sent: number, total: number) => progress.update(stage, Math.round(sent / 1e6), Math.round(total / 1e6), 'MB');
+  const onBytes = (sent: number, total: number) =>
+    progress.update(stage, Math.round(sent / 1e6), Math.round(total / 1e6), 'MB');
   try {
     return await queueIngest(ctx, request, { signal: controller.signal, onBytes });
   } catch (err) {
@@ -61,7 +66,12 @@ export async function followJob(ctx: Context, out: Output, id: string): Promise<
   process.once('SIGTERM', stop);
   let ended: IngestJobRow;
   try {
-    ended = await waitForJob(ctx, id, (p) => progress.update(p.stage, Math.round(p.done), Math.round(p.total), INGEST_UNITS[p.stage]), controller.signal);
+    ended = await waitForJob(
+      ctx,
+      id,
+      (p) => progress.update(p.stage, Math.round(p.done), Math.round(p.total), INGEST_UNITS[p.stage]),
+      controller.signal,
+    );
   } catch (err) {
     progress.stop();
     if (!controller.signal.aborted) throw err;
@@ -85,7 +95,13 @@ function printEnded(out: Output, row: IngestJobRow): number {
 }
 
 export function ingestedLine(result: IngestResult, by?: string): string {
-  const what = [result.type, result.resolution, result.isWatermarked ? 'watermarked (variants A and B)' : 'not watermarked'].filter(Boolean).join(', ');
+  const what = [
+    result.type,
+    result.resolution,
+    result.isWatermarked ? 'watermarked (variants A and B)' : 'not watermarked',
+  ]
+    .filter(Boolean)
+    .join(', ');
   return `ingested "${result.title}" as ${result.contentId}: ${what}, ${result.duration} s in ${result.segmentCount} AES-128 segment(s), in ${result.seconds.toFixed(1)} s${by ? ` ${by}` : ''}`;
 }
 
@@ -95,8 +111,12 @@ export async function showJob(ctx: Context, out: Output, id: string, wait: boole
   const view = jobView(await findJob(ctx, id));
   if (out.json) printJson(out, view);
   else {
-    const progress = view.progress ? `, ${view.progress.stage} ${Math.round(view.progress.done)}/${Math.round(view.progress.total)}` : '';
-    out.write(`job ${view.id}: ${view.status}${progress}; "${view.title}" (${view.type}) from ${view.source.name}, ${view.attempts} attempt(s)${view.worker ? `, worker ${view.worker}` : ''}`);
+    const progress = view.progress
+      ? `, ${view.progress.stage} ${Math.round(view.progress.done)}/${Math.round(view.progress.total)}`
+      : '';
+    out.write(
+      `job ${view.id}: ${view.status}${progress}; "${view.title}" (${view.type}) from ${view.source.name}, ${view.attempts} attempt(s)${view.worker ? `, worker ${view.worker}` : ''}`,
+    );
     if (view.contentId) out.write(`content ${view.contentId}`);
     if (view.failureReason) out.write(`failed: ${view.failureReason}`);
   }

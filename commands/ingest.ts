@@ -25,10 +25,24 @@ interface IngestOptions extends DbOptions {
 export function ingest(file: string, opts: IngestOptions): Promise<number> {
   return withContext(opts, async (ctx, out) => {
     const crf = opts.crf === undefined ? undefined : Number(opts.crf);
-    if (crf !== undefined && !Number.isInteger(crf)) throw badRequest(`--crf must be a whole number, got ${JSON.stringify(opts.crf)}`);
-    const request = { input: file, title: opts.title, type: opts.type, watermark: Boolean(opts.watermark), description: opts.description, crf, preset: opts.preset, organizationId: opts.org };
-    if (opts.wait && !opts.queue) throw badRequest('--wait goes with --queue (an ingest without --queue runs here and always waits)');
-    if (opts.queue && typedOption(opts, 'backend')) throw badRequest("--backend applies to an ingest run here; a queued one is marked with its worker's backend (drm worker --backend)");
+    if (crf !== undefined && !Number.isInteger(crf))
+      throw badRequest(`--crf must be a whole number, got ${JSON.stringify(opts.crf)}`);
+    const request = {
+      input: file,
+      title: opts.title,
+      type: opts.type,
+      watermark: Boolean(opts.watermark),
+      description: opts.description,
+      crf,
+      preset: opts.preset,
+      organizationId: opts.org,
+    };
+    if (opts.wait && !opts.queue)
+      throw badRequest('--wait goes with --queue (an ingest without --queue runs here and always waits)');
+    if (opts.queue && typedOption(opts, 'backend'))
+      throw badRequest(
+        "--backend applies to an ingest run here; a queued one is marked with its worker's backend (drm worker --backend)",
+      );
     if (opts.queue) return ingestQueued(ctx, out, request, Boolean(opts.wait));
     const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
     const controller = new AbortController();
@@ -37,29 +51,30 @@ export function ingest(file: string, opts: IngestOptions): Promise<number> {
     process.once('SIGTERM', stop);
     let backend: DtcwtBackend | undefined;
     try {
-      const result = await ingestContent(
-        ctx,
-        request,
-        {
-          signal: controller.signal,
-          backend: async () => {
-            backend = await ctx.dtcwt(opts.backend);
-            if (!out.json) out.error(`watermarking with DTCWT backend ${backend.name}`);
-            return backend;
-          },
-          onProgress: (stage, done, total) => progress.update(stage, Math.round(done), Math.round(total), INGEST_UNITS[stage]),
+      const result = await ingestContent(ctx, request, {
+        signal: controller.signal,
+        backend: async () => {
+          backend = await ctx.dtcwt(opts.backend);
+          if (!out.json) out.error(`watermarking with DTCWT backend ${backend.name}`);
+          return backend;
         },
-      );
+        onProgress: (stage, done, total) =>
+          progress.update(stage, Math.round(done), Math.round(total), INGEST_UNITS[stage]),
+      });
       progress.finish('ingest done');
       if (out.json) printJson(out, result);
       else {
         out.write(ingestedLine(result));
         const charge = result.charge;
         if (charge) {
-          const fee = charge.waivedByPass ? 'the watermark fee waived by its Watermark Pass' : `a watermark fee of ${formatApusd(charge.feeMicro)} APUSD`;
+          const fee = charge.waivedByPass
+            ? 'the watermark fee waived by its Watermark Pass'
+            : `a watermark fee of ${formatApusd(charge.feeMicro)} APUSD`;
           out.write(`licensed to organization ${charge.organizationId}, ${fee}`);
         } else {
-          out.write(`license it with: drm admin license --org <organizationId> --content ${result.contentId} --type ${result.type}${result.isWatermarked ? ' --watermark' : ''}`);
+          out.write(
+            `license it with: drm admin license --org <organizationId> --content ${result.contentId} --type ${result.type}${result.isWatermarked ? ' --watermark' : ''}`,
+          );
         }
       }
       return 0;

@@ -12,11 +12,21 @@ export function listJobs(opts: DbOptions & { limit?: string }): Promise<number> 
     if (out.json) printJson(out, { jobs: views });
     else if (views.length === 0) out.write('no ingest job has been queued (drm ingest --queue FILE …)');
     else {
-      const progress = (v: (typeof views)[number]) => (v.progress && v.status === 'running' ? `${v.progress.stage} ${percentDone(v.progress) ?? 0}%` : '');
+      const progress = (v: (typeof views)[number]) =>
+        v.progress && v.status === 'running' ? `${v.progress.stage} ${percentDone(v.progress) ?? 0}%` : '';
       printTable(
         out,
         ['job', 'status', 'title', 'source', 'worker', 'progress', 'content', 'queued'],
-        views.map((v) => [v.id, v.status, v.title, v.source.name, v.worker, progress(v) || v.failureReason, v.contentId, new Date(v.createdAt).toISOString()]),
+        views.map((v) => [
+          v.id,
+          v.status,
+          v.title,
+          v.source.name,
+          v.worker,
+          progress(v) || v.failureReason,
+          v.contentId,
+          new Date(v.createdAt).toISOString(),
+        ]),
       );
     }
     return 0;

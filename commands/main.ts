@@ -13,7 +13,10 @@ import { createOutput, reportError } from './output.js';
 
 /** commander's "error: …" (and a "(Did you mean …?)" line) as the CLI's single `drm: …` line, pointing at the command's own help. */
 function usageLine(str: string, help: string): string {
-  const text = str.replace(/^error:\s*/, '').replace(/\s*\n\s*/g, ' ').trim();
+  const text = str
+    .replace(/^error:\s*/, '')
+    .replace(/\s*\n\s*/g, ' ')
+    .trim();
   return `drm: ${text} (see ${help})\n`;
 }
 
@@ -24,14 +27,17 @@ export async function main(argv: string[]): Promise<number> {
     .version(packageVersion(), '-V, --version', 'print the version of drm')
     .exitOverride();
   let exitCode = 0;
-  const run: Runner = (load) =>
+  const run: Runner =
+    (load) =>
     async (...args: unknown[]) => {
       const fn = await load();
       // commander passes the arguments, then the options, then the command itself.
       const command = args[args.length - 1] as Command;
       const opts = args[args.length - 2] as Record<symbol, unknown>;
       opts[FLAG_NAMES] = flagNamesOf(command);
-      opts[TYPED] = new Set(command.options.map((o) => o.attributeName()).filter((key) => command.getOptionValueSource(key) === 'cli'));
+      opts[TYPED] = new Set(
+        command.options.map((o) => o.attributeName()).filter((key) => command.getOptionValueSource(key) === 'cli'),
+      );
       exitCode = await (fn as (...a: unknown[]) => Promise<number>)(...args);
     };
 
@@ -52,7 +58,8 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof CommanderError) {
       // --help and --version exit 0; help shown because a subcommand is missing exits 1; usage errors 2.
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version') return err.exitCode;
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version')
+        return err.exitCode;
       // `drm analyze` answers 2 for a weak match: its usage errors are plain errors (1).
       return argv[2] === 'analyze' ? 1 : 2;
     }

@@ -10,7 +10,12 @@ export function migrateCommand(opts: DbOptions): Promise<number> {
       const applied = await ctx.db.migrate();
       const version = latestMigration(ctx.db.dialect);
       if (out.json) printJson(out, { applied, version, dialect: ctx.db.dialect });
-      else out.write(applied ? `applied ${applied} migration(s); schema is at version ${version}` : `schema is up to date (version ${version})`);
+      else
+        out.write(
+          applied
+            ? `applied ${applied} migration(s); schema is at version ${version}`
+            : `schema is up to date (version ${version})`,
+        );
       return 0;
     },
     { migrate: false, newDeployment: true },

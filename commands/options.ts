@@ -38,11 +38,27 @@ export const switchOption = (flags: string, description: string, env: string) =>
 
 export function dbOptions(cmd: Command): Command {
   return cmd
-    .addOption(envOption('--db <url>', 'database: sqlite:PATH or postgres://… (default sqlite:<data-dir>/drm.db)', 'DRM_DB'))
+    .addOption(
+      envOption('--db <url>', 'database: sqlite:PATH or postgres://… (default sqlite:<data-dir>/drm.db)', 'DRM_DB'),
+    )
     .addOption(envOption('--data-dir <dir>', 'data directory (default ./drm-data)', 'DRM_DATA_DIR'))
-    .addOption(envOption('--store <where>', 'content store: file:DIR or s3://bucket/prefix (default: <data-dir>/content)', 'DRM_STORE'))
-    .addOption(envOption('--s3-endpoint <url>', 'an S3-compatible endpoint for --store s3:// (default: AWS); credentials from AWS_* variables', 'DRM_S3_ENDPOINT'))
-    .addOption(envOption('--s3-region <region>', 'the store\'s region (default AWS_REGION, else us-east-1)', 'DRM_S3_REGION'))
+    .addOption(
+      envOption(
+        '--store <where>',
+        'content store: file:DIR or s3://bucket/prefix (default: <data-dir>/content)',
+        'DRM_STORE',
+      ),
+    )
+    .addOption(
+      envOption(
+        '--s3-endpoint <url>',
+        'an S3-compatible endpoint for --store s3:// (default: AWS); credentials from AWS_* variables',
+        'DRM_S3_ENDPOINT',
+      ),
+    )
+    .addOption(
+      envOption('--s3-region <region>', "the store's region (default AWS_REGION, else us-east-1)", 'DRM_S3_REGION'),
+    )
     .option('--json', 'print JSON for scripts');
 }
 
@@ -67,4 +83,6 @@ export function outputFlags(opts: object): Record<string, string> | undefined {
 }
 
 /** Wraps a lazily imported command body as a commander action (the real work loads only for the command that runs). */
-export type Runner = (load: () => Promise<(...args: never[]) => Promise<number>>) => (...args: unknown[]) => Promise<void>;
+export type Runner = (
+  load: () => Promise<(...args: never[]) => Promise<number>>,
+) => (...args: unknown[]) => Promise<void>;

@@ -27,7 +27,11 @@ interface State {
 
 const BAR_CELLS = 24;
 
-export function createProgress(enabled = Boolean(process.stderr.isTTY), stream: NodeJS.WritableStream = process.stderr, now = () => Date.now()): Progress {
+export function createProgress(
+  enabled = Boolean(process.stderr.isTTY),
+  stream: NodeJS.WritableStream = process.stderr,
+  now = () => Date.now(),
+): Progress {
   const started = now();
   let state: State | undefined;
   let drawn = false;

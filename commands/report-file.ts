@@ -9,8 +9,10 @@ import type { Output } from './output.js';
 export function checkReportPath(file: string | undefined): void {
   if (file === undefined) return;
   const dir = path.dirname(path.resolve(file));
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw badRequest(`--report ${file}: the folder ${dir} does not exist`);
-  if (fs.existsSync(file) && fs.statSync(file).isDirectory()) throw badRequest(`--report ${file} is a folder, not a file`);
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())
+    throw badRequest(`--report ${file}: the folder ${dir} does not exist`);
+  if (fs.existsSync(file) && fs.statSync(file).isDirectory())
+    throw badRequest(`--report ${file} is a folder, not a file`);
 }
 
 /** Writes the page; the line saying so goes to stderr under --json, whose stdout is the JSON alone. */

@@ -15,7 +15,8 @@ export async function serve(opts: DbOptions & ConfigInput): Promise<number> {
   try {
     const config = resolveConfig(opts);
     // Said first, so that an operator who mistyped --data-dir sees it before anything else.
-    if (isNewDeployment(config)) out.error(`drm serve: creating a new deployment in ${config.dataDir} (no database there yet)`);
+    if (isNewDeployment(config))
+      out.error(`drm serve: creating a new deployment in ${config.dataDir} (no database there yet)`);
     ctx = await createContext(config);
     server = await startServer(ctx);
   } catch (err) {
@@ -30,12 +31,27 @@ export async function serve(opts: DbOptions & ConfigInput): Promise<number> {
     const { apiShape, webhookWorker, analysis, trustProxy } = config;
     const { location: store } = ctx.storage.backend;
     const { segmentDelivery } = config.storage;
-    out.write(JSON.stringify({ url: server.url, port: server.port, db: db.dialect, store, segmentDelivery, apiShape, webhookWorker, analysis, trustProxy }));
+    out.write(
+      JSON.stringify({
+        url: server.url,
+        port: server.port,
+        db: db.dialect,
+        store,
+        segmentDelivery,
+        apiShape,
+        webhookWorker,
+        analysis,
+        trustProxy,
+      }),
+    );
   } else {
-    const worker = (config.webhookWorker ? '' : ', webhook deliveries off') + (config.analysis ? '' : ', analyses left to workers');
+    const worker =
+      (config.webhookWorker ? '' : ', webhook deliveries off') + (config.analysis ? '' : ', analyses left to workers');
     const store = ctx.storage.backend.location;
     const delivery = config.storage.segmentDelivery === 'redirect' ? ', segments by redirect' : '';
-    out.write(`drm serve listening on ${server.url} (database ${dialect}, content ${store}${delivery}, api shape ${config.apiShape}${worker})`);
+    out.write(
+      `drm serve listening on ${server.url} (database ${dialect}, content ${store}${delivery}, api shape ${config.apiShape}${worker})`,
+    );
   }
   return new Promise<number>((resolve) => {
     const stop = (signal: string) => {

@@ -12,8 +12,21 @@ export async function storageSetup(opts: DbOptions & { origin?: string[] }): Pro
     if (out.json) printJson(out, result);
     else if (result.kind === 'file') out.write(`${result.store}: ${result.message}`);
     else {
-      out.write(`${result.store} at ${result.endpoint}: bucket ${result.bucket} ${result.bucketCreated ? 'created' : 'already there'}; CORS set, and read back as:`);
-      printTable(out, ['rule', 'origins', 'methods', 'headers', 'exposed', 'max age (s)'], result.cors.map((r) => [r.id ?? '', r.origins.join(' '), r.methods.join(' '), r.headers.join(' '), r.expose.join(' '), r.maxAgeSeconds]));
+      out.write(
+        `${result.store} at ${result.endpoint}: bucket ${result.bucket} ${result.bucketCreated ? 'created' : 'already there'}; CORS set, and read back as:`,
+      );
+      printTable(
+        out,
+        ['rule', 'origins', 'methods', 'headers', 'exposed', 'max age (s)'],
+        result.cors.map((r) => [
+          r.id ?? '',
+          r.origins.join(' '),
+          r.methods.join(' '),
+          r.headers.join(' '),
+          r.expose.join(' '),
+          r.maxAgeSeconds,
+        ]),
+      );
       if (result.otherRules > 0) out.write(`${result.otherRules} rule(s) of the bucket's own kept as they were`);
       if (result.note) out.write(`note: ${result.note}`);
     }

@@ -19,11 +19,17 @@ const headerSafe = (name: string) => name.replace(/["\\\r\n]/g, '_');
  * is known up front, so the request carries a Content-Length and the server can refuse an upload
  * over its limit before reading it.
  */
-export function multipartWithFile(fields: Array<[string, string]>, file: string, onSent: (sent: number, total: number) => void): UploadBody {
+export function multipartWithFile(
+  fields: Array<[string, string]>,
+  file: string,
+  onSent: (sent: number, total: number) => void,
+): UploadBody {
   const boundary = `----drm-${randomBytes(12).toString('hex')}`;
   const size = fs.statSync(file).size;
   const head = Buffer.from(
-    fields.map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`).join('') +
+    fields
+      .map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`)
+      .join('') +
       `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${headerSafe(path.basename(file))}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
   );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
@@ -39,7 +45,10 @@ export function multipartWithFile(fields: Array<[string, string]>, file: string,
   }
   return {
     body: Readable.toWeb(Readable.from(parts())) as ReadableStream<Uint8Array>,
-    headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + size + tail.length) },
+    headers: {
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+      'content-length': String(head.length + size + tail.length),
+    },
     bytes: head.length + size + tail.length,
   };
 }

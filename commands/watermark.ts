@@ -40,7 +40,10 @@ function contentIdOf(opts: WatermarkOptions): string {
 function existingKey(opts: WatermarkOptions): Buffer {
   const dir = resolveConfig({ dataDir: opts.dataDir }).dataDir;
   if (!process.env.DRM_SECRET && !fs.existsSync(path.join(dir, 'secret.key'))) {
-    throw new DrmError('BAD_REQUEST', `no secret: set DRM_SECRET or point --data-dir at the data directory of the deployment that marks and reads copies (${dir} has no secret.key)`);
+    throw new DrmError(
+      'BAD_REQUEST',
+      `no secret: set DRM_SECRET or point --data-dir at the data directory of the deployment that marks and reads copies (${dir} has no secret.key)`,
+    );
   }
   return watermarkKey(loadServerSecret(dir));
 }
@@ -60,7 +63,10 @@ async function run(json: boolean | undefined, body: (out: Output) => Promise<num
 }
 
 /** The DTCWT backend, made when video asks for it (after the one line that names it) and closed by `close`. */
-function lazyBackend(kind: DtcwtBackendKind | undefined, announce: (name: string) => void): { source: BackendSource; close: () => Promise<void> } {
+function lazyBackend(
+  kind: DtcwtBackendKind | undefined,
+  announce: (name: string) => void,
+): { source: BackendSource; close: () => Promise<void> } {
   let made: DtcwtBackend | undefined;
   return {
     source: async () => {
@@ -77,7 +83,8 @@ export function embed(input: string, opts: WatermarkOptions & { bits: string; ou
     const bits = parseBits(opts.bits);
     const contentId = contentIdOf(opts);
     checkInput(input, 'input');
-    if (path.resolve(opts.out) === path.resolve(input)) throw new DrmError('BAD_REQUEST', '--out must not be the input file');
+    if (path.resolve(opts.out) === path.resolve(input))
+      throw new DrmError('BAD_REQUEST', '--out must not be the input file');
     const key = existingKey(opts);
     const bins = mediaBinaries();
     const kind = await kindOf(bins, input);
@@ -90,18 +97,32 @@ export function embed(input: string, opts: WatermarkOptions & { bits: string; ou
     });
     try {
       const copy = await watermarkEngine(kind).embed({
-        bins, key, contentId, input, output: opts.out, bits, backend: backend.source, signal: controller.signal,
-        onProgress: (d, n) => progress.update('embedding', Math.round(d), Math.round(n), kind === 'video' ? 'frames' : 's of media'),
+        bins,
+        key,
+        contentId,
+        input,
+        output: opts.out,
+        bits,
+        backend: backend.source,
+        signal: controller.signal,
+        onProgress: (d, n) =>
+          progress.update('embedding', Math.round(d), Math.round(n), kind === 'video' ? 'frames' : 's of media'),
       });
       progress.finish('embedding done');
       if (copy.kind === 'video') {
         const r = copy.result;
         if (out.json) printJson(out, { output: opts.out, kind: 'video', contentId, bits, backend: copy.backend, ...r });
-        else out.write(`wrote ${opts.out}: ${r.frames} frames of ${r.width}x${r.height}, ${r.segments} segment(s) of ${SEGMENT_SECONDS} s marked for ${bits}`);
+        else
+          out.write(
+            `wrote ${opts.out}: ${r.frames} frames of ${r.width}x${r.height}, ${r.segments} segment(s) of ${SEGMENT_SECONDS} s marked for ${bits}`,
+          );
       } else {
         const r = copy.result;
         if (out.json) printJson(out, { output: opts.out, kind: 'music', contentId, bits, ...r });
-        else out.write(`wrote ${opts.out}: ${r.segments} segment(s) of ${SEGMENT_SECONDS} s marked for ${bits}, mark at ${r.snrDb.toFixed(1)} dB below the music`);
+        else
+          out.write(
+            `wrote ${opts.out}: ${r.segments} segment(s) of ${SEGMENT_SECONDS} s marked for ${bits}, mark at ${r.snrDb.toFixed(1)} dB below the music`,
+          );
       }
       return 0;
     } finally {
@@ -113,7 +134,11 @@ export function embed(input: string, opts: WatermarkOptions & { bits: string; ou
 }
 
 /** The progress line's words for each stage of detection. */
-const DETECT_STAGES = { decode: 'decoding the leak', align: 'aligning', score: { video: 'scoring frames', music: 'scoring' } } as const;
+const DETECT_STAGES = {
+  decode: 'decoding the leak',
+  align: 'aligning',
+  score: { video: 'scoring frames', music: 'scoring' },
+} as const;
 
 /** What each detection stage counts. */
 const detectUnit = (stage: 'decode' | 'align' | 'score', kind: 'video' | 'music') =>
@@ -131,8 +156,19 @@ export function detect(leak: string, opts: WatermarkOptions & { original: string
     const backend = lazyBackend(opts.backend, () => {});
     const detection = await watermarkEngine(kind)
       .detect({
-        bins, key, contentId, leak, original: opts.original, backend: backend.source,
-        onProgress: (stage, d, n) => progress.update(stage === 'score' ? DETECT_STAGES.score[kind] : DETECT_STAGES[stage], Math.round(d), Math.round(n), detectUnit(stage, kind)),
+        bins,
+        key,
+        contentId,
+        leak,
+        original: opts.original,
+        backend: backend.source,
+        onProgress: (stage, d, n) =>
+          progress.update(
+            stage === 'score' ? DETECT_STAGES.score[kind] : DETECT_STAGES[stage],
+            Math.round(d),
+            Math.round(n),
+            detectUnit(stage, kind),
+          ),
       })
       .catch((err) => {
         progress.stop();
@@ -143,7 +179,12 @@ export function detect(leak: string, opts: WatermarkOptions & { original: string
     const round = (v: number) => Math.round(v * 100) / 100;
     if (out.json) {
       printJson(out, {
-        segments: detection.segments.map((s) => ({ index: s.index, z: round(s.z), bit: s.bit, coverage: round(s.coverage) })),
+        segments: detection.segments.map((s) => ({
+          index: s.index,
+          z: round(s.z),
+          bit: s.bit,
+          coverage: round(s.coverage),
+        })),
         bits: detection.bits,
         alignment: detection.alignment,
       });
@@ -152,11 +193,19 @@ export function detect(leak: string, opts: WatermarkOptions & { original: string
     printTable(
       out,
       ['segment', 'starts at', 'leak covers', 'z', 'bit'],
-      detection.segments.map((s) => [s.index, `${s.index * SEGMENT_SECONDS} s`, `${s.coverage.toFixed(1)} s`, s.z.toFixed(1), s.bit]),
+      detection.segments.map((s) => [
+        s.index,
+        `${s.index * SEGMENT_SECONDS} s`,
+        `${s.coverage.toFixed(1)} s`,
+        s.z.toFixed(1),
+        s.bit,
+      ]),
     );
     out.write(`bits: ${detection.bits}`);
     const decided = detection.segments.filter((s) => s.bit !== '?').length;
-    out.write(`${decided} of ${detection.segments.length} segment(s) decided (|z| ≥ 4); alignment ${JSON.stringify(detection.alignment)}`);
+    out.write(
+      `${decided} of ${detection.segments.length} segment(s) decided (|z| ≥ 4); alignment ${JSON.stringify(detection.alignment)}`,
+    );
     return 0;
   });
 }

@@ -6,21 +6,53 @@ export function defineWorkers(program: Command, run: Runner): void {
   dbOptions(
     program
       .command('worker')
-      .description('take queued ingests and leak analyses from the database and run them on this machine (until SIGTERM)')
+      .description(
+        'take queued ingests and leak analyses from the database and run them on this machine (until SIGTERM)',
+      )
       .option('--jobs <kinds>', 'which jobs to take: ingest, analysis or ingest,analysis (default both)')
-      .addOption(new Option('--backend <kind>', 'DTCWT backend (default auto: the GPU where tfjs-node-gpu finds one, else the CPU pool)').choices(['auto', 'cpu', 'tfjs']))
-      .addOption(envOption('--analysis-concurrency <n>', 'leak analyses run at once, 1 or 2 (default 1)', 'DRM_ANALYSIS_CONCURRENCY'))
-      .addOption(envOption('--strong-below <p>', 'name one viewer only when the chance that an innocent fits the leak is at most p (default 1e-6)', 'DRM_STRONG_BELOW'))
-      .addOption(envOption('--keep-leaks <days>', 'keep each analysed leak this long after its case ended, e.g. 90d or 36h; 0 deletes it at once (default 90d)', 'DRM_KEEP_LEAKS'))
-      .addOption(envOption('--log-level <level>', 'debug, info, warn, error or silent (default info)', 'DRM_LOG_LEVEL')),
+      .addOption(
+        new Option(
+          '--backend <kind>',
+          'DTCWT backend (default auto: the GPU where tfjs-node-gpu finds one, else the CPU pool)',
+        ).choices(['auto', 'cpu', 'tfjs']),
+      )
+      .addOption(
+        envOption(
+          '--analysis-concurrency <n>',
+          'leak analyses run at once, 1 or 2 (default 1)',
+          'DRM_ANALYSIS_CONCURRENCY',
+        ),
+      )
+      .addOption(
+        envOption(
+          '--strong-below <p>',
+          'name one viewer only when the chance that an innocent fits the leak is at most p (default 1e-6)',
+          'DRM_STRONG_BELOW',
+        ),
+      )
+      .addOption(
+        envOption(
+          '--keep-leaks <days>',
+          'keep each analysed leak this long after its case ended, e.g. 90d or 36h; 0 deletes it at once (default 90d)',
+          'DRM_KEEP_LEAKS',
+        ),
+      )
+      .addOption(
+        envOption('--log-level <level>', 'debug, info, warn, error or silent (default info)', 'DRM_LOG_LEVEL'),
+      ),
   ).action(run(async () => (await import('./worker.js')).worker));
 
   const jobs = program.command('jobs').description('the ingest queue (drm ingest --queue)');
-  dbOptions(jobs.command('list').description('queued ingests, the most recent first').option('--limit <n>', 'how many (default 20, at most 500)')).action(
-    run(async () => (await import('./jobs.js')).listJobs),
-  );
-  dbOptions(jobs.command('show <id>').description('one queued ingest and how it stands').option('--wait', 'follow it until it ends (exit 0 done, 1 failed)')).action(
-    run(async () => (await import('./jobs.js')).showJobCommand),
-  );
-
+  dbOptions(
+    jobs
+      .command('list')
+      .description('queued ingests, the most recent first')
+      .option('--limit <n>', 'how many (default 20, at most 500)'),
+  ).action(run(async () => (await import('./jobs.js')).listJobs));
+  dbOptions(
+    jobs
+      .command('show <id>')
+      .description('one queued ingest and how it stands')
+      .option('--wait', 'follow it until it ends (exit 0 done, 1 failed)'),
+  ).action(run(async () => (await import('./jobs.js')).showJobCommand));
 }

@@ -17,8 +17,13 @@ interface WorkerOptions extends DbOptions, ConfigInput {
 type JobKind = 'ingest' | 'analysis';
 
 function jobKinds(raw: string | undefined): Set<JobKind> {
-  const kinds = (raw ?? 'ingest,analysis').split(',').map((k) => k.trim()).filter(Boolean);
-  for (const k of kinds) if (k !== 'ingest' && k !== 'analysis') throw badRequest(`--jobs takes ingest, analysis or both (ingest,analysis), got ${JSON.stringify(k)}`);
+  const kinds = (raw ?? 'ingest,analysis')
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
+  for (const k of kinds)
+    if (k !== 'ingest' && k !== 'analysis')
+      throw badRequest(`--jobs takes ingest, analysis or both (ingest,analysis), got ${JSON.stringify(k)}`);
   if (kinds.length === 0) throw badRequest('--jobs must name ingest, analysis or both');
   return new Set(kinds as JobKind[]);
 }
@@ -34,7 +39,9 @@ export function worker(opts: WorkerOptions): Promise<number> {
     const kinds = jobKinds(opts.jobs);
     const backend = await ctx.dtcwt(opts.backend);
     const name = `${os.hostname()}:${process.pid}`;
-    const ingest = kinds.has('ingest') ? new IngestWorker(ctx, { name, backend: async () => backend, leaseMs: ctx.config.analysisLeaseMs }) : undefined;
+    const ingest = kinds.has('ingest')
+      ? new IngestWorker(ctx, { name, backend: async () => backend, leaseMs: ctx.config.analysisLeaseMs })
+      : undefined;
     const forensics = kinds.has('analysis') ? new ForensicsQueue(ctx, { backend: async () => backend }) : undefined;
     ingest?.start();
     forensics?.start();
@@ -58,5 +65,8 @@ function sayReady(ctx: Context, out: Output, w: { name: string; kinds: Set<JobKi
   const store = ctx.storage.backend.location;
   const database = ctx.db.dialect;
   if (out.json) out.write(JSON.stringify({ worker: w.name, jobs, backend: w.backend.name, db: database, store }));
-  else out.write(`drm worker ${w.name} taking ${jobs.join(' and ')} jobs (database ${database}, content ${store}, DTCWT backend ${w.backend.name})`);
+  else
+    out.write(
+      `drm worker ${w.name} taking ${jobs.join(' and ')} jobs (database ${database}, content ${store}, DTCWT backend ${w.backend.name})`,
+    );
 }

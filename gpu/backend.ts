@@ -40,10 +40,22 @@ export interface DtcwtBackend {
   /** What ran the transform, for logs and `drm ingest` output, e.g. "cpu (8 workers)". */
   readonly name: string;
   /** firstHighpass: highpasses of finer levels are not needed and come back as zeros (default 1: all). */
-  forward(image: Float32Array, height: number, width: number, levels: number, filters?: FilterNames, firstHighpass?: number): Promise<Transform>;
+  forward(
+    image: Float32Array,
+    height: number,
+    width: number,
+    levels: number,
+    filters?: FilterNames,
+    firstHighpass?: number,
+  ): Promise<Transform>;
   inverse(transform: Transform, filters?: FilterNames): Promise<Float32Array>;
   /** Many frames at once; results are in input order. A batching backend (tfjs) stacks them into one tensor. */
-  forwardMany(frames: readonly Frame[], levels: number, filters?: FilterNames, firstHighpass?: number): Promise<Transform[]>;
+  forwardMany(
+    frames: readonly Frame[],
+    levels: number,
+    filters?: FilterNames,
+    firstHighpass?: number,
+  ): Promise<Transform[]>;
   inverseMany(transforms: readonly Transform[], filters?: FilterNames): Promise<Float32Array[]>;
   /**
    * The video mark's whole per-frame job (gpu/modulate.ts): reduce, transform, modulate, invert,

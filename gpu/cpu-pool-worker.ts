@@ -9,7 +9,16 @@ import { forward2d, inverse2d } from './dtcwt/cpu.js';
 import { type ModulateJob, type ModulateResult, modulateFrame } from './modulate.js';
 
 export type PoolRequest =
-  | { id: number; op: 'forward'; image: Float32Array; height: number; width: number; levels: number; filters?: FilterNames; firstHighpass?: number }
+  | {
+      id: number;
+      op: 'forward';
+      image: Float32Array;
+      height: number;
+      width: number;
+      levels: number;
+      filters?: FilterNames;
+      firstHighpass?: number;
+    }
   | { id: number; op: 'inverse'; transform: Transform; filters?: FilterNames }
   | ({ id: number; op: 'modulate' } & ModulateJob);
 
@@ -31,8 +40,14 @@ export type PoolMessage = PoolResponse | { ready: true };
 
 /** The transforms, run here on this thread, for the modulate job. */
 const local = {
-  forward: async (image: Float32Array, height: number, width: number, levels: number, names?: FilterNames, firstHighpass?: number) =>
-    forward2d(image, height, width, levels, resolveFilters(names), firstHighpass),
+  forward: async (
+    image: Float32Array,
+    height: number,
+    width: number,
+    levels: number,
+    names?: FilterNames,
+    firstHighpass?: number,
+  ) => forward2d(image, height, width, levels, resolveFilters(names), firstHighpass),
   inverse: async (t: Transform, names?: FilterNames) => inverse2d(t, resolveFilters(names)),
 };
 
@@ -42,7 +57,9 @@ async function handle(req: PoolRequest): Promise<{ response: PoolResponse; trans
     const { id, op, ...job } = req;
     const result = await modulateFrame(local, job);
     for (const marked of [result, ...(result.next ?? [])]) {
-      for (const frame of [marked.plus, marked.minus]) if (frame && frame.buffer instanceof ArrayBuffer && !transfer.includes(frame.buffer)) transfer.push(frame.buffer);
+      for (const frame of [marked.plus, marked.minus])
+        if (frame && frame.buffer instanceof ArrayBuffer && !transfer.includes(frame.buffer))
+          transfer.push(frame.buffer);
     }
     return { response: { id, ok: true, op, ...result }, transfer };
   }
@@ -71,7 +88,10 @@ port.on('message', async (req: PoolRequest) => {
   } catch (e) {
     // A bad job (wrong size, bad level count) fails only itself; the worker stays up for the next one.
     const err = e instanceof Error ? e : new Error(String(e));
-    out = { response: { id: req.id, ok: false, error: { name: err.name, message: err.message, stack: err.stack } }, transfer: [] };
+    out = {
+      response: { id: req.id, ok: false, error: { name: err.name, message: err.message, stack: err.stack } },
+      transfer: [],
+    };
   }
   port.postMessage(out.response, out.transfer);
 });

@@ -45,7 +45,8 @@ interface Slot {
 
 const ENTRY = new URL('./worker-entry.mjs', import.meta.url);
 // compiled (dist/), the worker is JavaScript beside this module; from the sources, TypeScript
-const WORKER_MODULE = new URL(`./cpu-pool-worker.${import.meta.url.endsWith('.js') ? 'js' : 'ts'}`, import.meta.url).href;
+const WORKER_MODULE = new URL(`./cpu-pool-worker.${import.meta.url.endsWith('.js') ? 'js' : 'ts'}`, import.meta.url)
+  .href;
 
 /**
  * Workers inherit the parent's node flags (a loader, --conditions) except --input-type: it only
@@ -87,11 +88,21 @@ export class CpuPoolBackend implements DtcwtBackend {
     return this.slots.length;
   }
 
-  async forward(image: Float32Array, height: number, width: number, levels: number, filters?: FilterNames, firstHighpass?: number): Promise<Transform> {
+  async forward(
+    image: Float32Array,
+    height: number,
+    width: number,
+    levels: number,
+    filters?: FilterNames,
+    firstHighpass?: number,
+  ): Promise<Transform> {
     const owned = ownedArray(image);
     const transfer: ArrayBuffer[] = [];
     addTransfer(transfer, owned);
-    const r = await this.submit({ op: 'forward', image: owned, height, width, levels, filters, firstHighpass }, transfer);
+    const r = await this.submit(
+      { op: 'forward', image: owned, height, width, levels, filters, firstHighpass },
+      transfer,
+    );
     if (!r.ok || r.op !== 'forward') throw new Error('cpu pool: unexpected reply to forward');
     return r.transform;
   }
@@ -111,10 +122,19 @@ export class CpuPoolBackend implements DtcwtBackend {
     const transfer = [frame, ...(next ?? [])].flatMap((f) => (f.buffer instanceof ArrayBuffer ? [f.buffer] : []));
     const r = await this.submit({ op: 'modulate', ...job, frame, ...(next ? { next } : {}) }, transfer);
     if (!r.ok || r.op !== 'modulate') throw new Error('cpu pool: unexpected reply to modulate');
-    return { ...(r.plus ? { plus: r.plus } : {}), ...(r.minus ? { minus: r.minus } : {}), ...(r.next ? { next: r.next } : {}) };
+    return {
+      ...(r.plus ? { plus: r.plus } : {}),
+      ...(r.minus ? { minus: r.minus } : {}),
+      ...(r.next ? { next: r.next } : {}),
+    };
   }
 
-  forwardMany(frames: readonly Frame[], levels: number, filters?: FilterNames, firstHighpass?: number): Promise<Transform[]> {
+  forwardMany(
+    frames: readonly Frame[],
+    levels: number,
+    filters?: FilterNames,
+    firstHighpass?: number,
+  ): Promise<Transform[]> {
     return Promise.all(frames.map((f) => this.forward(f.image, f.height, f.width, levels, filters, firstHighpass)));
   }
 

@@ -21,7 +21,10 @@ export type DtcwtBackendKind = 'cpu' | 'tfjs' | 'auto';
 
 export interface DtcwtBackendOptions extends CpuPoolOptions {}
 
-export async function createDtcwtBackend(kind: DtcwtBackendKind = 'auto', options: DtcwtBackendOptions = {}): Promise<DtcwtBackend> {
+export async function createDtcwtBackend(
+  kind: DtcwtBackendKind = 'auto',
+  options: DtcwtBackendOptions = {},
+): Promise<DtcwtBackend> {
   switch (kind) {
     case 'cpu':
       return createCpuPoolBackend(options);

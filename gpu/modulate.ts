@@ -31,7 +31,13 @@ export type { MarkedFrame, ModulateJob, ModulateResult, RmsRange } from './modul
 export const CUT_MEAN_ABS = 12;
 
 /** How many gains a frame of this size takes: the coefficients of the modulated levels. */
-export function modulatedCount(width: number, height: number, scale: number, levels: number, modulated: readonly number[]): number {
+export function modulatedCount(
+  width: number,
+  height: number,
+  scale: number,
+  levels: number,
+  modulated: readonly number[],
+): number {
   let { width: cols, height: rows } = reducedSize(width, height, scale);
   // Sizes as forward2d makes them: odd sizes are extended once, level 1 keeps the size, and every
   // later level halves a size first extended to a multiple of 4.
@@ -50,12 +56,19 @@ export function modulatedCount(width: number, height: number, scale: number, lev
 
 function checkJob(job: ModulateJob): void {
   const { width, height, levels, modulated } = job;
-  for (const f of [job.frame, ...(job.next ?? [])]) if (f.length < width * height) throw new RangeError('modulate: the frame is smaller than its luma plane');
-  for (const l of modulated) if (!Number.isInteger(l) || l < 1 || l > levels) throw new RangeError(`modulate: level ${l} is not one of the ${levels} levels`);
+  for (const f of [job.frame, ...(job.next ?? [])])
+    if (f.length < width * height) throw new RangeError('modulate: the frame is smaller than its luma plane');
+  for (const l of modulated)
+    if (!Number.isInteger(l) || l < 1 || l > levels)
+      throw new RangeError(`modulate: level ${l} is not one of the ${levels} levels`);
 }
 
 /** The change δ at the reduced size (the inverse of gain·c on the modulated levels) of a reduced luma. */
-async function modulationDelta(backend: Pick<DtcwtBackend, 'forward' | 'inverse'>, small: Float32Array, job: ModulateJob): Promise<Float32Array> {
+async function modulationDelta(
+  backend: Pick<DtcwtBackend, 'forward' | 'inverse'>,
+  small: Float32Array,
+  job: ModulateJob,
+): Promise<Float32Array> {
   const { width, height, scale, levels, modulated, gains } = job;
   const r = reducedSize(width, height, scale);
   const t: Transform = await backend.forward(small, r.height, r.width, levels, undefined, Math.min(...modulated));
@@ -76,7 +89,10 @@ async function modulationDelta(backend: Pick<DtcwtBackend, 'forward' | 'inverse'
       hp.im[i] = (hp.im[i] as number) * g;
     }
   }
-  if (k !== gains.length) throw new RangeError(`modulate: ${gains.length} gains for ${modulatedCount(width, height, scale, levels, modulated)} coefficients`);
+  if (k !== gains.length)
+    throw new RangeError(
+      `modulate: ${gains.length} gains for ${modulatedCount(width, height, scale, levels, modulated)} coefficients`,
+    );
   const delta = await backend.inverse(t);
   if (job.rms) clampRms(delta, job.rms);
   return delta;
@@ -120,7 +136,10 @@ function writeWanted(frame: Uint8Array, delta: Float32Array, job: ModulateJob): 
 }
 
 /** The whole job on the given transform: δ of the first frame (and of any cut), the wanted variants of every frame. */
-export async function modulateFrame(backend: Pick<DtcwtBackend, 'forward' | 'inverse'>, job: ModulateJob): Promise<ModulateResult> {
+export async function modulateFrame(
+  backend: Pick<DtcwtBackend, 'forward' | 'inverse'>,
+  job: ModulateJob,
+): Promise<ModulateResult> {
   checkJob(job);
   const { width, height, scale } = job;
   let source = downsample(job.frame, width, height, scale);

@@ -13,7 +13,8 @@ export function reducedSize(width: number, height: number, factor: number): { wi
 
 /** factor × factor box average of 8-bit luma into floats. */
 export function downsample(luma: Uint8Array, width: number, height: number, factor: number): Float32Array {
-  if (factor === 4 && width % 4 === 0 && luma.byteOffset % 4 === 0 && width >= 4 && height >= 4) return downsample4(luma, width, height);
+  if (factor === 4 && width % 4 === 0 && luma.byteOffset % 4 === 0 && width >= 4 && height >= 4)
+    return downsample4(luma, width, height);
   const r = reducedSize(width, height, factor);
   const out = new Float32Array(r.width * r.height);
   const columns = Math.min(width, r.width * factor);
@@ -57,7 +58,8 @@ function downsample4(luma: Uint8Array, width: number, height: number): Float32Ar
       const b = words[r1 + j] as number;
       const c = words[r2 + j] as number;
       const d = words[r3 + j] as number;
-      const s = (a & m) + ((a >>> 8) & m) + (b & m) + ((b >>> 8) & m) + (c & m) + ((c >>> 8) & m) + (d & m) + ((d >>> 8) & m);
+      const s =
+        (a & m) + ((a >>> 8) & m) + (b & m) + ((b >>> 8) & m) + (c & m) + ((c >>> 8) & m) + (d & m) + ((d >>> 8) & m);
       out[o + j] = ((s & 0xffff) + (s >>> 16)) * 0.0625;
     }
   }
@@ -148,7 +150,12 @@ class EnlargedRows {
 export function upsample(plane: Float32Array, width: number, height: number, factor: number): Float32Array {
   const out = new Float32Array(width * height);
   const r = reducedSize(width, height, factor);
-  const rows = new EnlargedRows(height, r.height, factor, jsWidener(plane, width, r.width, axisMap(width, r.width, factor)));
+  const rows = new EnlargedRows(
+    height,
+    r.height,
+    factor,
+    jsWidener(plane, width, r.width, axisMap(width, r.width, factor)),
+  );
   for (let y = 0; y < height; y++) {
     rows.at(y);
     const { top, bottom, fy } = rows;
@@ -172,7 +179,14 @@ export interface VariantTargets {
  * WebAssembly (wasm/variants.wat): it runs for every pixel of every frame of every marked film,
  * and in JavaScript it was the largest single cost of watermarked ingest.
  */
-export function writeVariants(luma: Uint8Array, delta: Float32Array, width: number, height: number, factor: number, targets: VariantTargets): void {
+export function writeVariants(
+  luma: Uint8Array,
+  delta: Float32Array,
+  width: number,
+  height: number,
+  factor: number,
+  targets: VariantTargets,
+): void {
   const r = reducedSize(width, height, factor);
   const kernel = variantsKernel(width, height, r.width, r.height);
   kernel.luma.set(luma.subarray(0, width * height));

@@ -23,7 +23,12 @@ const OPERATIONS_ROUTES = new Set(['/health', '/ready', '/metrics', '/openapi.js
 export function createMetrics(ctx: Context, traffic?: TrafficMeter): AppMetrics {
   const registry = new Registry();
   const registers = [registry];
-  const requests = new Counter({ name: 'drm_http_requests_total', help: 'HTTP requests by method, route pattern and status', labelNames: ['method', 'route', 'status'], registers });
+  const requests = new Counter({
+    name: 'drm_http_requests_total',
+    help: 'HTTP requests by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'],
+    registers,
+  });
   const latency = new Histogram({
     name: 'drm_http_request_duration_seconds',
     help: 'time to answer a request (to its headers; a segment streams on)',
@@ -42,7 +47,9 @@ export function createMetrics(ctx: Context, traffic?: TrafficMeter): AppMetrics 
         for (const [status, n] of Object.entries(await count())) this.set({ status }, n);
       },
     });
-  byStatus('drm_forensic_cases', 'forensic cases by status (processing: waiting or running)', () => ctx.repos.forensicCases.countByStatus());
+  byStatus('drm_forensic_cases', 'forensic cases by status (processing: waiting or running)', () =>
+    ctx.repos.forensicCases.countByStatus(),
+  );
   byStatus('drm_webhook_deliveries', 'webhook deliveries by status', () => ctx.repos.webhookDeliveries.countByStatus());
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
     const started = performance.now();
@@ -55,7 +62,11 @@ export function createMetrics(ctx: Context, traffic?: TrafficMeter): AppMetrics 
     if (!OPERATIONS_ROUTES.has(route)) traffic?.request(c.res.status);
   };
   const sessionsCreated = new Counter({ name: 'drm_sessions_created_total', help: 'stream sessions made', registers });
-  const segmentBytes = new Counter({ name: 'drm_segment_bytes_total', help: 'segment bytes sent to players', registers });
+  const segmentBytes = new Counter({
+    name: 'drm_segment_bytes_total',
+    help: 'segment bytes sent to players',
+    registers,
+  });
   return {
     registry,
     middleware,

@@ -189,11 +189,17 @@ class UploadReceiver {
   onFinish(): void {
     void this.written.then(() => {
       if (this.settled) return;
-      if (!this.filePath || !this.out) this.fail(badRequest(`the form has no file; send it in the "${this.o.fileField}" field`));
+      if (!this.filePath || !this.out)
+        this.fail(badRequest(`the form has no file; send it in the "${this.o.fileField}" field`));
       else if (this.out.bytesWritten === 0) this.fail(badRequest('the file is empty'));
       else {
         this.settled = true;
-        this.resolve({ path: this.filePath, size: this.out.bytesWritten, filename: this.filename, fields: this.fields });
+        this.resolve({
+          path: this.filePath,
+          size: this.out.bytesWritten,
+          filename: this.filename,
+          fields: this.fields,
+        });
       }
     });
   }

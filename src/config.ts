@@ -95,7 +95,6 @@ export function parseByteSize(raw: string, what: string): number {
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'];
 
-
 function flag(v: boolean | undefined, env: string | undefined, what: string, byDefault = false): boolean {
   if (v !== undefined) return v;
   return env === undefined || env === '' ? byDefault : parseSwitch(env, what);

@@ -11,7 +11,10 @@ import { DrmError } from './errors.js';
  * secret could never be read.
  */
 const noDeployment = (what: string) =>
-  new DrmError('BAD_REQUEST', `${what}: --data-dir (or DRM_DATA_DIR, --db) names no deployment; \`drm serve\` or \`drm migrate\` starts a new one`);
+  new DrmError(
+    'BAD_REQUEST',
+    `${what}: --data-dir (or DRM_DATA_DIR, --db) names no deployment; \`drm serve\` or \`drm migrate\` starts a new one`,
+  );
 
 /** The checks that need no database connection: the SQLite file and the server secret are there. */
 export function requireDeploymentFiles(config: Config, env: NodeJS.ProcessEnv = process.env): void {
@@ -25,7 +28,10 @@ export function requireDeploymentFiles(config: Config, env: NodeJS.ProcessEnv = 
 }
 
 /** A database drm has set up (an empty Postgres database is not one). */
-export async function requireDeploymentSchema(db: Pick<Database, 'appliedVersion' | 'dialect'>, config: Config): Promise<void> {
+export async function requireDeploymentSchema(
+  db: Pick<Database, 'appliedVersion' | 'dialect'>,
+  config: Config,
+): Promise<void> {
   if ((await db.appliedVersion()) === 0) {
     const where = db.dialect === 'sqlite' ? config.db.slice('sqlite:'.length) : 'the Postgres database';
     throw noDeployment(`${where} holds no drm schema`);

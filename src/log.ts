@@ -45,6 +45,8 @@ export function errorFields(err: unknown): Record<string, unknown> {
 
 function prettyFields(fields: Record<string, unknown> | undefined): string {
   if (!fields) return '';
-  const parts = Object.entries(fields).map(([k, v]) => `${k}=${typeof v === 'string' && !/\s/.test(v) ? v : JSON.stringify(v)}`);
+  const parts = Object.entries(fields).map(
+    ([k, v]) => `${k}=${typeof v === 'string' && !/\s/.test(v) ? v : JSON.stringify(v)}`,
+  );
   return parts.length ? ` ${parts.join(' ')}` : '';
 }

@@ -31,5 +31,10 @@ export async function readiness(ctx: Context): Promise<Readiness> {
   } catch {
     dataDir = 'not writable';
   }
-  return { ready: database === 'ok' && applied >= expected && dataDir === 'writable', database, migrations: { applied, expected }, dataDir };
+  return {
+    ready: database === 'ok' && applied >= expected && dataDir === 'writable',
+    database,
+    migrations: { applied, expected },
+    dataDir,
+  };
 }

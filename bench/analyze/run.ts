@@ -52,14 +52,19 @@ const work = values.work ? path.resolve(values.work) : fs.mkdtempSync(path.join(
 fs.mkdirSync(work, { recursive: true });
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
 const ff = (...args: string[]) => execFileSync(bins.ffmpeg, ['-v', 'error', '-y', ...args]);
-const ctx = await createContext(resolveConfig({ dataDir: path.join(work, 'data'), logLevel: 'silent' }, {}), { log: createLogger('silent') });
+const ctx = await createContext(resolveConfig({ dataDir: path.join(work, 'data'), logLevel: 'silent' }, {}), {
+  log: createLogger('silent'),
+});
 const backend = createCpuPoolBackend();
 
 const leak = path.join(work, 'leak.mp4');
 const readyFile = path.join(work, 'ready.json');
 const setup = { input: path.resolve(values.input), minutes };
-const ready = fs.existsSync(readyFile) ? (JSON.parse(fs.readFileSync(readyFile, 'utf8')) as typeof setup & { contentId: string }) : undefined;
-if (ready && (ready.input !== setup.input || ready.minutes !== minutes)) throw new Error(`${work} holds a leak of ${ready.minutes} min of ${ready.input}: use another --work`);
+const ready = fs.existsSync(readyFile)
+  ? (JSON.parse(fs.readFileSync(readyFile, 'utf8')) as typeof setup & { contentId: string })
+  : undefined;
+if (ready && (ready.input !== setup.input || ready.minutes !== minutes))
+  throw new Error(`${work} holds a leak of ${ready.minutes} min of ${ready.input}: use another --work`);
 const info = await probeMedia(bins, values.input);
 if (!info.video) throw new Error(`${values.input} has no video`);
 const content = ready ? ((await ctx.repos.content.find(ready.contentId)) as ContentRow) : await prepare();
@@ -75,7 +80,11 @@ if (ready) {
 /** The content row, its viewer and the leak: see the top of this file. */
 async function prepare(): Promise<ContentRow> {
   log(`ingesting ${path.basename(values.input)} with its watermark`);
-  const ingested = await ingestContent(ctx, { input: values.input, title: 'bench', type: 'video', watermark: true }, { backend: async () => backend });
+  const ingested = await ingestContent(
+    ctx,
+    { input: values.input, title: 'bench', type: 'video', watermark: true },
+    { backend: async () => backend },
+  );
   const content = (await ctx.repos.content.find(ingested.contentId)) as ContentRow;
   // One viewer, so that matching has a candidate; its bits pick the variant of each segment of its copy.
   const viewer = await createViewerSession(ctx, content);
@@ -86,8 +95,16 @@ async function prepare(): Promise<ContentRow> {
   log(`writing the viewer's marked copy of the ${minutes}-min film (the leak) and the film's reference`);
   let last = 0;
   await embedVideo({
-    bins, key: ctx.keys.watermark, contentId: content.id, input: film, output: leak, bits: viewer.binaryId, backend, reference,
-    preset: 'superfast', crf: 20,
+    bins,
+    key: ctx.keys.watermark,
+    contentId: content.id,
+    input: film,
+    output: leak,
+    bits: viewer.binaryId,
+    backend,
+    reference,
+    preset: 'superfast',
+    crf: 20,
     onProgress: (done, total) => {
       if (done - last < total / 20) return;
       last = done;
@@ -121,7 +138,10 @@ async function analyze(): Promise<string> {
 const times = { decode: [] as number[], analyze: [] as number[] };
 let outcome = '';
 for (let r = 0; r < runs; r++) {
-  for (const [name, run] of [['decode', decode], ['analyze', analyze]] as const) {
+  for (const [name, run] of [
+    ['decode', decode],
+    ['analyze', analyze],
+  ] as const) {
     const t = performance.now();
     const out = await run();
     if (typeof out === 'string') outcome = out;
@@ -141,11 +161,30 @@ if (runs === 0) {
 const decodeS = median(times.decode);
 const analyzeS = median(times.analyze);
 if (values.json) {
-  process.stdout.write(`${JSON.stringify({ input: values.input, minutes, cpus: os.availableParallelism(), times, decode: decodeS, analyze: analyzeS, ratio: analyzeS / decodeS, outcome }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ input: values.input, minutes, cpus: os.availableParallelism(), times, decode: decodeS, analyze: analyzeS, ratio: analyzeS / decodeS, outcome }, null, 2)}\n`,
+  );
 } else {
-  process.stdout.write(`Analysis of a ${minutes}-min 1080p leak (a viewer's copy of ${path.basename(values.input)} played ${Math.ceil((minutes * 60) / info.duration)} times, each pass flipped or zoomed), ${runs} interleaved run(s), ${os.availableParallelism()} CPUs (${outcome})\n`);
-  const table = new Table({ head: ['what', 'seconds (median)', 'runs', 'vs decode', 'target'], style: { head: [], border: [] } });
-  table.push(['ffmpeg decoding the leak (-f null)', decodeS.toFixed(1), times.decode.map((x) => x.toFixed(1)).join(' '), '1.00×', '']);
-  table.push(['drm analysis (align, score, match)', analyzeS.toFixed(1), times.analyze.map((x) => x.toFixed(1)).join(' '), `${(analyzeS / decodeS).toFixed(2)}×`, '≤ 1.5×']);
+  process.stdout.write(
+    `Analysis of a ${minutes}-min 1080p leak (a viewer's copy of ${path.basename(values.input)} played ${Math.ceil((minutes * 60) / info.duration)} times, each pass flipped or zoomed), ${runs} interleaved run(s), ${os.availableParallelism()} CPUs (${outcome})\n`,
+  );
+  const table = new Table({
+    head: ['what', 'seconds (median)', 'runs', 'vs decode', 'target'],
+    style: { head: [], border: [] },
+  });
+  table.push([
+    'ffmpeg decoding the leak (-f null)',
+    decodeS.toFixed(1),
+    times.decode.map((x) => x.toFixed(1)).join(' '),
+    '1.00×',
+    '',
+  ]);
+  table.push([
+    'drm analysis (align, score, match)',
+    analyzeS.toFixed(1),
+    times.analyze.map((x) => x.toFixed(1)).join(' '),
+    `${(analyzeS / decodeS).toFixed(2)}×`,
+    '≤ 1.5×',
+  ]);
   process.stdout.write(`${table.toString()}\n`);
 }

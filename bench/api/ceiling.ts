@@ -3,7 +3,10 @@ import { Hono } from 'hono';
 
 // The ceiling: a bare hono app on @hono/node-server answering a constant JSON, so that the
 // benchmark can say how much of what the stack can do at all the real endpoints keep.
-const body = { organization: { id: '00000000-0000-0000-0000-000000000000', name: 'Ceiling', isActive: true }, ok: true };
+const body = {
+  organization: { id: '00000000-0000-0000-0000-000000000000', name: 'Ceiling', isActive: true },
+  ok: true,
+};
 const app = new Hono();
 app.get('/', (c) => c.json(body));
 

@@ -93,7 +93,8 @@ function options(): Options {
     return n;
   };
   const targets = values.targets.split(',').map((t) => t.trim());
-  for (const t of targets) if (t !== 'sqlite' && t !== 'postgres') throw new Error(`--targets takes sqlite and/or postgres, got "${t}"`);
+  for (const t of targets)
+    if (t !== 'sqlite' && t !== 'postgres') throw new Error(`--targets takes sqlite and/or postgres, got "${t}"`);
   return {
     runs: Math.round(positive('runs', values.runs)),
     duration: positive('duration', values.duration),
@@ -180,7 +181,12 @@ function startCeiling(): Promise<{ url: string; child: ChildProcess }> {
 }
 
 /** `keys` organizations, each with a key, a limit that load cannot reach and a wildcard license; some content. */
-async function prepareDrm(server: ServeProcess, dataDir: string, db: string | undefined, keys: number): Promise<string[]> {
+async function prepareDrm(
+  server: ServeProcess,
+  dataDir: string,
+  db: string | undefined,
+  keys: number,
+): Promise<string[]> {
   const orgs: Array<{ organizationId: string; apiKey: string }> = [];
   for (let i = 0; i < keys; i++) {
     const res = await fetch(`${server.url}/api/v1/auth/register`, {
@@ -227,10 +233,15 @@ async function prepareDrm(server: ServeProcess, dataDir: string, db: string | un
     const auth = { authorization: `Bearer ${apiKey}` };
     const verify = await fetch(`${server.url}/api/v1/auth/verify`, { headers: auth });
     if (verify.status !== 200 || verify.headers.get('x-ratelimit-limit') !== PER_HOUR) {
-      throw new Error(`verify is not ready for load: ${verify.status} limit ${verify.headers.get('x-ratelimit-limit')}`);
+      throw new Error(
+        `verify is not ready for load: ${verify.status} limit ${verify.headers.get('x-ratelimit-limit')}`,
+      );
     }
-    const catalog = (await (await fetch(`${server.url}/api/v1/catalog`, { headers: auth })).json()) as { content?: unknown[] };
-    if (catalog.content?.length !== CONTENT_ROWS) throw new Error(`catalog lists ${catalog.content?.length} items, expected ${CONTENT_ROWS}`);
+    const catalog = (await (await fetch(`${server.url}/api/v1/catalog`, { headers: auth })).json()) as {
+      content?: unknown[];
+    };
+    if (catalog.content?.length !== CONTENT_ROWS)
+      throw new Error(`catalog lists ${catalog.content?.length} items, expected ${CONTENT_ROWS}`);
   }
   return orgs.map((o) => o.apiKey);
 }
@@ -311,7 +322,9 @@ async function main(): Promise<void> {
         logLevel: 'warn',
         // --keys N registers N organizations from this one address.
         args: ['--register-limit', String(Math.max(20, opts.keys))],
-        nodeArgs: opts.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProf, '--cpu-prof-name', `drm-serve-${target}.cpuprofile`] : [],
+        nodeArgs: opts.cpuProf
+          ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProf, '--cpu-prof-name', `drm-serve-${target}.cpuprofile`]
+          : [],
       });
       servers.push(server);
       const apiKeys = await prepareDrm(server, dataDir, db, opts.keys);

@@ -16,10 +16,13 @@ const vf = (filter: string) => () => ['-vf', filter];
  * concatenated, from the video stream or the audio one.
  */
 function reorderParts(order: number[], stream: 'video' | 'audio'): (seconds: number) => string[] {
-  const [trim, setpts, out] = stream === 'video' ? ['[0:v]trim', 'setpts', 'v=1[o]'] : ['[0:a]atrim', 'asetpts', 'v=0:a=1[o]'];
+  const [trim, setpts, out] =
+    stream === 'video' ? ['[0:v]trim', 'setpts', 'v=1[o]'] : ['[0:a]atrim', 'asetpts', 'v=0:a=1[o]'];
   return (seconds) => {
     const parts = order.filter((s) => s * 10 < seconds);
-    const trims = parts.map((s, i) => `${trim}=${s * 10}:${Math.min(seconds, s * 10 + 10)},${setpts}=PTS-STARTPTS[p${i}]`);
+    const trims = parts.map(
+      (s, i) => `${trim}=${s * 10}:${Math.min(seconds, s * 10 + 10)},${setpts}=PTS-STARTPTS[p${i}]`,
+    );
     const inputs = parts.map((_, i) => `[p${i}]`).join('');
     return ['-filter_complex', `${trims.join(';')};${inputs}concat=n=${parts.length}:${out}`, '-map', '[o]'];
   };

@@ -74,7 +74,18 @@ if (!fs.existsSync(file('film.mp4'))) {
     const sprite = `crop=${200 * k}:${200 * k}:${330 * k}:${300 * k},hflip`;
     const orbit = `overlay=x='${220 * k}+${200 * k}*sin(t/3)':y='${80 * k}+${70 * k}*cos(t/4)'`;
     const graph = `[0:v]split[a][b];[a]${pan}[pan];[b]${sprite}[sprite];[pan][sprite]${orbit}`;
-    ff('-loop', '1', '-framerate', '25', '-i', file('still.png'), '-filter_complex', graph, ...filmOut, file('film.mp4'));
+    ff(
+      '-loop',
+      '1',
+      '-framerate',
+      '25',
+      '-i',
+      file('still.png'),
+      '-filter_complex',
+      graph,
+      ...filmOut,
+      file('film.mp4'),
+    );
   }
 }
 log('marking the film with the leaker’s bits');

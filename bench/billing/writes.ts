@@ -92,7 +92,13 @@ async function oneRun(ctx: Context) {
     const id = randomUUID();
     ids.push(id);
     await ctx.repos.sessions.insert(
-      benchSession(org, viewerId, { id, bytesServed: 0, expiresAt: now + 3_600_000, createdAt: now, pricePerStreamMicro: null }),
+      benchSession(org, viewerId, {
+        id,
+        bytesServed: 0,
+        expiresAt: now + 3_600_000,
+        createdAt: now,
+        pricePerStreamMicro: null,
+      }),
     );
   });
   const addBytesUs = await eightAtATime((i) => ctx.repos.sessions.addBytes(ids[i % ids.length] as string, 1_000_000));

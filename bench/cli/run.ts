@@ -30,10 +30,14 @@ function timed(args: string[], env: NodeJS.ProcessEnv): number {
 async function serveUntilReady(env: NodeJS.ProcessEnv, i: number): Promise<number> {
   const dataDir = path.join(dir, `serve-${env.DRM_FROM_SOURCE ?? 'dist'}-${i}`);
   const started = performance.now();
-  const child = spawn(process.execPath, [DRM, 'serve', '--port', '0', '--data-dir', dataDir, '--json', '--log-level', 'error'], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  const child = spawn(
+    process.execPath,
+    [DRM, 'serve', '--port', '0', '--data-dir', dataDir, '--json', '--log-level', 'error'],
+    {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
@@ -42,7 +46,8 @@ async function serveUntilReady(env: NodeJS.ProcessEnv, i: number): Promise<numbe
     });
     child.once('exit', (code) => reject(new Error(`drm serve exited ${code}`)));
   });
-  while ((await fetch(`${url}/ready`).catch(() => undefined))?.status !== 200) await new Promise((r) => setTimeout(r, 5));
+  while ((await fetch(`${url}/ready`).catch(() => undefined))?.status !== 200)
+    await new Promise((r) => setTimeout(r, 5));
   const ms = performance.now() - started;
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
@@ -50,14 +55,31 @@ async function serveUntilReady(env: NodeJS.ProcessEnv, i: number): Promise<numbe
 }
 
 execFileSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs')], { stdio: 'inherit' });
-const ctx = await createContext(resolveConfig({ dataDir: path.join(dir, 'admin'), logLevel: 'silent' }, {}), { log: createLogger('silent') });
+const ctx = await createContext(resolveConfig({ dataDir: path.join(dir, 'admin'), logLevel: 'silent' }, {}), {
+  log: createLogger('silent'),
+});
 const org = (await registerOrganization(ctx, { name: 'Bench' }, 'paid')).organization.id;
 await ctx.db.close();
-const license = [DRM, 'admin', 'license', '--org', org, '--content', '*', '--type', 'video', '--data-dir', path.join(dir, 'admin')];
+const license = [
+  DRM,
+  'admin',
+  'license',
+  '--org',
+  org,
+  '--content',
+  '*',
+  '--type',
+  'video',
+  '--data-dir',
+  path.join(dir, 'admin'),
+];
 
 const rows: string[][] = [];
 const nodeMs = median(Array.from({ length: RUNS }, () => timed(['-e', '0'], {})));
-for (const [name, from] of [['dist/ (built)', {}], ['sources (tsx)', { DRM_FROM_SOURCE: '1' }]] as const) {
+for (const [name, from] of [
+  ['dist/ (built)', {}],
+  ['sources (tsx)', { DRM_FROM_SOURCE: '1' }],
+] as const) {
   const version = median(Array.from({ length: RUNS }, () => timed([DRM, '--version'], from)));
   const admin = median(Array.from({ length: RUNS }, () => timed(license, from)));
   const serves: number[] = [];
@@ -66,8 +88,12 @@ for (const [name, from] of [['dist/ (built)', {}], ['sources (tsx)', { DRM_FROM_
   const x = (ms: number) => `${ms.toFixed(0)} ms (${(ms / nodeMs).toFixed(2)}×)`;
   rows.push([name, x(version), x(admin), `${(serve / 1000).toFixed(2)} s`]);
 }
-console.log(`\nnode -e 0: ${nodeMs.toFixed(0)} ms (median of ${RUNS}); drm on ${os.cpus().length} cores, Node ${process.version}\n`);
-console.log('| drm runs from | `drm --version` | `drm admin license` on SQLite | `drm serve`, new deployment, until /ready |');
+console.log(
+  `\nnode -e 0: ${nodeMs.toFixed(0)} ms (median of ${RUNS}); drm on ${os.cpus().length} cores, Node ${process.version}\n`,
+);
+console.log(
+  '| drm runs from | `drm --version` | `drm admin license` on SQLite | `drm serve`, new deployment, until /ready |',
+);
 console.log('|---|---|---|---|');
 for (const r of rows) console.log(`| ${r.join(' | ')} |`);
 fs.rmSync(dir, { recursive: true, force: true });

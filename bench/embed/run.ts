@@ -22,7 +22,13 @@ import { yuvFrames } from '../../src/media/video-frames.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { embedVideo } from '../../src/watermark/video/embed.js';
 import { watermarkKey } from '../../src/watermark/keyed-random.js';
-import { DEFAULT_VIDEO_MARK, markFrame, patternLength, segmentGains, segmentPattern } from '../../src/watermark/video/mark.js';
+import {
+  DEFAULT_VIDEO_MARK,
+  markFrame,
+  patternLength,
+  segmentGains,
+  segmentPattern,
+} from '../../src/watermark/video/mark.js';
 import { corpusFile } from '../corpus.js';
 
 const { values } = parseArgs({
@@ -62,7 +68,9 @@ async function decodeOnly(): Promise<number> {
 }
 
 async function embed(backend: DtcwtBackend): Promise<number> {
-  const gains = segmentGains(segmentPattern(watermarkKey(Buffer.alloc(32, 1)), 'bench', 0, patternLength(width, height)));
+  const gains = segmentGains(
+    segmentPattern(watermarkKey(Buffer.alloc(32, 1)), 'bench', 0, patternLength(width, height)),
+  );
   const inFlight = new Set<Promise<unknown>>();
   const t = performance.now();
   let n = 0;
@@ -80,7 +88,9 @@ async function embed(backend: DtcwtBackend): Promise<number> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 /** Peak resident memory (VmHWM) of this process's children, sampled from /proc while `work` runs. */
-async function withChildPeaks<T>(work: Promise<T>): Promise<{ result: T; children: Map<number, { name: string; peakMiB: number }> }> {
+async function withChildPeaks<T>(
+  work: Promise<T>,
+): Promise<{ result: T; children: Map<number, { name: string; peakMiB: number }> }> {
   const children = new Map<number, { name: string; peakMiB: number }>();
   const sample = () => {
     for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
@@ -104,7 +114,9 @@ async function withChildPeaks<T>(work: Promise<T>): Promise<{ result: T; childre
 }
 
 // First, so that this process's peak RSS is the embed's own and not the speed runs' below.
-let full: { seconds: number; frames: number; nodePeakMiB: number; children: Array<{ name: string; peakMiB: number }> } | undefined;
+let full:
+  | { seconds: number; frames: number; nodePeakMiB: number; children: Array<{ name: string; peakMiB: number }> }
+  | undefined;
 if (values.full) {
   const backend = createCpuPoolBackend();
   const out = path.join(os.tmpdir(), `drm-bench-embed-${process.pid}.mp4`);
@@ -113,9 +125,22 @@ if (values.full) {
   const t = performance.now();
   try {
     const { result, children } = await withChildPeaks(
-      embedVideo({ bins, key: watermarkKey(Buffer.alloc(32, 2)), contentId: 'bench', input: values.input, output: out, bits: '01'.repeat(20), backend }),
+      embedVideo({
+        bins,
+        key: watermarkKey(Buffer.alloc(32, 2)),
+        contentId: 'bench',
+        input: values.input,
+        output: out,
+        bits: '01'.repeat(20),
+        backend,
+      }),
     );
-    full = { seconds: (performance.now() - t) / 1000, frames: result.frames, nodePeakMiB: Math.max(before, peakRssMiB()), children: [...children.values()] };
+    full = {
+      seconds: (performance.now() - t) / 1000,
+      frames: result.frames,
+      nodePeakMiB: Math.max(before, peakRssMiB()),
+      children: [...children.values()],
+    };
   } finally {
     await backend.close();
     fs.rmSync(out, { force: true });
@@ -134,20 +159,36 @@ for (const name of values.backends.split(',')) {
       decodeFps.push(await decodeOnly());
       fps.push(await embed(backend));
     }
-    rows.push({ backend: backend.name, fps: median(fps), runs: fps, decodeFps: median(decodeFps), peakRssMiB: peakRssMiB() });
+    rows.push({
+      backend: backend.name,
+      fps: median(fps),
+      runs: fps,
+      decodeFps: median(decodeFps),
+      peakRssMiB: peakRssMiB(),
+    });
   } finally {
     await backend.close();
   }
 }
 
 if (values.json) {
-  process.stdout.write(`${JSON.stringify({ input: values.input, width, height, frames, runs, cpus: os.availableParallelism(), rows, full }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ input: values.input, width, height, frames, runs, cpus: os.availableParallelism(), rows, full }, null, 2)}\n`,
+  );
 } else {
   const table = new Table({
     head: ['backend', 'embed A+B frames/s (median)', 'runs', 'decode alone frames/s', 'vs 30 fps', 'peak RSS MiB'],
     style: { head: [], border: [] },
   });
-  for (const r of rows) table.push([r.backend, r.fps.toFixed(2), r.runs.map((f) => f.toFixed(1)).join(' '), r.decodeFps.toFixed(1), `${((r.fps / 30) * 100).toFixed(0)}%`, r.peakRssMiB]);
+  for (const r of rows)
+    table.push([
+      r.backend,
+      r.fps.toFixed(2),
+      r.runs.map((f) => f.toFixed(1)).join(' '),
+      r.decodeFps.toFixed(1),
+      `${((r.fps / 30) * 100).toFixed(0)}%`,
+      r.peakRssMiB,
+    ]);
   process.stdout.write(
     `Embedding both variants of ${width}x${height} (${values.input}), ${frames} frames per run after a warm-up, mark ${JSON.stringify(DEFAULT_VIDEO_MARK)}, ${os.availableParallelism()} CPUs\n${table.toString()}\n`,
   );

@@ -96,11 +96,21 @@ type Tally = { framed: number; colluderNamed: number };
  * contradict a consistently read bit only lowers the matcher's N and drops confusion terms below
  * 1e-13, so the count can only err towards framing.
  */
-function tallyMatch(p: Population, tally: Tally, pair: [number, number], segments: { index: number; z: number }[], consistent: bigint, positions: bigint): void {
+function tallyMatch(
+  p: Population,
+  tally: Tally,
+  pair: [number, number],
+  segments: { index: number; z: number }[],
+  consistent: bigint,
+  positions: bigint,
+): void {
   const [ai, bi] = pair;
   const fit = new Set([ai, bi, ...agreeingOn(p, consistent, positions)]);
   for (let k = 0; k < 1000; k++) fit.add(Math.floor(Math.random() * p.ids.length));
-  const candidates: Candidate[] = [...fit].map((i) => ({ viewerId: String(i), binaryId: wordToBinaryId(p.ids[i] as bigint) }));
+  const candidates: Candidate[] = [...fit].map((i) => ({
+    viewerId: String(i),
+    binaryId: wordToBinaryId(p.ids[i] as bigint),
+  }));
   const result = matchCandidates(segments, candidates, { mask: p.mask });
   if (result.classification !== 'strong_match') return;
   if (result.matched?.viewerId === String(ai) || result.matched?.viewerId === String(bi)) tally.colluderNamed++;
@@ -129,7 +139,10 @@ export function averagedCopies(p: Population, trials: number): Tally {
     const pair = pairOf(p);
     const [a, b] = pair.map((i) => p.ids[i] as bigint) as [bigint, bigint];
     const decided = ~(a ^ b) & FULL;
-    const segments = Array.from({ length: 40 }, (_, i) => ({ index: i, z: bitOf(decided, i) ? readAs(bitOf(a, i)) : gaussian() }));
+    const segments = Array.from({ length: 40 }, (_, i) => ({
+      index: i,
+      z: bitOf(decided, i) ? readAs(bitOf(a, i)) : gaussian(),
+    }));
     tallyMatch(p, tally, pair, segments, a, decided);
   }
   return tally;

@@ -49,7 +49,8 @@ export function agreeingOn(p: Population, word: bigint, positions: bigint): numb
   const maskHigh = Number(positions >> 32n);
   const found: number[] = [];
   for (let i = 0; i < p.low.length; i++) {
-    if ((((p.low[i] as number) ^ wordLow) & maskLow) === 0 && (((p.high[i] as number) ^ wordHigh) & maskHigh) === 0) found.push(i);
+    if ((((p.low[i] as number) ^ wordLow) & maskLow) === 0 && (((p.high[i] as number) ^ wordHigh) & maskHigh) === 0)
+      found.push(i);
   }
   return found;
 }

@@ -38,12 +38,18 @@ const { values } = parseArgs({
 });
 const viewers = Number(values.viewers);
 const margins = values.margins.split(',').map(Number);
-const trials = { splices: Number(values.splices), aimed: Number(values.aimed), averaged: Number(values.averaged), perSegment: Number(values['per-segment']) };
+const trials = {
+  splices: Number(values.splices),
+  aimed: Number(values.aimed),
+  averaged: Number(values.averaged),
+  perSegment: Number(values['per-segment']),
+};
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
 const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(0)} s`;
 
 /** Random ids have no code: their colluders aim with the smallest code that would hold as many ids. */
-const denseDimension = (CODE_LEVELS.find((l) => viewers <= 2 ** l.dimension) ?? CODE_LEVELS[CODE_LEVELS.length - 1])?.dimension as number;
+const denseDimension = (CODE_LEVELS.find((l) => viewers <= 2 ** l.dimension) ?? CODE_LEVELS[CODE_LEVELS.length - 1])
+  ?.dimension as number;
 
 function attackAll(p: Population) {
   let started = performance.now();
@@ -77,9 +83,24 @@ if (values.json) {
 } else {
   process.stdout.write(`Innocents framed by colluders' copies, among ${viewers.toLocaleString('en')} viewers\n`);
   const table = new Table({
-    head: ['ids', `random 2-splices (of ${trials.splices})`, `aimed 2-splices: possible / framed (of ${trials.aimed})`, `3-way minority (of ${trials.splices})`, `averaged: framed / colluder named (of ${trials.averaged})`, `per-segment 60-segment splices: framed / colluder named (of ${trials.perSegment})`],
+    head: [
+      'ids',
+      `random 2-splices (of ${trials.splices})`,
+      `aimed 2-splices: possible / framed (of ${trials.aimed})`,
+      `3-way minority (of ${trials.splices})`,
+      `averaged: framed / colluder named (of ${trials.averaged})`,
+      `per-segment 60-segment splices: framed / colluder named (of ${trials.perSegment})`,
+    ],
     style: { head: [], border: [] },
   });
-  for (const r of rows) table.push([r.ids, r.random, `${r.aimed.possible} / ${r.aimed.framed}`, r.minority, `${r.averaged.framed} / ${r.averaged.colluderNamed}`, `${r.perSegment.framed} / ${r.perSegment.colluderNamed}`]);
+  for (const r of rows)
+    table.push([
+      r.ids,
+      r.random,
+      `${r.aimed.possible} / ${r.aimed.framed}`,
+      r.minority,
+      `${r.averaged.framed} / ${r.averaged.colluderNamed}`,
+      `${r.perSegment.framed} / ${r.perSegment.colluderNamed}`,
+    ]);
   process.stdout.write(`${table.toString()}\n`);
 }

@@ -39,19 +39,46 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-bench-ingest-'));
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
 const info = await probeMedia(bins, values.input);
 if (!info.video) throw new Error(`${values.input} has no video`);
-const ctx = await createContext(resolveConfig({ dataDir: path.join(work, 'data'), logLevel: 'silent' }, {}), { log: createLogger('silent') });
+const ctx = await createContext(resolveConfig({ dataDir: path.join(work, 'data'), logLevel: 'silent' }, {}), {
+  log: createLogger('silent'),
+});
 const backend = createCpuPoolBackend();
 
 async function baseline(): Promise<void> {
   const out = fs.mkdtempSync(path.join(work, 'ffmpeg-'));
   const keyInfo = writeKeyInfo(out, Buffer.alloc(16, 7));
   const audio = info.audio ? ['-map', '0:a:0', '-c:a', 'aac', '-b:a', '160k'] : [];
-  await transcode(bins, ['-i', values.input, '-map', '0:v:0', ...audio, '-c:v', 'libx264', '-crf', '18', '-preset', 'fast', '-pix_fmt', 'yuv420p', ...keyframeGridArgs(), ...hlsMuxArgs(out, keyInfo), playlistIn(out)], { what: 'the baseline HLS transcode' });
+  await transcode(
+    bins,
+    [
+      '-i',
+      values.input,
+      '-map',
+      '0:v:0',
+      ...audio,
+      '-c:v',
+      'libx264',
+      '-crf',
+      '18',
+      '-preset',
+      'fast',
+      '-pix_fmt',
+      'yuv420p',
+      ...keyframeGridArgs(),
+      ...hlsMuxArgs(out, keyInfo),
+      playlistIn(out),
+    ],
+    { what: 'the baseline HLS transcode' },
+  );
   fs.rmSync(out, { recursive: true, force: true });
 }
 
 const ingest = (watermark: boolean) => async () => {
-  await ingestContent(ctx, { input: values.input, title: 'bench', type: 'video', watermark }, { backend: async () => backend });
+  await ingestContent(
+    ctx,
+    { input: values.input, title: 'bench', type: 'video', watermark },
+    { backend: async () => backend },
+  );
   fs.rmSync(path.join(work, 'data', 'content'), { recursive: true, force: true });
 };
 
@@ -75,14 +102,33 @@ await ctx.db.close();
 fs.rmSync(work, { recursive: true, force: true });
 
 const base = median(times[0] as number[]);
-const rows = cases.map((c, i) => ({ case: c.name, runs: times[i] as number[], median: median(times[i] as number[]), ratio: median(times[i] as number[]) / base }));
+const rows = cases.map((c, i) => ({
+  case: c.name,
+  runs: times[i] as number[],
+  median: median(times[i] as number[]),
+  ratio: median(times[i] as number[]) / base,
+}));
 const { width, height } = info.video;
 if (values.json) {
-  process.stdout.write(`${JSON.stringify({ input: values.input, width, height, duration: info.duration, cpus: os.availableParallelism(), rows }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ input: values.input, width, height, duration: info.duration, cpus: os.availableParallelism(), rows }, null, 2)}\n`,
+  );
 } else {
-  process.stdout.write(`Ingest of ${path.basename(values.input)} (${width}x${height}, ${info.duration.toFixed(1)} s), ${runs} interleaved run(s), ${os.availableParallelism()} CPUs\n`);
-  const table = new Table({ head: ['what', 'seconds (median)', 'runs', 'vs baseline', 'target'], style: { head: [], border: [] } });
+  process.stdout.write(
+    `Ingest of ${path.basename(values.input)} (${width}x${height}, ${info.duration.toFixed(1)} s), ${runs} interleaved run(s), ${os.availableParallelism()} CPUs\n`,
+  );
+  const table = new Table({
+    head: ['what', 'seconds (median)', 'runs', 'vs baseline', 'target'],
+    style: { head: [], border: [] },
+  });
   const targets = ['', '≤ 1.1×', '≤ 2.5×'];
-  for (const [i, r] of rows.entries()) table.push([r.case, r.median.toFixed(1), r.runs.map((x) => x.toFixed(1)).join(' '), `${r.ratio.toFixed(2)}×`, targets[i] as string]);
+  for (const [i, r] of rows.entries())
+    table.push([
+      r.case,
+      r.median.toFixed(1),
+      r.runs.map((x) => x.toFixed(1)).join(' '),
+      `${r.ratio.toFixed(2)}×`,
+      targets[i] as string,
+    ]);
   process.stdout.write(`${table.toString()}\n`);
 }

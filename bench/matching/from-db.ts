@@ -84,7 +84,9 @@ function seedSqlite(file: string): void {
 async function allVisible(client: pg.Client): Promise<void> {
   for (let attempt = 0; attempt < 20; attempt++) {
     await client.query('vacuum analyze viewers, stream_sessions');
-    const { rows } = await client.query(`select bool_and(relallvisible >= relpages) as done from pg_class where relname in ('viewers', 'stream_sessions')`);
+    const { rows } = await client.query(
+      `select bool_and(relallvisible >= relpages) as done from pg_class where relname in ('viewers', 'stream_sessions')`,
+    );
     if (rows[0]?.done) return;
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
@@ -115,7 +117,10 @@ async function seedPostgres(url: string): Promise<void> {
 
 function leakOf(bits: string) {
   const segments = Number(values.segments);
-  return Array.from({ length: segments }, (_, s) => ({ index: s, z: (bits[s % 40] === '0' ? 1 : -1) * (6 + 4 * Math.random()) }));
+  return Array.from({ length: segments }, (_, s) => ({
+    index: s,
+    z: (bits[s % 40] === '0' ? 1 : -1) * (6 + 4 * Math.random()),
+  }));
 }
 
 /** The query drm ran before candidates were paged: every candidate at once, as row objects. */
@@ -149,7 +154,11 @@ interface Way {
 }
 
 /** Times one way of reading and matching, --runs times after a warm-up; heap held while it holds its candidates. */
-async function timeWay<T extends object>(read: () => Promise<T>, match: (c: T) => ReturnType<typeof matchCandidates>, size: (c: T) => number): Promise<Way> {
+async function timeWay<T extends object>(
+  read: () => Promise<T>,
+  match: (c: T) => ReturnType<typeof matchCandidates>,
+  size: (c: T) => number,
+): Promise<Way> {
   const way: Way = { read: [], match: [], heapMb: 0, outcome: '' };
   const leaker = viewerIdOf(Math.floor(n / 3));
   for (let r = 0; r <= runs; r++) {
@@ -192,10 +201,18 @@ async function measure(target: string, cluster: () => Promise<Cluster>) {
   const { dir, url } = await deployment(target, cluster);
   const ctx = await openContext(dir, url);
   const leak = leakOf(binaryIdOf(Math.floor(n / 3)));
-  const paged = await timeWay(() => candidatesOf(ctx, { id: CONTENT }), (c) => matchPackedCandidates(leak, c, { mask: 0n }), (c) => c.viewerIds.length);
+  const paged = await timeWay(
+    () => candidatesOf(ctx, { id: CONTENT }),
+    (c) => matchPackedCandidates(leak, c, { mask: 0n }),
+    (c) => c.viewerIds.length,
+  );
   await ctx.db.close();
   const rows = rowsReader(target, url);
-  const before = await timeWay(rows.read, (c) => matchCandidates(leak, c, { mask: 0n }), (c) => c.length);
+  const before = await timeWay(
+    rows.read,
+    (c) => matchCandidates(leak, c, { mask: 0n }),
+    (c) => c.length,
+  );
   await rows.close();
   fs.rmSync(dir, { recursive: true, force: true });
   const total = (w: Way) => median(w.read) + median(w.match);
@@ -215,13 +232,41 @@ async function main(): Promise<void> {
     cluster?.stop();
   }
   if (values.json) return void process.stdout.write(`${JSON.stringify({ candidates: n, runs, rows }, null, 2)}\n`);
-  process.stdout.write(`Reading and matching ${n.toLocaleString('en')} candidates of one item, ${runs} run(s) after a warm-up, medians, ${os.availableParallelism()} CPUs\n`);
-  const table = new Table({ head: ['database', 'candidates read', 'read ms', 'match ms', 'total ms', 'runs (total)', 'heap held MB', 'total / before', 'outcome'], style: { head: [], border: [] } });
+  process.stdout.write(
+    `Reading and matching ${n.toLocaleString('en')} candidates of one item, ${runs} run(s) after a warm-up, medians, ${os.availableParallelism()} CPUs\n`,
+  );
+  const table = new Table({
+    head: [
+      'database',
+      'candidates read',
+      'read ms',
+      'match ms',
+      'total ms',
+      'runs (total)',
+      'heap held MB',
+      'total / before',
+      'outcome',
+    ],
+    style: { head: [], border: [] },
+  });
   for (const r of rows) {
-    for (const [name, w] of [['a page at a time, packed', r.paged], ['before: all at once, as rows', r.before]] as const) {
+    for (const [name, w] of [
+      ['a page at a time, packed', r.paged],
+      ['before: all at once, as rows', r.before],
+    ] as const) {
       const runsTotal = w.read.map((x, i) => (x + (w.match[i] as number)).toFixed(0)).join(' ');
       const total = median(w.read) + median(w.match);
-      table.push([r.target, name, median(w.read).toFixed(0), median(w.match).toFixed(0), total.toFixed(0), runsTotal, w.heapMb.toFixed(0), w === r.paged ? `${(r.ratio * 100).toFixed(0)}%` : '', w.outcome]);
+      table.push([
+        r.target,
+        name,
+        median(w.read).toFixed(0),
+        median(w.match).toFixed(0),
+        total.toFixed(0),
+        runsTotal,
+        w.heapMb.toFixed(0),
+        w === r.paged ? `${(r.ratio * 100).toFixed(0)}%` : '',
+        w.outcome,
+      ]);
     }
   }
   process.stdout.write(`${table.toString()}\n`);

@@ -34,11 +34,17 @@ const key = viewerIdKey(Buffer.alloc(32, 17));
  * are taken (and costs ~30 µs an id to compute), so the bench takes messages 0 … N−1 directly.
  */
 function codeWordCandidates(n: number): Candidate[] {
-  return Array.from({ length: n }, (_, i) => ({ viewerId: `viewer-${i}`, binaryId: wordToBinaryId(codeWord(BigInt(i)) ^ key.mask) }));
+  return Array.from({ length: n }, (_, i) => ({
+    viewerId: `viewer-${i}`,
+    binaryId: wordToBinaryId(codeWord(BigInt(i)) ^ key.mask),
+  }));
 }
 
 function leakOf(leaker: string): { index: number; z: number }[] {
-  return Array.from({ length: segmentCount }, (_, s) => ({ index: s, z: (leaker[s % 40] === '0' ? 1 : -1) * (6 + 4 * Math.random()) + (Math.random() - 0.5) }));
+  return Array.from({ length: segmentCount }, (_, s) => ({
+    index: s,
+    z: (leaker[s % 40] === '0' ? 1 : -1) * (6 + 4 * Math.random()) + (Math.random() - 0.5),
+  }));
 }
 
 const ms = (f: () => unknown) => {
@@ -72,12 +78,27 @@ for (const n of sizes) {
 }
 
 if (values.json) {
-  process.stdout.write(`${JSON.stringify({ segments: segmentCount, runs, cpus: os.availableParallelism(), rows }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ segments: segmentCount, runs, cpus: os.availableParallelism(), rows }, null, 2)}\n`,
+  );
 } else {
-  process.stdout.write(`Matching a ${segmentCount}-segment leak, ${runs} run(s) after a warm-up, medians, ${os.availableParallelism()} CPUs, Node ${process.version}\n`);
-  const table = new Table({ head: ['candidates', 'match ms', 'runs', 'packIds alone ms', 'match / packIds', 'outcome', 'identification'], style: { head: [], border: [] } });
+  process.stdout.write(
+    `Matching a ${segmentCount}-segment leak, ${runs} run(s) after a warm-up, medians, ${os.availableParallelism()} CPUs, Node ${process.version}\n`,
+  );
+  const table = new Table({
+    head: ['candidates', 'match ms', 'runs', 'packIds alone ms', 'match / packIds', 'outcome', 'identification'],
+    style: { head: [], border: [] },
+  });
   for (const r of rows) {
-    table.push([r.candidates.toLocaleString('en'), r.matchMs.toFixed(0), r.runs.map((x) => x.toFixed(0)).join(' '), r.packMs.toFixed(0), `${r.ratio.toFixed(2)}×`, r.outcome, r.identification.toExponential(1)]);
+    table.push([
+      r.candidates.toLocaleString('en'),
+      r.matchMs.toFixed(0),
+      r.runs.map((x) => x.toFixed(0)).join(' '),
+      r.packMs.toFixed(0),
+      `${r.ratio.toFixed(2)}×`,
+      r.outcome,
+      r.identification.toExponential(1),
+    ]);
   }
   process.stdout.write(`${table.toString()}\n`);
 }

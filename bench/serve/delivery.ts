@@ -79,7 +79,13 @@ async function measure(t: Target, store: StoreProcess, players: number, plays: n
   const tally = await play(players, plays, t.open);
   const load = process.cpuUsage(load0);
   const machineCpu = machineBusySeconds() - machine0;
-  return { ...tally, serverCpu: cpuSeconds(t.pid, t.children) - server0, storeCpu: cpuSeconds(store.pid) - store0, loadCpu: (load.user + load.system) / 1e6, machineCpu };
+  return {
+    ...tally,
+    serverCpu: cpuSeconds(t.pid, t.children) - server0,
+    storeCpu: cpuSeconds(store.pid) - store0,
+    loadCpu: (load.user + load.system) / 1e6,
+    machineCpu,
+  };
 }
 
 function figures(runs: Array<Partial<Record<Mode, Measured>>>, mode: Mode): Figures {
@@ -94,7 +100,16 @@ function figures(runs: Array<Partial<Record<Mode, Measured>>>, mode: Mode): Figu
     storeCpuPerGb: of((m) => m.storeCpu / gb(m)),
     loadCpuPerGb: of((m) => m.loadCpu / gb(m)),
     serverCores: of((m) => m.serverCpu / m.seconds),
-    ...(withNginx.length > 0 && { vsNginx: median(withNginx.map((r) => (r[mode] as Measured).bytes / (r[mode] as Measured).seconds / ((r.nginx as Measured).bytes / (r.nginx as Measured).seconds))) }),
+    ...(withNginx.length > 0 && {
+      vsNginx: median(
+        withNginx.map(
+          (r) =>
+            (r[mode] as Measured).bytes /
+            (r[mode] as Measured).seconds /
+            ((r.nginx as Measured).bytes / (r.nginx as Measured).seconds),
+        ),
+      ),
+    }),
     errors: runs.reduce((n, r) => n + (r[mode] as Measured).errors, 0),
   };
 }
@@ -110,7 +125,10 @@ async function servers(o: DeliveryOptions, store: StoreProcess) {
   const dataDir = path.join(o.work, 'delivery-data');
   o.log(`delivery: ingesting ${o.input} with --watermark into s3rver (${store.endpoint})`);
   await drm(['migrate', '--data-dir', dataDir], store.env);
-  const ingested = await drm(['ingest', o.input, '--title', 'bench', '--type', 'video', '--watermark', '--data-dir', dataDir, '--json'], store.env);
+  const ingested = await drm(
+    ['ingest', o.input, '--title', 'bench', '--type', 'video', '--watermark', '--data-dir', dataDir, '--json'],
+    store.env,
+  );
   const contentId = (JSON.parse(ingested) as { contentId: string }).contentId;
   const proxy = await startServe({ dataDir, env: { ...store.env, DRM_SEGMENT_DELIVERY: 'proxy' } });
   const redirect = await startServe({ dataDir, env: { ...store.env, DRM_SEGMENT_DELIVERY: 'redirect' } });
@@ -128,7 +146,11 @@ export async function deliveryBesideNginx(o: DeliveryOptions): Promise<DeliveryR
     const segmentsPerSession = await mirrorForNginx({ base: proxy.url, contentId, apiKey, players: o.players, root });
     const targets: Partial<Record<Mode, Target>> = {
       proxy: { open: drmSession(proxy.url, contentId, apiKey), pid: proxy.child.pid as number, children: false },
-      redirect: { open: drmSession(redirect.url, contentId, apiKey), pid: redirect.child.pid as number, children: false },
+      redirect: {
+        open: drmSession(redirect.url, contentId, apiKey),
+        pid: redirect.child.pid as number,
+        children: false,
+      },
     };
     const binary = findNginx();
     if (binary) {
@@ -173,7 +195,18 @@ const NAMES: Record<Mode, string> = {
 export function deliveryTable(d: DeliveryResult, runs: number): string {
   const head = `delivery: ${d.players} players × ${d.plays} sessions each (POST, playlist, ${d.segmentsPerSession} segments: ${d.mbPerSession.toFixed(1)} MB a session), medians of ${runs} runs; the load generator (one Node process), s3rver and the server share the same ${d.cpus} CPUs\n`;
   const t = new Table({
-    head: ['', 'sessions/s', 'segments/s', 'MB/s', 'MB/s vs nginx', 'server CPU-s/GB', 'server cores busy', 's3rver CPU-s/GB', 'load gen CPU-s/GB', 'errors'],
+    head: [
+      '',
+      'sessions/s',
+      'segments/s',
+      'MB/s',
+      'MB/s vs nginx',
+      'server CPU-s/GB',
+      'server cores busy',
+      's3rver CPU-s/GB',
+      'load gen CPU-s/GB',
+      'errors',
+    ],
     style: { head: [], border: [] },
     chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
   });
@@ -182,7 +215,18 @@ export function deliveryTable(d: DeliveryResult, runs: number): string {
     if (!f) continue;
     const pct = f.vsNginx === undefined ? '–' : `${(100 * f.vsNginx).toFixed(0)}%`;
     const store = m === 'nginx' ? '–' : f.storeCpuPerGb.toFixed(1);
-    t.push([NAMES[m], f.sessionsPerSecond.toFixed(2), f.segmentsPerSecond.toFixed(1), f.mbPerSecond.toFixed(0), pct, f.serverCpuPerGb.toFixed(2), f.serverCores.toFixed(2), store, f.loadCpuPerGb.toFixed(1), f.errors]);
+    t.push([
+      NAMES[m],
+      f.sessionsPerSecond.toFixed(2),
+      f.segmentsPerSecond.toFixed(1),
+      f.mbPerSecond.toFixed(0),
+      pct,
+      f.serverCpuPerGb.toFixed(2),
+      f.serverCores.toFixed(2),
+      store,
+      f.loadCpuPerGb.toFixed(1),
+      f.errors,
+    ]);
   }
   const skipped = d.nginx ? '' : 'nginx row skipped: nginx is not installed (apt-get install nginx-light)\n';
   return `${head}${t.toString()}\n${skipped}`;

@@ -15,7 +15,13 @@ async function text(url: string, init: Parameters<typeof request>[1] = {}): Prom
 }
 
 /** Writes the nginx root for `players` players of content `contentId`; returns the number of segments. */
-export async function mirrorForNginx(o: { base: string; contentId: string; apiKey: string; players: number; root: string }): Promise<number> {
+export async function mirrorForNginx(o: {
+  base: string;
+  contentId: string;
+  apiKey: string;
+  players: number;
+  root: string;
+}): Promise<number> {
   const wanted = new Map<string, string>(); // a/00000.ts → a drm URL that serves it
   let segments = 0;
   fs.mkdirSync(path.join(o.root, 'p'), { recursive: true });

@@ -37,7 +37,13 @@ http { access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
   const child = spawn(binary, ['-p', prefix, '-c', conf], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
-    if (await fetch(`${url}/`).then(() => true, () => false)) return { url, child, stop: () => child.kill() };
+    if (
+      await fetch(`${url}/`).then(
+        () => true,
+        () => false,
+      )
+    )
+      return { url, child, stop: () => child.kill() };
     await new Promise((r) => setTimeout(r, 50));
   }
   child.kill('SIGKILL');

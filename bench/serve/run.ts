@@ -25,7 +25,13 @@ import { parseArgs } from 'node:util';
 import { startCluster } from '../../test/helpers/postgres-cluster.js';
 import { drm, killAll, type ServeProcess, startServe } from '../../test/helpers/serve-process.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
-import { bareInsertsPerSecond, benchOrganization, CONNECTIONS_NOTE, type SessionFigures, sessionsPerSecond } from './sessions.js';
+import {
+  bareInsertsPerSecond,
+  benchOrganization,
+  CONNECTIONS_NOTE,
+  type SessionFigures,
+  sessionsPerSecond,
+} from './sessions.js';
 import { median } from '../stats.js';
 import { corpusFile } from '../corpus.js';
 import { type DeliveryResult, deliveryBesideNginx, deliveryTable } from './delivery.js';
@@ -74,7 +80,12 @@ async function load(base: string, paths: string[][], seconds: number): Promise<L
       client.setRequests((paths[next++ % paths.length] as string[]).map((p) => ({ path: p })));
     },
   });
-  return { mbPerSecond: r.throughput.average / 1e6, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
+  return {
+    mbPerSecond: r.throughput.average / 1e6,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+  };
 }
 
 async function json<T>(res: Response): Promise<T> {
@@ -85,23 +96,58 @@ async function json<T>(res: Response): Promise<T> {
 /** A 12-s clip made with the bundled ffmpeg, for --sessions-only (only the sessions are timed). */
 function generatedClip(): string {
   const file = path.join(work, 'clip.mp4');
-  execFileSync(mediaBinaries().ffmpeg, ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25', '-t', '12', '-c:v', 'libx264', '-preset', 'ultrafast', file]);
+  execFileSync(mediaBinaries().ffmpeg, [
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=640x360:rate=25',
+    '-t',
+    '12',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    file,
+  ]);
   return file;
 }
 
-const sessionOptions = (server: ServeProcess, dataDir: string, db: string[], contentId: string) => ({ server, dataDir, db, contentId, runs, perRun: Number(values.sessions), log });
+const sessionOptions = (server: ServeProcess, dataDir: string, db: string[], contentId: string) => ({
+  server,
+  dataDir,
+  db,
+  contentId,
+  runs,
+  perRun: Number(values.sessions),
+  log,
+});
 
 /** Part 1: each player its own session and A/B sequence, beside nginx serving the same files. */
 async function segmentsBesideNginx(server: ServeProcess, dataDir: string, contentId: string, apiKey: string) {
   const drmPaths: string[][] = [];
   const nginxPaths: string[][] = [];
-  const segments = fs.readdirSync(path.join(dataDir, 'content', contentId, 'a')).filter((f) => f.endsWith('.ts')).length;
+  const segments = fs
+    .readdirSync(path.join(dataDir, 'content', contentId, 'a'))
+    .filter((f) => f.endsWith('.ts')).length;
   for (let p = 0; p < players; p++) {
     const s = await json<{ sessionId: string; binaryId: string }>(
-      await fetch(`${server.url}/api/v1/stream/${contentId}`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ viewerId: `player-${p}` }) }),
+      await fetch(`${server.url}/api/v1/stream/${contentId}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ viewerId: `player-${p}` }),
+      }),
     );
-    drmPaths.push(Array.from({ length: segments }, (_, n) => `/api/v1/stream/${contentId}/segment/${n}?session=${s.sessionId}`));
-    nginxPaths.push(Array.from({ length: segments }, (_, n) => `/${s.binaryId[n % 40] === '1' ? 'b' : 'a'}/${String(n).padStart(5, '0')}.ts`));
+    drmPaths.push(
+      Array.from({ length: segments }, (_, n) => `/api/v1/stream/${contentId}/segment/${n}?session=${s.sessionId}`),
+    );
+    nginxPaths.push(
+      Array.from(
+        { length: segments },
+        (_, n) => `/${s.binaryId[n % 40] === '1' ? 'b' : 'a'}/${String(n).padStart(5, '0')}.ts`,
+      ),
+    );
   }
   const nginx = await startNginx(NGINX as string, path.join(dataDir, 'content', contentId), work);
   const bytes = fs.statSync(path.join(dataDir, 'content', contentId, 'a', '00000.ts')).size;
@@ -113,24 +159,49 @@ async function segmentsBesideNginx(server: ServeProcess, dataDir: string, conten
     const n = await load(nginx.url, nginxPaths, duration);
     const d = await load(server.url, drmPaths, duration);
     pairs.push({ drm: d, nginx: n });
-    log(`segments run ${r + 1}: drm ${d.mbPerSecond.toFixed(0)} MB/s p99 ${d.p99} ms (non-2xx ${d.non2xx}); nginx ${n.mbPerSecond.toFixed(0)} MB/s p99 ${n.p99} ms (non-2xx ${n.non2xx})`);
+    log(
+      `segments run ${r + 1}: drm ${d.mbPerSecond.toFixed(0)} MB/s p99 ${d.p99} ms (non-2xx ${d.non2xx}); nginx ${n.mbPerSecond.toFixed(0)} MB/s p99 ${n.p99} ms (non-2xx ${n.non2xx})`,
+    );
   }
   nginx.child.kill();
   return {
     players,
-    drm: { mbPerSecond: median(pairs.map((p) => p.drm.mbPerSecond)), p99: median(pairs.map((p) => p.drm.p99)), non2xx: pairs.reduce((s, p) => s + p.drm.non2xx, 0) },
-    nginx: { mbPerSecond: median(pairs.map((p) => p.nginx.mbPerSecond)), p99: median(pairs.map((p) => p.nginx.p99)), non2xx: pairs.reduce((s, p) => s + p.nginx.non2xx, 0) },
+    drm: {
+      mbPerSecond: median(pairs.map((p) => p.drm.mbPerSecond)),
+      p99: median(pairs.map((p) => p.drm.p99)),
+      non2xx: pairs.reduce((s, p) => s + p.drm.non2xx, 0),
+    },
+    nginx: {
+      mbPerSecond: median(pairs.map((p) => p.nginx.mbPerSecond)),
+      p99: median(pairs.map((p) => p.nginx.p99)),
+      non2xx: pairs.reduce((s, p) => s + p.nginx.non2xx, 0),
+    },
     ratio: median(pairs.map((p) => p.drm.mbPerSecond / p.nginx.mbPerSecond)),
     runs: pairs,
   };
 }
 
-const results: { segments?: Awaited<ReturnType<typeof segmentsBesideNginx>>; sessionsSqlite?: SessionFigures; sessionsPostgres?: SessionFigures; delivery?: DeliveryResult } = {};
+const results: {
+  segments?: Awaited<ReturnType<typeof segmentsBesideNginx>>;
+  sessionsSqlite?: SessionFigures;
+  sessionsPostgres?: SessionFigures;
+  delivery?: DeliveryResult;
+} = {};
 const targets = values.targets.split(',');
 try {
-  if (!sessionsOnly && !deliveryOnly && !NGINX) throw new Error('nginx not found: apt-get install nginx-light (or run --delivery-only, which skips its row)');
+  if (!sessionsOnly && !deliveryOnly && !NGINX)
+    throw new Error('nginx not found: apt-get install nginx-light (or run --delivery-only, which skips its row)');
   if (!deliveryOnly) await segmentsAndSessions();
-  if (!sessionsOnly) results.delivery = await deliveryBesideNginx({ input: values.input, players, plays: Number(values.plays), runs, work, cpus: os.availableParallelism(), log });
+  if (!sessionsOnly)
+    results.delivery = await deliveryBesideNginx({
+      input: values.input,
+      players,
+      plays: Number(values.plays),
+      runs,
+      work,
+      cpus: os.availableParallelism(),
+      log,
+    });
 } finally {
   killAll();
   spawnSync('pkill', ['-f', work]);
@@ -143,13 +214,31 @@ async function segmentsAndSessions() {
   const dataDir = path.join(work, 'data');
   log(`ingesting ${input}${sessionsOnly ? '' : ' with --watermark'}`);
   await drm(['migrate', '--data-dir', dataDir]);
-  const contentId = (JSON.parse(await drm(['ingest', input, '--title', 'bench', '--type', 'video', ...(sessionsOnly ? [] : ['--watermark']), '--data-dir', dataDir, '--json'])) as { contentId: string }).contentId;
+  const contentId = (
+    JSON.parse(
+      await drm([
+        'ingest',
+        input,
+        '--title',
+        'bench',
+        '--type',
+        'video',
+        ...(sessionsOnly ? [] : ['--watermark']),
+        '--data-dir',
+        dataDir,
+        '--json',
+      ]),
+    ) as { contentId: string }
+  ).contentId;
   const server = await startServe({ dataDir });
   if (!sessionsOnly) {
     const { org } = await benchOrganization(server, dataDir, [], contentId);
     results.segments = await segmentsBesideNginx(server, dataDir, contentId, org.apiKey);
   }
-  if (targets.includes('sqlite')) results.sessionsSqlite = await sessionsPerSecond(sessionOptions(server, dataDir, [], contentId), () => bareInsertsPerSecond({ sqliteDir: dataDir }));
+  if (targets.includes('sqlite'))
+    results.sessionsSqlite = await sessionsPerSecond(sessionOptions(server, dataDir, [], contentId), () =>
+      bareInsertsPerSecond({ sqliteDir: dataDir }),
+    );
   await server.stop();
   if (targets.includes('postgres')) {
     const cluster = await startCluster();
@@ -158,9 +247,15 @@ async function segmentsAndSessions() {
       const db = ['--db', cluster.url];
       log('ingesting again into Postgres (plain: only the sessions are timed)');
       await drm(['migrate', '--data-dir', pgDir, ...db]);
-      const pgContent = (JSON.parse(await drm(['ingest', input, '--title', 'bench', '--type', 'video', '--data-dir', pgDir, '--json', ...db])) as { contentId: string }).contentId;
+      const pgContent = (
+        JSON.parse(
+          await drm(['ingest', input, '--title', 'bench', '--type', 'video', '--data-dir', pgDir, '--json', ...db]),
+        ) as { contentId: string }
+      ).contentId;
       const pgServer = await startServe({ dataDir: pgDir, db: cluster.url });
-      results.sessionsPostgres = await sessionsPerSecond(sessionOptions(pgServer, pgDir, db, pgContent), () => bareInsertsPerSecond({ postgresUrl: cluster.url }));
+      results.sessionsPostgres = await sessionsPerSecond(sessionOptions(pgServer, pgDir, db, pgContent), () =>
+        bareInsertsPerSecond({ postgresUrl: cluster.url }),
+      );
       await pgServer.stop();
     } finally {
       await cluster.stop();
@@ -172,18 +267,57 @@ if (values.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
 else {
   const s = results.segments;
   if (s) {
-    process.stdout.write(`${players} players fetching their own A/B segments (${path.basename(values.input)}, watermarked), ${runs} interleaved runs of ${duration} s, ${os.availableParallelism()} CPUs\n`);
-    const t = new Table({ head: ['server', 'MB/s (median)', 'p99 ms', 'non-2xx', 'vs nginx (target ≥ 60%)'], style: { head: [], border: [] } });
-    t.push(['drm serve (SQLite)', s.drm.mbPerSecond.toFixed(0), s.drm.p99, s.drm.non2xx, `${(s.ratio * 100).toFixed(0)}%`]);
+    process.stdout.write(
+      `${players} players fetching their own A/B segments (${path.basename(values.input)}, watermarked), ${runs} interleaved runs of ${duration} s, ${os.availableParallelism()} CPUs\n`,
+    );
+    const t = new Table({
+      head: ['server', 'MB/s (median)', 'p99 ms', 'non-2xx', 'vs nginx (target ≥ 60%)'],
+      style: { head: [], border: [] },
+    });
+    t.push([
+      'drm serve (SQLite)',
+      s.drm.mbPerSecond.toFixed(0),
+      s.drm.p99,
+      s.drm.non2xx,
+      `${(s.ratio * 100).toFixed(0)}%`,
+    ]);
     t.push(['nginx-light, same files', s.nginx.mbPerSecond.toFixed(0), s.nginx.p99, s.nginx.non2xx, '']);
     process.stdout.write(`${t.toString()}\n`);
   }
   if (results.sessionsSqlite || results.sessionsPostgres) {
-    process.stdout.write(`sessions: RS256 viewer tokens, ${CONNECTIONS_NOTE}, ${values.sessions} viewers a run, medians of ${runs} runs, ${os.availableParallelism()} CPUs\n`);
-    const u = new Table({ head: ['database', 'first-time /s', 'p99 ms', 'returning /s', 'p99 ms', 'non-2xx', 'bare insert transactions /s', 'first-time / bare', 'returning / bare'], style: { head: [], border: [] } });
-    for (const [name, r] of [['SQLite', results.sessionsSqlite], ['Postgres', results.sessionsPostgres]] as const) {
+    process.stdout.write(
+      `sessions: RS256 viewer tokens, ${CONNECTIONS_NOTE}, ${values.sessions} viewers a run, medians of ${runs} runs, ${os.availableParallelism()} CPUs\n`,
+    );
+    const u = new Table({
+      head: [
+        'database',
+        'first-time /s',
+        'p99 ms',
+        'returning /s',
+        'p99 ms',
+        'non-2xx',
+        'bare insert transactions /s',
+        'first-time / bare',
+        'returning / bare',
+      ],
+      style: { head: [], border: [] },
+    });
+    for (const [name, r] of [
+      ['SQLite', results.sessionsSqlite],
+      ['Postgres', results.sessionsPostgres],
+    ] as const) {
       if (!r) continue;
-      u.push([name, r.firstTime.perSecond.toFixed(0), r.firstTime.p99, r.returning.perSecond.toFixed(0), r.returning.p99, r.firstTime.non2xx + r.returning.non2xx, r.floor.toFixed(0), `${((100 * r.firstTime.perSecond) / r.floor).toFixed(1)}%`, `${((100 * r.returning.perSecond) / r.floor).toFixed(1)}%`]);
+      u.push([
+        name,
+        r.firstTime.perSecond.toFixed(0),
+        r.firstTime.p99,
+        r.returning.perSecond.toFixed(0),
+        r.returning.p99,
+        r.firstTime.non2xx + r.returning.non2xx,
+        r.floor.toFixed(0),
+        `${((100 * r.firstTime.perSecond) / r.floor).toFixed(1)}%`,
+        `${((100 * r.returning.perSecond) / r.floor).toFixed(1)}%`,
+      ]);
     }
     process.stdout.write(`${u.toString()}\n`);
   }

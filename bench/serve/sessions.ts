@@ -42,10 +42,28 @@ export async function benchOrganization(server: ServeProcess, dataDir: string, d
     await fetch(`${server.url}/api/v1/auth/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Bench Org', email: 'ops@bench.test', signingPublicKey: await exportSPKI(publicKey), signingAlgorithm: 'RS256' }),
+      body: JSON.stringify({
+        name: 'Bench Org',
+        email: 'ops@bench.test',
+        signingPublicKey: await exportSPKI(publicKey),
+        signingAlgorithm: 'RS256',
+      }),
     }),
   );
-  await drm(['admin', 'license', '--org', org.organizationId, '--content', contentId, '--type', 'video', '--watermark', '--data-dir', dataDir, ...db]);
+  await drm([
+    'admin',
+    'license',
+    '--org',
+    org.organizationId,
+    '--content',
+    contentId,
+    '--type',
+    'video',
+    '--watermark',
+    '--data-dir',
+    dataDir,
+    ...db,
+  ]);
   await drm(['admin', 'rate-limit', '--org', org.organizationId, ...LIMITS, '--data-dir', dataDir, ...db]);
   return { org, privateKey };
 }
@@ -73,11 +91,18 @@ async function postSessions(url: string, apiKey: string, tokens: readonly string
   });
   // Up to the last answer: autocannon's own duration, and its promise, run to a whole second.
   const seconds = (lastAnswer - started) / 1000;
-  return { perSecond: res.requests.total / seconds, p99: res.latency.p99, non2xx: res.non2xx + res.errors + res.timeouts };
+  return {
+    perSecond: res.requests.total / seconds,
+    p99: res.latency.p99,
+    non2xx: res.non2xx + res.errors + res.timeouts,
+  };
 }
 
 /** One-row insert transactions for `seconds`: on a SQLite file beside drm's (same pragmas), or on the Postgres server over 10 connections. */
-export async function bareInsertsPerSecond(target: { sqliteDir: string } | { postgresUrl: string }, seconds = 3): Promise<number> {
+export async function bareInsertsPerSecond(
+  target: { sqliteDir: string } | { postgresUrl: string },
+  seconds = 3,
+): Promise<number> {
   const body = 'x'.repeat(200);
   if ('sqliteDir' in target) {
     const db = new BetterSqlite(path.join(target.sqliteDir, `floor-${randomUUID()}.db`));
@@ -119,13 +144,26 @@ export async function bareInsertsPerSecond(target: { sqliteDir: string } | { pos
 }
 
 export async function sessionsPerSecond(
-  o: { server: ServeProcess; dataDir: string; db: string[]; contentId: string; runs: number; perRun: number; log: (m: string) => void },
+  o: {
+    server: ServeProcess;
+    dataDir: string;
+    db: string[];
+    contentId: string;
+    runs: number;
+    perRun: number;
+    log: (m: string) => void;
+  },
   floor: () => Promise<number>,
 ): Promise<SessionFigures> {
   const { org, privateKey } = await benchOrganization(o.server, o.dataDir, o.db, o.contentId);
   const exp = Math.floor(Date.now() / 1000) + 3600;
   o.log(`signing ${o.runs * o.perRun} RS256 viewer tokens`);
-  const sign = (i: number) => new SignJWT({}).setProtectedHeader({ alg: 'RS256' }).setSubject(`viewer-${i}`).setExpirationTime(exp).sign(privateKey);
+  const sign = (i: number) =>
+    new SignJWT({})
+      .setProtectedHeader({ alg: 'RS256' })
+      .setSubject(`viewer-${i}`)
+      .setExpirationTime(exp)
+      .sign(privateKey);
   const tokens = await Promise.all(Array.from({ length: o.runs * o.perRun }, (_, i) => sign(i)));
   const url = `${o.server.url}/api/v1/stream/${o.contentId}`;
   const runs: SessionFigures['runs'] = [];
@@ -135,12 +173,19 @@ export async function sessionsPerSecond(
     const returning = await postSessions(url, org.apiKey, mine);
     const floorRate = await floor();
     runs.push({ firstTime, returning, floor: floorRate });
-    o.log(`sessions run ${r + 1}: first-time ${firstTime.perSecond.toFixed(0)}/s, returning ${returning.perSecond.toFixed(0)}/s (non-2xx ${firstTime.non2xx + returning.non2xx}); bare insert transactions ${floorRate.toFixed(0)}/s`);
+    o.log(
+      `sessions run ${r + 1}: first-time ${firstTime.perSecond.toFixed(0)}/s, returning ${returning.perSecond.toFixed(0)}/s (non-2xx ${firstTime.non2xx + returning.non2xx}); bare insert transactions ${floorRate.toFixed(0)}/s`,
+    );
   }
   const rate = (pick: (run: SessionFigures['runs'][number]) => Rate): Rate => ({
     perSecond: median(runs.map((x) => pick(x).perSecond)),
     p99: median(runs.map((x) => pick(x).p99)),
     non2xx: runs.reduce((n, x) => n + pick(x).non2xx, 0),
   });
-  return { firstTime: rate((x) => x.firstTime), returning: rate((x) => x.returning), floor: median(runs.map((x) => x.floor)), runs };
+  return {
+    firstTime: rate((x) => x.firstTime),
+    returning: rate((x) => x.returning),
+    floor: median(runs.map((x) => x.floor)),
+    runs,
+  };
 }

@@ -60,7 +60,8 @@ function readingOf(binaryId: string, offset: number, length: number, magnitudes:
   });
 }
 
-const quantile = (sorted: readonly number[], q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+const quantile = (sorted: readonly number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
 
 export function namingSpread(p: Population, magnitudes: readonly number[], leakers: number): NamingSpread {
   const candidates: Candidate[] = p.ids.map((id, i) => ({ viewerId: String(i), binaryId: wordToBinaryId(id) }));
@@ -83,21 +84,38 @@ export function namingSpread(p: Population, magnitudes: readonly number[], leake
   found.sort((a, b) => a - b);
   const target = Math.ceil(Math.log2(p.ids.length)) + 2;
   return {
-    ids: p.name, viewers: p.ids.length, trials: leakers * OFFSETS.length,
-    median: quantile(found, 0.5), p95: quantile(found, 0.95), worst: found[found.length - 1] ?? Number.NaN, never,
-    target, withinTarget: found.filter((x) => x <= target).length,
+    ids: p.name,
+    viewers: p.ids.length,
+    trials: leakers * OFFSETS.length,
+    median: quantile(found, 0.5),
+    p95: quantile(found, 0.95),
+    worst: found[found.length - 1] ?? Number.NaN,
+    never,
+    target,
+    withinTarget: found.filter((x) => x <= target).length,
   };
 }
 
 /** drm's ids, code words filled level by level (no margin), and random ids, among each of `sizes` viewers. */
-export function namingTable(sizes: readonly number[], magnitudes: readonly number[], leakers: number, log: (m: string) => void): NamingSpread[] {
+export function namingTable(
+  sizes: readonly number[],
+  magnitudes: readonly number[],
+  leakers: number,
+  log: (m: string) => void,
+): NamingSpread[] {
   const rows: NamingSpread[] = [];
   for (const n of sizes) {
-    for (const make of [() => codeWordPopulation(n, ID_MARGIN, viewerIdKey(randomBytes(32))), () => codeWordPopulation(n, 0, viewerIdKey(randomBytes(32))), () => randomPopulation(n)]) {
+    for (const make of [
+      () => codeWordPopulation(n, ID_MARGIN, viewerIdKey(randomBytes(32))),
+      () => codeWordPopulation(n, 0, viewerIdKey(randomBytes(32))),
+      () => randomPopulation(n),
+    ]) {
       const population = make();
       const started = performance.now();
       rows.push(namingSpread(population, magnitudes, leakers));
-      log(`${population.name} among ${n}: ${leakers} leakers × ${OFFSETS.length} offsets in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+      log(
+        `${population.name} among ${n}: ${leakers} leakers × ${OFFSETS.length} offsets in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+      );
     }
   }
   return rows;
@@ -109,6 +127,15 @@ export function printNaming(rows: readonly NamingSpread[], leakers: number): str
     style: { head: [], border: [] },
   });
   const s = (segments: number) => `${segments * 10} s`;
-  for (const r of rows) table.push([r.viewers.toLocaleString('en'), r.ids, s(r.median), s(r.p95), s(r.worst), r.never, `${r.withinTarget} of ${r.trials} (${s(r.target)})`]);
+  for (const r of rows)
+    table.push([
+      r.viewers.toLocaleString('en'),
+      r.ids,
+      s(r.median),
+      s(r.p95),
+      s(r.worst),
+      r.never,
+      `${r.withinTarget} of ${r.trials} (${s(r.target)})`,
+    ]);
   return `Shortest leak with strong_match, ${leakers} leakers × ${OFFSETS.length} starting segments (${OFFSETS.join(', ')}) each\n${table.toString()}\n`;
 }

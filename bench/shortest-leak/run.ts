@@ -56,10 +56,19 @@ const namingSizes = values.naming.split(',').map(Number);
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
 if (values['naming-only']) {
   const saved = values.work && path.join(path.resolve(values.work), 'reading.json');
-  const magnitudes = saved && fs.existsSync(saved) ? (JSON.parse(fs.readFileSync(saved, 'utf8')) as number[]) : Array.from({ length: 40 }, () => 6 + 4 * Math.random());
-  log(saved && fs.existsSync(saved) ? `segment strengths from ${saved}` : 'segment strengths |z| 6–10 (no reading.json in --work)');
+  const magnitudes =
+    saved && fs.existsSync(saved)
+      ? (JSON.parse(fs.readFileSync(saved, 'utf8')) as number[])
+      : Array.from({ length: 40 }, () => 6 + 4 * Math.random());
+  log(
+    saved && fs.existsSync(saved)
+      ? `segment strengths from ${saved}`
+      : 'segment strengths |z| 6–10 (no reading.json in --work)',
+  );
   const rows = namingTable(namingSizes, magnitudes, Number(values.leakers), log);
-  process.stdout.write(values.json ? `${JSON.stringify({ naming: rows }, null, 2)}\n` : printNaming(rows, Number(values.leakers)));
+  process.stdout.write(
+    values.json ? `${JSON.stringify({ naming: rows }, null, 2)}\n` : printNaming(rows, Number(values.leakers)),
+  );
   process.exit(0);
 }
 corpusFile(values.input);
@@ -74,13 +83,32 @@ const backend = createCpuPoolBackend();
 const file = (name: string) => path.join(work, name);
 /** The attack the issue names: to 720p, x264 CRF 28. */
 const attack = (input: string, output: string, extra: string[] = []) =>
-  ff('-i', input, ...extra, '-map', '0:v:0', '-vf', 'scale=-2:720', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '28', output);
+  ff(
+    '-i',
+    input,
+    ...extra,
+    '-map',
+    '0:v:0',
+    '-vf',
+    'scale=-2:720',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '28',
+    output,
+  );
 
 // 1. The film, its reference, the leaker's copy, the leak and the candidates (kept in --work for the next run).
 const setupFile = file('setup.json');
 type Setup = { key: string; contentId: string; ids: string[]; input: string; seconds: number };
 let setup = fs.existsSync(setupFile) ? (JSON.parse(fs.readFileSync(setupFile, 'utf8')) as Setup) : undefined;
-if (setup && (setup.input !== path.resolve(values.input) || setup.seconds !== seconds || setup.ids.length !== viewerCount)) throw new Error(`${work} holds another setup: use another --work`);
+if (
+  setup &&
+  (setup.input !== path.resolve(values.input) || setup.seconds !== seconds || setup.ids.length !== viewerCount)
+)
+  throw new Error(`${work} holds another setup: use another --work`);
 if (setup) log(`reusing the film, the leak and the ${viewerCount} viewer ids in ${work}`);
 else {
   // The candidates: the first is the viewer whose copy leaks.
@@ -90,9 +118,26 @@ else {
   const info = await probeMedia(bins, values.input);
   log(`making a ${seconds}-s film of ${path.basename(values.input)}`);
   ff(...filmArgs(values.input, info, seconds), file('film.mp4'));
-  setup = { key: randomBytes(32).toString('hex'), contentId: randomUUID(), ids, input: path.resolve(values.input), seconds };
+  setup = {
+    key: randomBytes(32).toString('hex'),
+    contentId: randomUUID(),
+    ids,
+    input: path.resolve(values.input),
+    seconds,
+  };
   log("marking the leaker's copy (and writing the film's reference)");
-  await embedVideo({ bins, key: watermarkKey(Buffer.from(setup.key, 'hex')), contentId: setup.contentId, input: file('film.mp4'), output: file('copy.mp4'), bits: ids[0] as string, backend, reference: file(VIDEO_REFERENCE), preset: 'superfast', crf: 18 });
+  await embedVideo({
+    bins,
+    key: watermarkKey(Buffer.from(setup.key, 'hex')),
+    contentId: setup.contentId,
+    input: file('film.mp4'),
+    output: file('copy.mp4'),
+    bits: ids[0] as string,
+    backend,
+    reference: file(VIDEO_REFERENCE),
+    preset: 'superfast',
+    crf: 18,
+  });
   log('re-encoding the copy and the unmarked film at 720p CRF 28');
   attack(file('copy.mp4'), file('leak.mp4'));
   attack(file('film.mp4'), file('unmarked.mp4'));
@@ -105,25 +150,47 @@ const RANDOM_IDS = { mask: 0n };
 const leaker = candidates[0] as { viewerId: string; binaryId: string };
 const key = watermarkKey(Buffer.from(setup.key, 'hex'));
 const detect = (leak: string, nulls = 0) =>
-  detectVideo({ bins, key, contentId: setup.contentId, leak, original: file(VIDEO_REFERENCE), reference: true, backend, nullPatterns: nulls });
+  detectVideo({
+    bins,
+    key,
+    contentId: setup.contentId,
+    leak,
+    original: file(VIDEO_REFERENCE),
+    reference: true,
+    backend,
+    nullPatterns: nulls,
+  });
 
 // 3. One detection of the whole leak; each length L holds its first L/10 segments.
 log('reading the whole leak');
 const half = Math.ceil(trials / 2);
 const whole = await detect(file('leak.mp4'), half);
 // Each segment's strength towards the leaker's variant (negative where it was read wrongly), for --naming-only.
-fs.writeFileSync(file('reading.json'), JSON.stringify(whole.segments.map((g) => g.z * signFor(setup.ids[0] as string, g.index))));
+fs.writeFileSync(
+  file('reading.json'),
+  JSON.stringify(whole.segments.map((g) => g.z * signFor(setup.ids[0] as string, g.index))),
+);
 const rows: Array<{ seconds: number; classification: string; right: boolean; fp: number; confusion: number }> = [];
 for (let n = 1; n <= whole.segments.length; n++) {
   const held = whole.segments.filter((s) => s.index < n);
   const m = matchCandidates(held, candidates, RANDOM_IDS);
-  rows.push({ seconds: 10 * n, classification: m.classification, right: m.matched?.viewerId === leaker.viewerId, fp: m.markProbability, confusion: m.identificationProbability });
+  rows.push({
+    seconds: 10 * n,
+    classification: m.classification,
+    right: m.matched?.viewerId === leaker.viewerId,
+    fp: m.markProbability,
+    confusion: m.identificationProbability,
+  });
 }
 /** The shortest length from which every longer one is strong_match for `who`, in seconds. */
 function shortestFor(segments: readonly SegmentReading[], who: string): number | undefined {
   let from: number | undefined;
   for (let n = segments.length; n >= 1; n--) {
-    const m = matchCandidates(segments.filter((g) => g.index < n), candidates, RANDOM_IDS);
+    const m = matchCandidates(
+      segments.filter((g) => g.index < n),
+      candidates,
+      RANDOM_IDS,
+    );
     if (m.classification !== 'strong_match' || m.matched?.viewerId !== who) break;
     from = 10 * n;
   }
@@ -140,12 +207,23 @@ const leakerCount = Math.min(Number(values.leakers), candidates.length);
 const others: Array<number | undefined> = [];
 for (let k = 0; k < leakerCount; k++) {
   const who = candidates[k] as { viewerId: string; binaryId: string };
-  const flipped = whole.segments.map((g) => ({ ...g, z: g.z * signFor(leaker.binaryId, g.index) * signFor(who.binaryId, g.index) }));
+  const flipped = whole.segments.map((g) => ({
+    ...g,
+    z: g.z * signFor(leaker.binaryId, g.index) * signFor(who.binaryId, g.index),
+  }));
   others.push(shortestFor(flipped, who.viewerId));
 }
 const found = others.filter((x): x is number => x !== undefined).sort((a, b) => a - b);
 const quantile = (q: number) => found[Math.min(found.length - 1, Math.ceil(q * found.length) - 1)];
-const spread = { leakers: leakerCount, none: leakerCount - found.length, median: quantile(0.5), p90: quantile(0.9), p95: quantile(0.95), max: found[found.length - 1], within200: found.filter((x) => x <= 200).length };
+const spread = {
+  leakers: leakerCount,
+  none: leakerCount - found.length,
+  median: quantile(0.5),
+  p90: quantile(0.9),
+  p95: quantile(0.95),
+  max: found[found.length - 1],
+  within200: found.filter((x) => x <= 200).length,
+};
 
 // 4. The shortest length for real: cut, attacked, analysed from scratch.
 let check: { classification: string; right: boolean; segments: number } | undefined;
@@ -154,16 +232,24 @@ if (shortest !== undefined) {
   attack(file('copy.mp4'), file('cut.mp4'), ['-t', String(shortest)]);
   const cut = await detect(file('cut.mp4'));
   const m = matchCandidates(cut.segments, candidates, RANDOM_IDS);
-  check = { classification: m.classification, right: m.matched?.viewerId === leaker.viewerId, segments: cut.segments.length };
+  check = {
+    classification: m.classification,
+    right: m.matched?.viewerId === leaker.viewerId,
+    segments: cut.segments.length,
+  };
 }
 
 // 5. Null trials: patterns of keys never used, on the leak (a wrong content) and on the unmarked film.
 log('reading the unmarked film');
 const unmarked = await detect(file('unmarked.mp4'), trials - half);
-const trialSegments = (segments: SegmentReading[], t: number) => segments.map((s) => ({ index: s.index, z: (s.nullZ as number[])[t] as number }));
+const trialSegments = (segments: SegmentReading[], t: number) =>
+  segments.map((s) => ({ index: s.index, z: (s.nullZ as number[])[t] as number }));
 const outcomes = { strong_match: 0, weak_match: 0, mixed_copy: 0, no_match: 0 };
 let smallestFp = 1;
-for (const [segments, n] of [[whole.segments, half], [unmarked.segments, trials - half]] as const) {
+for (const [segments, n] of [
+  [whole.segments, half],
+  [unmarked.segments, trials - half],
+] as const) {
   for (let t = 0; t < n; t++) {
     const m = matchCandidates(trialSegments(segments, t), candidates, RANDOM_IDS);
     outcomes[m.classification]++;
@@ -173,23 +259,57 @@ for (const [segments, n] of [[whole.segments, half], [unmarked.segments, trials 
 const unmarkedReal = matchCandidates(unmarked.segments, candidates, RANDOM_IDS);
 await backend.close();
 log(`naming among ${namingSizes.join(', ')} viewers with this reading's strengths`);
-const naming = namingTable(namingSizes, whole.segments.map((g) => g.z * signFor(leaker.binaryId, g.index)), leakerCount, log);
+const naming = namingTable(
+  namingSizes,
+  whole.segments.map((g) => g.z * signFor(leaker.binaryId, g.index)),
+  leakerCount,
+  log,
+);
 if (!values.work) fs.rmSync(work, { recursive: true, force: true });
 
-const result = { viewers: viewerCount, leakSeconds: seconds, shortest, check, rows, otherLeakers: spread, trials: { count: trials, ...outcomes, smallestFalsePositiveProbability: smallestFp }, unmarkedWithRealKey: unmarkedReal.classification, naming };
+const result = {
+  viewers: viewerCount,
+  leakSeconds: seconds,
+  shortest,
+  check,
+  rows,
+  otherLeakers: spread,
+  trials: { count: trials, ...outcomes, smallestFalsePositiveProbability: smallestFp },
+  unmarkedWithRealKey: unmarkedReal.classification,
+  naming,
+};
 if (values.json) {
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 } else {
-  process.stdout.write(`Shortest leak among ${viewerCount} viewers, 720p CRF 28 (${path.basename(values.input)} played to ${seconds} s), ${os.availableParallelism()} CPUs\n`);
-  const table = new Table({ head: ['leak', 'classification', 'right viewer', 'false positive', 'confusion'], style: { head: [], border: [] } });
-  for (const r of rows) table.push([`${r.seconds} s`, r.classification, r.right ? 'yes' : 'no', r.fp.toExponential(1), r.confusion.toExponential(1)]);
+  process.stdout.write(
+    `Shortest leak among ${viewerCount} viewers, 720p CRF 28 (${path.basename(values.input)} played to ${seconds} s), ${os.availableParallelism()} CPUs\n`,
+  );
+  const table = new Table({
+    head: ['leak', 'classification', 'right viewer', 'false positive', 'confusion'],
+    style: { head: [], border: [] },
+  });
+  for (const r of rows)
+    table.push([
+      `${r.seconds} s`,
+      r.classification,
+      r.right ? 'yes' : 'no',
+      r.fp.toExponential(1),
+      r.confusion.toExponential(1),
+    ]);
   process.stdout.write(`${table.toString()}\n`);
-  process.stdout.write(`shortest leak with strong_match from there on: ${shortest === undefined ? 'none' : `${shortest} s`} (target ≤ 200 s)\n`);
-  if (check) process.stdout.write(`checked for real (cut to ${shortest} s, re-encoded, analysed): ${check.classification}, ${check.right ? 'the right viewer' : 'NOT the right viewer'}, ${check.segments} segments\n`);
+  process.stdout.write(
+    `shortest leak with strong_match from there on: ${shortest === undefined ? 'none' : `${shortest} s`} (target ≤ 200 s)\n`,
+  );
+  if (check)
+    process.stdout.write(
+      `checked for real (cut to ${shortest} s, re-encoded, analysed): ${check.classification}, ${check.right ? 'the right viewer' : 'NOT the right viewer'}, ${check.segments} segments\n`,
+    );
   process.stdout.write(
     `as the leaker, each of ${spread.leakers} drawn viewers (this reading, signs set by their ids): shortest median ${spread.median} s, 90% ${spread.p90} s, 95% ${spread.p95} s, longest ${spread.max} s; ${spread.within200} within 200 s${spread.none ? `, ${spread.none} never strong within ${seconds} s` : ''}\n`,
   );
-  process.stdout.write(`null trials: ${trials} (${half} wrong-content on the leak, ${trials - half} on the unmarked film): strong ${outcomes.strong_match}, weak ${outcomes.weak_match}, none ${outcomes.no_match}; smallest false-positive probability ${smallestFp.toExponential(1)}\n`);
+  process.stdout.write(
+    `null trials: ${trials} (${half} wrong-content on the leak, ${trials - half} on the unmarked film): strong ${outcomes.strong_match}, weak ${outcomes.weak_match}, none ${outcomes.no_match}; smallest false-positive probability ${smallestFp.toExponential(1)}\n`,
+  );
   process.stdout.write(`the unmarked film with the real key: ${unmarkedReal.classification}\n`);
   process.stdout.write(printNaming(naming, leakerCount));
 }

@@ -8,7 +8,14 @@ export type Family = 'single' | 'splice-2' | 'splice-3' | 'average-2' | 'average
 export const FAMILIES: readonly Family[] = ['single', 'splice-2', 'splice-3', 'average-2', 'average-3', 'minority-3'];
 
 /** How many copies a family mixes. */
-export const SOURCES: Record<Family, number> = { single: 1, 'splice-2': 2, 'splice-3': 3, 'average-2': 2, 'average-3': 3, 'minority-3': 3 };
+export const SOURCES: Record<Family, number> = {
+  single: 1,
+  'splice-2': 2,
+  'splice-3': 3,
+  'average-2': 2,
+  'average-3': 3,
+  'minority-3': 3,
+};
 
 export interface Leak {
   /** z as read; reach, what one copy reads there (the segment's strength), as the video detector gives it */
@@ -35,16 +42,27 @@ function draw(n: number, population: number): number[] {
  * random, an average adds the sources' signs and divides by their number, the minority takes the
  * bitwise XOR of three (the odd one out where they differ).
  */
-export function makeLeak(family: Family, length: number, ids: readonly bigint[], strengths: readonly number[], start = Math.floor(Math.random() * ID_BITS)): Leak {
+export function makeLeak(
+  family: Family,
+  length: number,
+  ids: readonly bigint[],
+  strengths: readonly number[],
+  start = Math.floor(Math.random() * ID_BITS),
+): Leak {
   const sources = draw(SOURCES[family], ids.length);
   const words = sources.map((c) => ids[c] as bigint);
   const segments = Array.from({ length }, (_, i) => {
     const index = start + i;
     const strength = strengths[Math.floor(Math.random() * strengths.length)] as number;
     let s: number;
-    if (family.startsWith('splice') || family === 'single') s = sign(words[Math.floor(Math.random() * words.length)] as bigint, index);
+    if (family.startsWith('splice') || family === 'single')
+      s = sign(words[Math.floor(Math.random() * words.length)] as bigint, index);
     else if (family.startsWith('average')) s = words.reduce((acc, w) => acc + sign(w, index), 0) / words.length;
-    else s = sign(words.reduce((acc, w) => acc ^ w, 0n), index);
+    else
+      s = sign(
+        words.reduce((acc, w) => acc ^ w, 0n),
+        index,
+      );
     return { index, z: s * strength + gauss(), reach: strength };
   });
   return { segments, sources };

@@ -54,11 +54,14 @@ function run(n: number) {
       const length = family === 'single' ? lengthIn(1, 40) : lengthIn(10, 60);
       const leak = makeLeak(family as Family, length, p.ids, strengths);
       const r = matchPackedCandidates(leak.segments, candidates, { mask: p.mask, census });
-      const fits = (c: number) => [...r.readout].every((bit, b) => bit === '?' || bit === wordToBinaryId(p.ids[c] as bigint)[b]);
+      const fits = (c: number) =>
+        [...r.readout].every((bit, b) => bit === '?' || bit === wordToBinaryId(p.ids[c] as bigint)[b]);
       record(t, r, new Set(leak.sources.map(String)), leak.sources.filter(fits).length);
     }
     families[family] = t;
-    log(`${n} viewers, ${family}: ${trials} leaks in ${((performance.now() - started) / 1000).toFixed(0)} s, innocents named ${t.innocentsNamed}`);
+    log(
+      `${n} viewers, ${family}: ${trials} leaks in ${((performance.now() - started) / 1000).toFixed(0)} s, innocents named ${t.innocentsNamed}`,
+    );
   }
   const shortest = shortestHonest(p, candidates, census, leakers, strengths);
   return { viewers: n, level: p.name, families, shortest };
@@ -69,19 +72,59 @@ if (values.json) {
   process.stdout.write(`${JSON.stringify({ trials, cpus: os.availableParallelism(), results }, null, 2)}\n`);
 } else {
   for (const r of results) {
-    const head = ['leaks', 'trials', 'strong_match', 'innocents named', 'sources named', 'weak_match', 'mixed_copy', 'pairs named', 'innocents in them', 'no_match'];
+    const head = [
+      'leaks',
+      'trials',
+      'strong_match',
+      'innocents named',
+      'sources named',
+      'weak_match',
+      'mixed_copy',
+      'pairs named',
+      'innocents in them',
+      'no_match',
+    ];
     const verdicts = new Table({ head, style: { head: [], border: [] } });
     for (const [family, t] of Object.entries(r.families)) {
-      verdicts.push([family, t.trials, t.strong, t.innocentsNamed, t.sourcesNamed, t.weak, t.mixed, t.pairsNamed, t.innocentsInPairs, t.none]);
+      verdicts.push([
+        family,
+        t.trials,
+        t.strong,
+        t.innocentsNamed,
+        t.sourcesNamed,
+        t.weak,
+        t.mixed,
+        t.pairsNamed,
+        t.innocentsInPairs,
+        t.none,
+      ]);
     }
-    process.stdout.write(`\n${r.viewers.toLocaleString('en')} viewers (${r.level}): verdicts\n${verdicts.toString()}\n`);
-    const calibration = new Table({ head: ['identification figure', 'leaks', 'an innocent fit every decided bit', 'rate'], style: { head: [], border: [] } });
+    process.stdout.write(
+      `\n${r.viewers.toLocaleString('en')} viewers (${r.level}): verdicts\n${verdicts.toString()}\n`,
+    );
+    const calibration = new Table({
+      head: ['identification figure', 'leaks', 'an innocent fit every decided bit', 'rate'],
+      style: { head: [], border: [] },
+    });
     for (let d = 0; d < DECADES; d++) {
-      const sum = Object.values(r.families).reduce((acc, t) => ({ leaks: acc.leaks + (t.calibration[d]?.leaks ?? 0), innocent: acc.innocent + (t.calibration[d]?.innocent ?? 0) }), { leaks: 0, innocent: 0 });
+      const sum = Object.values(r.families).reduce(
+        (acc, t) => ({
+          leaks: acc.leaks + (t.calibration[d]?.leaks ?? 0),
+          innocent: acc.innocent + (t.calibration[d]?.innocent ?? 0),
+        }),
+        { leaks: 0, innocent: 0 },
+      );
       const range = d === 0 ? '≥ 1e-1' : d === DECADES - 1 ? `< 1e-${d}` : `[1e-${d + 1}, 1e-${d})`;
-      calibration.push([range, sum.leaks, sum.innocent, sum.leaks === 0 ? '-' : (sum.innocent / sum.leaks).toExponential(1)]);
+      calibration.push([
+        range,
+        sum.leaks,
+        sum.innocent,
+        sum.leaks === 0 ? '-' : (sum.innocent / sum.leaks).toExponential(1),
+      ]);
     }
-    process.stdout.write(`the identification figure against the truth (all families): how often did an innocent fit?\n${calibration.toString()}\n`);
+    process.stdout.write(
+      `the identification figure against the truth (all families): how often did an innocent fit?\n${calibration.toString()}\n`,
+    );
     const s = r.shortest;
     process.stdout.write(
       `shortest leak with an honest strong_match (${s.leakers} leakers × 5 starts): median ${s.median} segments, 95% ${s.p95}, longest ${s.max}; ` +

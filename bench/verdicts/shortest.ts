@@ -32,9 +32,16 @@ function lengthFor(counts: readonly number[], start: number): number | undefined
   return undefined;
 }
 
-const at = (sorted: readonly number[], q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+const at = (sorted: readonly number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
 
-export function shortestHonest(p: Population, candidates: PackedCandidates, census: LevelCensus, leakers: number, strengths: readonly number[]): Shortest {
+export function shortestHonest(
+  p: Population,
+  candidates: PackedCandidates,
+  census: LevelCensus,
+  leakers: number,
+  strengths: readonly number[],
+): Shortest {
   const found: number[] = [];
   let checked = 0;
   let confirmed = 0;
@@ -51,7 +58,12 @@ export function shortestHonest(p: Population, candidates: PackedCandidates, cens
       const full = matchPackedCandidates(reading, candidates, options);
       const shorter = length > 1 ? matchPackedCandidates(reading.slice(0, -1), candidates, options) : undefined;
       checked++;
-      if (full.classification === 'strong_match' && full.matched?.viewerId === String(leaker) && shorter?.classification !== 'strong_match') confirmed++;
+      if (
+        full.classification === 'strong_match' &&
+        full.matched?.viewerId === String(leaker) &&
+        shorter?.classification !== 'strong_match'
+      )
+        confirmed++;
     }
   }
   found.sort((a, b) => a - b);

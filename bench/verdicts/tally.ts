@@ -27,7 +27,18 @@ export const DECADES = 8;
 
 export function emptyTally(): Tally {
   return {
-    ...{ trials: 0, strong: 0, weak: 0, mixed: 0, none: 0, innocentsNamed: 0, sourcesNamed: 0, weakWithoutSource: 0, pairsNamed: 0, innocentsInPairs: 0 },
+    ...{
+      trials: 0,
+      strong: 0,
+      weak: 0,
+      mixed: 0,
+      none: 0,
+      innocentsNamed: 0,
+      sourcesNamed: 0,
+      weakWithoutSource: 0,
+      pairsNamed: 0,
+      innocentsInPairs: 0,
+    },
     calibration: Array.from({ length: DECADES }, () => ({ leaks: 0, innocent: 0 })),
   };
 }
@@ -47,15 +58,15 @@ export function record(t: Tally, r: MatchResult, sources: ReadonlySet<string>, s
     else t.innocentsNamed++;
   } else if (r.classification === 'weak_match') {
     t.weak++;
-    if (!r.candidateSet.some((c) => sources.has(c.viewerId)) && r.fitting <= r.candidateSet.length) t.weakWithoutSource++;
+    if (!r.candidateSet.some((c) => sources.has(c.viewerId)) && r.fitting <= r.candidateSet.length)
+      t.weakWithoutSource++;
   } else if (r.classification === 'mixed_copy') {
     t.mixed++;
     if (r.mixed?.named) {
       t.pairsNamed++;
       t.innocentsInPairs += r.mixed.suspects.filter((c) => !sources.has(c.viewerId)).length;
     }
-  }
-  else t.none++;
+  } else t.none++;
   if (r.decidedBits > 0) {
     const bucket = t.calibration[decadeOf(r.identificationProbability)] as Tally['calibration'][number];
     bucket.leaks++;
@@ -65,7 +76,22 @@ export function record(t: Tally, r: MatchResult, sources: ReadonlySet<string>, s
 
 export function merge(a: Tally, b: Tally): Tally {
   const sum = emptyTally();
-  for (const k of ['trials', 'strong', 'weak', 'mixed', 'none', 'innocentsNamed', 'sourcesNamed', 'weakWithoutSource', 'pairsNamed', 'innocentsInPairs'] as const) sum[k] = a[k] + b[k];
-  sum.calibration = a.calibration.map((x, i) => ({ leaks: x.leaks + (b.calibration[i]?.leaks ?? 0), innocent: x.innocent + (b.calibration[i]?.innocent ?? 0) }));
+  for (const k of [
+    'trials',
+    'strong',
+    'weak',
+    'mixed',
+    'none',
+    'innocentsNamed',
+    'sourcesNamed',
+    'weakWithoutSource',
+    'pairsNamed',
+    'innocentsInPairs',
+  ] as const)
+    sum[k] = a[k] + b[k];
+  sum.calibration = a.calibration.map((x, i) => ({
+    leaks: x.leaks + (b.calibration[i]?.leaks ?? 0),
+    innocent: x.innocent + (b.calibration[i]?.innocent ?? 0),
+  }));
   return sum;
 }

@@ -34,7 +34,9 @@ export function Dashboard({ overview, source, columns, error, refreshSeconds }: 
           {source} · {overview ? overview.at.replace('T', ' ').slice(0, 19) : 'reading…'} UTC
         </Text>
       </Box>
-      {error ? <Text color="red" wrap="truncate-end">{`refresh failed: ${error} (showing the last figures)`}</Text> : null}
+      {error ? (
+        <Text color="red" wrap="truncate-end">{`refresh failed: ${error} (showing the last figures)`}</Text>
+      ) : null}
       {overview ? (
         <Box flexDirection={wide ? 'row' : 'column'} flexWrap="wrap">
           <Panel title="Streaming" width={panelWidth}>
@@ -61,7 +63,11 @@ export function Dashboard({ overview, source, columns, error, refreshSeconds }: 
           </Panel>
         </Box>
       ) : null}
-      {refreshSeconds ? <Text dimColor>{`q or Ctrl-C to quit · refreshes every ${refreshSeconds === 1 ? 'second' : `${refreshSeconds} s`}`}</Text> : null}
+      {refreshSeconds ? (
+        <Text
+          dimColor
+        >{`q or Ctrl-C to quit · refreshes every ${refreshSeconds === 1 ? 'second' : `${refreshSeconds} s`}`}</Text>
+      ) : null}
     </Box>
   );
 }
@@ -98,8 +104,16 @@ function Streaming({ overview }: { overview: Overview }) {
       <Row label="streams / min" value={formatRate(t.streamsPerMinute)} />
       <Row label="segment bytes / s" value={`${formatBytes(t.segmentBytesPerSecond)}/s`} />
       <Row label="requests / min" value={formatRate(t.requestsPerMinute)} />
-      <Row label="errors / min (5xx)" value={formatRate(t.serverErrorsPerMinute)} tone={t.serverErrorsPerMinute > 0 ? 'bad' : undefined} />
-      <Row label="refused / min (4xx)" value={formatRate(t.clientErrorsPerMinute)} tone={t.clientErrorsPerMinute > 0 ? 'warn' : undefined} />
+      <Row
+        label="errors / min (5xx)"
+        value={formatRate(t.serverErrorsPerMinute)}
+        tone={t.serverErrorsPerMinute > 0 ? 'bad' : undefined}
+      />
+      <Row
+        label="refused / min (4xx)"
+        value={formatRate(t.clientErrorsPerMinute)}
+        tone={t.clientErrorsPerMinute > 0 ? 'warn' : undefined}
+      />
       <Row label="servers counting" value={`${t.servers} (last ${t.windowSeconds} s)`} />
     </>
   );
@@ -113,7 +127,10 @@ function Queue({ overview, width }: { overview: Overview; width: number }) {
       {f.queue.length === 0 ? <Text dimColor>no case in the queue</Text> : null}
       {f.queue.slice(0, 5).map((q) => (
         <Text key={q.caseId} wrap="truncate-end">
-          {shortId(q.caseId)} {q.state === 'running' ? `${(q.stage ?? 'starting').padEnd(7)} ${bar((q.percent ?? 0) / 100, Math.max(4, Math.min(20, width - 28)))} ${q.percent ?? 0}%` : 'waiting'}
+          {shortId(q.caseId)}{' '}
+          {q.state === 'running'
+            ? `${(q.stage ?? 'starting').padEnd(7)} ${bar((q.percent ?? 0) / 100, Math.max(4, Math.min(20, width - 28)))} ${q.percent ?? 0}%`
+            : 'waiting'}
         </Text>
       ))}
     </>
@@ -129,7 +146,11 @@ function Ingest({ overview, width, now }: { overview: Overview; width: number; n
   // Jobs waiting behind busy workers are the queue working; waiting with none running means no worker is taking them.
   return (
     <>
-      <Row label="waiting · running" value={`${i.waiting} · ${i.running}`} tone={i.waiting > 0 && i.running === 0 ? 'warn' : undefined} />
+      <Row
+        label="waiting · running"
+        value={`${i.waiting} · ${i.running}`}
+        tone={i.waiting > 0 && i.running === 0 ? 'warn' : undefined}
+      />
       <Row
         label="failed (last hour)"
         value={`${i.failedLastHour}${last ? ` · last ${shortId(last.jobId)} ${ago(last.at, now)}: ${last.reason ?? 'no reason kept'}` : ''}`}
@@ -138,7 +159,8 @@ function Ingest({ overview, width, now }: { overview: Overview; width: number; n
       {i.jobs.length === 0 ? <Text dimColor>no ingest running</Text> : null}
       {i.jobs.slice(0, SHOWN_INGESTS).map((j) => (
         <Text key={j.jobId} wrap="truncate-end">
-          {shortId(j.jobId)} {padOrCut(j.title, 16)} {(j.stage ?? 'starting').padEnd(15)} {bar((j.percent ?? 0) / 100, Math.max(4, Math.min(20, width - 89)))} {`${j.percent ?? 0}%`.padStart(4)}
+          {shortId(j.jobId)} {padOrCut(j.title, 16)} {(j.stage ?? 'starting').padEnd(15)}{' '}
+          {bar((j.percent ?? 0) / 100, Math.max(4, Math.min(20, width - 89)))} {`${j.percent ?? 0}%`.padStart(4)}
           {/* the worker's name last: its length varies, and a narrow terminal cuts it rather than the figures */}
           {` · try ${j.attempts} · queued ${ago(j.queuedAt, now)} · ${j.worker ?? 'no worker'}`}
         </Text>
@@ -155,7 +177,11 @@ function Billing({ overview }: { overview: Overview }) {
       <Row label="streams" value={String(b.streams)} />
       <Row label="bytes served" value={formatBytes(b.bytes)} />
       <Row label="organizations" value={String(b.organizations)} />
-      <Row label="open invoices" value={`${b.openInvoices} (${b.openInvoicesApusd} APUSD)`} tone={b.openInvoices > 0 ? 'warn' : undefined} />
+      <Row
+        label="open invoices"
+        value={`${b.openInvoices} (${b.openInvoicesApusd} APUSD)`}
+        tone={b.openInvoices > 0 ? 'warn' : undefined}
+      />
     </>
   );
 }
@@ -178,7 +204,8 @@ function RecentCases({ overview, now }: { overview: Overview; now: number }) {
     <>
       {overview.recentCases.map((c) => (
         <Text key={c.caseId} wrap="truncate-end">
-          {shortId(c.caseId)} {ago(c.createdAt, now).padEnd(11)} {(c.classification ?? c.status).padEnd(14)} content {shortId(c.contentId)}
+          {shortId(c.caseId)} {ago(c.createdAt, now).padEnd(11)} {(c.classification ?? c.status).padEnd(14)} content{' '}
+          {shortId(c.contentId)}
           {c.binaryId ? ` bits ${c.binaryId}` : ''}
         </Text>
       ))}

@@ -32,4 +32,5 @@ export function bar(share: number, width: number): string {
 }
 
 /** Text cut (with an ellipsis) or padded to `cells`, so that what follows it lines up from line to line. */
-export const padOrCut = (text: string, cells: number): string => (text.length > cells ? `${text.slice(0, cells - 1)}…` : text.padEnd(cells));
+export const padOrCut = (text: string, cells: number): string =>
+  text.length > cells ? `${text.slice(0, cells - 1)}…` : text.padEnd(cells);

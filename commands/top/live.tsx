@@ -46,7 +46,15 @@ export function TopApp({ source, intervalMs }: TopAppProps) {
     { isActive: isRawModeSupported === true },
   );
 
-  return <Dashboard overview={overview} source={source.label} columns={columns} error={error} refreshSeconds={intervalMs / 1000} />;
+  return (
+    <Dashboard
+      overview={overview}
+      source={source.label}
+      columns={columns}
+      error={error}
+      refreshSeconds={intervalMs / 1000}
+    />
+  );
 }
 
 /** Clears the (alternate) screen and puts the cursor home. */

@@ -32,7 +32,9 @@ export async function top(opts: TopOptions, command?: Command): Promise<number> 
       if (opts.json) printJson(out, overview);
       else {
         const columns = process.stdout.columns || Number(process.env.COLUMNS) || 100;
-        out.write(renderToString(<Dashboard overview={overview} source={source.label} columns={columns} />, { columns }));
+        out.write(
+          renderToString(<Dashboard overview={overview} source={source.label} columns={columns} />, { columns }),
+        );
       }
       return 0;
     }
@@ -48,7 +50,8 @@ export async function top(opts: TopOptions, command?: Command): Promise<number> 
 function parseInterval(raw: string | undefined): number {
   if (raw === undefined) return 1000;
   const seconds = Number(raw);
-  if (!Number.isFinite(seconds) || seconds < 0.2 || seconds > 3600) throw badRequest(`--interval is seconds between refreshes, 0.2 to 3600; got ${JSON.stringify(raw)}`);
+  if (!Number.isFinite(seconds) || seconds < 0.2 || seconds > 3600)
+    throw badRequest(`--interval is seconds between refreshes, 0.2 to 3600; got ${JSON.stringify(raw)}`);
   return Math.round(seconds * 1000);
 }
 

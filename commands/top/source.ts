@@ -24,10 +24,19 @@ export interface TopSourceOptions extends ConfigInput {
  * `typed` says whether the user typed an option: DRM_DB or DRM_DATA_DIR set for the servers
  * must not stop a --server view, but a --data-dir typed beside --server is a mistake to say.
  */
-export async function openSource(opts: TopSourceOptions, typed: (option: 'db' | 'dataDir') => boolean = () => true): Promise<OverviewSource> {
+export async function openSource(
+  opts: TopSourceOptions,
+  typed: (option: 'db' | 'dataDir') => boolean = () => true,
+): Promise<OverviewSource> {
   if (opts.server !== undefined) {
-    for (const [flag, option] of [['--db', 'db'], ['--data-dir', 'dataDir']] as const) {
-      if (opts[option] !== undefined && typed(option)) throw badRequest(`${flag} reads a database here; with --server the figures come from the server (leave one out)`);
+    for (const [flag, option] of [
+      ['--db', 'db'],
+      ['--data-dir', 'dataDir'],
+    ] as const) {
+      if (opts[option] !== undefined && typed(option))
+        throw badRequest(
+          `${flag} reads a database here; with --server the figures come from the server (leave one out)`,
+        );
     }
     return serverSource(opts.server, opts.token);
   }
@@ -56,14 +65,18 @@ async function databaseSource(opts: TopSourceOptions): Promise<OverviewSource> {
 }
 
 function serverSource(server: string, token: string | undefined): OverviewSource {
-  if (!token) throw badRequest('--server needs an admin token: --token or DRM_ADMIN_TOKEN (drm admin token --wallet ADDRESS makes one)');
+  if (!token)
+    throw badRequest(
+      '--server needs an admin token: --token or DRM_ADMIN_TOKEN (drm admin token --wallet ADDRESS makes one)',
+    );
   let base: URL;
   try {
     base = new URL(server);
   } catch {
     throw badRequest(`--server must be a URL such as http://127.0.0.1:8080, got ${JSON.stringify(server)}`);
   }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw badRequest(`--server must be an http or https URL, got ${JSON.stringify(server)}`);
+  if (base.protocol !== 'http:' && base.protocol !== 'https:')
+    throw badRequest(`--server must be an http or https URL, got ${JSON.stringify(server)}`);
   const url = new URL(`${base.pathname.replace(/\/+$/, '')}/api/v1/admin/overview`, base).toString();
   return {
     label: base.origin,
@@ -74,8 +87,14 @@ function serverSource(server: string, token: string | undefined): OverviewSource
       } catch (err) {
         throw new DrmError('BAD_REQUEST', `cannot reach ${base.origin}: ${(err as Error).message}`);
       }
-      const body = (await res.json().catch(() => undefined)) as (Overview & { error?: string; code?: string }) | undefined;
-      if (!res.ok || !body) throw new DrmError('BAD_REQUEST', `${base.origin} answered ${res.status}: ${body?.error ?? 'no JSON'}${body?.code ? ` (${body.code})` : ''}`);
+      const body = (await res.json().catch(() => undefined)) as
+        | (Overview & { error?: string; code?: string })
+        | undefined;
+      if (!res.ok || !body)
+        throw new DrmError(
+          'BAD_REQUEST',
+          `${base.origin} answered ${res.status}: ${body?.error ?? 'no JSON'}${body?.code ? ` (${body.code})` : ''}`,
+        );
       return body;
     },
     close: async () => {},

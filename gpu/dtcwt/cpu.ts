@@ -28,7 +28,13 @@ export interface Dtcwt2d<T extends FloatArray = Float64Array> {
  * columns. Python dtcwt pads this way (odd sizes once up front, sizes not divisible by 4 before
  * every q-shift level) so coldfilt always sees a multiple of 4.
  */
-function extendEdges<T extends FloatArray>(x: Plane<T>, top: number, bottom: number, left: number, right: number): Plane<T> {
+function extendEdges<T extends FloatArray>(
+  x: Plane<T>,
+  top: number,
+  bottom: number,
+  left: number,
+  right: number,
+): Plane<T> {
   const rows = x.rows + top + bottom;
   const cols = x.cols + left + right;
   const y = zerosLike(x, rows, cols);
@@ -89,7 +95,8 @@ function inWasm<R>(data: Float32Array, pixels: number, run: (data: Float32Array)
   }
 }
 
-const outsideWasm = (data: FloatArray): data is Float32Array => data instanceof Float32Array && !wasmPlanes().owns(data);
+const outsideWasm = (data: FloatArray): data is Float32Array =>
+  data instanceof Float32Array && !wasmPlanes().owns(data);
 
 function copyTransform<T extends FloatArray>(t: Dtcwt2d<T>): Dtcwt2d<T> {
   return {
@@ -103,13 +110,20 @@ function copyTransform<T extends FloatArray>(t: Dtcwt2d<T>): Dtcwt2d<T> {
  * The checks forward2d makes of its arguments, exported so that the tfjs backend rejects the
  * same inputs with the same messages: every backend fails alike.
  */
-export function checkForwardInput(image: FloatArray, height: number, width: number, levels: number, firstHighpass: number): void {
+export function checkForwardInput(
+  image: FloatArray,
+  height: number,
+  width: number,
+  levels: number,
+  firstHighpass: number,
+): void {
   if (!Number.isInteger(height) || !Number.isInteger(width) || height < 1 || width < 1) {
     throw new RangeError(`forward2d: invalid size ${height}x${width}`);
   }
   if (image.length !== height * width) throw new RangeError('forward2d: image length does not match its size');
   if (!Number.isInteger(levels) || levels < 0) throw new RangeError(`forward2d: invalid level count ${levels}`);
-  if (!Number.isInteger(firstHighpass) || firstHighpass < 1) throw new RangeError(`forward2d: invalid first highpass level ${firstHighpass}`);
+  if (!Number.isInteger(firstHighpass) || firstHighpass < 1)
+    throw new RangeError(`forward2d: invalid first highpass level ${firstHighpass}`);
 }
 
 /**
@@ -130,7 +144,12 @@ export function forward2d<T extends FloatArray>(
 ): Dtcwt2d<T> {
   checkForwardInput(image, height, width, levels, firstHighpass);
   if (outsideWasm(image)) {
-    return inWasm(image, height * width, (copy) => forward2d(copy as T, height, width, levels, filters, firstHighpass), copyTransform);
+    return inWasm(
+      image,
+      height * width,
+      (copy) => forward2d(copy as T, height, width, levels, filters, firstHighpass),
+      copyTransform,
+    );
   }
   const { h0o, h1o } = filters.biort;
   const { h0a, h0b, h1a, h1b } = filters.qshift;
@@ -183,7 +202,12 @@ export function inverse2d<T extends FloatArray>(transform: Dtcwt2d<T>, filters: 
   const { highpasses, height, width } = transform;
   const low = transform.lowpass.data;
   if (outsideWasm(low)) {
-    return inWasm(low, height * width, (copy) => inverse2d({ ...transform, lowpass: { ...transform.lowpass, data: copy as T } }, filters), (image) => image.slice() as T);
+    return inWasm(
+      low,
+      height * width,
+      (copy) => inverse2d({ ...transform, lowpass: { ...transform.lowpass, data: copy as T } }, filters),
+      (image) => image.slice() as T,
+    );
   }
   const { g0o, g1o } = filters.biort;
   const { g0a, g0b, g1a, g1b } = filters.qshift;
@@ -209,7 +233,8 @@ export function inverse2d<T extends FloatArray>(transform: Dtcwt2d<T>, filters: 
 
   for (let level = highpasses.length; level >= 2; level--) {
     const hp = highpasses[level - 1] as Highpass<T>;
-    if (hp.rows * 2 !== zRows || hp.cols * 2 !== zCols) throw new RangeError('inverse2d: highpass sizes are not consistent');
+    if (hp.rows * 2 !== zRows || hp.cols * 2 !== zCols)
+      throw new RangeError('inverse2d: highpass sizes are not consistent');
     // Even q-shift filters on columns, then on rows; each step doubles both sizes.
     z = synthesise(
       hp,
@@ -233,7 +258,8 @@ export function inverse2d<T extends FloatArray>(transform: Dtcwt2d<T>, filters: 
 
   const first = highpasses[0];
   if (first) {
-    if (first.rows * 2 !== zRows || first.cols * 2 !== zCols) throw new RangeError('inverse2d: highpass sizes are not consistent');
+    if (first.rows * 2 !== zRows || first.cols * 2 !== zCols)
+      throw new RangeError('inverse2d: highpass sizes are not consistent');
     // Odd top-level filters on columns, then on rows; the size stays.
     z = synthesise(
       first,

@@ -55,7 +55,13 @@ export function reflectIndex(i: number, n: number): number {
  * loops. Taps go four at a time, so the output row is written once per four taps rather than
  * once per tap (the rows are short enough to stay in cache; the stores were the cost).
  */
-function sumRows<T extends FloatArray>(y: Plane<T>, yRow: number, x: Plane<T>, rows: readonly number[], coeffs: readonly number[]): void {
+function sumRows<T extends FloatArray>(
+  y: Plane<T>,
+  yRow: number,
+  x: Plane<T>,
+  rows: readonly number[],
+  coeffs: readonly number[],
+): void {
   const n = x.cols;
   const planes = wasmPlanes();
   if (planes.owns(y.data) && planes.owns(x.data)) {
@@ -77,7 +83,11 @@ function sumRows<T extends FloatArray>(y: Plane<T>, yRow: number, x: Plane<T>, r
     const a3 = coeffs[k + 3] as number;
     const first = k === 0;
     for (let j = 0; j < n; j++) {
-      const s = a0 * (xd[o0 + j] as number) + a1 * (xd[o1 + j] as number) + a2 * (xd[o2 + j] as number) + a3 * (xd[o3 + j] as number);
+      const s =
+        a0 * (xd[o0 + j] as number) +
+        a1 * (xd[o1 + j] as number) +
+        a2 * (xd[o2 + j] as number) +
+        a3 * (xd[o3 + j] as number);
       yd[yo + j] = first ? s : (yd[yo + j] as number) + s;
     }
   }
@@ -126,7 +136,8 @@ export function colfilter<T extends FloatArray>(x: Plane<T>, h: Filter): Plane<T
 export function coldfilt<T extends FloatArray>(x: Plane<T>, ha: Filter, hb: Filter): Plane<T> {
   const r = x.rows;
   if (r % 4 !== 0) throw new RangeError('coldfilt: number of rows must be a multiple of 4');
-  if (ha.length !== hb.length || ha.length % 2 !== 0) throw new RangeError('coldfilt: ha, hb must be even, same length');
+  if (ha.length !== hb.length || ha.length % 2 !== 0)
+    throw new RangeError('coldfilt: ha, hb must be even, same length');
   const m = ha.length;
   const taps = m / 2;
   const y = zerosLike(x, r / 2, x.cols);
@@ -165,7 +176,8 @@ export function coldfilt<T extends FloatArray>(x: Plane<T>, ha: Filter, hb: Filt
 export function colifilt<T extends FloatArray>(x: Plane<T>, ha: Filter, hb: Filter): Plane<T> {
   const r = x.rows;
   if (r % 2 !== 0) throw new RangeError('colifilt: number of rows must be even');
-  if (ha.length !== hb.length || ha.length % 2 !== 0) throw new RangeError('colifilt: ha, hb must be even, same length');
+  if (ha.length !== hb.length || ha.length % 2 !== 0)
+    throw new RangeError('colifilt: ha, hb must be even, same length');
   const m = ha.length;
   const m2 = m / 2;
   const y = zerosLike(x, 2 * r, x.cols);

@@ -84,7 +84,14 @@ export class TfjsBackend implements DtcwtBackend {
     readonly name: string,
   ) {}
 
-  forward(image: Float32Array, height: number, width: number, levels: number, filters?: FilterNames, firstHighpass = 1): Promise<Transform> {
+  forward(
+    image: Float32Array,
+    height: number,
+    width: number,
+    levels: number,
+    filters?: FilterNames,
+    firstHighpass = 1,
+  ): Promise<Transform> {
     return this.forwardMany([{ image, height, width }], levels, filters, firstHighpass).then((t) => t[0] as Transform);
   }
 
@@ -97,7 +104,12 @@ export class TfjsBackend implements DtcwtBackend {
     return this.inverseMany([transform], filters).then((x) => x[0] as Float32Array);
   }
 
-  async forwardMany(frames: readonly Frame[], levels: number, filters?: FilterNames, firstHighpass = 1): Promise<Transform[]> {
+  async forwardMany(
+    frames: readonly Frame[],
+    levels: number,
+    filters?: FilterNames,
+    firstHighpass = 1,
+  ): Promise<Transform[]> {
     this.checkOpen();
     const bank = resolveFilters(filters);
     for (const f of frames) checkForwardInput(f.image, f.height, f.width, levels, firstHighpass);
@@ -118,7 +130,11 @@ export class TfjsBackend implements DtcwtBackend {
         const [low, ...parts] = (await Promise.all(kept.map((t) => t.data()))) as Float32Array[];
         group.forEach((frame, i) => {
           out[frame] = {
-            lowpass: { data: frameOf(low as Float32Array, group.length, i), rows: lowpass.shape[1], cols: lowpass.shape[2] },
+            lowpass: {
+              data: frameOf(low as Float32Array, group.length, i),
+              rows: lowpass.shape[1],
+              cols: lowpass.shape[2],
+            },
             // Skipped levels are computed anyway (on a GPU the whole graph is one pass) but come back
             // as zeros, as the CPU backend returns them, so every backend answers alike.
             highpasses: Array.from({ length: levels }, (_, level) => {
@@ -128,7 +144,12 @@ export class TfjsBackend implements DtcwtBackend {
                 re.fill(0);
                 im.fill(0);
               }
-              return { re, im, rows: (highpasses[2 * level] as Tf.Tensor4D).shape[1], cols: (highpasses[2 * level] as Tf.Tensor4D).shape[2] };
+              return {
+                re,
+                im,
+                rows: (highpasses[2 * level] as Tf.Tensor4D).shape[1],
+                cols: (highpasses[2 * level] as Tf.Tensor4D).shape[2],
+              };
             }),
             height,
             width,
@@ -145,7 +166,8 @@ export class TfjsBackend implements DtcwtBackend {
     this.checkOpen();
     const bank = resolveFilters(filters);
     for (const t of transforms) checkTransform(t);
-    const shapeKey = (t: Transform) => JSON.stringify([t.height, t.width, t.lowpass.rows, t.lowpass.cols, t.highpasses.map((h) => [h.rows, h.cols])]);
+    const shapeKey = (t: Transform) =>
+      JSON.stringify([t.height, t.width, t.lowpass.rows, t.lowpass.cols, t.highpasses.map((h) => [h.rows, h.cols])]);
     const out: Float32Array[] = new Array(transforms.length);
     for (const group of groupBy(transforms, shapeKey)) {
       const ts = group.map((i) => transforms[i] as Transform);
@@ -153,10 +175,20 @@ export class TfjsBackend implements DtcwtBackend {
       const n = ts.length;
       const { tf } = this;
       const image = tf.tidy(() => {
-        const lowpass = tf.tensor4d(stackArrays(ts.map((t) => t.lowpass.data)), [n, first.lowpass.rows, first.lowpass.cols, 1]);
+        const lowpass = tf.tensor4d(stackArrays(ts.map((t) => t.lowpass.data)), [
+          n,
+          first.lowpass.rows,
+          first.lowpass.cols,
+          1,
+        ]);
         const highpasses: HighpassTensors[] = first.highpasses.map((h, level) => {
           const part = (key: 're' | 'im') =>
-            tf.tensor4d(stackArrays(ts.map((t) => (t.highpasses[level] as Transform['highpasses'][number])[key])), [n, h.rows, h.cols, ORIENTATIONS]);
+            tf.tensor4d(stackArrays(ts.map((t) => (t.highpasses[level] as Transform['highpasses'][number])[key])), [
+              n,
+              h.rows,
+              h.cols,
+              ORIENTATIONS,
+            ]);
           return { re: part('re'), im: part('im') };
         });
         return inverseTensors(tf, lowpass, highpasses, first.height, first.width, bank);

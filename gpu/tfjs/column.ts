@@ -120,7 +120,13 @@ export interface EdgePad {
  * Applies `plan` along `axis` (1 = rows, 2 = columns) of x [N, rows, cols, S], the same filter on
  * every signal channel. Must run inside tf.tidy: it leaves intermediates to the caller's scope.
  */
-export function filterAxis(tf: TfModule, x: Tf.Tensor4D, axis: 1 | 2, plan: ColumnPlan, pad: EdgePad = { before: 0, after: 0 }): Tf.Tensor4D {
+export function filterAxis(
+  tf: TfModule,
+  x: Tf.Tensor4D,
+  axis: 1 | 2,
+  plan: ColumnPlan,
+  pad: EdgePad = { before: 0, after: 0 },
+): Tf.Tensor4D {
   const [frames, rows, cols, signals] = x.shape;
   const real = axis === 1 ? rows : cols;
   const n = real + pad.before + pad.after;
@@ -140,9 +146,11 @@ export function filterAxis(tf: TfModule, x: Tf.Tensor4D, axis: 1 | 2, plan: Colu
 
   const weights = new Float32Array(taps * phaseCount * signals);
   plan.phases.forEach((phase, p) => {
-    for (let l = 0; l < taps; l++) weights.fill(phase.taps[l] as number, (l * phaseCount + p) * signals, (l * phaseCount + p + 1) * signals);
+    for (let l = 0; l < taps; l++)
+      weights.fill(phase.taps[l] as number, (l * phaseCount + p) * signals, (l * phaseCount + p + 1) * signals);
   });
-  const kernelShape: [number, number, number, number] = axis === 1 ? [taps, 1, phaseCount * signals, 1] : [1, taps, phaseCount * signals, 1];
+  const kernelShape: [number, number, number, number] =
+    axis === 1 ? [taps, 1, phaseCount * signals, 1] : [1, taps, phaseCount * signals, 1];
   const strides: [number, number] = axis === 1 ? [plan.stride, 1] : [1, plan.stride];
   const y = tf.depthwiseConv2d(stacked, tf.tensor4d(weights, kernelShape), strides, 'valid');
   if (phaseCount === 1) return y;

@@ -8,7 +8,15 @@
  */
 import type * as Tf from '@tensorflow/tfjs';
 import type { DtcwtFilters } from '../dtcwt/filters.js';
-import { type ColumnPlan, coldfiltPlan, colfilterPlan, colifiltPlan, type EdgePad, filterAxis, type TfModule } from './column.js';
+import {
+  type ColumnPlan,
+  coldfiltPlan,
+  colfilterPlan,
+  colifiltPlan,
+  type EdgePad,
+  filterAxis,
+  type TfModule,
+} from './column.js';
 
 /** One level's highpasses as [N, rows, cols, 6] real and imaginary parts, orientation innermost like cpu.ts. */
 export interface HighpassTensors {
@@ -43,7 +51,11 @@ function q2c(tf: TfModule, quads: Tf.Tensor4D): HighpassTensors {
   const rows = rows2 / 2;
   const cols = cols2 / 2;
   const blocks = quads.reshape([n * rows, 2, cols, 2, k]);
-  const at = (r: number, c: number) => blocks.slice([0, r, 0, c, 0], [n * rows, 1, cols, 1, k]).reshape([n, rows, cols, k]).mul(Math.SQRT1_2);
+  const at = (r: number, c: number) =>
+    blocks
+      .slice([0, r, 0, c, 0], [n * rows, 1, cols, 1, k])
+      .reshape([n, rows, cols, k])
+      .mul(Math.SQRT1_2);
   const [a, b, c, d] = [at(0, 0), at(0, 1), at(1, 0), at(1, 1)];
   // Channels [h-, v-, d-, h+, v+, d+] reordered to orientations 0..5 = h-, d-, v-, v+, d+, h+.
   const order = tf.tensor1d([0, 2, 1, 4, 5, 3], 'int32');
@@ -55,8 +67,17 @@ function q2c(tf: TfModule, quads: Tf.Tensor4D): HighpassTensors {
 /** c2q, the inverse of q2c: quad channels [v, h, d] (the order inverse() stacks them in). */
 function c2q(tf: TfModule, hp: HighpassTensors): Tf.Tensor4D {
   const [n, rows, cols] = hp.re.shape;
-  const pick = (x: Tf.Tensor4D, o: number[]) => tf.gather(x, tf.tensor1d(o, 'int32'), 3).mul(Math.SQRT1_2).reshape([n * rows, cols, 3]);
-  const [r1, i1, r2, i2] = [pick(hp.re, [2, 0, 1]), pick(hp.im, [2, 0, 1]), pick(hp.re, [3, 5, 4]), pick(hp.im, [3, 5, 4])];
+  const pick = (x: Tf.Tensor4D, o: number[]) =>
+    tf
+      .gather(x, tf.tensor1d(o, 'int32'), 3)
+      .mul(Math.SQRT1_2)
+      .reshape([n * rows, cols, 3]);
+  const [r1, i1, r2, i2] = [
+    pick(hp.re, [2, 0, 1]),
+    pick(hp.im, [2, 0, 1]),
+    pick(hp.re, [3, 5, 4]),
+    pick(hp.im, [3, 5, 4]),
+  ];
   // P = w1 + w2, Q = w1 - w2; a = Re P, b = Im P, c = Im Q, d = -Re Q.
   const top = tf.stack([r1.add(r2), i1.add(i2)], 2);
   const bottom = tf.stack([i1.sub(i2), r2.sub(r1)], 2);

@@ -38,7 +38,8 @@ export class WasmPlanes {
   overflowed = false;
 
   constructor() {
-    this.x = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(WASM_BASE64, 'base64')), {}).exports as unknown as Exports;
+    this.x = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(WASM_BASE64, 'base64')), {})
+      .exports as unknown as Exports;
   }
 
   private get buffer(): ArrayBuffer {
@@ -90,12 +91,23 @@ export class WasmPlanes {
   private nextSlot = 0;
 
   /** y[yStart + j] = Σ_k coeffs[k] · x[rows[k]·n + j] for j < n (y and x in this memory). */
-  sumRows(y: Float32Array, yStart: number, x: Float32Array, rows: readonly number[], coeffs: readonly number[], n: number): void {
+  sumRows(
+    y: Float32Array,
+    yStart: number,
+    x: Float32Array,
+    rows: readonly number[],
+    coeffs: readonly number[],
+    n: number,
+  ): void {
     const taps = rows.length;
     if (taps > MAX_TAPS) throw new RangeError(`sumRows: ${taps} taps, at most ${MAX_TAPS}`);
     if (this.scratch?.buffer !== this.buffer) {
       const coeffsAt = (slot: number) => new Float32Array(this.buffer, ROWS_BYTES + slot * COEFFS_BYTES, 4 * MAX_TAPS);
-      this.scratch = { buffer: this.buffer, rows: new Int32Array(this.buffer, 0, MAX_TAPS), coeffs: Array.from({ length: SLOTS }, (_, slot) => coeffsAt(slot)) };
+      this.scratch = {
+        buffer: this.buffer,
+        rows: new Int32Array(this.buffer, 0, MAX_TAPS),
+        coeffs: Array.from({ length: SLOTS }, (_, slot) => coeffsAt(slot)),
+      };
     }
     const { rows: scratchRows, coeffs: scratchCoeffs } = this.scratch;
     for (let k = 0; k < taps; k++) scratchRows[k] = x.byteOffset + 4 * (rows[k] as number) * n;

@@ -11,7 +11,16 @@ import { WASM_BASE64 } from './variants-wasm.js';
 
 const PAGE = 65536;
 
-type VariantsFn = (luma: number, top: number, bottom: number, gy: number, fy: number, a: number, b: number, n: number) => void;
+type VariantsFn = (
+  luma: number,
+  top: number,
+  bottom: number,
+  gy: number,
+  fy: number,
+  a: number,
+  b: number,
+  n: number,
+) => void;
 type WidenFn = (row: number, lo: number, hi: number, t: number, out: number, n: number) => void;
 interface Exports {
   memory: WebAssembly.Memory;
@@ -45,18 +54,35 @@ export interface VariantsKernel {
 let instance: Exports | undefined;
 
 function exports(): Exports {
-  if (!instance) instance = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(WASM_BASE64, 'base64')), {}).exports as unknown as Exports;
+  if (!instance)
+    instance = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(WASM_BASE64, 'base64')), {})
+      .exports as unknown as Exports;
   return instance;
 }
 
 const padded = (bytes: number) => Math.ceil((bytes + 64) / 16) * 16;
 
 /** The kernel laid out for these sizes (memory grown when needed; views are made afresh each call). */
-export function variantsKernel(width: number, height: number, reducedWidth: number, reducedHeight: number): VariantsKernel {
+export function variantsKernel(
+  width: number,
+  height: number,
+  reducedWidth: number,
+  reducedHeight: number,
+): VariantsKernel {
   const { memory, variants, widen } = exports();
   const plane = padded(width * height);
   const row = padded(width * 4);
-  const at = { luma: 0, a: plane, b: 2 * plane, top: 3 * plane, bottom: 3 * plane + row, lo: 3 * plane + 2 * row, hi: 3 * plane + 3 * row, t: 3 * plane + 4 * row, delta: 3 * plane + 5 * row };
+  const at = {
+    luma: 0,
+    a: plane,
+    b: 2 * plane,
+    top: 3 * plane,
+    bottom: 3 * plane + row,
+    lo: 3 * plane + 2 * row,
+    hi: 3 * plane + 3 * row,
+    t: 3 * plane + 4 * row,
+    delta: 3 * plane + 5 * row,
+  };
   const need = at.delta + padded(reducedWidth * reducedHeight * 4);
   if (memory.buffer.byteLength < need) memory.grow(Math.ceil((need - memory.buffer.byteLength) / PAGE));
   const buf = memory.buffer;
@@ -67,7 +93,9 @@ export function variantsKernel(width: number, height: number, reducedWidth: numb
     b: new Uint8Array(buf, at.b, pixels),
     rows: [new Float32Array(buf, at.top, width), new Float32Array(buf, at.bottom, width)],
     load(delta, cols) {
-      new Float32Array(buf, at.delta, reducedWidth * reducedHeight).set(delta.subarray(0, reducedWidth * reducedHeight));
+      new Float32Array(buf, at.delta, reducedWidth * reducedHeight).set(
+        delta.subarray(0, reducedWidth * reducedHeight),
+      );
       const lo = new Int32Array(buf, at.lo, width);
       const hi = new Int32Array(buf, at.hi, width);
       for (let x = 0; x < width; x++) {
@@ -80,7 +108,16 @@ export function variantsKernel(width: number, height: number, reducedWidth: numb
       widen(at.delta + 4 * i * reducedWidth, at.lo, at.hi, at.t, into.byteOffset, width);
     },
     row(y, top, bottom, fy) {
-      variants(at.luma + y * width, top.byteOffset, bottom.byteOffset, 1 - fy, fy, at.a + y * width, at.b + y * width, width);
+      variants(
+        at.luma + y * width,
+        top.byteOffset,
+        bottom.byteOffset,
+        1 - fy,
+        fy,
+        at.a + y * width,
+        at.b + y * width,
+        width,
+      );
     },
   };
 }

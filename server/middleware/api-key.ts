@@ -10,7 +10,11 @@ import { bearer } from '../origin.js';
  * Bearer API key → key and organization, counted against the rate limits (so every keyed
  * response, errors included, carries the X-RateLimit headers), then the suspension and scope checks.
  */
-export function requireKey(ctx: Context, scope: Scope | 'any', options: { suspendedMay?: boolean } = {}): MiddlewareHandler<AppEnv> {
+export function requireKey(
+  ctx: Context,
+  scope: Scope | 'any',
+  options: { suspendedMay?: boolean } = {},
+): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const auth = await authenticateApiKey(ctx, bearer(c));
     const rate = await countRequest(ctx, auth);

@@ -10,7 +10,10 @@ import type { AppEnv } from '../env.js';
  * answer again (Idempotent-Replayed: true) and moves nothing. `organizationOf` names whose keys
  * these are: the key's organization, or the organization an admin acts on.
  */
-export function idempotent(ctx: Context, organizationOf: (c: HonoContext<AppEnv>) => string): MiddlewareHandler<AppEnv> {
+export function idempotent(
+  ctx: Context,
+  organizationOf: (c: HonoContext<AppEnv>) => string,
+): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const key = c.req.header('idempotency-key');
     if (key === undefined) return next();

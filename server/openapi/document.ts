@@ -33,8 +33,11 @@ const TAGS = [
   { name: 'Operations', description: 'Liveness, readiness, metrics and this document' },
   { name: 'Authentication', description: 'Registration and the API key (spec 4.1, 5)' },
   { name: 'Catalog', description: 'Licensed content (scope catalog)' },
-  { name: 'Streaming', description: 'Stream sessions and what players fetch (scope stream; the session id for players)' },
-  { name: 'Viewers', description: 'The organization\'s viewers (scope stream; search: forensics)' },
+  {
+    name: 'Streaming',
+    description: 'Stream sessions and what players fetch (scope stream; the session id for players)',
+  },
+  { name: 'Viewers', description: "The organization's viewers (scope stream; search: forensics)" },
   { name: 'Webhooks', description: 'Webhook settings and deliveries (scope billing)' },
   { name: 'Billing', description: 'Plans, usage, balance, invoices, funding, subscriptions (scope billing)' },
   { name: 'Forensics', description: 'Leak analysis and forensic cases (scope forensics)' },
@@ -45,7 +48,7 @@ const DESCRIPTION = [
   'Forensic DRM streaming: AES-128 HLS with per-viewer A/B watermarks, leak tracing and billing.',
   '',
   'Errors are `{error, code, status}` (components.schemas.Error). Keyed responses carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.',
-  'Where the interface has two shapes, responses carry the union of both; where they collide (forensic confidence, the evidence chain, the case detail\'s nesting) the server\'s --api-shape decides, and this document is the one for the shape the server runs with.',
+  "Where the interface has two shapes, responses carry the union of both; where they collide (forensic confidence, the evidence chain, the case detail's nesting) the server's --api-shape decides, and this document is the one for the shape the server runs with.",
 ].join('\n');
 
 export interface DocumentOptions {
@@ -71,7 +74,13 @@ export function openApiDocument(options: DocumentOptions) {
     paths,
     webhooks: WEBHOOKS,
     components: {
-      schemas: { ...ERROR_SCHEMAS, ...CORE_SCHEMAS, ...billingSchemas(options.shape), ...forensicSchemas(options.shape), ...OVERVIEW_SCHEMAS },
+      schemas: {
+        ...ERROR_SCHEMAS,
+        ...CORE_SCHEMAS,
+        ...billingSchemas(options.shape),
+        ...forensicSchemas(options.shape),
+        ...OVERVIEW_SCHEMAS,
+      },
       responses: RESPONSES,
       headers: HEADERS,
       securitySchemes: SECURITY_SCHEMES,

@@ -119,7 +119,11 @@ export const ADMIN_BILLING_ENDPOINTS: Endpoint[] = [
       summary: 'Grant a Watermark Pass: the watermarking fee is waived until then',
       parameters: [orgId, idempotencyKeyParam],
       requestBody: jsonBody(passBody, { days: 30 }),
-      responses: { '200': jsonResponse('granted', object({ success, watermarkPassUntil: time() })), '404': notFound, '409': moneyConflict },
+      responses: {
+        '200': jsonResponse('granted', object({ success, watermarkPassUntil: time() })),
+        '404': notFound,
+        '409': moneyConflict,
+      },
     }),
   },
   {

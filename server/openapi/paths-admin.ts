@@ -49,7 +49,10 @@ const signIn: Endpoint[] = [
       operationId: 'adminNonce',
       summary: 'A single-use nonce for a SIWE sign-in message (10 minutes)',
       description: 'Limited per client address and hour.',
-      responses: { '200': jsonResponse('the nonce', object({ nonce: str(), expiresAt: time() })), '429': errorResponse('RateLimited') },
+      responses: {
+        '200': jsonResponse('the nonce', object({ nonce: str(), expiresAt: time() })),
+        '429': errorResponse('RateLimited'),
+      },
     }),
   },
   {
@@ -58,13 +61,20 @@ const signIn: Endpoint[] = [
     operation: open(ADMIN, {
       operationId: 'adminSignIn',
       summary: 'Exchange a signed EIP-4361 message for a 12-hour admin token',
-      description: "The message's domain must be the host the server is reached at (or --public-url's); its nonce is consumed once. A bad signature, domain, time or nonce is 401 INVALID_ADMIN_TOKEN; a wallet that is not granted admin 403 ADMIN_REQUIRED.",
+      description:
+        "The message's domain must be the host the server is reached at (or --public-url's); its nonce is consumed once. A bad signature, domain, time or nonce is 401 INVALID_ADMIN_TOKEN; a wallet that is not granted admin 403 ADMIN_REQUIRED.",
       requestBody: jsonBody(
-        object({ message: str('the EIP-4361 message', { maxLength: 4000 }), signature: str('0x-prefixed hex', { pattern: '^0x[0-9a-fA-F]+$', maxLength: 200 }) }),
+        object({
+          message: str('the EIP-4361 message', { maxLength: 4000 }),
+          signature: str('0x-prefixed hex', { pattern: '^0x[0-9a-fA-F]+$', maxLength: 200 }),
+        }),
         { message: SIWE_EXAMPLE, signature: `0x${'ab'.repeat(65)}` },
       ),
       responses: {
-        '200': jsonResponse('the admin token', object({ token: str('JWT, sent as Authorization: Bearer'), address: SCHEMA_PARTS.wallet, expiresAt: time() })),
+        '200': jsonResponse(
+          'the admin token',
+          object({ token: str('JWT, sent as Authorization: Bearer'), address: SCHEMA_PARTS.wallet, expiresAt: time() }),
+        ),
         '401': errorResponse('InvalidAdminToken'),
         '403': errorResponse('AdminRequired'),
       },
@@ -76,7 +86,11 @@ const licenseBody = object(
   {
     contentId: str('a content id, or * for all content of contentType', { maxLength: 64 }),
     contentType: { type: 'string', enum: [...CONTENT_TYPES] },
-    licenseScope: { type: 'string', enum: ['all', 'specific'], description: 'all goes with contentId *, specific with one content id; follows contentId when omitted' },
+    licenseScope: {
+      type: 'string',
+      enum: ['all', 'specific'],
+      description: 'all goes with contentId *, specific with one content id; follows contentId when omitted',
+    },
     watermarkingEnabled: { ...bool(), default: true },
     pricePerStream: num('APUSD', { minimum: 0, maximum: 1_000_000, default: 0 }),
   },
@@ -88,7 +102,7 @@ const rateLimitBody = {
     {
       rateLimitPerHour: int(undefined, { minimum: 1, maximum: 10_000_000 }),
       monthlyStreamLimit: int('organization only', { minimum: 0, maximum: 1_000_000_000 }),
-      keyId: str('set the hourly limit of this key instead of the organization\'s', { maxLength: 64 }),
+      keyId: str("set the hourly limit of this key instead of the organization's", { maxLength: 64 }),
     },
     ['rateLimitPerHour', 'monthlyStreamLimit', 'keyId'],
   ),
@@ -103,7 +117,12 @@ const organizations: Endpoint[] = [
       operationId: 'adminListOrganizations',
       summary: 'Every organization with its usage, keys, licenses and limits',
       parameters: pagingParams(500),
-      responses: { '200': jsonResponse('a page of organizations', object({ organizations: arrayOf(ref('AdminOrganization')), page: int(), limit: int() })) },
+      responses: {
+        '200': jsonResponse(
+          'a page of organizations',
+          object({ organizations: arrayOf(ref('AdminOrganization')), page: int(), limit: int() }),
+        ),
+      },
     }),
   },
   {
@@ -113,8 +132,17 @@ const organizations: Endpoint[] = [
       operationId: 'adminGrantLicense',
       summary: 'License content to an organization',
       parameters: [orgId],
-      requestBody: jsonBody(licenseBody, { contentId: '*', contentType: 'video', licenseScope: 'all', watermarkingEnabled: true, pricePerStream: 0.05 }),
-      responses: { '200': jsonResponse('licensed', object({ success: { type: 'boolean', const: true }, licenseId: uuid() })), '404': notFound },
+      requestBody: jsonBody(licenseBody, {
+        contentId: '*',
+        contentType: 'video',
+        licenseScope: 'all',
+        watermarkingEnabled: true,
+        pricePerStream: 0.05,
+      }),
+      responses: {
+        '200': jsonResponse('licensed', object({ success: { type: 'boolean', const: true }, licenseId: uuid() })),
+        '404': notFound,
+      },
     }),
   },
   {
@@ -134,7 +162,8 @@ const organizations: Endpoint[] = [
     operation: admin(ADMIN, {
       operationId: 'adminSuspend',
       summary: 'Suspend an organization',
-      description: 'Its keys get 403 ORGANIZATION_SUSPENDED (billing reads and payments excepted); emits organization.suspended. 409 when already suspended.',
+      description:
+        'Its keys get 403 ORGANIZATION_SUSPENDED (billing reads and payments excepted); emits organization.suspended. 409 when already suspended.',
       parameters: [orgId],
       requestBody: jsonBody(object({ reason: str(undefined, { maxLength: 500 }) }), { reason: 'unpaid invoices' }),
       responses: { '200': jsonResponse('suspended', ref('Success')), '404': notFound, '409': conflict },
@@ -162,7 +191,12 @@ const content: Endpoint[] = [
       operationId: 'adminListContent',
       summary: 'Every content item',
       parameters: pagingParams(200),
-      responses: { '200': jsonResponse('a page of content', object({ content: arrayOf(ref('ContentAdmin')), total: int(), page: int(), limit: int() })) },
+      responses: {
+        '200': jsonResponse(
+          'a page of content',
+          object({ content: arrayOf(ref('ContentAdmin')), total: int(), page: int(), limit: int() }),
+        ),
+      },
     }),
   },
   {
@@ -181,12 +215,25 @@ const content: Endpoint[] = [
     operation: admin(ADMIN, {
       operationId: 'adminDeleteContent',
       summary: 'Delete a content item: its files, licenses and row in one step',
-      description: 'Refused (409) while sessions play it unless force=true, which ends them. A row that sessions or cases name stays as a tombstone (status deleted, no files): who streamed it is evidence.',
-      parameters: [contentId, queryParam('force', 'end the sessions playing it', { type: 'string', enum: ['true', 'false'], default: 'false' })],
+      description:
+        'Refused (409) while sessions play it unless force=true, which ends them. A row that sessions or cases name stays as a tombstone (status deleted, no files): who streamed it is evidence.',
+      parameters: [
+        contentId,
+        queryParam('force', 'end the sessions playing it', {
+          type: 'string',
+          enum: ['true', 'false'],
+          default: 'false',
+        }),
+      ],
       responses: {
         '200': jsonResponse(
           'deleted',
-          object({ success: { type: 'boolean', const: true }, id: uuid(), outcome: { type: 'string', enum: ['removed', 'tombstone'] }, endedSessions: int() }),
+          object({
+            success: { type: 'boolean', const: true },
+            id: uuid(),
+            outcome: { type: 'string', enum: ['removed', 'tombstone'] },
+            endedSessions: int(),
+          }),
         ),
         '404': notFound,
         '409': conflict,

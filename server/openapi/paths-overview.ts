@@ -1,4 +1,17 @@
-import { admin, arrayOf, type Endpoint, int, jsonResponse, nullable, num, object, type Schema, str, time, uuid } from './build.js';
+import {
+  admin,
+  arrayOf,
+  type Endpoint,
+  int,
+  jsonResponse,
+  nullable,
+  num,
+  object,
+  type Schema,
+  str,
+  time,
+  uuid,
+} from './build.js';
 
 // The live view's read of the whole deployment (`drm top --server`), from the database that every
 // server shares: src/domain/operations/overview.ts.
@@ -40,7 +53,7 @@ const Overview = object({
         title: str(),
         type: { type: 'string', enum: ['video', 'music'] },
         worker: nullable(str('host and pid of the worker holding the lease')),
-        stage: nullable(str("what the worker is doing, as it last wrote it")),
+        stage: nullable(str('what the worker is doing, as it last wrote it')),
         percent: nullable(num()),
         attempts: int('takes so far; more than 1: a worker died on it or was stopped'),
         queuedAt: time(),
@@ -82,7 +95,8 @@ export const OVERVIEW_ENDPOINTS: Endpoint[] = [
     path: '/api/v1/admin/overview',
     operation: admin('Admin', {
       operationId: 'adminOverview',
-      summary: 'The live view: sessions, traffic, the forensics and ingest queues, webhooks, recent cases, the period\'s billing',
+      summary:
+        "The live view: sessions, traffic, the forensics and ingest queues, webhooks, recent cases, the period's billing",
       description: 'One read of the database, the same on every server; sent with Cache-Control: no-store.',
       responses: { '200': jsonResponse('the overview', { $ref: '#/components/schemas/Overview' }) },
     }),

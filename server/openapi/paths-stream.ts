@@ -20,7 +20,8 @@ import { SCHEMA_PARTS } from './schemas-core.js';
 const CATALOG = 'Catalog';
 const STREAM = 'Streaming';
 const contentId = pathParam('contentId', 'the content item', uuid());
-const PRIVATE = 'Sent with Cache-Control: private, no-store, and Access-Control-Allow-Origin: * (players run on the organizations\' own sites).';
+const PRIVATE =
+  "Sent with Cache-Control: private, no-store, and Access-Control-Allow-Origin: * (players run on the organizations' own sites).";
 
 function picture(file: string, type: string, what: string): Endpoint {
   return {
@@ -29,9 +30,13 @@ function picture(file: string, type: string, what: string): Endpoint {
     operation: open(CATALOG, {
       operationId: file === 'thumbnail.jpg' ? 'contentThumbnail' : 'contentPreview',
       summary: `The item's ${what}`,
-      description: 'Open to anyone holding the content id (an <img> or <video> cannot send a key); public, cached for a day.',
+      description:
+        'Open to anyone holding the content id (an <img> or <video> cannot send a key); public, cached for a day.',
       parameters: [contentId],
-      responses: { '200': { description: what, content: { [type]: { schema: { type: 'string', contentMediaType: type } } } }, '404': notFound },
+      responses: {
+        '200': { description: what, content: { [type]: { schema: { type: 'string', contentMediaType: type } } } },
+        '404': notFound,
+      },
     }),
   };
 }
@@ -44,7 +49,16 @@ const catalog: Endpoint[] = [
       operationId: 'listCatalog',
       summary: 'Content licensed to the organization',
       parameters: pagingParams(200),
-      responses: { '200': jsonResponse('a page of the catalog', object({ content: { type: 'array', items: ref('ContentSummary') }, page: { type: 'integer' }, limit: { type: 'integer' } })) },
+      responses: {
+        '200': jsonResponse(
+          'a page of the catalog',
+          object({
+            content: { type: 'array', items: ref('ContentSummary') },
+            page: { type: 'integer' },
+            limit: { type: 'integer' },
+          }),
+        ),
+      },
     }),
   },
   {
@@ -63,12 +77,15 @@ const catalog: Endpoint[] = [
 
 const streamBody = object(
   {
-    viewerToken: str("a JWT signed with the organization's private key (claims: sub, exp; optional email, walletAddress, aud)", { maxLength: 8192 }),
+    viewerToken: str(
+      "a JWT signed with the organization's private key (claims: sub, exp; optional email, walletAddress, aud)",
+      { maxLength: 8192 },
+    ),
     walletAddress: { ...SCHEMA_PARTS.wallet, description: "the viewer's own wallet" },
     viewerId: str("Shape B: the organization's own id for the viewer, on its word", { minLength: 1, maxLength: 256 }),
   },
   ['viewerToken', 'walletAddress', 'viewerId'],
-  'With a valid viewerToken the viewer is the token\'s subject; else viewerId names one; with neither a random viewer is made.',
+  "With a valid viewerToken the viewer is the token's subject; else viewerId names one; with neither a random viewer is made.",
 );
 
 const endSession = (operationId: string, path: string, param: string, shape: string): Endpoint => ({
@@ -105,7 +122,12 @@ const stream: Endpoint[] = [
       summary: "The session's HLS playlist",
       description: `AES-128 (#EXT-X-KEY with the key URI below), #EXT-X-TARGETDURATION:10; segment URIs are /api/v1/stream/{contentId}/segment/{n}.ts?session=…, served per viewer from variant A or B. ${PRIVATE}`,
       parameters: [contentId],
-      responses: { '200': { description: 'the playlist', content: { 'application/vnd.apple.mpegurl': { schema: { type: 'string' } } } } },
+      responses: {
+        '200': {
+          description: 'the playlist',
+          content: { 'application/vnd.apple.mpegurl': { schema: { type: 'string' } } },
+        },
+      },
     }),
   },
   {
@@ -116,7 +138,14 @@ const stream: Endpoint[] = [
       summary: "The content's AES-128 key",
       description: `The 16 key bytes, for an active, unexpired session of a viewer who is not blocked. ${PRIVATE}`,
       parameters: [contentId],
-      responses: { '200': { description: '16 bytes', content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } } },
+      responses: {
+        '200': {
+          description: '16 bytes',
+          content: {
+            'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } },
+          },
+        },
+      },
     }),
   },
   {
@@ -126,8 +155,16 @@ const stream: Endpoint[] = [
       operationId: 'getSegment',
       summary: 'One encrypted MPEG-TS segment',
       description: `Segment s comes from variant A when bit (s mod 40) of the viewer's binaryId is 0, from B when it is 1. ${PRIVATE}`,
-      parameters: [contentId, pathParam('seg', 'the segment number, optionally with .ts', { type: 'string', pattern: '^\\d{1,9}(\\.ts)?$' })],
-      responses: { '200': { description: 'the segment', content: { 'video/mp2t': { schema: { type: 'string', contentMediaType: 'video/mp2t' } } } } },
+      parameters: [
+        contentId,
+        pathParam('seg', 'the segment number, optionally with .ts', { type: 'string', pattern: '^\\d{1,9}(\\.ts)?$' }),
+      ],
+      responses: {
+        '200': {
+          description: 'the segment',
+          content: { 'video/mp2t': { schema: { type: 'string', contentMediaType: 'video/mp2t' } } },
+        },
+      },
     }),
   },
   {
@@ -135,7 +172,7 @@ const stream: Endpoint[] = [
     path: '/api/v1/stream/sessions/{sessionId}',
     operation: keyed('stream', STREAM, {
       operationId: 'getSession',
-      summary: 'One of the organization\'s stream sessions',
+      summary: "One of the organization's stream sessions",
       parameters: [pathParam('sessionId', 'the stream session', uuid())],
       responses: { '200': jsonResponse('the session', ref('Session')), '404': notFound },
     }),

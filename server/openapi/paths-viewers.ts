@@ -1,4 +1,21 @@
-import { arrayOf, bool, type Endpoint, int, jsonBody, jsonResponse, keyed, notFound, nullable, object, pagingParams, pathParam, queryParam, ref, str, uuid } from './build.js';
+import {
+  arrayOf,
+  bool,
+  type Endpoint,
+  int,
+  jsonBody,
+  jsonResponse,
+  keyed,
+  notFound,
+  nullable,
+  object,
+  pagingParams,
+  pathParam,
+  queryParam,
+  ref,
+  str,
+  uuid,
+} from './build.js';
 import { SCHEMA_PARTS } from './schemas-core.js';
 
 // Spec 4.5 (viewers) and 4.6 (webhook management).
@@ -14,8 +31,19 @@ const viewers: Endpoint[] = [
     operation: keyed('stream', VIEWERS, {
       operationId: 'listViewers',
       summary: "The organization's viewers",
-      parameters: [...pagingParams(200), queryParam('blocked', 'only blocked (true) or only unblocked (false) viewers', { type: 'string', enum: ['true', 'false'] })],
-      responses: { '200': jsonResponse('a page of viewers', object({ viewers: arrayOf(ref('Viewer')), total: int(), page: int(), limit: int() })) },
+      parameters: [
+        ...pagingParams(200),
+        queryParam('blocked', 'only blocked (true) or only unblocked (false) viewers', {
+          type: 'string',
+          enum: ['true', 'false'],
+        }),
+      ],
+      responses: {
+        '200': jsonResponse(
+          'a page of viewers',
+          object({ viewers: arrayOf(ref('Viewer')), total: int(), page: int(), limit: int() }),
+        ),
+      },
     }),
   },
   {
@@ -46,7 +74,11 @@ const viewers: Endpoint[] = [
       summary: 'Block a viewer',
       description: 'The viewer can start no new session and their sessions stop being served; emits viewer.blocked.',
       parameters: [viewerId],
-      requestBody: jsonBody(object({ reason: str(undefined, { maxLength: 500 }) }, ['reason']), { reason: 'leaked a stream' }, false),
+      requestBody: jsonBody(
+        object({ reason: str(undefined, { maxLength: 500 }) }, ['reason']),
+        { reason: 'leaked a stream' },
+        false,
+      ),
       responses: { '200': jsonResponse('blocked', ref('Success')), '404': notFound },
     }),
   },
@@ -70,7 +102,10 @@ const webhookBody = {
     },
     ['webhookUrl', 'regenerateSecret'],
   ),
-  anyOf: [{ required: ['webhookUrl'] }, { required: ['regenerateSecret'], properties: { regenerateSecret: { const: true } } }],
+  anyOf: [
+    { required: ['webhookUrl'] },
+    { required: ['regenerateSecret'], properties: { regenerateSecret: { const: true } } },
+  ],
 };
 
 const webhook: Endpoint[] = [
@@ -81,7 +116,12 @@ const webhook: Endpoint[] = [
       operationId: 'updateWebhook',
       summary: 'Set the webhook URL, replace the secret, or both',
       requestBody: jsonBody(webhookBody, { webhookUrl: 'https://hooks.acme.example/drm', regenerateSecret: false }),
-      responses: { '200': jsonResponse('the URL and the signing secret', object({ webhookUrl: nullable(str()), webhookSecret: str() })) },
+      responses: {
+        '200': jsonResponse(
+          'the URL and the signing secret',
+          object({ webhookUrl: nullable(str()), webhookSecret: str() }),
+        ),
+      },
     }),
   },
   {
@@ -91,7 +131,12 @@ const webhook: Endpoint[] = [
       operationId: 'listDeliveries',
       summary: 'Webhook delivery history, newest first',
       parameters: pagingParams(100),
-      responses: { '200': jsonResponse('a page of deliveries', object({ deliveries: arrayOf(ref('Delivery')), page: int(), limit: int() })) },
+      responses: {
+        '200': jsonResponse(
+          'a page of deliveries',
+          object({ deliveries: arrayOf(ref('Delivery')), page: int(), limit: int() }),
+        ),
+      },
     }),
   },
   {
@@ -101,7 +146,12 @@ const webhook: Endpoint[] = [
       operationId: 'testWebhook',
       summary: 'Send a signed test event to the webhook URL',
       description: '400 when no webhookUrl is set.',
-      responses: { '200': jsonResponse("the receiver's answer (responseCode 0: none came)", object({ success: bool(), responseCode: int() })) },
+      responses: {
+        '200': jsonResponse(
+          "the receiver's answer (responseCode 0: none came)",
+          object({ success: bool(), responseCode: int() }),
+        ),
+      },
     }),
   },
 ];

@@ -6,7 +6,7 @@ import { arrayOf, bool, int, nullable, num, object, ref, type Schema, str, time,
 // The resources of spec section 2 as this server sends them (src/present/*.ts): the union of
 // Shapes A and B where they do not collide (DESIGN.md, "Shapes A and B").
 
-const binaryId = str('40 characters of 0 and 1: the viewer\'s permanent fingerprint', { pattern: '^[01]{40}$' });
+const binaryId = str("40 characters of 0 and 1: the viewer's permanent fingerprint", { pattern: '^[01]{40}$' });
 const wallet = str('an EVM address', { pattern: '^0x[0-9a-fA-F]{40}$' });
 const contentType = { type: 'string', enum: [...CONTENT_TYPES] };
 const scopes = arrayOf({ type: 'string', enum: [...SCOPES] });
@@ -88,7 +88,7 @@ const sessionFields = {
   contentId: uuid(),
   viewerId: uuid(),
   binaryId,
-  watermarked: bool('whether the license has watermarking on: segments follow the viewer\'s bits'),
+  watermarked: bool("whether the license has watermarking on: segments follow the viewer's bits"),
   isActive: bool(),
   bytesServed: int(),
   expiresAt: time(),
@@ -115,7 +115,13 @@ const viewerFields = {
 };
 
 const Viewer = object(
-  { ...viewerFields, hasOwnWallet: bool(), isBlocked: bool(), blockedReason: nullable(str('only while blocked')), lastSeen: time() },
+  {
+    ...viewerFields,
+    hasOwnWallet: bool(),
+    isBlocked: bool(),
+    blockedReason: nullable(str('only while blocked')),
+    lastSeen: time(),
+  },
   ['blockedReason'],
 );
 

@@ -9,12 +9,14 @@ import { SCHEMA_PARTS } from './schemas-core.js';
 const { binaryId, contentType, wallet } = SCHEMA_PARTS;
 
 const confidence = (shape: ApiShape) =>
-  shape === 'a' ? num('the share of the 40 bits the leak supports, 0 to 1', { minimum: 0, maximum: 1 }) : int('how many of the 40 bits the leak supports', { minimum: 0, maximum: 40 });
+  shape === 'a'
+    ? num('the share of the 40 bits the leak supports, 0 to 1', { minimum: 0, maximum: 1 })
+    : int('how many of the 40 bits the leak supports', { minimum: 0, maximum: 40 });
 
 const classification = nullable({
   type: 'string',
   enum: ['strong_match', 'weak_match', 'mixed_copy', 'no_match'],
-  description: 'mixed_copy (beside the spec\'s three): no single viewer explains the readings; nobody is named',
+  description: "mixed_copy (beside the spec's three): no single viewer explains the readings; nobody is named",
 });
 const probability = (description: string) => num(description, { minimum: 0, maximum: 1 });
 const status = str('processing, completed or failed');
@@ -37,7 +39,9 @@ function chainB(detail: boolean): Schema {
   const session = detail
     ? object({ id: uuid(), binaryId, bytesServed: int(), createdAt: time() })
     : object({ id: uuid(), binaryId, isActive: bool(), bytesServed: int(), createdAt: time(), expiresAt: time() });
-  const viewer = detail ? object({ viewerId: uuid(), ipAddress: nullable(str()) }) : object({ viewerId: uuid(), ipAddress: nullable(str()), userAgent: nullable(str()) });
+  const viewer = detail
+    ? object({ viewerId: uuid(), ipAddress: nullable(str()) })
+    : object({ viewerId: uuid(), ipAddress: nullable(str()), userAgent: nullable(str()) });
   return object({
     apiKey: nullable(object({ id: uuid(), prefix: str(), name: str() })),
     organization: object({ id: uuid(), name: str(), email: nullable(str()) }),
@@ -49,7 +53,10 @@ function chainB(detail: boolean): Schema {
 }
 
 const chain = (shape: ApiShape, detail: boolean) =>
-  nullable({ ...(shape === 'a' ? chainA() : chainB(detail)), description: 'null when no viewer of the asking organization is named' });
+  nullable({
+    ...(shape === 'a' ? chainA() : chainB(detail)),
+    description: 'null when no viewer of the asking organization is named',
+  });
 
 function caseFields(shape: ApiShape): Record<string, Schema> {
   return {
@@ -60,7 +67,11 @@ function caseFields(shape: ApiShape): Record<string, Schema> {
     status,
     failureReason: nullable(str('only when status is failed')),
     progress: nullable(
-      object({ stage: str('decoding, aligning, scoring frames, matching…'), done: num(), total: num() }, [], 'only while status is processing: what the analysis is doing, as its server or worker last wrote it (null before it starts)'),
+      object(
+        { stage: str('decoding, aligning, scoring frames, matching…'), done: num(), total: num() },
+        [],
+        'only while status is processing: what the analysis is doing, as its server or worker last wrote it (null before it starts)',
+      ),
     ),
     binaryId: nullable(str("the leak's fingerprint; ? marks bits the leak does not decide")),
     confidence: nullable(confidence(shape)),
@@ -69,7 +80,9 @@ function caseFields(shape: ApiShape): Record<string, Schema> {
       markProbability: nullable(probability('the mark figure (Shape B)')),
       identificationProbability: nullable(probability('the identification figure (Shape B)')),
     }),
-    matchedOutsideOrganization: bool("true when the best match is another organization's viewer, whom this view does not name"),
+    matchedOutsideOrganization: bool(
+      "true when the best match is another organization's viewer, whom this view does not name",
+    ),
     matchedViewer: nullable(uuid()),
     matchedViewerId: nullable(uuid()),
     matchedOrganization: nullable(str()),
@@ -82,28 +95,41 @@ function caseFields(shape: ApiShape): Record<string, Schema> {
 }
 
 /** A candidate a weak result lists, or a suspect of a mixed copy: never a named viewer. */
-const ListedCandidate = object({
-  viewerId: nullable(uuid('null for the plain copy served to unmarked sessions')),
-  externalViewerId: nullable(str()),
-  binaryId: nullable(binaryId),
-  agreement: int('decided bits its id agrees with', { minimum: 0, maximum: 40 }),
-  posterior: probability('its probability of being the source, were the copy from one viewer'),
-  separatingSegments: nullable(int('further segments that would tell it apart from every other candidate that fits; null: more than 40')),
-  evidence: object({
-    organization: object({ id: uuid(), name: str() }),
-    apiKey: nullable(str('the key prefix')),
-    walletAddress: wallet,
-    sessionId: uuid(),
-    sessionDate: time(),
-    ipAddress: nullable(str()),
-    userAgent: nullable(str()),
-  }, [], 'a named colluder only: the session and its parties'),
-}, ['externalViewerId', 'evidence']);
+const ListedCandidate = object(
+  {
+    viewerId: nullable(uuid('null for the plain copy served to unmarked sessions')),
+    externalViewerId: nullable(str()),
+    binaryId: nullable(binaryId),
+    agreement: int('decided bits its id agrees with', { minimum: 0, maximum: 40 }),
+    posterior: probability('its probability of being the source, were the copy from one viewer'),
+    separatingSegments: nullable(
+      int('further segments that would tell it apart from every other candidate that fits; null: more than 40'),
+    ),
+    evidence: object(
+      {
+        organization: object({ id: uuid(), name: str() }),
+        apiKey: nullable(str('the key prefix')),
+        walletAddress: wallet,
+        sessionId: uuid(),
+        sessionDate: time(),
+        ipAddress: nullable(str()),
+        userAgent: nullable(str()),
+      },
+      [],
+      'a named colluder only: the session and its parties',
+    ),
+  },
+  ['externalViewerId', 'evidence'],
+);
 
 const Analysis = object({
   reason: nullable(str('why this classification, in one sentence')),
   markProbability: probability("the mark figure: the chance that a copy without this content's mark reads as strongly"),
-  identificationProbability: nullable(probability('the identification figure: the chance that an innocent viewer fits the decided bits (null for cases decided before it was computed)')),
+  identificationProbability: nullable(
+    probability(
+      'the identification figure: the chance that an innocent viewer fits the decided bits (null for cases decided before it was computed)',
+    ),
+  ),
   strongBelow: nullable(num('the identification figure a strong match needed')),
   candidates: int(),
   decidedBits: nullable(int()),
@@ -126,7 +152,9 @@ const Analysis = object({
   matchesUnmarkedSessions: bool(),
   score: nullable(num()),
   contradictions: int(),
-  segments: arrayOf(object({ index: int(), z: num(), bit: { type: 'string', enum: ['0', '1', '?'] }, coverage: num() })),
+  segments: arrayOf(
+    object({ index: int(), z: num(), bit: { type: 'string', enum: ['0', '1', '?'] }, coverage: num() }),
+  ),
   alignment: { type: 'object', additionalProperties: { type: ['number', 'string', 'boolean'] } },
   seconds: num(),
 });
@@ -150,7 +178,19 @@ function matchedSession(shape: ApiShape): Schema {
 }
 
 /** The case fields an analysis answer repeats (it names the viewer in matchedSession instead). */
-const ANALYSIS_CASE_FIELDS = ['caseId', 'status', 'failureReason', 'contentId', 'contentType', 'binaryId', 'confidence', 'classification', 'markProbability', 'identificationProbability', 'matchedOutsideOrganization'];
+const ANALYSIS_CASE_FIELDS = [
+  'caseId',
+  'status',
+  'failureReason',
+  'contentId',
+  'contentType',
+  'binaryId',
+  'confidence',
+  'classification',
+  'markProbability',
+  'identificationProbability',
+  'matchedOutsideOrganization',
+];
 
 export function forensicSchemas(shape: ApiShape): Record<string, Schema> {
   const Case = object(caseFields(shape), ['failureReason', 'progress']);
@@ -162,7 +202,12 @@ export function forensicSchemas(shape: ApiShape): Record<string, Schema> {
   const all = caseFields(shape);
   const own = Object.fromEntries(ANALYSIS_CASE_FIELDS.filter((k) => k in all).map((k) => [k, all[k] as Schema]));
   const AnalysisResult = object(
-    { ...own, matchedSession: matchedSession(shape), evidenceChain: chain(shape, false), analysis: ref('AnalysisNumbers') },
+    {
+      ...own,
+      matchedSession: matchedSession(shape),
+      evidenceChain: chain(shape, false),
+      analysis: ref('AnalysisNumbers'),
+    },
     ['failureReason', 'analysis'],
   );
   // The operator's views (admin API) say which organization opened the case (null: a local `drm analyze`).

@@ -11,7 +11,8 @@ import { openApiDocument } from './document.js';
  */
 export const DOCS_OPENAPI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/openapi.json');
 
-export const docsOpenApiText = (): string => `${JSON.stringify(openApiDocument({ shape: 'b', version: packageVersion() }), null, 2)}\n`;
+export const docsOpenApiText = (): string =>
+  `${JSON.stringify(openApiDocument({ shape: 'b', version: packageVersion() }), null, 2)}\n`;
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   fs.writeFileSync(DOCS_OPENAPI, docsOpenApiText());

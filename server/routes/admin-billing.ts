@@ -20,7 +20,13 @@ export function adminBillingRoutes(ctx: Context) {
   const json = (c: Parameters<typeof readJson>[0]) => readJson(c, ctx.config.maxJsonBytes);
   // Only this file's paths: the sign-in routes beside them under /admin stay open.
   const admin = requireAdmin(ctx);
-  for (const path of ['/organizations/:id/credit', '/organizations/:id/plan', '/organizations/:id/watermark-pass', '/organizations/:id/billing', '/billing/*']) {
+  for (const path of [
+    '/organizations/:id/credit',
+    '/organizations/:id/plan',
+    '/organizations/:id/watermark-pass',
+    '/organizations/:id/billing',
+    '/billing/*',
+  ]) {
     app.use(path, admin);
   }
 
@@ -49,7 +55,8 @@ export function adminBillingRoutes(ctx: Context) {
   app.get('/billing/deposits', async (c) => {
     const { limit } = paging('1', c.req.query('limit'), 200);
     const organizationId = c.req.query('organizationId');
-    if (organizationId !== undefined && !isUuid(organizationId)) throw badRequest('organizationId must be an organization id');
+    if (organizationId !== undefined && !isUuid(organizationId))
+      throw badRequest('organizationId must be an organization id');
     const rows = await recentDeposits(ctx, { organizationId, limit });
     return c.json({ deposits: rows.map((d) => depositBody(d, shape)) });
   });
@@ -57,7 +64,13 @@ export function adminBillingRoutes(ctx: Context) {
   app.post('/billing/close-period', async (c) => {
     const body = c.req.header('content-type') ? asObject(await json(c)) : {};
     const summary = await closePeriodsUntil(ctx, optionalString(body, 'period', { max: 20 }));
-    return c.json({ success: true, period: periodLabel(summary.period), issued: summary.issued, existing: summary.existing, failed: summary.failed });
+    return c.json({
+      success: true,
+      period: periodLabel(summary.period),
+      issued: summary.issued,
+      existing: summary.existing,
+      failed: summary.failed,
+    });
   });
   return app;
 }

@@ -30,9 +30,18 @@ export function forensicsRoutes(ctx: Context, queue: ForensicsQueue) {
   // long ones with ?async=true answer 202 at once and are picked up by the queue.
   app.post('/analyze', async (c) => {
     const queued = asyncFlag(c.req.query('async'));
-    const upload = await receiveUpload(c, { dir: uploadsDir(ctx), maxFileBytes: ctx.config.maxUploadBytes, fileField: 'file', fields: ['contentId', 'contentType'] });
+    const upload = await receiveUpload(c, {
+      dir: uploadsDir(ctx),
+      maxFileBytes: ctx.config.maxUploadBytes,
+      fileField: 'file',
+      fields: ['contentId', 'contentType'],
+    });
     const { contentId, contentType } = upload.fields;
-    const leak = { upload: { path: upload.path, name: upload.filename, bytes: upload.size }, contentId: contentId ?? '', contentType: contentType ?? '' };
+    const leak = {
+      upload: { path: upload.path, name: upload.filename, bytes: upload.size },
+      contentId: contentId ?? '',
+      contentType: contentType ?? '',
+    };
     const row = await submitLeak(ctx, queue, c.get('auth'), leak, { queued });
     return c.json(analysisBody(row, shape, ownOrganization(c)), queued ? 202 : 200);
   });
@@ -40,7 +49,12 @@ export function forensicsRoutes(ctx: Context, queue: ForensicsQueue) {
   app.get('/cases', async (c) => {
     const page = paging(c.req.query('page'), c.req.query('limit'), 100);
     const { cases, total } = await listCases(ctx, c.get('auth'), page);
-    return c.json({ cases: cases.map((row) => caseBody(row, shape, ownOrganization(c))), total, page: page.page, limit: page.limit });
+    return c.json({
+      cases: cases.map((row) => caseBody(row, shape, ownOrganization(c))),
+      total,
+      page: page.page,
+      limit: page.limit,
+    });
   });
 
   app.get('/cases/:caseId', async (c) => {
@@ -52,7 +66,10 @@ export function forensicsRoutes(ctx: Context, queue: ForensicsQueue) {
   app.get('/cases/:caseId/report', async (c) => {
     const row = await ownCase(ctx, c.get('auth'), c.req.param('caseId'));
     const page = await evidenceReport(ctx, row, ownOrganization(c));
-    return c.body(page, 200, { ...REPORT_HEADERS, 'content-disposition': `attachment; filename="${reportFileName(row)}"` });
+    return c.body(page, 200, {
+      ...REPORT_HEADERS,
+      'content-disposition': `attachment; filename="${reportFileName(row)}"`,
+    });
   });
 
   return app;

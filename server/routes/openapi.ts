@@ -15,7 +15,9 @@ export function openApiRoutes(ctx: Context) {
   let body: string | undefined;
   app.use('/openapi.json', etag());
   app.get('/openapi.json', (c) => {
-    body ??= JSON.stringify(openApiDocument({ shape: ctx.config.apiShape, version: packageVersion(), publicUrl: ctx.config.publicUrl }));
+    body ??= JSON.stringify(
+      openApiDocument({ shape: ctx.config.apiShape, version: packageVersion(), publicUrl: ctx.config.publicUrl }),
+    );
     return c.body(body, 200, {
       'Content-Type': 'application/json; charset=utf-8',
       'Cache-Control': 'public, max-age=300',

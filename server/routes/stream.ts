@@ -33,7 +33,8 @@ export function streamRoutes(ctx: Context, metrics?: Pick<AppMetrics, 'sessionCr
   // Players run on the organizations' own sites: the capability URLs answer any origin (they
   // carry no cookies, and the session id is the whole authorisation).
   const anyOrigin = cors({ origin: '*', allowMethods: ['GET'] });
-  for (const route of ['/:contentId/playlist', '/:contentId/key', '/:contentId/segment/:seg']) app.use(route, anyOrigin);
+  for (const route of ['/:contentId/playlist', '/:contentId/key', '/:contentId/segment/:seg'])
+    app.use(route, anyOrigin);
 
   app.get('/:contentId/playlist', async (c) => {
     const s = await servingSession(ctx, c.req.param('contentId'), c.req.query('session'));
@@ -42,7 +43,10 @@ export function streamRoutes(ctx: Context, metrics?: Pick<AppMetrics, 'sessionCr
 
   app.get('/:contentId/key', async (c) => {
     const s = await servingSession(ctx, c.req.param('contentId'), c.req.query('session'));
-    return c.body(new Uint8Array(contentKey(ctx, s.content)), 200, { 'Content-Type': 'application/octet-stream', ...PRIVATE });
+    return c.body(new Uint8Array(contentKey(ctx, s.content)), 200, {
+      'Content-Type': 'application/octet-stream',
+      ...PRIVATE,
+    });
   });
 
   app.get('/:contentId/segment/:seg', async (c) => {
@@ -62,7 +66,12 @@ export function streamRoutes(ctx: Context, metrics?: Pick<AppMetrics, 'sessionCr
         return c.redirect(signed.url, 302);
       }
     }
-    return streamBody(c, await ctx.storage.open(segment.storagePath, segment.name), { 'Content-Type': 'video/mp2t', ...PRIVATE }, counted);
+    return streamBody(
+      c,
+      await ctx.storage.open(segment.storagePath, segment.name),
+      { 'Content-Type': 'video/mp2t', ...PRIVATE },
+      counted,
+    );
   });
 
   app.get('/sessions/:sessionId', keyed, async (c) => {

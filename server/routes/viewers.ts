@@ -29,7 +29,10 @@ export function viewerRoutes(ctx: Context) {
 
   app.get('/', async (c) => {
     const page = paging(c.req.query('page'), c.req.query('limit'), 200);
-    const { viewers, total } = await listViewers(ctx, c.get('auth'), { blocked: blockedFilter(c.req.query('blocked')), ...page });
+    const { viewers, total } = await listViewers(ctx, c.get('auth'), {
+      blocked: blockedFilter(c.req.query('blocked')),
+      ...page,
+    });
     return c.json({ viewers: viewers.map(viewerBody), total, page: page.page, limit: page.limit });
   });
 

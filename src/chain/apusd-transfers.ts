@@ -35,25 +35,45 @@ const TRANSFER = {
 } as const;
 
 export function apusdReader(rpcUrl: string, token: string): ChainReader {
-  const client = import('viem').then(({ createPublicClient, http }) => createPublicClient({ transport: http(rpcUrl, { retryCount: 2, timeout: 15_000 }) }));
+  const client = import('viem').then(({ createPublicClient, http }) =>
+    createPublicClient({ transport: http(rpcUrl, { retryCount: 2, timeout: 15_000 }) }),
+  );
   return {
     chainId: async () => (await client).getChainId(),
     head: async () => Number(await (await client).getBlockNumber()),
     async blockHash(number) {
       // Only a block the node does not have is "none"; any other failure (a timeout, a 429) is thrown.
-      const block = await (await client).getBlock({ blockNumber: BigInt(number) }).catch(absentWhen('BlockNotFoundError'));
+      const block = await (await client)
+        .getBlock({ blockNumber: BigInt(number) })
+        .catch(absentWhen('BlockNotFoundError'));
       return block?.hash?.toLowerCase();
     },
     async whereIs(txHash, logIndex) {
-      const receipt = await (await client).getTransactionReceipt({ hash: txHash as `0x${string}` }).catch(absentWhen('TransactionReceiptNotFoundError'));
+      const receipt = await (await client)
+        .getTransactionReceipt({ hash: txHash as `0x${string}` })
+        .catch(absentWhen('TransactionReceiptNotFoundError'));
       if (receipt?.status !== 'success') return undefined;
       const log = receipt.logs.find((l) => l.logIndex === logIndex && l.address.toLowerCase() === token.toLowerCase());
       return log ? { blockNumber: Number(receipt.blockNumber), blockHash: receipt.blockHash.toLowerCase() } : undefined;
     },
     async transfers(fromBlock, toBlock) {
-      const logs = await (await client).getLogs({ address: token as `0x${string}`, event: TRANSFER, fromBlock: BigInt(fromBlock), toBlock: BigInt(toBlock) });
+      const logs = await (await client).getLogs({
+        address: token as `0x${string}`,
+        event: TRANSFER,
+        fromBlock: BigInt(fromBlock),
+        toBlock: BigInt(toBlock),
+      });
       return logs
-        .filter((l) => l.transactionHash && l.blockHash && l.blockNumber !== null && l.logIndex !== null && l.args.to && l.args.from && l.args.value !== undefined)
+        .filter(
+          (l) =>
+            l.transactionHash &&
+            l.blockHash &&
+            l.blockNumber !== null &&
+            l.logIndex !== null &&
+            l.args.to &&
+            l.args.from &&
+            l.args.value !== undefined,
+        )
         .map((l) => ({
           txHash: (l.transactionHash as string).toLowerCase(),
           logIndex: Number(l.logIndex),

@@ -16,11 +16,14 @@ interface AccountNode {
 
 /** BIP-32's private child key of a non-hardened index: (IL + k_parent) mod n, IL from HMAC-SHA512(chain code, K_parent ‖ index). */
 function childPrivateKey(node: AccountNode, index: number): Address {
-  if (!Number.isInteger(index) || index < 0 || index >= 2 ** 31) throw new RangeError(`wallet index ${index} is not a non-hardened BIP-32 index`);
+  if (!Number.isInteger(index) || index < 0 || index >= 2 ** 31)
+    throw new RangeError(`wallet index ${index} is not a non-hardened BIP-32 index`);
   const data = Buffer.alloc(37);
   node.publicKey.copy(data, 0);
   data.writeUInt32BE(index, 33);
-  const tweak = BigInt(`0x${createHmac('sha512', node.chainCode).update(data).digest().subarray(0, 32).toString('hex')}`);
+  const tweak = BigInt(
+    `0x${createHmac('sha512', node.chainCode).update(data).digest().subarray(0, 32).toString('hex')}`,
+  );
   const key = (tweak + node.privateKey) % CURVE_ORDER;
   // BIP-32: such an index (odds about 1 in 2^127) gives no key; HDKey throws there too.
   if (tweak >= CURVE_ORDER || key === 0n) throw new Error(`wallet index ${index} derives no valid key`);
@@ -41,25 +44,31 @@ export class WalletFactory {
 
   /** A synchronous deriver, for use inside a transaction once loaded. */
   deriver(): Promise<DeriveAddress> {
-    this.loading ??= Promise.all([import('viem/accounts'), import('viem')]).then(([{ HDKey, privateKeyToAddress }, { toHex }]) => {
-      const root = HDKey.fromMasterSeed(deriveKey(this.serverSecret, 'wallet-seed'));
-      // The BIP-44 path m/44'/60'/account'/0/index (viem's hdKeyToAccount's) with the account's
-      // node kept, and its last step done here (BIP-32's non-hardened child): the child's key is
-      // the parent's plus a tweak from HMAC-SHA512, so one curve multiplication makes the address,
-      // where HDKey.deriveChild would make the child's public key too (two).
-      const accounts = new Map<number, AccountNode>();
-      const nodeOf = (accountIndex: number): AccountNode => {
-        let node = accounts.get(accountIndex);
-        if (!node) {
-          const hd = root.derive(`m/44'/60'/${accountIndex}'/0`);
-          if (!hd.privateKey || !hd.publicKey || !hd.chainCode) throw new Error('account node without keys');
-          node = { privateKey: BigInt(toHex(hd.privateKey)), publicKey: Buffer.from(hd.publicKey), chainCode: Buffer.from(hd.chainCode) };
-          accounts.set(accountIndex, node);
-        }
-        return node;
-      };
-      return (accountIndex, addressIndex) => privateKeyToAddress(childPrivateKey(nodeOf(accountIndex), addressIndex));
-    });
+    this.loading ??= Promise.all([import('viem/accounts'), import('viem')]).then(
+      ([{ HDKey, privateKeyToAddress }, { toHex }]) => {
+        const root = HDKey.fromMasterSeed(deriveKey(this.serverSecret, 'wallet-seed'));
+        // The BIP-44 path m/44'/60'/account'/0/index (viem's hdKeyToAccount's) with the account's
+        // node kept, and its last step done here (BIP-32's non-hardened child): the child's key is
+        // the parent's plus a tweak from HMAC-SHA512, so one curve multiplication makes the address,
+        // where HDKey.deriveChild would make the child's public key too (two).
+        const accounts = new Map<number, AccountNode>();
+        const nodeOf = (accountIndex: number): AccountNode => {
+          let node = accounts.get(accountIndex);
+          if (!node) {
+            const hd = root.derive(`m/44'/60'/${accountIndex}'/0`);
+            if (!hd.privateKey || !hd.publicKey || !hd.chainCode) throw new Error('account node without keys');
+            node = {
+              privateKey: BigInt(toHex(hd.privateKey)),
+              publicKey: Buffer.from(hd.publicKey),
+              chainCode: Buffer.from(hd.chainCode),
+            };
+            accounts.set(accountIndex, node);
+          }
+          return node;
+        };
+        return (accountIndex, addressIndex) => privateKeyToAddress(childPrivateKey(nodeOf(accountIndex), addressIndex));
+      },
+    );
     return this.loading;
   }
 

@@ -36,7 +36,10 @@ async function highestVersion(query: (sql: string) => Promise<Record<string, unk
 }
 
 /** drm_migrations.applied_at of one version. */
-async function appliedAtOf(query: (sql: string) => Promise<Record<string, unknown>[]>, version: number): Promise<number | undefined> {
+async function appliedAtOf(
+  query: (sql: string) => Promise<Record<string, unknown>[]>,
+  version: number,
+): Promise<number | undefined> {
   if (!Number.isSafeInteger(version)) return undefined;
   const rows = await query(`select applied_at as t from drm_migrations where version = ${version}`);
   return rows[0] === undefined ? undefined : Number(rows[0].t);
@@ -52,7 +55,9 @@ export interface OpenOptions {
 
 export async function openDatabase(url: string, options: OpenOptions): Promise<Database> {
   const clock = options.clock ?? systemClock;
-  const db = url.startsWith('sqlite:') ? await openSqlite(url.slice('sqlite:'.length), clock) : await openPostgres(url, clock);
+  const db = url.startsWith('sqlite:')
+    ? await openSqlite(url.slice('sqlite:'.length), clock)
+    : await openPostgres(url, clock);
   if (options.migrate !== false) {
     const applied = await db.migrate();
     if (applied > 0) options.log.info('database migrated', { dialect: db.dialect, applied });
@@ -109,7 +114,8 @@ async function openSqlite(file: string, clock: Clock): Promise<Database> {
     },
     migrate: () => migrate('sqlite', sqliteMigrationTarget(sqlite), { clock }),
     appliedVersion: () => highestVersion(async (sql) => sqlite.prepare(sql).all() as Record<string, unknown>[]),
-    migratedAt: (version) => appliedAtOf(async (sql) => sqlite.prepare(sql).all() as Record<string, unknown>[], version),
+    migratedAt: (version) =>
+      appliedAtOf(async (sql) => sqlite.prepare(sql).all() as Record<string, unknown>[], version),
     async close() {
       await mutex.acquire();
       sqlite.close();

@@ -73,7 +73,8 @@ export function sqliteMigrationTarget(sqlite: SqliteHandle): MigrationTarget {
       try {
         const broken = ok ? (sqlite.pragma('foreign_key_check') as unknown[]) : [];
         sqlite.exec(ok && broken.length === 0 ? 'COMMIT' : 'ROLLBACK');
-        if (broken.length > 0) throw new Error(`the migration left ${broken.length} broken foreign key(s); rolled back`);
+        if (broken.length > 0)
+          throw new Error(`the migration left ${broken.length} broken foreign key(s); rolled back`);
       } finally {
         sqlite.pragma('foreign_keys = ON');
       }

@@ -18,14 +18,30 @@ export async function runChecks(config: Config, env: NodeJS.ProcessEnv = process
   try {
     bins = mediaBinaries(env);
   } catch (err) {
-    checks.push({ name: 'ffmpeg', status: 'fail', detail: `no ffmpeg found: ${(err as Error).message}`, fix: 'npm ci, or set DRM_FFMPEG and DRM_FFPROBE' });
+    checks.push({
+      name: 'ffmpeg',
+      status: 'fail',
+      detail: `no ffmpeg found: ${(err as Error).message}`,
+      fix: 'npm ci, or set DRM_FFMPEG and DRM_FFPROBE',
+    });
   }
   if (bins) checks.push(...mediaChecks(bins));
-  checks.push(await dtcwtCheck(), await gpuCheck(), ...deploymentChecks(config, env), await databaseCheck(config), ...(await storeChecks(config.storage)));
+  checks.push(
+    await dtcwtCheck(),
+    await gpuCheck(),
+    ...deploymentChecks(config, env),
+    await databaseCheck(config),
+    ...(await storeChecks(config.storage)),
+  );
   checks.push(
     fs.existsSync('/usr/bin/chromium')
       ? { name: 'chromium (tests)', status: 'ok', detail: '/usr/bin/chromium' }
-      : { name: 'chromium (tests)', status: 'warn', detail: 'not found: the hls.js end-to-end test needs it', fix: 'apt-get install chromium' },
+      : {
+          name: 'chromium (tests)',
+          status: 'warn',
+          detail: 'not found: the hls.js end-to-end test needs it',
+          fix: 'apt-get install chromium',
+        },
   );
   return checks;
 }
@@ -47,13 +63,26 @@ async function gpuCheck(): Promise<Check> {
     await import(gpu);
     return { name: 'GPU backend', status: 'ok', detail: `${gpu} loads: --backend tfjs runs on the GPU` };
   } catch {
-    return { name: 'GPU backend', status: 'warn', detail: `${gpu} is not installed: marking and analysis run on the CPU`, fix: `on a CUDA machine: npm install ${gpu} (it downloads from its own host)` };
+    return {
+      name: 'GPU backend',
+      status: 'warn',
+      detail: `${gpu} is not installed: marking and analysis run on the CPU`,
+      fix: `on a CUDA machine: npm install ${gpu} (it downloads from its own host)`,
+    };
   }
 }
 
 function deploymentChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
   const dir = config.dataDir;
-  if (!fs.existsSync(dir)) return [{ name: 'data directory', status: 'fail', detail: `${dir} does not exist`, fix: `drm serve --data-dir ${dir} creates a deployment` }];
+  if (!fs.existsSync(dir))
+    return [
+      {
+        name: 'data directory',
+        status: 'fail',
+        detail: `${dir} does not exist`,
+        fix: `drm serve --data-dir ${dir} creates a deployment`,
+      },
+    ];
   let writable = true;
   try {
     fs.accessSync(dir, fs.constants.W_OK);
@@ -62,17 +91,34 @@ function deploymentChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
   }
   const secret = env.DRM_SECRET ? 'DRM_SECRET' : fs.existsSync(`${dir}/secret.key`) ? `${dir}/secret.key` : undefined;
   return [
-    writable ? { name: 'data directory', status: 'ok', detail: `${dir} is writable` } : { name: 'data directory', status: 'fail', detail: `${dir} is not writable`, fix: `chown or chmod ${dir} for the user drm runs as` },
+    writable
+      ? { name: 'data directory', status: 'ok', detail: `${dir} is writable` }
+      : {
+          name: 'data directory',
+          status: 'fail',
+          detail: `${dir} is not writable`,
+          fix: `chown or chmod ${dir} for the user drm runs as`,
+        },
     secret
       ? { name: 'server secret', status: 'ok', detail: `from ${secret}` }
-      : { name: 'server secret', status: 'fail', detail: 'no secret.key and no DRM_SECRET', fix: 'drm serve makes one on a new deployment; for an existing one, restore secret.key (marks cannot be read without it)' },
+      : {
+          name: 'server secret',
+          status: 'fail',
+          detail: 'no secret.key and no DRM_SECRET',
+          fix: 'drm serve makes one on a new deployment; for an existing one, restore secret.key (marks cannot be read without it)',
+        },
   ];
 }
 
 async function databaseCheck(config: Config): Promise<Check> {
   const name = 'database';
   if (config.db.startsWith('sqlite:') && !fs.existsSync(config.db.slice('sqlite:'.length))) {
-    return { name, status: 'fail', detail: `no database at ${config.db.slice('sqlite:'.length)}`, fix: 'drm serve or drm migrate creates it' };
+    return {
+      name,
+      status: 'fail',
+      detail: `no database at ${config.db.slice('sqlite:'.length)}`,
+      fix: 'drm serve or drm migrate creates it',
+    };
   }
   try {
     const db = await openDatabase(config.db, { log: createLogger('silent'), migrate: false });
@@ -81,11 +127,21 @@ async function databaseCheck(config: Config): Promise<Check> {
       const expected = migrationsFor(db.dialect).at(-1)?.version ?? 0;
       return applied >= expected
         ? { name, status: 'ok', detail: `${db.dialect}, schema version ${applied}` }
-        : { name, status: 'fail', detail: `${db.dialect}, schema version ${applied} of ${expected}`, fix: 'drm migrate' };
+        : {
+            name,
+            status: 'fail',
+            detail: `${db.dialect}, schema version ${applied} of ${expected}`,
+            fix: 'drm migrate',
+          };
     } finally {
       await db.close();
     }
   } catch (err) {
-    return { name, status: 'fail', detail: `cannot open ${config.db.startsWith('sqlite:') ? config.db : 'the Postgres database'}: ${(err as Error).message.slice(0, 120)}`, fix: 'check --db / DRM_DB' };
+    return {
+      name,
+      status: 'fail',
+      detail: `cannot open ${config.db.startsWith('sqlite:') ? config.db : 'the Postgres database'}: ${(err as Error).message.slice(0, 120)}`,
+      fix: 'check --db / DRM_DB',
+    };
   }
 }

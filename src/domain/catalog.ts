@@ -6,7 +6,11 @@ import type { KeyAuth } from './auth.js';
 import { isUuid } from './validate.js';
 
 /** GET /catalog: one page of ready content the organization holds a license for. */
-export function listCatalog(ctx: Context, auth: KeyAuth, page: { limit: number; offset: number }): Promise<ContentRow[]> {
+export function listCatalog(
+  ctx: Context,
+  auth: KeyAuth,
+  page: { limit: number; offset: number },
+): Promise<ContentRow[]> {
   return ctx.repos.content.listLicensed(auth.org.id, page);
 }
 
@@ -16,7 +20,11 @@ export async function getLicensedContent(ctx: Context, auth: KeyAuth, contentId:
 }
 
 /** The content item and the license that covers it for the organization (a specific one over `*`). */
-export async function licensedContent(ctx: Context, auth: KeyAuth, contentId: string): Promise<{ content: ContentRow; license: LicenseRow }> {
+export async function licensedContent(
+  ctx: Context,
+  auth: KeyAuth,
+  contentId: string,
+): Promise<{ content: ContentRow; license: LicenseRow }> {
   const item = isUuid(contentId) ? await ctx.repos.content.find(contentId) : undefined;
   if (item?.status !== 'ready') throw notFound('content');
   const license = await ctx.repos.licenses.findFor(auth.org.id, item.id, item.type);
@@ -25,7 +33,11 @@ export async function licensedContent(ctx: Context, auth: KeyAuth, contentId: st
 }
 
 /** A file ingest published beside the segments (thumbnail, preview), or NOT_FOUND. */
-export async function publishedFile(ctx: Context, contentId: string, name: string): Promise<{ body: Readable; bytes: number }> {
+export async function publishedFile(
+  ctx: Context,
+  contentId: string,
+  name: string,
+): Promise<{ body: Readable; bytes: number }> {
   const item = isUuid(contentId) ? await ctx.repos.content.find(contentId) : undefined;
   if (item?.status !== 'ready' || !item.storagePath) throw notFound('content');
   return ctx.storage.open(item.storagePath, name).catch((err) => {

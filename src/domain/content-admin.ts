@@ -35,7 +35,10 @@ export async function deleteContent(ctx: Context, id: string, options: { force?:
   const { content, liveSessions, sessions, cases } = await contentOverview(ctx, id);
   if (content.status === 'deleted') throw notFound(`content ${id}`);
   if (liveSessions > 0 && !options.force) {
-    throw new DrmError('CONFLICT', `${liveSessions} session(s) are playing ${content.title}; delete with force to end them`);
+    throw new DrmError(
+      'CONFLICT',
+      `${liveSessions} session(s) are playing ${content.title}; delete with force to end them`,
+    );
   }
   const files = content.storagePath ? ctx.storage.setAside(content.storagePath) : undefined;
   const keepRow = sessions > 0 || cases > 0;

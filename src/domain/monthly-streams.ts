@@ -30,7 +30,10 @@ export async function countMonthlyStream(ctx: Context, auth: KeyAuth, now: numbe
   const limit = monthlyStreamLimitOf(auth);
   if (number > limit) {
     await counted.release();
-    throw new DrmError('MONTHLY_STREAM_LIMIT_EXCEEDED', `the organization's limit of ${limit} streams this month is reached`);
+    throw new DrmError(
+      'MONTHLY_STREAM_LIMIT_EXCEEDED',
+      `the organization's limit of ${limit} streams this month is reached`,
+    );
   }
   return counted;
 }

@@ -14,7 +14,11 @@ const WHAT: Record<OpenEndpoint, string> = { register: 'registrations', nonce: '
  * them. A request without a client address (none reaches a real server that way; only in-process
  * calls) is not counted.
  */
-export async function countOpenRequest(ctx: Context, endpoint: OpenEndpoint, ip: string | null): Promise<RateState | null> {
+export async function countOpenRequest(
+  ctx: Context,
+  endpoint: OpenEndpoint,
+  ip: string | null,
+): Promise<RateState | null> {
   if (ip === null) return null;
   const limit = endpoint === 'register' ? ctx.config.registerLimitPerHour : ctx.config.nonceLimitPerHour;
   return countInWindow(ctx, `ip-${endpoint}:${clientBucket(ip)}`, limit, `${WHAT[endpoint]} from one address`);
@@ -37,7 +41,8 @@ export function clientBucket(ip: string): string {
 /** The eight groups of a valid IPv6 address, without leading zeros ('::' expanded). */
 function ipv6Groups(ip: string): string[] {
   // A trailing dotted IPv4 part stands for the last two groups; only the first four matter here.
-  const groups = (part: string) => (part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [parseInt(g, 16).toString(16)])));
+  const groups = (part: string) =>
+    part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [parseInt(g, 16).toString(16)]));
   const gap = ip.indexOf('::');
   if (gap < 0) return groups(ip);
   const head = groups(ip.slice(0, gap));
@@ -64,8 +69,12 @@ export async function addNonceWithinBound(ctx: Context, nonce: string, expiresAt
     return true;
   });
   if (!stored) {
-    throw new DrmError('RATE_LIMIT_EXCEEDED', `too many sign-ins in progress (${max} nonces outstanding); try again in a minute`, {
-      headers: { 'Retry-After': '60' },
-    });
+    throw new DrmError(
+      'RATE_LIMIT_EXCEEDED',
+      `too many sign-ins in progress (${max} nonces outstanding); try again in a minute`,
+      {
+        headers: { 'Retry-After': '60' },
+      },
+    );
   }
 }

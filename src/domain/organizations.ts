@@ -14,14 +14,7 @@ import { HOUR_MS, iso } from '../clock.js';
 import { type PlanCode, PLAN_CODES, SELF_SERVICE_PLANS } from './plans.js';
 import { isScope, SCOPES, type Scope } from './scopes.js';
 import { parseSigningKey } from './signing-keys.js';
-import {
-  asObject,
-  type Fields,
-  isEmail,
-  oneOf,
-  optionalString,
-  requiredString,
-} from './validate.js';
+import { asObject, type Fields, isEmail, oneOf, optionalString, requiredString } from './validate.js';
 import { checkWebhookUrl } from './webhooks/url-policy.js';
 
 export interface Registration {
@@ -48,14 +41,18 @@ export async function registerOrganization(ctx: Context, body: unknown, defaultP
   const email = optionalString(f, 'email', { max: 320 });
   if (email !== undefined && !isEmail(email)) throw badRequest('email must be an email address');
   const walletAddress = optionalString(f, 'walletAddress', { max: 64 });
-  if (walletAddress !== undefined && !isEvmAddress(walletAddress)) throw badRequest('walletAddress must be an EVM address');
-  const signingAlgorithm = oneOf(optionalString(f, 'signingAlgorithm'), 'signingAlgorithm', ['RS256', 'ES256']) ?? 'RS256';
+  if (walletAddress !== undefined && !isEvmAddress(walletAddress))
+    throw badRequest('walletAddress must be an EVM address');
+  const signingAlgorithm =
+    oneOf(optionalString(f, 'signingAlgorithm'), 'signingAlgorithm', ['RS256', 'ES256']) ?? 'RS256';
   const signingPublicKey = optionalString(f, 'signingPublicKey', { max: 20_000 });
   if (signingPublicKey !== undefined) await parseSigningKey(signingPublicKey, signingAlgorithm);
   const rawWebhookUrl = optionalString(f, 'webhookUrl', { max: 2000 });
   // Stored normalised, as PUT /webhook stores it, so both paths keep the same form.
   const webhookUrl =
-    rawWebhookUrl === undefined ? undefined : (await checkWebhookUrl(rawWebhookUrl, ctx.config.allowPrivateWebhooks)).toString();
+    rawWebhookUrl === undefined
+      ? undefined
+      : (await checkWebhookUrl(rawWebhookUrl, ctx.config.allowPrivateWebhooks)).toString();
   const plan = oneOf(optionalString(f, 'plan'), 'plan', PLAN_CODES) ?? defaultPlan;
   if (!SELF_SERVICE_PLANS.includes(plan)) {
     throw badRequest(`plan ${plan} is assigned by a platform admin; register with paid or professional`);

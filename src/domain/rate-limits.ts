@@ -44,7 +44,12 @@ export async function countRequest(ctx: Context, auth: KeyAuth): Promise<RateSta
  * Counts one request in the current clock-hour window of a bucket (counters shared by every
  * server on the database); past the limit, RATE_LIMIT_EXCEEDED with the headers and Retry-After.
  */
-export async function countInWindow(ctx: Context, bucket: string, limit: number, what = 'requests'): Promise<RateState> {
+export async function countInWindow(
+  ctx: Context,
+  bucket: string,
+  limit: number,
+  what = 'requests',
+): Promise<RateState> {
   const now = ctx.clock.now();
   const windowStart = Math.floor(now / HOUR_MS) * HOUR_MS;
   const reset = (windowStart + HOUR_MS) / 1000;

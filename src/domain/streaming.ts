@@ -15,7 +15,13 @@ import { countMonthlyStream } from './monthly-streams.js';
 import { asObject, isUuid, optionalString } from './validate.js';
 import { verifyViewerToken } from './viewer-tokens.js';
 import { refuseWhileNegative } from './billing/negative-balance.js';
-import { identityFromClaims, streamingViewer, type NewViewerNumbers, takeViewerNumbers, type ViewerIdentity } from './viewers.js';
+import {
+  identityFromClaims,
+  streamingViewer,
+  type NewViewerNumbers,
+  takeViewerNumbers,
+  type ViewerIdentity,
+} from './viewers.js';
 
 /** A session lasts the film plus this long, so a viewer who pauses still finishes it. */
 export const SESSION_GRACE_MS = 4 * 3_600_000;
@@ -36,7 +42,8 @@ async function identify(ctx: Context, auth: KeyAuth, body: unknown): Promise<Vie
   const f = asObject(body);
   const token = optionalString(f, 'viewerToken', { max: 8192 });
   const wallet = optionalString(f, 'walletAddress', { max: 42 });
-  if (wallet !== undefined && !isEvmAddress(wallet)) throw badRequest('walletAddress must be 0x followed by 40 hex digits');
+  if (wallet !== undefined && !isEvmAddress(wallet))
+    throw badRequest('walletAddress must be 0x followed by 40 hex digits');
   const viewerId = optionalString(f, 'viewerId', { min: 1, max: 256 });
   if (token !== undefined) {
     const who = identityFromClaims(await verifyViewerToken(auth.org, token, ctx.clock.now()));
@@ -50,7 +57,13 @@ async function identify(ctx: Context, auth: KeyAuth, body: unknown): Promise<Vie
  * POST /stream/{contentId}: the viewer (made on first sight), a session bound to the client's IP
  * and user agent, and the events, all in one transaction; the stream counted in the month first.
  */
-export async function createSession(ctx: Context, auth: KeyAuth, contentId: string, body: unknown, client: ClientInfo): Promise<CreatedSession> {
+export async function createSession(
+  ctx: Context,
+  auth: KeyAuth,
+  contentId: string,
+  body: unknown,
+  client: ClientInfo,
+): Promise<CreatedSession> {
   refuseWhileNegative(ctx, auth.org, 'a new session');
   const { content, license } = await licensedContent(ctx, auth, contentId);
   if (!content.storagePath) throw notFound('a packaged stream of this content');
@@ -61,7 +74,9 @@ export async function createSession(ctx: Context, auth: KeyAuth, contentId: stri
   try {
     const known = await ctx.repos.viewers.findByExternal(auth.org.id, who.externalViewerId);
     const numbers = known ? undefined : await takeViewerNumbers(ctx, who);
-    created = await ctx.db.transaction((tx) => storeSession(tx, { auth, content, license, who, derive, client, known, numbers }));
+    created = await ctx.db.transaction((tx) =>
+      storeSession(tx, { auth, content, license, who, derive, client, known, numbers }),
+    );
   } catch (err) {
     await counted.release();
     throw err;
@@ -86,8 +101,12 @@ async function storeSession(tx: Context, r: SessionRequest): Promise<CreatedSess
   const { auth, content, client } = r;
   // One instant for the session, the viewer's firstSeen and its lastSeen, so lastSeen >= firstSeen.
   const now = tx.clock.now();
-  const { viewer, isNew } = await streamingViewer(tx, auth.org, r.who, r.derive, now, { known: r.known, numbers: r.numbers });
-  if (viewer.isBlocked) throw new DrmError('VIEWER_BLOCKED', `viewer is blocked${viewer.blockedReason ? `: ${viewer.blockedReason}` : ''}`);
+  const { viewer, isNew } = await streamingViewer(tx, auth.org, r.who, r.derive, now, {
+    known: r.known,
+    numbers: r.numbers,
+  });
+  if (viewer.isBlocked)
+    throw new DrmError('VIEWER_BLOCKED', `viewer is blocked${viewer.blockedReason ? `: ${viewer.blockedReason}` : ''}`);
   const session: SessionRow = {
     id: newId(),
     organizationId: auth.org.id,
@@ -108,7 +127,13 @@ async function storeSession(tx: Context, r: SessionRequest): Promise<CreatedSess
   };
   await tx.repos.sessions.insert(session);
   const webhookUrl = auth.org.webhookUrl;
-  await recordEvent(tx, auth.org.id, 'viewer.stream', { viewerId: viewer.id, contentId: content.id, sessionId: session.id }, { webhookUrl });
+  await recordEvent(
+    tx,
+    auth.org.id,
+    'viewer.stream',
+    { viewerId: viewer.id, contentId: content.id, sessionId: session.id },
+    { webhookUrl },
+  );
   return { session, viewer, isNewViewer: isNew };
 }
 
@@ -171,7 +196,8 @@ export function segmentNumber(raw: string, content: ContentRow): number {
   // `{n}.ts` is what served playlists name (players since ffmpeg's 2025 HLS fixes refuse segment
   // URIs without a media extension); the spec's bare `{n}` is served the same.
   const m = /^(\d{1,9})(?:\.ts)?$/.exec(raw);
-  if (!m) throw badRequest(`segment must be a whole number, optionally with .ts, got ${JSON.stringify(raw.slice(0, 20))}`);
+  if (!m)
+    throw badRequest(`segment must be a whole number, optionally with .ts, got ${JSON.stringify(raw.slice(0, 20))}`);
   const n = Number(m[1]);
   if (n >= content.segmentCount) throw notFound(`segment ${n} (the content has ${content.segmentCount})`);
   return n;
@@ -187,7 +213,10 @@ export async function servingPlaylist(ctx: Context, s: Serving): Promise<string>
   const segments = await ctx.storage.segments(content.storagePath, content.isWatermarked ? 'a' : 'plain');
   const capability = `?session=${s.serving.session.id}`;
   const base = `/api/v1/stream/${content.id}`;
-  return sessionPlaylist(segments, { key: `${base}/key${capability}`, segment: (n) => `${base}/segment/${n}.ts${capability}` });
+  return sessionPlaylist(segments, {
+    key: `${base}/key${capability}`,
+    segment: (n) => `${base}/segment/${n}.ts${capability}`,
+  });
 }
 
 /** A segment as served: where it is stored, and the callback that counts what was sent of it. */
@@ -210,7 +239,9 @@ export function servedSegment(ctx: Context, s: Serving, raw: string): ServedSegm
     storagePath: s.content.storagePath,
     name: segmentName(variantOf(s, n), n),
     countBytes: (bytes) => {
-      ctx.repos.sessions.addBytes(sessionId, bytes).catch((err) => ctx.log.warn('bytesServed not counted', { err: String(err) }));
+      ctx.repos.sessions
+        .addBytes(sessionId, bytes)
+        .catch((err) => ctx.log.warn('bytesServed not counted', { err: String(err) }));
     },
   };
 }

@@ -41,7 +41,7 @@ export async function verifyViewerToken(org: OrganizationRow, token: string, now
   try {
     publicKey = await key;
   } catch {
-    throw refused('the organization\'s signingPublicKey is not a usable PEM public key');
+    throw refused("the organization's signingPublicKey is not a usable PEM public key");
   }
   try {
     ({ payload } = await jwtVerify(token, publicKey, {
@@ -52,19 +52,23 @@ export async function verifyViewerToken(org: OrganizationRow, token: string, now
     }));
   } catch (err) {
     if (err instanceof joseErrors.JWTExpired) throw refused('expired');
-    if (err instanceof joseErrors.JOSEAlgNotAllowed) throw refused(`signed with an algorithm other than the organization's ${org.signingAlgorithm}`);
-    if (err instanceof joseErrors.JWSSignatureVerificationFailed) throw refused('signature does not verify against the organization\'s signingPublicKey');
+    if (err instanceof joseErrors.JOSEAlgNotAllowed)
+      throw refused(`signed with an algorithm other than the organization's ${org.signingAlgorithm}`);
+    if (err instanceof joseErrors.JWSSignatureVerificationFailed)
+      throw refused("signature does not verify against the organization's signingPublicKey");
     if (err instanceof joseErrors.JWTClaimValidationFailed) throw refused(err.message);
     throw refused('not a well-formed signed JWT');
   }
   const aud = payload.aud;
-  if (aud !== undefined && !(aud === org.id || (Array.isArray(aud) && aud.includes(org.id)))) throw refused('aud is not this organization');
+  if (aud !== undefined && !(aud === org.id || (Array.isArray(aud) && aud.includes(org.id))))
+    throw refused('aud is not this organization');
   const sub = payload.sub;
   if (typeof sub !== 'string' || !sub || sub.length > 256) throw refused('sub must be a string of 1 to 256 characters');
   const claims: ViewerClaims = { sub };
   if (typeof payload.email === 'string') claims.email = payload.email.slice(0, 320);
   if (payload.walletAddress !== undefined) {
-    if (typeof payload.walletAddress !== 'string' || !isEvmAddress(payload.walletAddress)) throw refused('walletAddress is not an EVM address');
+    if (typeof payload.walletAddress !== 'string' || !isEvmAddress(payload.walletAddress))
+      throw refused('walletAddress is not an EVM address');
     claims.walletAddress = payload.walletAddress;
   }
   return claims;

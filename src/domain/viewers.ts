@@ -18,7 +18,11 @@ export interface ViewerIdentity {
 }
 
 export function identityFromClaims(c: ViewerClaims): ViewerIdentity {
-  return { externalViewerId: c.sub, ...(c.email && { email: c.email }), ...(c.walletAddress && { walletAddress: c.walletAddress }) };
+  return {
+    externalViewerId: c.sub,
+    ...(c.email && { email: c.email }),
+    ...(c.walletAddress && { walletAddress: c.walletAddress }),
+  };
 }
 
 /** What a new viewer is given: a permanent binaryId and, unless it brought its own wallet, a wallet index. */
@@ -100,7 +104,13 @@ async function createViewer(
       lastSeen: now,
     };
     if (await ctx.repos.viewers.insertUnlessTaken(viewer)) {
-      await recordEvent(ctx, organizationId, 'viewer.created', { viewerId: viewer.id, walletAddress, binaryId }, { webhookUrl: org.webhookUrl });
+      await recordEvent(
+        ctx,
+        organizationId,
+        'viewer.created',
+        { viewerId: viewer.id, walletAddress, binaryId },
+        { webhookUrl: org.webhookUrl },
+      );
       return viewer;
     }
     if (await ctx.repos.viewers.findByExternal(organizationId, who.externalViewerId)) return undefined;
@@ -120,21 +130,39 @@ export async function ownViewer(ctx: Context, auth: KeyAuth, viewerId: string): 
 /** The sessions a viewer detail shows: the most recent ones. */
 export const VIEWER_SESSIONS_SHOWN = 100;
 
-export async function viewerDetail(ctx: Context, auth: KeyAuth, viewerId: string): Promise<{ viewer: ViewerRow; sessions: SessionRow[] }> {
+export async function viewerDetail(
+  ctx: Context,
+  auth: KeyAuth,
+  viewerId: string,
+): Promise<{ viewer: ViewerRow; sessions: SessionRow[] }> {
   const viewer = await ownViewer(ctx, auth, viewerId);
   return { viewer, sessions: await ctx.repos.sessions.listForViewer(viewer.id, VIEWER_SESSIONS_SHOWN) };
 }
 
-export async function listViewers(ctx: Context, auth: KeyAuth, o: { blocked?: boolean; limit: number; offset: number }) {
-  const [viewers, total] = await Promise.all([ctx.repos.viewers.list(auth.org.id, o), ctx.repos.viewers.count(auth.org.id, o.blocked)]);
+export async function listViewers(
+  ctx: Context,
+  auth: KeyAuth,
+  o: { blocked?: boolean; limit: number; offset: number },
+) {
+  const [viewers, total] = await Promise.all([
+    ctx.repos.viewers.list(auth.org.id, o),
+    ctx.repos.viewers.count(auth.org.id, o.blocked),
+  ]);
   return { viewers, total };
 }
 
 const MAX_REASON = 500;
 
 /** Blocks or unblocks one of the organization's viewers; blocking records viewer.blocked. */
-export async function setViewerBlocked(ctx: Context, auth: KeyAuth, viewerId: string, blocked: boolean, reason?: string): Promise<void> {
-  if (reason !== undefined && reason.length > MAX_REASON) throw badRequest(`reason is longer than ${MAX_REASON} characters`);
+export async function setViewerBlocked(
+  ctx: Context,
+  auth: KeyAuth,
+  viewerId: string,
+  blocked: boolean,
+  reason?: string,
+): Promise<void> {
+  if (reason !== undefined && reason.length > MAX_REASON)
+    throw badRequest(`reason is longer than ${MAX_REASON} characters`);
   const viewer = await ownViewer(ctx, auth, viewerId);
   await ctx.db.transaction(async (tx) => {
     await tx.repos.viewers.setBlocked(viewer.id, auth.org.id, blocked, blocked ? (reason ?? null) : null);
@@ -147,7 +175,8 @@ export async function setViewerBlocked(ctx: Context, auth: KeyAuth, viewerId: st
  * found: another organization's viewer (email, wallet) is not the caller's to see.
  */
 export async function searchByBinaryId(ctx: Context, auth: KeyAuth, binaryId: string | undefined) {
-  if (binaryId === undefined || !isBinaryId(binaryId)) throw badRequest('binaryId must be exactly 40 characters of 0 and 1');
+  if (binaryId === undefined || !isBinaryId(binaryId))
+    throw badRequest('binaryId must be exactly 40 characters of 0 and 1');
   const viewer = await ctx.repos.viewers.findByBinaryId(binaryId);
   if (!viewer || viewer.organizationId !== auth.org.id) throw notFound('viewer');
   return { viewer, organizationName: auth.org.name };

@@ -66,7 +66,8 @@ export class CandidatePacker {
 
   /** A candidate whose id comes as the number its 40 characters spell in base 2 (character 0 the highest bit). */
   addBits(viewerId: string, bits: number): void {
-    if (!Number.isSafeInteger(bits) || bits < 0 || bits >= 2 ** ID_BITS) throw new RangeError(`candidate ${viewerId}: bits must be a whole number below 2^${ID_BITS} (got ${bits})`);
+    if (!Number.isSafeInteger(bits) || bits < 0 || bits >= 2 ** ID_BITS)
+      throw new RangeError(`candidate ${viewerId}: bits must be a whole number below 2^${ID_BITS} (got ${bits})`);
     this.push(viewerId, bits);
   }
 
@@ -95,7 +96,8 @@ export function packCandidates(candidates: readonly Candidate[]): PackedCandidat
 }
 
 /** Bit b (character b of the binaryId) of candidate c's packed id. */
-export const bitAt = (packed: Uint8Array, c: number, b: number): number => ((packed[c * BYTES + (b >> 3)] as number) >> (7 - (b & 7))) & 1;
+export const bitAt = (packed: Uint8Array, c: number, b: number): number =>
+  ((packed[c * BYTES + (b >> 3)] as number) >> (7 - (b & 7))) & 1;
 
 /** Candidate c's binaryId, read back from its packed bytes. */
 export function binaryIdAt(packed: Uint8Array, c: number): string {

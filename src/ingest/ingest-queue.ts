@@ -67,7 +67,8 @@ export function jobView(row: IngestJobRow): IngestJobView {
  */
 export async function queueIngest(ctx: Context, r: IngestRequest, sending: PutOptions = {}): Promise<IngestJobRow> {
   checkRequest(r);
-  if (r.organizationId && !(await ctx.repos.organizations.find(r.organizationId))) throw notFound(`organization ${r.organizationId}`);
+  if (r.organizationId && !(await ctx.repos.organizations.find(r.organizationId)))
+    throw notFound(`organization ${r.organizationId}`);
   const info = await probeMedia(ctx.media, r.input);
   checkMedia(r, info);
   // a cut file is refused here, before it is copied to the spool, as the worker would refuse it
@@ -112,7 +113,13 @@ export async function findJob(ctx: Context, id: string): Promise<IngestJobRow> {
  * Waits for a job to end (`drm ingest --queue --wait`), telling `onProgress` what its worker
  * writes; returns the job as it ended. The signal stops the waiting, not the job.
  */
-export async function waitForJob(ctx: Context, id: string, onProgress: (p: JobProgress, row: IngestJobRow) => void, signal?: AbortSignal, pollMs = 500): Promise<IngestJobRow> {
+export async function waitForJob(
+  ctx: Context,
+  id: string,
+  onProgress: (p: JobProgress, row: IngestJobRow) => void,
+  signal?: AbortSignal,
+  pollMs = 500,
+): Promise<IngestJobRow> {
   let seen = '';
   for (;;) {
     const row = await findJob(ctx, id);

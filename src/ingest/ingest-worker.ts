@@ -50,7 +50,10 @@ export class IngestWorker {
     void sweepSpool(this.ctx);
     this.schedule(0);
     // Leftovers of ingests killed outright (their staging, a half-published item) go hourly, new ingests or not.
-    const sweep = () => void sweepAbandonedIngests(this.ctx).catch((err) => this.ctx.log.warn('could not sweep abandoned ingests', errorFields(err)));
+    const sweep = () =>
+      void sweepAbandonedIngests(this.ctx).catch((err) =>
+        this.ctx.log.warn('could not sweep abandoned ingests', errorFields(err)),
+      );
     this.sweeper = setInterval(sweep, HOUR_MS);
     this.sweeper.unref();
   }
@@ -110,14 +113,21 @@ export class IngestWorker {
     const jobs = ctx.repos.ingestJobs;
     const keepLease = async () => {
       // A lease that was lost (this worker stalled past it, and another took the job) ends this run.
-      if (!(await jobs.extendLease(row.id, options.name, ctx.clock.now() + options.leaseMs).catch(() => true))) abort.abort();
+      if (!(await jobs.extendLease(row.id, options.name, ctx.clock.now() + options.leaseMs).catch(() => true)))
+        abort.abort();
     };
     const heartbeat = setInterval(() => void keepLease(), options.leaseMs / 3);
     heartbeat.unref();
     ctx.log.info('ingest job started', { jobId: row.id, attempt: row.attempts, worker: options.name });
     try {
       const result = await this.ingest(row, abort.signal);
-      await this.end(row, { status: 'done', contentId: result.contentId, result: JSON.stringify(result), failureReason: null, finishedAt: ctx.clock.now() });
+      await this.end(row, {
+        status: 'done',
+        contentId: result.contentId,
+        result: JSON.stringify(result),
+        failureReason: null,
+        finishedAt: ctx.clock.now(),
+      });
       ctx.log.info('ingest job done', { jobId: row.id, contentId: result.contentId, seconds: result.seconds });
     } catch (err) {
       if (abort.signal.aborted) {
@@ -127,7 +137,13 @@ export class IngestWorker {
       }
       ctx.log.error('ingest job failed', { jobId: row.id, ...errorFields(err) });
       const reason = jobFailureReason(err, 'ingest');
-      await this.end(row, { status: 'failed', contentId: null, result: null, failureReason: reason, finishedAt: ctx.clock.now() }).catch(() => {});
+      await this.end(row, {
+        status: 'failed',
+        contentId: null,
+        result: null,
+        failureReason: reason,
+        finishedAt: ctx.clock.now(),
+      }).catch(() => {});
     } finally {
       clearInterval(heartbeat);
     }
@@ -136,7 +152,8 @@ export class IngestWorker {
   /** The ingest itself, under a content id the job records first (settleEarlierAttempt reads it if this worker dies). */
   private async ingest(row: IngestJobRow, signal: AbortSignal): Promise<IngestResult> {
     const { ctx, options } = this;
-    if (row.attempts > MAX_ATTEMPTS) throw new DrmError('INTERNAL_ERROR', `the ingest stopped its worker ${MAX_ATTEMPTS} times`);
+    if (row.attempts > MAX_ATTEMPTS)
+      throw new DrmError('INTERNAL_ERROR', `the ingest stopped its worker ${MAX_ATTEMPTS} times`);
     if (!row.sourceRef) throw new DrmError('INTERNAL_ERROR', 'the source of this job is no longer kept');
     const request = JSON.parse(row.request) as QueuedRequest;
     const earlier = row.contentId ? await settleEarlierAttempt(ctx, row.contentId) : undefined;
@@ -153,9 +170,15 @@ export class IngestWorker {
   private async end(row: IngestJobRow, outcome: IngestJobOutcome): Promise<void> {
     const { ctx, options } = this;
     if (!(await ctx.repos.ingestJobs.finish(row.id, options.name, outcome))) {
-      ctx.log.warn('ingest job was taken by another worker after this one lost its lease; its end is left to that worker', { jobId: row.id, outcome: outcome.status });
+      ctx.log.warn(
+        'ingest job was taken by another worker after this one lost its lease; its end is left to that worker',
+        { jobId: row.id, outcome: outcome.status },
+      );
       return;
     }
-    if (row.sourceRef) await ctx.storage.spool.remove(row.sourceRef).catch((err) => ctx.log.warn('could not remove a job source', errorFields(err)));
+    if (row.sourceRef)
+      await ctx.storage.spool
+        .remove(row.sourceRef)
+        .catch((err) => ctx.log.warn('could not remove a job source', errorFields(err)));
   }
 }

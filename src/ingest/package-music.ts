@@ -8,12 +8,16 @@ const AAC = ['-c:a', 'aac', '-b:a', '192k'];
 
 async function packagePlainMusic(job: PackageJob): Promise<void> {
   const out = variantDir(job, 'plain');
-  await transcode(job.bins, ['-i', job.input, '-map', '0:a:0', ...AAC, ...hlsMuxArgs(out, job.keyInfo), playlistIn(out)], {
-    what: `the HLS segments of ${path.basename(job.input)}`,
-    signal: job.signal,
-    totalSeconds: job.info.duration,
-    onProgress: job.onProgress,
-  });
+  await transcode(
+    job.bins,
+    ['-i', job.input, '-map', '0:a:0', ...AAC, ...hlsMuxArgs(out, job.keyInfo), playlistIn(out)],
+    {
+      what: `the HLS segments of ${path.basename(job.input)}`,
+      signal: job.signal,
+      totalSeconds: job.info.duration,
+      onProgress: job.onProgress,
+    },
+  );
 }
 
 /** Marked music: each variant's samples straight into AAC. */

@@ -5,12 +5,28 @@ import { type PackageJob, type Packaging, variantDir } from './packaging.js';
 
 /** x264 on the keyframe grid, and the audio as AAC that every HLS player decodes. */
 function videoCodecArgs(job: PackageJob, audioInput: number | undefined): string[] {
-  const audio = job.info.audio && audioInput !== undefined
-    ? ['-map', `${audioInput}:a:0`, '-c:a', 'aac', '-b:a', '160k', ...(job.info.audio.channels > 2 ? ['-ac', '2'] : [])]
-    : [];
+  const audio =
+    job.info.audio && audioInput !== undefined
+      ? [
+          '-map',
+          `${audioInput}:a:0`,
+          '-c:a',
+          'aac',
+          '-b:a',
+          '160k',
+          ...(job.info.audio.channels > 2 ? ['-ac', '2'] : []),
+        ]
+      : [];
   return [
     ...audio,
-    '-c:v', 'libx264', '-crf', String(job.crf), '-preset', job.preset, '-pix_fmt', 'yuv420p',
+    '-c:v',
+    'libx264',
+    '-crf',
+    String(job.crf),
+    '-preset',
+    job.preset,
+    '-pix_fmt',
+    'yuv420p',
     ...keyframeGridArgs(),
   ];
 }
@@ -18,12 +34,16 @@ function videoCodecArgs(job: PackageJob, audioInput: number | undefined): string
 /** One ffmpeg: decode, x264, AES-128 HLS into plain/. */
 async function packagePlainVideo(job: PackageJob): Promise<void> {
   const out = variantDir(job, 'plain');
-  await transcode(job.bins, ['-i', job.input, '-map', '0:v:0', ...videoCodecArgs(job, 0), ...hlsMuxArgs(out, job.keyInfo), playlistIn(out)], {
-    what: `the HLS segments of ${path.basename(job.input)}`,
-    signal: job.signal,
-    totalSeconds: job.info.duration,
-    onProgress: job.onProgress,
-  });
+  await transcode(
+    job.bins,
+    ['-i', job.input, '-map', '0:v:0', ...videoCodecArgs(job, 0), ...hlsMuxArgs(out, job.keyInfo), playlistIn(out)],
+    {
+      what: `the HLS segments of ${path.basename(job.input)}`,
+      signal: job.signal,
+      totalSeconds: job.info.duration,
+      onProgress: job.onProgress,
+    },
+  );
 }
 
 /**
@@ -31,7 +51,12 @@ async function packagePlainVideo(job: PackageJob): Promise<void> {
  * n of A and of B cover the same frames; the original's audio goes into both.
  */
 function markedVideoArgs(job: PackageJob): string[] {
-  return [...(job.info.audio ? ['-i', job.input] : []), '-map', '0:v:0', ...videoCodecArgs(job, job.info.audio ? 1 : undefined)];
+  return [
+    ...(job.info.audio ? ['-i', job.input] : []),
+    '-map',
+    '0:v:0',
+    ...videoCodecArgs(job, job.info.audio ? 1 : undefined),
+  ];
 }
 
 export const videoPackaging: Packaging = { plain: packagePlainVideo, markedArgs: markedVideoArgs };

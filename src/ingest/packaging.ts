@@ -45,7 +45,12 @@ export async function packageVariants(job: PackageJob, variants: MarkedVariants,
   const encoderFor = (name: 'a' | 'b') => {
     const out = variantDir(job, name);
     const args = ['-v', 'error', '-y', ...variants.rawInput, ...codecArgs, ...hlsMuxArgs(out, job.keyInfo)];
-    return startPipeEncoder(job.bins.ffmpeg, args, playlistIn(out), `variant ${name.toUpperCase()} of ${path.basename(job.input)}`);
+    return startPipeEncoder(
+      job.bins.ffmpeg,
+      args,
+      playlistIn(out),
+      `variant ${name.toUpperCase()} of ${path.basename(job.input)}`,
+    );
   };
   const a = encoderFor('a');
   const b = encoderFor('b');

@@ -27,16 +27,18 @@ export function startFed(bin: string, args: string[], signal?: AbortSignal): Fed
     stderr = (stderr + d).slice(-STDERR_TAIL);
   });
   let exited = false;
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve, reject) => {
-    child.once('error', (err) => {
-      exited = true;
-      reject(err);
-    });
-    child.once('close', (code, sig) => {
-      exited = true;
-      resolve({ code, signal: sig, stderr });
-    });
-  });
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>(
+    (resolve, reject) => {
+      child.once('error', (err) => {
+        exited = true;
+        reject(err);
+      });
+      child.once('close', (code, sig) => {
+        exited = true;
+        resolve({ code, signal: sig, stderr });
+      });
+    },
+  );
   // EPIPE when ffmpeg dies early; the caller learns why from done, in ffmpeg's own words.
   child.stdin.on('error', () => undefined);
   const write = async (chunk: Uint8Array) => {
@@ -54,7 +56,6 @@ export function startFed(bin: string, args: string[], signal?: AbortSignal): Fed
   };
   return { child, write, done };
 }
-
 
 export interface PipeEncoder {
   write(chunk: Uint8Array): Promise<void>;

@@ -35,12 +35,18 @@ export function writeKeyInfo(dir: string, key: Buffer): string {
  */
 export function hlsMuxArgs(dir: string, keyInfo: string, seconds = HLS_SEGMENT_SECONDS): string[] {
   return [
-    '-f', 'hls',
-    '-hls_time', String(seconds),
-    '-hls_playlist_type', 'vod',
-    '-hls_segment_type', 'mpegts',
-    '-hls_key_info_file', keyInfo,
-    '-hls_segment_filename', path.join(dir, '%05d.ts'),
+    '-f',
+    'hls',
+    '-hls_time',
+    String(seconds),
+    '-hls_playlist_type',
+    'vod',
+    '-hls_segment_type',
+    'mpegts',
+    '-hls_key_info_file',
+    keyInfo,
+    '-hls_segment_filename',
+    path.join(dir, '%05d.ts'),
   ];
 }
 
@@ -65,7 +71,8 @@ export function parsePlaylist(text: string, label: string): HlsSegment[] {
   for (const line of text.split(/\r?\n/)) {
     if (line.startsWith('#EXTINF:')) duration = Number.parseFloat(line.slice(8));
     else if (line && !line.startsWith('#')) {
-      if (duration === undefined || !Number.isFinite(duration)) throw new DrmError('INTERNAL_ERROR', `${label}: a segment without #EXTINF`);
+      if (duration === undefined || !Number.isFinite(duration))
+        throw new DrmError('INTERNAL_ERROR', `${label}: a segment without #EXTINF`);
       segments.push({ duration, file: path.basename(line) });
       duration = undefined;
     }
@@ -77,7 +84,10 @@ export function parsePlaylist(text: string, label: string): HlsSegment[] {
  * The playlist one session receives: the same segments, each through the service, and the
  * session's key URL. TARGETDURATION is the segment length unless a segment rounds above it.
  */
-export function sessionPlaylist(segments: readonly HlsSegment[], urls: { key: string; segment: (n: number) => string }): string {
+export function sessionPlaylist(
+  segments: readonly HlsSegment[],
+  urls: { key: string; segment: (n: number) => string },
+): string {
   const target = Math.max(HLS_SEGMENT_SECONDS, ...segments.map((s) => Math.round(s.duration)));
   const out = [
     '#EXTM3U',

@@ -59,7 +59,8 @@ export async function* records(
     }
     const { code, signal: killed, stderr } = await p.done;
     finished = true;
-    if (killed === null && code !== 0) throw new DrmError('BAD_REQUEST', `could not decode ${what}: ${lastLine(stderr)}`);
+    if (killed === null && code !== 0)
+      throw new DrmError('BAD_REQUEST', `could not decode ${what}: ${lastLine(stderr)}`);
     if (last) yield last;
   } finally {
     // The consumer stopped early (break, error): stop ffmpeg instead of leaving it blocked on the pipe.

@@ -42,7 +42,11 @@ export interface VariantMarks {
  * the media sequence the served playlists start at 0. Segments are rewritten in place: the
  * directory is staging, discarded whole if ingest fails.
  */
-export async function markVariantDiscontinuities(dir: string, key: Buffer, signal?: AbortSignal): Promise<VariantMarks> {
+export async function markVariantDiscontinuities(
+  dir: string,
+  key: Buffer,
+  signal?: AbortSignal,
+): Promise<VariantMarks> {
   const total: VariantMarks = { segments: 0, bytes: 0, flagged: 0, inserted: 0 };
   const segments = readPlaylist(playlistIn(dir));
   for (const [sequence, segment] of segments.entries()) {
@@ -54,7 +58,9 @@ export async function markVariantDiscontinuities(dir: string, key: Buffer, signa
     try {
       plain = decryptSegment(sealed, key, sequence);
     } catch (err) {
-      throw new DrmError('INTERNAL_ERROR', `${label} does not decrypt with the content key and IV ${sequence}`, { cause: err });
+      throw new DrmError('INTERNAL_ERROR', `${label} does not decrypt with the content key and IV ${sequence}`, {
+        cause: err,
+      });
     }
     const marks = markDiscontinuities(plain, label);
     await fs.writeFile(file, encryptSegment(marks.packets, key, sequence));

@@ -33,9 +33,13 @@ export function stopOnAbort(child: ChildProcess, signal: AbortSignal | undefined
     const children = new Set<ChildProcess>();
     live = children;
     childrenOf.set(signal, children);
-    signal.addEventListener('abort', () => {
-      for (const c of children) c.kill('SIGTERM');
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const c of children) c.kill('SIGTERM');
+      },
+      { once: true },
+    );
   }
   live.add(child);
   child.once('exit', () => live.delete(child));
@@ -48,15 +52,20 @@ export function startMedia(bin: string, args: string[], signal?: AbortSignal): M
   child.stderr.setEncoding('utf8').on('data', (d: string) => {
     stderr = (stderr + d).slice(-STDERR_TAIL);
   });
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code, sig) => resolve({ code, signal: sig, stderr }));
-  });
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>(
+    (resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', (code, sig) => resolve({ code, signal: sig, stderr }));
+    },
+  );
   return { child, done };
 }
 
 /** The last meaningful line ffmpeg wrote, for a one-line error message. */
 export function lastLine(stderr: string): string {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return lines[lines.length - 1] ?? 'no output';
 }

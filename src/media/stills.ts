@@ -29,7 +29,23 @@ export async function jpegStill(bins: MediaBinaries, input: string, seconds: num
     const from = Math.max(0, seconds - (o.preroll ?? 0));
     // yuvj420p: a grey or 10-bit picture would otherwise not fit MJPEG.
     const vf = `scale=${o.width}:-2:flags=bicubic,format=yuvj420p`;
-    const args = ['-ss', from.toFixed(3), '-i', input, '-ss', (seconds - from).toFixed(3), '-map', '0:v:0', '-frames:v', '1', '-vf', vf, '-q:v', '5', out];
+    const args = [
+      '-ss',
+      from.toFixed(3),
+      '-i',
+      input,
+      '-ss',
+      (seconds - from).toFixed(3),
+      '-map',
+      '0:v:0',
+      '-frames:v',
+      '1',
+      '-vf',
+      vf,
+      '-q:v',
+      '5',
+      out,
+    ];
     const what = `a picture of ${path.basename(input)} at ${seconds.toFixed(1)} s`;
     await transcode(bins, args, { what, signal: o.signal });
     // A time past the last frame is no error to ffmpeg: it just writes nothing.

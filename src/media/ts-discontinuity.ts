@@ -36,11 +36,17 @@ const hasPayload = (ts: Buffer, at: number): boolean => ((ts[at + 3] as number) 
 /** Refuses anything that is not whole 188-byte packets, each opening with the sync byte. */
 export function checkTransportStream(ts: Buffer, label: string): void {
   if (ts.length === 0 || ts.length % TS_PACKET_SIZE !== 0) {
-    throw new DrmError('INTERNAL_ERROR', `${label} is not MPEG-TS: ${ts.length} bytes is not a whole number of 188-byte packets`);
+    throw new DrmError(
+      'INTERNAL_ERROR',
+      `${label} is not MPEG-TS: ${ts.length} bytes is not a whole number of 188-byte packets`,
+    );
   }
   for (let at = 0; at < ts.length; at += TS_PACKET_SIZE) {
     if (ts[at] !== SYNC_BYTE) {
-      throw new DrmError('INTERNAL_ERROR', `${label} is not MPEG-TS: packet ${at / TS_PACKET_SIZE} does not start with the sync byte 0x47`);
+      throw new DrmError(
+        'INTERNAL_ERROR',
+        `${label} is not MPEG-TS: packet ${at / TS_PACKET_SIZE} does not start with the sync byte 0x47`,
+      );
     }
   }
 }
@@ -53,7 +59,11 @@ function sectionIn(ts: Buffer, at: number, label: string): Buffer | undefined {
   const start = payload < packetEnd ? payload + 1 + (ts[payload] as number) : packetEnd;
   const end = start + 3 <= packetEnd ? start + 3 + length12(ts, start + 1) : Number.POSITIVE_INFINITY;
   // ffmpeg writes its PAT and PMT in one packet each; a table split over packets is not ours.
-  if (end > packetEnd) throw new DrmError('INTERNAL_ERROR', `${label}: the PSI section in packet ${at / TS_PACKET_SIZE} does not fit in it`);
+  if (end > packetEnd)
+    throw new DrmError(
+      'INTERNAL_ERROR',
+      `${label}: the PSI section in packet ${at / TS_PACKET_SIZE} does not fit in it`,
+    );
   return ts.subarray(start, end);
 }
 
@@ -93,7 +103,8 @@ export function pesPids(ts: Buffer, label: string): Set<number> {
     return found;
   };
   const pmts = new Set(tables(new Set([PAT_PID]), 0x00).flatMap(pmtPids));
-  if (pmts.size === 0) throw new DrmError('INTERNAL_ERROR', `${label} has no PAT naming a PMT: its streams cannot be told apart`);
+  if (pmts.size === 0)
+    throw new DrmError('INTERNAL_ERROR', `${label} has no PAT naming a PMT: its streams cannot be told apart`);
   return new Set(tables(pmts, 0x02).flatMap(elementaryPids));
 }
 

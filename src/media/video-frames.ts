@@ -27,7 +27,12 @@ export interface FrameOptions extends Range {
 
 function frameChain(o: FrameOptions, format: string): string[] {
   const select = o.select ? [`select=${o.select.map((n) => `eq(n\\,${n})`).join('+')}`] : [];
-  return [...(o.geometry ?? [`scale=${o.width}:${o.height}:flags=bicubic`]), ...(o.fps ? [`fps=${o.fps}`] : []), ...select, `format=${format}`];
+  return [
+    ...(o.geometry ?? [`scale=${o.width}:${o.height}:flags=bicubic`]),
+    ...(o.fps ? [`fps=${o.fps}`] : []),
+    ...select,
+    `format=${format}`,
+  ];
 }
 
 /**
@@ -68,7 +73,10 @@ function frameOutputs(o: FrameOptions, format: string): { args: string[]; cleanu
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-filter-'));
   const script = path.join(dir, 'filters.txt');
   fs.writeFileSync(script, chain);
-  return { args: ['-map', '0:v:0', '-filter_script:v', script, ...vsync, ...raw], cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+  return {
+    args: ['-map', '0:v:0', '-filter_script:v', script, ...vsync, ...raw],
+    cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 /** Bytes of one yuv420p picture: full-size luma, then two chroma planes of half size rounded up. */
@@ -98,9 +106,32 @@ export async function* lumaFrames(bins: MediaBinaries, file: string, o: FrameOpt
  * that rate from time 0 (a detection reference, a leak's proxy); ffmpeg decodes from the keyframe
  * before and hands out the first frame at or after half a frame before the one asked for.
  */
-export async function lumaFrameAt(bins: MediaBinaries, file: string, index: number, o: { width: number; height: number; fps: number; signal?: AbortSignal }): Promise<Uint8Array | undefined> {
+export async function lumaFrameAt(
+  bins: MediaBinaries,
+  file: string,
+  index: number,
+  o: { width: number; height: number; fps: number; signal?: AbortSignal },
+): Promise<Uint8Array | undefined> {
   const start = Math.max(0, (index - 0.5) / o.fps);
-  const args = ['-v', 'error', '-ss', start.toFixed(6), '-i', file, '-map', '0:v:0', '-frames:v', '1', '-vf', `scale=${o.width}:${o.height}:flags=bicubic,format=gray`, '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'];
+  const args = [
+    '-v',
+    'error',
+    '-ss',
+    start.toFixed(6),
+    '-i',
+    file,
+    '-map',
+    '0:v:0',
+    '-frames:v',
+    '1',
+    '-vf',
+    `scale=${o.width}:${o.height}:flags=bicubic,format=gray`,
+    '-f',
+    'rawvideo',
+    '-pix_fmt',
+    'gray',
+    'pipe:1',
+  ];
   for await (const frame of records(bins.ffmpeg, args, o.width * o.height, `frame ${index} of ${file}`, o.signal)) {
     if (frame.length === o.width * o.height) return frame;
   }
@@ -112,7 +143,11 @@ export async function lumaFrameAt(bins: MediaBinaries, file: string, index: numb
  * 256): for planes so small that 8-bit rounding would be noise beside what is measured on them,
  * such as a film reduced 4× for the watermark detector, or a 10-bit reference.
  */
-export async function* preciseLumaFrames(bins: MediaBinaries, file: string, o: FrameOptions): AsyncGenerator<Float32Array> {
+export async function* preciseLumaFrames(
+  bins: MediaBinaries,
+  file: string,
+  o: FrameOptions,
+): AsyncGenerator<Float32Array> {
   const out = frameOutputs(o, 'gray16le');
   const pixels = o.width * o.height;
   try {

@@ -51,6 +51,36 @@ export async function sampleVideo(bins: MediaBinaries, file: string, o: VideoSam
   const { thumb, proxy } = o;
   // The kept frames' times come back in a frame log (ffmpeg's framecrc) beside the proxy.
   const log = `${proxy.file}.frames.txt`;
+  const args = samplingArgs(file, o, log);
+  try {
+    const thumbs: Uint8Array[] = [];
+    for await (const frame of records(
+      bins.ffmpeg,
+      args,
+      thumb.width * thumb.height,
+      `the video of ${file}`,
+      o.signal,
+    )) {
+      if (frame.length !== thumb.width * thumb.height) continue;
+      thumbs.push(frame);
+      o.onSample?.(thumbs.length);
+    }
+    // ffmpeg counts a range's output time from the range's start.
+    const times = frameLogTimes(fs.readFileSync(log, 'utf8')).map((t) => t + (o.start ?? 0));
+    if (times.length !== thumbs.length)
+      throw new DrmError(
+        'INTERNAL_ERROR',
+        `sampling ${file}: ${thumbs.length} thumbnails but ${times.length} frame times`,
+      );
+    return { thumbs, times };
+  } finally {
+    fs.rmSync(log, { force: true });
+  }
+}
+
+/** ffmpeg's arguments for one sampling pass: the kept frames' proxy file, their thumbnails on stdout, their times in `log`. */
+function samplingArgs(file: string, o: VideoSamplingOptions, log: string): string[] {
+  const { thumb, proxy } = o;
   const graph = [
     `[0:v:0]select=isnan(prev_selected_t)+gte(t-prev_selected_t\\,${o.spacing}),scale=${proxy.width}:${proxy.height}:flags=area,format=gray10le,split=3[p][t][l]`,
     // Proxy frame k at k/fps, so that it can be found again by seeking (an fps filter here would
@@ -59,28 +89,51 @@ export async function sampleVideo(bins: MediaBinaries, file: string, o: VideoSam
     `[t]scale=${thumb.width}:${thumb.height}:flags=bicubic,format=gray[thumbs]`,
     `[l]scale=2:2,format=gray[log]`,
   ].join(';');
-  const args = [
-    '-v', 'error', '-y', ...(o.skipNonReference ? ['-skip_frame', 'noref'] : []), ...rangeArgs(o), '-i', file, '-filter_complex', graph,
+  return [
+    '-v',
+    'error',
+    '-y',
+    ...(o.skipNonReference ? ['-skip_frame', 'noref'] : []),
+    ...rangeArgs(o),
+    '-i',
+    file,
+    '-filter_complex',
+    graph,
     // Every kept frame once, on its own time (not repeated to fill a constant rate).
-    '-vsync', '0',
-    '-map', '[thumbs]', '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1',
-    '-map', '[proxy]', '-r', String(o.fps), '-c:v', 'libx264', '-preset', 'superfast', '-tune', 'fastdecode', '-crf', '12', '-pix_fmt', 'gray10le', '-f', 'mp4', proxy.file,
-    '-map', '[log]', '-enc_time_base', '-1', '-f', 'framecrc', log,
+    '-vsync',
+    '0',
+    '-map',
+    '[thumbs]',
+    '-f',
+    'rawvideo',
+    '-pix_fmt',
+    'gray',
+    'pipe:1',
+    '-map',
+    '[proxy]',
+    '-r',
+    String(o.fps),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'superfast',
+    '-tune',
+    'fastdecode',
+    '-crf',
+    '12',
+    '-pix_fmt',
+    'gray10le',
+    '-f',
+    'mp4',
+    proxy.file,
+    '-map',
+    '[log]',
+    '-enc_time_base',
+    '-1',
+    '-f',
+    'framecrc',
+    log,
   ];
-  try {
-    const thumbs: Uint8Array[] = [];
-    for await (const frame of records(bins.ffmpeg, args, thumb.width * thumb.height, `the video of ${file}`, o.signal)) {
-      if (frame.length !== thumb.width * thumb.height) continue;
-      thumbs.push(frame);
-      o.onSample?.(thumbs.length);
-    }
-    // ffmpeg counts a range's output time from the range's start.
-    const times = frameLogTimes(fs.readFileSync(log, 'utf8')).map((t) => t + (o.start ?? 0));
-    if (times.length !== thumbs.length) throw new DrmError('INTERNAL_ERROR', `sampling ${file}: ${thumbs.length} thumbnails but ${times.length} frame times`);
-    return { thumbs, times };
-  } finally {
-    fs.rmSync(log, { force: true });
-  }
 }
 
 /** The frame times of an ffmpeg framecrc log, in seconds. */

@@ -22,16 +22,23 @@ export function resolveFiatConfig(input: FiatInput, env: NodeJS.ProcessEnv): Fia
     if (base) throw new DrmError('BAD_REQUEST', '--fiat-api-base needs --fiat-secret-key and --fiat-webhook-secret');
     return undefined;
   }
-  if (!secretKey || !webhookSecret) throw new DrmError('BAD_REQUEST', '--fiat-secret-key and --fiat-webhook-secret go together: card payments need both');
-  if (!/^(sk|rk)_(test|live)_\w{4,}$/.test(secretKey)) throw new DrmError('BAD_REQUEST', '--fiat-secret-key must be a secret key such as sk_live_…');
-  if (!/^whsec_\w{4,}$/.test(webhookSecret)) throw new DrmError('BAD_REQUEST', '--fiat-webhook-secret must be a webhook signing secret such as whsec_…');
+  if (!secretKey || !webhookSecret)
+    throw new DrmError(
+      'BAD_REQUEST',
+      '--fiat-secret-key and --fiat-webhook-secret go together: card payments need both',
+    );
+  if (!/^(sk|rk)_(test|live)_\w{4,}$/.test(secretKey))
+    throw new DrmError('BAD_REQUEST', '--fiat-secret-key must be a secret key such as sk_live_…');
+  if (!/^whsec_\w{4,}$/.test(webhookSecret))
+    throw new DrmError('BAD_REQUEST', '--fiat-webhook-secret must be a webhook signing secret such as whsec_…');
   return { secretKey, webhookSecret, ...(base !== undefined && { apiBase: apiBaseOf(base) }) };
 }
 
 function apiBaseOf(raw: string): NonNullable<FiatConfig['apiBase']> {
   if (!URL.canParse(raw)) throw new DrmError('BAD_REQUEST', `--fiat-api-base must be a URL, got "${raw}"`);
   const url = new URL(raw);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new DrmError('BAD_REQUEST', '--fiat-api-base must be http(s)');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new DrmError('BAD_REQUEST', '--fiat-api-base must be http(s)');
   const protocol = url.protocol === 'http:' ? 'http' : 'https';
   return { protocol, host: url.hostname, port: Number(url.port || (protocol === 'http' ? 80 : 443)) };
 }

@@ -29,7 +29,10 @@ export function contentDetail(c: ContentRow, base: string) {
 }
 
 /** The operator's view of an item: every stored field but the key, with what points at it when known. */
-export function contentAdminBody(c: ContentRow, refs?: { liveSessions: number; sessions: number; licenses: number; cases: number }) {
+export function contentAdminBody(
+  c: ContentRow,
+  refs?: { liveSessions: number; sessions: number; licenses: number; cases: number },
+) {
   return {
     id: c.id,
     title: c.title,

@@ -41,7 +41,8 @@ export function visibleTo(row: CaseRow, audience: Audience): Visible {
 
 /** Candidates and suspects of other organizations leave a count behind and nothing that names them. */
 function withOwnCandidates(report: ForensicReport, organizationId: string): ForensicReport {
-  const own = (list: readonly ListedCandidate[] = []) => list.filter((c) => c.organizationId === organizationId || c.organizationId === null);
+  const own = (list: readonly ListedCandidate[] = []) =>
+    list.filter((c) => c.organizationId === organizationId || c.organizationId === null);
   const elsewhere = (list: readonly ListedCandidate[] = []) => list.length - own(list).length;
   const mixed = report.mixed && { ...report.mixed, suspects: own(report.mixed.suspects) };
   return {
@@ -76,9 +77,16 @@ function evidenceChain(e: Evidence | null, report: ForensicReport | null, shape:
     organization: e.organization,
     wallet: e.wallet,
     session: detail
-      ? { id: e.session.id, binaryId: e.session.binaryId, bytesServed: e.session.bytesServed, createdAt: iso(e.session.createdAt) }
+      ? {
+          id: e.session.id,
+          binaryId: e.session.binaryId,
+          bytesServed: e.session.bytesServed,
+          createdAt: iso(e.session.createdAt),
+        }
       : { ...e.session, createdAt: iso(e.session.createdAt), expiresAt: iso(e.session.expiresAt) },
-    viewer: detail ? { viewerId: e.viewer.viewerId, ipAddress: e.viewer.ipAddress } : { viewerId: e.viewer.viewerId, ipAddress: e.viewer.ipAddress, userAgent: e.viewer.userAgent },
+    viewer: detail
+      ? { viewerId: e.viewer.viewerId, ipAddress: e.viewer.ipAddress }
+      : { viewerId: e.viewer.viewerId, ipAddress: e.viewer.ipAddress, userAgent: e.viewer.userAgent },
     content: e.content,
   };
 }
@@ -155,7 +163,12 @@ function analysisOf(report: ForensicReport) {
     matchesUnmarkedSessions: report.matchesUnmarkedSessions ?? false,
     score: report.score,
     contradictions: report.contradictions,
-    segments: report.detection.segments.map((s) => ({ index: s.index, z: Math.round(s.z * 100) / 100, bit: s.bit, coverage: Math.round(s.coverage * 10) / 10 })),
+    segments: report.detection.segments.map((s) => ({
+      index: s.index,
+      z: Math.round(s.z * 100) / 100,
+      bit: s.bit,
+      coverage: Math.round(s.coverage * 10) / 10,
+    })),
     alignment: report.detection.alignment,
     seconds: report.seconds,
   };
@@ -164,7 +177,10 @@ function analysisOf(report: ForensicReport) {
 /** Shape B's two figures beside the classification (Shape A keeps `confidence` alone). */
 function figures(report: ForensicReport | null, shape: ApiShape) {
   if (shape === 'a') return {};
-  return { markProbability: report?.markProbability ?? null, identificationProbability: report?.identificationProbability ?? null };
+  return {
+    markProbability: report?.markProbability ?? null,
+    identificationProbability: report?.identificationProbability ?? null,
+  };
 }
 
 /** The case's own fields (the list view, and the detail's `case`). */
@@ -178,7 +194,9 @@ export function caseBody(row: CaseRow, shape: ApiShape, audience: Audience) {
     status: row.status,
     ...(row.status === 'failed' && { failureReason: row.failureReason }),
     // What a running analysis (here or on a worker) last wrote, for a client that polls the case.
-    ...(row.status === 'processing' && { progress: row.progress ? (JSON.parse(row.progress) as { stage: string; done: number; total: number }) : null }),
+    ...(row.status === 'processing' && {
+      progress: row.progress ? (JSON.parse(row.progress) as { stage: string; done: number; total: number }) : null,
+    }),
     binaryId,
     confidence: report ? confidenceOf(report, shape) : null,
     classification: row.classification,

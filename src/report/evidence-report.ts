@@ -67,7 +67,10 @@ comment emptied to <code>${SIGNATURE_SLOT}</code>) and an Ed25519 signature of i
 /** Who opened a case, as its report names them. */
 async function requesterOf(ctx: Context, row: CaseRow): Promise<ReportInput['requestedBy']> {
   if (!row.organizationId) return null;
-  const [org, key] = await Promise.all([ctx.repos.organizations.find(row.organizationId), row.apiKeyId ? ctx.repos.apiKeys.find(row.apiKeyId) : undefined]);
+  const [org, key] = await Promise.all([
+    ctx.repos.organizations.find(row.organizationId),
+    row.apiKeyId ? ctx.repos.apiKeys.find(row.apiKeyId) : undefined,
+  ]);
   if (!org) return null;
   return { organization: { id: org.id, name: org.name }, key: key ? { name: key.name, prefix: key.prefix } : null };
 }

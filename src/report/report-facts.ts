@@ -20,7 +20,8 @@ export interface ReportInput {
   leakKeptUntil?: number | null;
 }
 
-const rows = (pairs: Array<[string, unknown]>) => html`<table class="facts"><tbody>${pairs.map(([k, v]) => html`<tr><th scope="row">${k}</th><td>${v}</td></tr>`)}</tbody></table>`;
+const rows = (pairs: Array<[string, unknown]>) =>
+  html`<table class="facts"><tbody>${pairs.map(([k, v]) => html`<tr><th scope="row">${k}</th><td>${v}</td></tr>`)}</tbody></table>`;
 
 const code = (v: string | null | undefined) => (v ? html`<code>${v}</code>` : NOT_RECORDED);
 
@@ -34,7 +35,9 @@ function requester(input: ReportInput): Html | string {
   const { row, requestedBy } = input;
   if (!row.organizationId) return 'the platform operator (drm analyze on the data directory)';
   if (!requestedBy) return html`organization <code>${row.organizationId}</code>`;
-  const key = requestedBy.key ? html`, with its API key “${requestedBy.key.name}” (<code>${requestedBy.key.prefix}…</code>)` : '';
+  const key = requestedBy.key
+    ? html`, with its API key “${requestedBy.key.name}” (<code>${requestedBy.key.prefix}…</code>)`
+    : '';
   return html`${requestedBy.organization.name} (organization <code>${requestedBy.organization.id}</code>)${key}`;
 }
 
@@ -59,7 +62,8 @@ export function caseSection(input: ReportInput): Html {
 /** Where the file itself is: kept by the deployment until a date, or deleted. */
 function custody(input: ReportInput): Html | string {
   if (input.leakKeptUntil === undefined) return '';
-  if (input.leakKeptUntil === null) return 'The deployment no longer keeps the file: it is deleted once its retention period ends.';
+  if (input.leakKeptUntil === null)
+    return 'The deployment no longer keeps the file: it is deleted once its retention period ends.';
   return html`The deployment keeps the file in its store until ${utc(input.leakKeptUntil)}, then deletes it; until then the operator can produce it.`;
 }
 
@@ -92,16 +96,33 @@ export function chainSection(input: ReportInput): Html {
   let body: Html;
   if (e) {
     body = rows([
-      ['API key', e.apiKey ? html`<code>${e.apiKey.prefix}…</code> “${e.apiKey.name}” (id <code>${e.apiKey.id}</code>)` : NOT_RECORDED],
-      ['Organization', html`${e.organization.name} (id <code>${e.organization.id}</code>${e.organization.email ? html`, ${e.organization.email}` : ''})`],
+      [
+        'API key',
+        e.apiKey
+          ? html`<code>${e.apiKey.prefix}…</code> “${e.apiKey.name}” (id <code>${e.apiKey.id}</code>)`
+          : NOT_RECORDED,
+      ],
+      [
+        'Organization',
+        html`${e.organization.name} (id <code>${e.organization.id}</code>${e.organization.email ? html`, ${e.organization.email}` : ''})`,
+      ],
       ['Wallet', walletText(e)],
-      ['Session', html`<code>${e.session.id}</code>: started ${utc(e.session.createdAt)}, valid until ${utc(e.session.expiresAt)}, ${byteSize(e.session.bytesServed)} served`],
-      ['Viewer', html`“${e.viewer.externalViewerId}” as the organization calls them (viewer id <code>${e.viewer.viewerId}</code>)`],
+      [
+        'Session',
+        html`<code>${e.session.id}</code>: started ${utc(e.session.createdAt)}, valid until ${utc(e.session.expiresAt)}, ${byteSize(e.session.bytesServed)} served`,
+      ],
+      [
+        'Viewer',
+        html`“${e.viewer.externalViewerId}” as the organization calls them (viewer id <code>${e.viewer.viewerId}</code>)`,
+      ],
       ['Viewer’s permanent id', html`<code class="bits">${e.session.binaryId}</code> (40 bits)`],
       ['IP address', e.viewer.ipAddress ?? NOT_RECORDED],
       ['User agent', e.viewer.userAgent ?? NOT_RECORDED],
       ['Date', html`the session started ${utc(e.session.createdAt)}`],
-      ['Sessions of this content', `${e.viewerSessions} (every one carries the same mark; the session above received the most)`],
+      [
+        'Sessions of this content',
+        `${e.viewerSessions} (every one carries the same mark; the session above received the most)`,
+      ],
     ]);
   } else if (visible.matchedOutsideOrganization) {
     body = html`<p>The best match is a viewer of <strong>another organization</strong>. Identities of other organizations’ viewers are not shown to

@@ -12,9 +12,12 @@ export function findingSection(input: ReportInput): Html {
   const e = visible.evidence;
   const unmatched = report?.detection.alignment.unmatched;
   let text: Html;
-  if (row.status === 'processing') text = html`The analysis has <strong>not finished</strong>: this report is preliminary and states no finding.`;
-  else if (row.status === 'failed' || !report) text = html`The analysis <strong>failed</strong>: ${row.failureReason ?? 'no reason was recorded'}. It states no finding.`;
-  else if (typeof unmatched === 'string') text = html`<strong>No match.</strong> The leak does not line up with ${contentName(input)}: ${unmatched}.`;
+  if (row.status === 'processing')
+    text = html`The analysis has <strong>not finished</strong>: this report is preliminary and states no finding.`;
+  else if (row.status === 'failed' || !report)
+    text = html`The analysis <strong>failed</strong>: ${row.failureReason ?? 'no reason was recorded'}. It states no finding.`;
+  else if (typeof unmatched === 'string')
+    text = html`<strong>No match.</strong> The leak does not line up with ${contentName(input)}: ${unmatched}.`;
   else if (e && row.classification === 'strong_match') {
     text = html`<strong>Strong match.</strong> The leaked copy of ${contentName(input)} carries the watermark of the viewer “${e.viewer.externalViewerId}” of
       ${e.organization.name}, who streamed it in session <code>${e.session.id}</code> starting ${utc(e.session.createdAt)} from the IP address
@@ -37,7 +40,8 @@ export function findingSection(input: ReportInput): Html {
   } else if (row.classification === 'mixed_copy') {
     text = html`<strong>Mixed copy: nobody is named.</strong> No single viewer’s copy explains what the leak reads: it was put together from the copies
       of ${report.mixed?.leastSources ? html`at least ${report.mixed.leastSources}` : 'more than three'} viewers. The suspects are listed below.`;
-  } else text = html`<strong>No match.</strong> The leak does not carry the mark of any viewer who streamed ${contentName(input)} clearly enough to name anyone.`;
+  } else
+    text = html`<strong>No match.</strong> The leak does not carry the mark of any viewer who streamed ${contentName(input)} clearly enough to name anyone.`;
   return html`<section class="finding ${row.classification ?? row.status}"><h2>Finding</h2><p>${text}</p></section>`;
 }
 
@@ -52,7 +56,8 @@ function bitGrid(readout: string, viewerBits: string): Html {
   return html`<table class="bitgrid"><tbody><tr><th scope="row">bit<br>leak<br>viewer</th>${cells}</tr></tbody></table>`;
 }
 
-const legendItem = (colour: string, text: string) => html`<span class="item"><span class="swatch" style="background:${colour}"></span>${text}</span>`;
+const legendItem = (colour: string, text: string) =>
+  html`<span class="item"><span class="swatch" style="background:${colour}"></span>${text}</span>`;
 
 /** The readings: the plot of every segment's z, the bits side by side, and the chance of an error. */
 export function readingSection(input: ReportInput): Html {
@@ -68,7 +73,10 @@ export function readingSection(input: ReportInput): Html {
         legendItem(AGREEMENT_COLOUR['leans-against'], 'below the threshold, leaning the other way'),
         legendItem(AGREEMENT_COLOUR.contradicts, 'decided against the viewer'),
       ]
-    : [legendItem(AGREEMENT_COLOUR.decided, 'decided on its own'), legendItem(AGREEMENT_COLOUR.undecided, 'below the threshold')];
+    : [
+        legendItem(AGREEMENT_COLOUR.decided, 'decided on its own'),
+        legendItem(AGREEMENT_COLOUR.undecided, 'below the threshold'),
+      ];
   return html`<section><h2>What the leak reads</h2>
 <figure class="keep">${segmentPlot(segments, viewerBits, DECIDED_Z)}
 <figcaption>Each bar is one 10-second segment of the original that the leak contains: its score z says how strongly the leak carries
@@ -85,8 +93,10 @@ ${verdictDetails(report)}
 /** The leak's pictures beside the original's at the moments the detector lined up. */
 export function framesSection(input: ReportInput): Html {
   const leak = input.visible.report?.leak;
-  if (!leak) return html`<section><h2>Pictures</h2><p class="missing">Not recorded: this case was analysed before pictures were kept.</p></section>`;
-  if (leak.frames.length === 0) return html`<section><h2>Pictures</h2><p>${leak.framesNote ?? 'No pictures were made.'}</p></section>`;
+  if (!leak)
+    return html`<section><h2>Pictures</h2><p class="missing">Not recorded: this case was analysed before pictures were kept.</p></section>`;
+  if (leak.frames.length === 0)
+    return html`<section><h2>Pictures</h2><p>${leak.framesNote ?? 'No pictures were made.'}</p></section>`;
   const pairs = leak.frames.map(
     (f) => html`<figure class="pair">
 <div class="shots"><div><img src="${f.leak}" alt="the leak at ${f.leakSeconds.toFixed(1)} s"><span>leak, ${f.leakSeconds.toFixed(1)} s</span></div>

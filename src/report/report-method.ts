@@ -57,11 +57,15 @@ export function segmentsAppendix(input: ReportInput): Html {
       const bit = viewerBits?.[s.index % ID_BITS];
       const agreement = agreementOf(s.z, bit, DECIDED_Z);
       return html`<tr><td>${s.index}</td><td>${s.index % ID_BITS}</td><td>${s.coverage.toFixed(1)} s</td><td class="num">${s.z.toFixed(2)}</td><td>${read}</td>${
-        viewerBits ? html`<td>${VARIANT[bit ?? ''] ?? '?'}</td><td class="${agreement}">${AGREEMENT_TEXT[agreement]}</td>` : ''
+        viewerBits
+          ? html`<td>${VARIANT[bit ?? ''] ?? '?'}</td><td class="${agreement}">${AGREEMENT_TEXT[agreement]}</td>`
+          : ''
       }</tr>`;
     });
   const head = html`<tr><th>segment</th><th>bit</th><th>leak covers</th><th>z</th><th>leak reads</th>${viewerBits ? html`<th>viewer was served</th><th>reading</th>` : ''}</tr>`;
-  const alignment = Object.entries(report.detection.alignment).map(([k, v]) => html`<li><code>${k}</code>: ${String(v)}</li>`);
+  const alignment = Object.entries(report.detection.alignment).map(
+    ([k, v]) => html`<li><code>${k}</code>: ${String(v)}</li>`,
+  );
   return html`<section class="appendix"><h2>Appendix: every segment</h2>
 <table class="segments"><thead>${head}</thead><tbody>${rows}</tbody></table>
 <h3>How the leak was lined up</h3><ul class="alignment">${alignment}</ul></section>`;

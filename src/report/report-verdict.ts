@@ -20,7 +20,8 @@ export function innocentChance(p: number | null): Html {
  */
 export function chanceParagraph(input: ReportInput, report: ForensicReport): Html {
   const N = report.candidates;
-  if (N === 0) return html`<p>Nobody streamed this content with a mark, so there was nobody to compare the leak with.</p>`;
+  if (N === 0)
+    return html`<p>Nobody streamed this content with a mark, so there was nobody to compare the leak with.</p>`;
   const everyone = N === 1 ? html`the permanent id of the one viewer` : html`the permanent ids of all ${N} viewers`;
   const mark = html`${atMost(report.markProbability)}${oneIn(report.markProbability)}`;
   const decided = report.decidedBits ?? [...(report.readout ?? '')].filter((b) => b !== '?').length;
@@ -50,7 +51,10 @@ export function chanceParagraph(input: ReportInput, report: ForensicReport): Htm
 
 /** A listed candidate's row: a viewer the reader may see, or the plain copy of unmarked sessions. */
 function candidateRow(c: ListedCandidate, separation: boolean): Html {
-  const name = c.organizationId === null ? html`<em>the unmarked copy</em>` : html`${c.externalViewerId ?? c.viewerId}<br><code>${c.viewerId}</code>`;
+  const name =
+    c.organizationId === null
+      ? html`<em>the unmarked copy</em>`
+      : html`${c.externalViewerId ?? c.viewerId}<br><code>${c.viewerId}</code>`;
   const apart = c.separatingSegments === null ? 'more than 40' : String(c.separatingSegments);
   return html`<tr><td>${name}</td><td class="num">${c.agreement}</td><td class="num">${c.posterior.toPrecision(2)}</td>${separation ? html`<td class="num">${apart}</td>` : ''}</tr>`;
 }
@@ -65,7 +69,9 @@ ${separation ? html`<th>further segments to tell it apart</th>` : ''}</tr></thea
 function namedPair(pair: readonly ListedCandidate[], erased: readonly number[], figure: number): Html {
   const rows = pair.map((c) => {
     const e = c.evidence;
-    const chain = e ? html`${e.organization.name}; session <code>${e.session.id}</code> from ${e.viewer.ipAddress ?? '(no address)'}; wallet <code>${e.wallet.address}</code>` : html`another organization’s viewer`;
+    const chain = e
+      ? html`${e.organization.name}; session <code>${e.session.id}</code> from ${e.viewer.ipAddress ?? '(no address)'}; wallet <code>${e.wallet.address}</code>`
+      : html`another organization’s viewer`;
     return html`<tr><td>${c.externalViewerId ?? c.viewerId}<br><code>${c.viewerId}</code></td><td>${chain}</td></tr>`;
   });
   return html`<h3>Two viewers named</h3><p>The leak is an average of two copies: where their marks agree it reads them, and at bit position(s)
@@ -80,21 +86,37 @@ export function verdictDetails(report: ForensicReport): Html {
   const elsewhere = outside > 0 ? html` ${outside} more of other organizations are not shown.` : '';
   if (report.classification === 'weak_match' && report.candidateSet) {
     const fitting = report.fitting ?? report.candidateSet.length;
-    const more = fitting > report.candidateSet.length + outside ? html` The first ${report.candidateSet.length + outside} by viewer id are listed.` : '';
+    const more =
+      fitting > report.candidateSet.length + outside
+        ? html` The first ${report.candidateSet.length + outside} by viewer id are listed.`
+        : '';
     const separate =
       report.segmentsToSeparate === null || report.segmentsToSeparate === undefined
         ? 'More than 40 further segments would be needed to tell them all apart.'
         : `${report.segmentsToSeparate} further segment(s) after the last one the leak holds would tell them apart.`;
-    const name = typeof report.segmentsToName === 'number' ? ` A leak ${report.segmentsToName} segment(s) longer could name one of them.` : '';
+    const name =
+      typeof report.segmentsToName === 'number'
+        ? ` A leak ${report.segmentsToName} segment(s) longer could name one of them.`
+        : '';
     return html`<h3>Who fits</h3><p>${fitting} viewer(s) fit every decided bit.${more}${elsewhere} ${separate}${name} No one of them is
 named: each fits equally, and the figures above do not single one out.</p>${candidateTable(report.candidateSet, true)}`;
   }
   const mixed = report.mixed;
-  if (report.classification === 'mixed_copy' && mixed?.named) return namedPair(mixed.suspects, mixed.erasedPositions, mixed.pairProbability ?? 1);
+  if (report.classification === 'mixed_copy' && mixed?.named)
+    return namedPair(mixed.suspects, mixed.erasedPositions, mixed.pairProbability ?? 1);
   if (report.classification === 'mixed_copy' && mixed) {
-    const both = mixed.bothPositions.length > 0 ? html` Bit position(s) ${mixed.bothPositions.join(', ')} read A in one segment and B in another, which one copy cannot do.` : '';
-    const erased = (mixed.erasedPositions ?? []).length > 0 ? html` Bit position(s) ${mixed.erasedPositions.join(', ')} carry no mark although the rest of the leak says they should: opposite marks averaged away.` : '';
-    const found = mixed.coalitionsFound > 1 ? html` ${mixed.coalitionsFound} different coalitions of that size explain the readings equally well, so none of them is singled out.` : '';
+    const both =
+      mixed.bothPositions.length > 0
+        ? html` Bit position(s) ${mixed.bothPositions.join(', ')} read A in one segment and B in another, which one copy cannot do.`
+        : '';
+    const erased =
+      (mixed.erasedPositions ?? []).length > 0
+        ? html` Bit position(s) ${mixed.erasedPositions.join(', ')} carry no mark although the rest of the leak says they should: opposite marks averaged away.`
+        : '';
+    const found =
+      mixed.coalitionsFound > 1
+        ? html` ${mixed.coalitionsFound} different coalitions of that size explain the readings equally well, so none of them is singled out.`
+        : '';
     return html`<h3>A mixed copy</h3><p>No single viewer’s copy explains the readings.${both}${erased} The fewest viewers whose copies together explain
 every reading: ${mixed.leastSources ?? 'more than three'}.${found} The suspects below are one such coalition; they are not named, because
 innocent viewers can complete a coalition that explains a short leak as well.${elsewhere}</p>${mixed.suspects.length > 0 ? candidateTable(mixed.suspects, false) : ''}`;

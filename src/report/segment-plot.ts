@@ -60,7 +60,8 @@ export function segmentPlot(segments: readonly SegmentReading[], viewerBits: str
   const labelEvery = slots <= 30 ? 1 : slots <= LABELLED ? 5 : Math.ceil(slots / 100) * 10;
 
   const ticks = [-top, -threshold, 0, threshold, top].map(
-    (v) => html`<line x1="${LEFT - 4}" x2="${LEFT}" y1="${fixed(y(v))}" y2="${fixed(y(v))}" class="axis"/><text x="${LEFT - 7}" y="${fixed(y(v) + 4)}" text-anchor="end">${v > 0 ? '+' : ''}${v}</text>`,
+    (v) =>
+      html`<line x1="${LEFT - 4}" x2="${LEFT}" y1="${fixed(y(v))}" y2="${fixed(y(v))}" class="axis"/><text x="${LEFT - 7}" y="${fixed(y(v) + 4)}" text-anchor="end">${v > 0 ? '+' : ''}${v}</text>`,
   );
   const bars = sorted.map((s) => {
     const colour = AGREEMENT_COLOUR[agreementOf(s.z, bitOf(s.index), threshold)];
@@ -74,8 +75,10 @@ export function segmentPlot(segments: readonly SegmentReading[], viewerBits: str
   for (let i = first; i < first + slots; i++) {
     const cx = fixed(x(i) + slot / 2);
     const bit = bitOf(i);
-    if (labelled && bit) labels.push(html`<text x="${cx}" y="${base + 18}" text-anchor="middle" class="bit">${bit}</text>`);
-    if ((i - first) % labelEvery === 0) labels.push(html`<text x="${cx}" y="${base + 40}" text-anchor="middle" class="index">${i}</text>`);
+    if (labelled && bit)
+      labels.push(html`<text x="${cx}" y="${base + 18}" text-anchor="middle" class="bit">${bit}</text>`);
+    if ((i - first) % labelEvery === 0)
+      labels.push(html`<text x="${cx}" y="${base + 40}" text-anchor="middle" class="index">${i}</text>`);
   }
   const thresholdLine = (z: number, text: string) =>
     html`<line x1="${LEFT}" x2="${W - RIGHT}" y1="${fixed(y(z))}" y2="${fixed(y(z))}" class="threshold"/><text x="${W - RIGHT + 6}" y="${fixed(y(z) + 4)}" text-anchor="start" class="threshold-label">${text}</text>`;

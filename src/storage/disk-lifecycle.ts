@@ -1,7 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DrmError } from '../errors.js';
-import { abandonedStagings, type ItemLifecycle, listDirs, makeStagingDir, ownerAlive, removeOwnerMark, type Staging } from './staging.js';
+import {
+  abandonedStagings,
+  type ItemLifecycle,
+  listDirs,
+  makeStagingDir,
+  ownerAlive,
+  removeOwnerMark,
+  type Staging,
+} from './staging.js';
 
 /** Present from the rename into place until the catalog row is committed. */
 const PUBLISHING = '.publishing';
@@ -56,7 +64,10 @@ export class DiskLifecycle implements ItemLifecycle {
    * Staging directories of processes on this host that no longer run, and items moved into place
    * whose catalog row never came (`isCatalogued` says). Another running ingest's work is left alone.
    */
-  async sweep(isCatalogued: (id: string) => Promise<boolean>, beforeRemoving: (id: string) => Promise<void>): Promise<string[]> {
+  async sweep(
+    isCatalogued: (id: string) => Promise<boolean>,
+    beforeRemoving: (id: string) => Promise<void>,
+  ): Promise<string[]> {
     const removed: string[] = [];
     for (const { id, dir } of abandonedStagings(this.root)) {
       // What must happen for an abandoned item (a refund) happens first: if it fails, the

@@ -51,7 +51,10 @@ export class ObjectLifecycle implements ItemLifecycle {
    * never got a catalog row. The bucket is listed whole for the latter, so at most once an hour
    * per process (a worker's or server's hourly sweep, or a one-off `drm ingest`'s first).
    */
-  async sweep(isCatalogued: (id: string) => Promise<boolean>, beforeRemoving: (id: string) => Promise<void>): Promise<string[]> {
+  async sweep(
+    isCatalogued: (id: string) => Promise<boolean>,
+    beforeRemoving: (id: string) => Promise<void>,
+  ): Promise<string[]> {
     const removed: string[] = [];
     for (const { id, dir } of abandonedStagings(this.localRoot)) {
       await beforeRemoving(id);

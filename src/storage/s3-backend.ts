@@ -54,7 +54,14 @@ export class S3Backend implements ContentBackend {
         if (sent.parts > 1) multipart += 1;
         manifest.files[name] = { key, bytes: sent.bytes };
       });
-      await this.s3.send(new PutObjectCommand({ Bucket: this.where.bucket, Key: this.keyOf(id, MANIFEST), Body: JSON.stringify(manifest), ContentType: 'application/json' }));
+      await this.s3.send(
+        new PutObjectCommand({
+          Bucket: this.where.bucket,
+          Key: this.keyOf(id, MANIFEST),
+          Body: JSON.stringify(manifest),
+          ContentType: 'application/json',
+        }),
+      );
     } catch (err) {
       await this.deletePrefix(id).catch(() => {});
       throw err;
@@ -86,14 +93,18 @@ export class S3Backend implements ContentBackend {
 
   async signedUrl(id: string, name: string, seconds: number): Promise<{ url: string; bytes: number }> {
     const file = await this.fileOf(id, name);
-    const url = await getSignedUrl(this.s3, new GetObjectCommand({ Bucket: this.where.bucket, Key: file.key }), { expiresIn: seconds });
+    const url = await getSignedUrl(this.s3, new GetObjectCommand({ Bucket: this.where.bucket, Key: file.key }), {
+      expiresIn: seconds,
+    });
     return { url, bytes: file.bytes };
   }
 
   async remove(id: string): Promise<void> {
     this.manifests.delete(id);
     // The manifest first: from then on the item is not published, whatever happens to the rest.
-    await this.s3.send(new DeleteObjectsCommand({ Bucket: this.where.bucket, Delete: { Objects: [{ Key: this.keyOf(id, MANIFEST) }] } }));
+    await this.s3.send(
+      new DeleteObjectsCommand({ Bucket: this.where.bucket, Delete: { Objects: [{ Key: this.keyOf(id, MANIFEST) }] } }),
+    );
     await this.deletePrefix(id);
   }
 
@@ -136,8 +147,12 @@ export class S3Backend implements ContentBackend {
     const cached = this.manifests.get(id);
     if (cached) return cached;
     try {
-      const got = await this.s3.send(new GetObjectCommand({ Bucket: this.where.bucket, Key: this.keyOf(id, MANIFEST) }));
-      const manifest = JSON.parse(await (got.Body as { transformToString(): Promise<string> }).transformToString()) as Manifest;
+      const got = await this.s3.send(
+        new GetObjectCommand({ Bucket: this.where.bucket, Key: this.keyOf(id, MANIFEST) }),
+      );
+      const manifest = JSON.parse(
+        await (got.Body as { transformToString(): Promise<string> }).transformToString(),
+      ) as Manifest;
       if (this.manifests.size >= 1000) this.manifests.delete(this.manifests.keys().next().value as string);
       this.manifests.set(id, manifest);
       return manifest;
@@ -162,7 +177,9 @@ export class S3Backend implements ContentBackend {
   private async *listed(prefix: string): AsyncGenerator<{ key: string; at: number }> {
     let token: string | undefined;
     do {
-      const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.where.bucket, Prefix: prefix, ContinuationToken: token }));
+      const page = await this.s3.send(
+        new ListObjectsV2Command({ Bucket: this.where.bucket, Prefix: prefix, ContinuationToken: token }),
+      );
       for (const o of page.Contents ?? []) if (o.Key) yield { key: o.Key, at: o.LastModified?.getTime() ?? 0 };
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
@@ -204,5 +221,13 @@ async function inBatches<T>(items: T[], width: number, work: (item: T) => Promis
 
 function contentTypeOf(name: string): string {
   const ext = path.extname(name);
-  return { '.ts': 'video/mp2t', '.m3u8': 'application/vnd.apple.mpegurl', '.jpg': 'image/jpeg', '.mp4': 'video/mp4', '.json': 'application/json' }[ext] ?? 'application/octet-stream';
+  return (
+    {
+      '.ts': 'video/mp2t',
+      '.m3u8': 'application/vnd.apple.mpegurl',
+      '.jpg': 'image/jpeg',
+      '.mp4': 'video/mp4',
+      '.json': 'application/json',
+    }[ext] ?? 'application/octet-stream'
+  );
 }

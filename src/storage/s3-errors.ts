@@ -9,7 +9,16 @@ interface S3Failure {
 }
 
 const CREDENTIALS = 'set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE, or a role) to a key of the store';
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'TimeoutError']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'TimeoutError',
+]);
 
 /**
  * An object store's refusal as one sentence an operator can act on. The SDK's own messages name
@@ -17,29 +26,47 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRES
  * records"), and a refused socket surfaces as a bare errno; `where` is the store as the operator
  * typed it, `doing` what drm was doing (e.g. "setting the bucket's CORS").
  */
-export function storeError(err: unknown, where: { store: string; endpoint: string; bucket: string }, doing: string): DrmError {
+export function storeError(
+  err: unknown,
+  where: { store: string; endpoint: string; bucket: string },
+  doing: string,
+): DrmError {
   if (err instanceof DrmError) return err;
   const e = (err ?? {}) as S3Failure;
   const name = e.name ?? '';
   const status = e.$metadata?.httpStatusCode;
-  const code = e.code ?? ((err as { cause?: { code?: string } })?.cause?.code);
+  const code = e.code ?? (err as { cause?: { code?: string } })?.cause?.code;
   const fail = (message: string, kind: 'CONFLICT' | 'INTERNAL_ERROR' = 'INTERNAL_ERROR') =>
     new DrmError(kind, `${where.store}: ${doing}: ${message}`, { cause: err });
   if (name === 'CredentialsProviderError') return fail(`no credentials for the store: ${CREDENTIALS}`);
   if (status === undefined && (UNREACHABLE.has(code ?? '') || UNREACHABLE.has(name))) {
-    return fail(`cannot reach ${where.endpoint} (${code ?? name}): is the store running, and is --s3-endpoint (DRM_S3_ENDPOINT) right?`);
+    return fail(
+      `cannot reach ${where.endpoint} (${code ?? name}): is the store running, and is --s3-endpoint (DRM_S3_ENDPOINT) right?`,
+    );
   }
-  if (name === 'InvalidAccessKeyId' || name === 'SignatureDoesNotMatch' || name === 'InvalidToken' || name === 'ExpiredToken') {
+  if (
+    name === 'InvalidAccessKeyId' ||
+    name === 'SignatureDoesNotMatch' ||
+    name === 'InvalidToken' ||
+    name === 'ExpiredToken'
+  ) {
     return fail(`the store refused the credentials (${name}): ${CREDENTIALS}`);
   }
   if (name === 'BucketAlreadyExists') {
-    return fail(`the bucket name ${where.bucket} is taken by another account: bucket names are global, choose another in --store`, 'CONFLICT');
+    return fail(
+      `the bucket name ${where.bucket} is taken by another account: bucket names are global, choose another in --store`,
+      'CONFLICT',
+    );
   }
   if (name === 'AccessDenied' || status === 403) {
-    return fail(`access denied to bucket ${where.bucket}: it belongs to another account, or these credentials may not manage it (they need s3:CreateBucket, s3:GetBucketCORS and s3:PutBucketCORS)`);
+    return fail(
+      `access denied to bucket ${where.bucket}: it belongs to another account, or these credentials may not manage it (they need s3:CreateBucket, s3:GetBucketCORS and s3:PutBucketCORS)`,
+    );
   }
   if (name === 'NotImplemented' || status === 501) {
-    return fail("the store does not implement bucket CORS: set it in the store's own settings, or serve segments by proxy (--segment-delivery proxy)");
+    return fail(
+      "the store does not implement bucket CORS: set it in the store's own settings, or serve segments by proxy (--segment-delivery proxy)",
+    );
   }
   return fail(`${name || 'error'}${status ? ` (HTTP ${status})` : ''}: ${e.message ?? String(err)}`);
 }

@@ -24,16 +24,28 @@ export interface PutOptions {
  * failed part is what is sent again. A multipart upload that fails or is stopped is aborted,
  * leaving nothing (a bucket keeps the parts of an upload never completed nor aborted, and bills them).
  */
-export async function putFile(s3: S3Client, bucket: string, key: string, file: string, contentType: string, options: PutOptions = {}): Promise<{ bytes: number; parts: number }> {
+export async function putFile(
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  file: string,
+  contentType: string,
+  options: PutOptions = {},
+): Promise<{ bytes: number; parts: number }> {
   const { signal, onBytes } = options;
   signal?.throwIfAborted();
   const bytes = fs.statSync(file).size;
   if (bytes <= PART_BYTES) {
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: fs.readFileSync(file), ContentType: contentType }), { abortSignal: signal });
+    await s3.send(
+      new PutObjectCommand({ Bucket: bucket, Key: key, Body: fs.readFileSync(file), ContentType: contentType }),
+      { abortSignal: signal },
+    );
     onBytes?.(bytes, bytes);
     return { bytes, parts: 1 };
   }
-  const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ContentType: contentType }));
+  const { UploadId } = await s3.send(
+    new CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ContentType: contentType }),
+  );
   const fd = fs.openSync(file, 'r');
   try {
     const parts: Array<{ PartNumber: number; ETag?: string }> = [];
@@ -41,12 +53,17 @@ export async function putFile(s3: S3Client, bucket: string, key: string, file: s
       signal?.throwIfAborted();
       const body = Buffer.alloc(Math.min(PART_BYTES, bytes - offset));
       fs.readSync(fd, body, 0, body.length, offset);
-      const sent = await s3.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber: n, Body: body }), { abortSignal: signal });
+      const sent = await s3.send(
+        new UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber: n, Body: body }),
+        { abortSignal: signal },
+      );
       parts.push({ PartNumber: n, ETag: sent.ETag });
       onBytes?.(offset + body.length, bytes);
     }
     signal?.throwIfAborted();
-    await s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }));
+    await s3.send(
+      new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }),
+    );
     return { bytes, parts: parts.length };
   } catch (err) {
     await s3.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId })).catch(() => {});

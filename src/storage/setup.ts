@@ -49,14 +49,20 @@ export type StoreSetup =
 /** `*`, or a scheme://host[:port] origin (S3 allows one `*` in it); a trailing slash is dropped. */
 export function parseOrigins(raw: string[] | undefined): string[] {
   const origins = raw && raw.length > 0 ? raw : ['*'];
-  return [...new Set(origins.map((o) => {
-    const origin = o.trim().replace(/\/$/, '');
-    if (origin === '*') return origin;
-    if (!/^https?:\/\/[^/\s?#]+$/.test(origin) || origin.split('*').length > 2) {
-      throw badRequest(`--origin must be * or an origin such as https://player.example (scheme, host and port, no path; at most one *), got ${JSON.stringify(o)}`);
-    }
-    return origin;
-  }))];
+  return [
+    ...new Set(
+      origins.map((o) => {
+        const origin = o.trim().replace(/\/$/, '');
+        if (origin === '*') return origin;
+        if (!/^https?:\/\/[^/\s?#]+$/.test(origin) || origin.split('*').length > 2) {
+          throw badRequest(
+            `--origin must be * or an origin such as https://player.example (scheme, host and port, no path; at most one *), got ${JSON.stringify(o)}`,
+          );
+        }
+        return origin;
+      }),
+    ),
+  ];
 }
 
 /**
@@ -95,13 +101,26 @@ const NAMED_ORIGINS_NOTE =
  * up (drm serve sends the segments and its own CORS headers), which is an answer, not an error:
  * one deployment script can run this whatever the store.
  */
-export async function setUpStore(storage: StorageConfig, options: StoreSetupOptions = {}, client?: S3Client): Promise<StoreSetup> {
+export async function setUpStore(
+  storage: StorageConfig,
+  options: StoreSetupOptions = {},
+  client?: S3Client,
+): Promise<StoreSetup> {
   const origins = parseOrigins(options.origins);
   const spec = storage.store;
   if (spec.kind === 'file') {
-    return { kind: 'file', store: `file:${spec.root}`, changed: false, message: 'a disk store has nothing to set up: drm serve sends its segments itself, with its own CORS headers' };
+    return {
+      kind: 'file',
+      store: `file:${spec.root}`,
+      changed: false,
+      message: 'a disk store has nothing to set up: drm serve sends its segments itself, with its own CORS headers',
+    };
   }
-  const where = { store: `s3://${spec.bucket}${spec.prefix ? `/${spec.prefix}` : ''}`, endpoint: storage.s3.endpoint ?? 'AWS S3', bucket: spec.bucket };
+  const where = {
+    store: `s3://${spec.bucket}${spec.prefix ? `/${spec.prefix}` : ''}`,
+    endpoint: storage.s3.endpoint ?? 'AWS S3',
+    bucket: spec.bucket,
+  };
   const s3 = client ?? s3Client(storage.s3);
   const step = async <T>(doing: string, call: () => Promise<T>) => {
     try {
@@ -115,12 +134,18 @@ export async function setUpStore(storage: StorageConfig, options: StoreSetupOpti
   if (bucketCreated) await step('creating the bucket', () => createBucket(s3, spec.bucket));
   const others = existing === 'no bucket' ? [] : existing.filter((r) => r.ID !== PLAYER_RULE_ID);
   const rules = [...others, playerRule(origins)];
-  await step("setting the bucket's CORS", () => s3.send(new PutBucketCorsCommand({ Bucket: spec.bucket, CORSConfiguration: { CORSRules: rules } })));
+  await step("setting the bucket's CORS", () =>
+    s3.send(new PutBucketCorsCommand({ Bucket: spec.bucket, CORSConfiguration: { CORSRules: rules } })),
+  );
   const readBack = await step("reading the bucket's CORS back", () => currentRules(s3, spec.bucket));
   const cors = readBack === 'no bucket' ? [] : readBack.map(view);
   // A store that accepts the call and keeps nothing would leave players failing with no clue why.
   if (!cors.some((r) => r.id === PLAYER_RULE_ID || sameOrigins(r.origins, origins))) {
-    throw storeError(new Error('the store accepted the CORS configuration but does not return it'), where, "checking the bucket's CORS");
+    throw storeError(
+      new Error('the store accepted the CORS configuration but does not return it'),
+      where,
+      "checking the bucket's CORS",
+    );
   }
   const note = origins.includes('*') ? undefined : NAMED_ORIGINS_NOTE;
   return { kind: 's3', ...where, bucketCreated, cors, otherRules: others.length, ...(note && { note }) };
@@ -143,7 +168,10 @@ async function currentRules(s3: S3Client, bucket: string): Promise<CORSRule[] | 
 async function createBucket(s3: S3Client, bucket: string): Promise<void> {
   // AWS wants the region named for any bucket outside us-east-1; S3-compatible stores ignore it.
   const region = await s3.config.region();
-  const where = region && region !== 'us-east-1' ? { CreateBucketConfiguration: { LocationConstraint: region as BucketLocationConstraint } } : {};
+  const where =
+    region && region !== 'us-east-1'
+      ? { CreateBucketConfiguration: { LocationConstraint: region as BucketLocationConstraint } }
+      : {};
   try {
     await s3.send(new CreateBucketCommand({ Bucket: bucket, ...where }));
   } catch (err) {

@@ -17,8 +17,13 @@ export function filesUnder(dir: string): string[] {
 
 /** A file name as ingest gives them: relative, `/`-separated, no `..`, nothing hidden. */
 export function isItemFileName(name: string): boolean {
-  return name.length > 0 && name.length <= 200 && name.split('/').every((part) => /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(part) && part !== '..');
+  return (
+    name.length > 0 &&
+    name.length <= 200 &&
+    name.split('/').every((part) => /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(part) && part !== '..')
+  );
 }
 
 /** The files of a staged item that are its content (not the staging's owner mark). */
-export const itemFilesUnder = (dir: string): string[] => filesUnder(dir).filter((n) => isItemFileName(n) && n !== 'owner.json');
+export const itemFilesUnder = (dir: string): string[] =>
+  filesUnder(dir).filter((n) => isItemFileName(n) && n !== 'owner.json');

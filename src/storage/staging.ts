@@ -23,7 +23,10 @@ export interface ItemLifecycle {
    */
   setAside(storagePath: string): { purge(): Promise<void>; restore(): void };
   /** Removes what ingests killed outright left; see ContentStore.sweep. */
-  sweep(isCatalogued: (id: string) => Promise<boolean>, beforeRemoving: (id: string) => Promise<void>): Promise<string[]>;
+  sweep(
+    isCatalogued: (id: string) => Promise<boolean>,
+    beforeRemoving: (id: string) => Promise<void>,
+  ): Promise<string[]>;
 }
 
 const OWNER = 'owner.json';
@@ -56,7 +59,10 @@ export function abandonedStagings(root: string): Array<{ id: string; dir: string
 
 export function listDirs(dir: string): string[] {
   try {
-    return fs.readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    return fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
   } catch {
     return [];
   }

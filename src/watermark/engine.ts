@@ -24,7 +24,6 @@ import type { BackendSource, MarkedVariants, VariantsRequest } from './engine-ty
  */
 export type MediaKind = 'video' | 'music';
 
-
 /** The kinds a file can be marked or read as: video if it has a video stream, music if it has audio. */
 export async function kindsIn(bins: MediaBinaries, file: string): Promise<MediaKind[]> {
   const info = await probeMedia(bins, file);

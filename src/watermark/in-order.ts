@@ -3,7 +3,11 @@
  * results in source order. This is how frames keep every worker of the DTCWT pool busy while
  * the encoder still receives them one after another; the window bounds the frames in memory.
  */
-export async function* inOrder<T, R>(source: AsyncIterable<T>, fn: (item: T, index: number) => Promise<R>, window: number): AsyncGenerator<R> {
+export async function* inOrder<T, R>(
+  source: AsyncIterable<T>,
+  fn: (item: T, index: number) => Promise<R>,
+  window: number,
+): AsyncGenerator<R> {
   const pending: Promise<R>[] = [];
   let index = 0;
   for await (const item of source) {

@@ -11,7 +11,10 @@ export const ID_BITS = 40;
 /** A binaryId or a --bits argument: exactly 40 characters of 0 and 1. */
 export function parseBits(bits: string): string {
   if (!/^[01]{40}$/.test(bits)) {
-    throw new DrmError('BAD_REQUEST', `bits must be exactly ${ID_BITS} characters of 0 and 1 (got ${JSON.stringify(bits.slice(0, 60))})`);
+    throw new DrmError(
+      'BAD_REQUEST',
+      `bits must be exactly ${ID_BITS} characters of 0 and 1 (got ${JSON.stringify(bits.slice(0, 60))})`,
+    );
   }
   return bits;
 }

@@ -28,12 +28,27 @@ describe('the access log', () => {
     const org = await billedOrg(t);
     const sessionId = await stream(t, org.apiKey, org.content);
     lines.length = 0;
-    const res = await app.request(`/api/v1/stream/sessions/${sessionId}`, { headers: { authorization: `Bearer ${org.apiKey}`, 'x-request-id': 'lb-7f3a' } });
-    const keyed = await app.request('/api/v1/auth/verify', { headers: { authorization: `Bearer ${org.apiKey}`, 'x-request-id': 'not a token!' } });
+    const res = await app.request(`/api/v1/stream/sessions/${sessionId}`, {
+      headers: { authorization: `Bearer ${org.apiKey}`, 'x-request-id': 'lb-7f3a' },
+    });
+    const keyed = await app.request('/api/v1/auth/verify', {
+      headers: { authorization: `Bearer ${org.apiKey}`, 'x-request-id': 'not a token!' },
+    });
     const access = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
     expect(access).toEqual([
-      expect.objectContaining({ level: 'info', method: 'GET', route: '/api/v1/stream/sessions/:sessionId', status: 200, requestId: 'lb-7f3a', ms: expect.any(Number) }),
-      expect.objectContaining({ route: '/api/v1/auth/verify', status: 200, requestId: keyed.headers.get('x-request-id') }),
+      expect.objectContaining({
+        level: 'info',
+        method: 'GET',
+        route: '/api/v1/stream/sessions/:sessionId',
+        status: 200,
+        requestId: 'lb-7f3a',
+        ms: expect.any(Number),
+      }),
+      expect.objectContaining({
+        route: '/api/v1/auth/verify',
+        status: 200,
+        requestId: keyed.headers.get('x-request-id'),
+      }),
     ]);
     expect(res.headers.get('x-request-id')).toBe('lb-7f3a');
     expect(keyed.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
@@ -43,7 +58,14 @@ describe('the access log', () => {
 
   it('reads as one line for a person at a terminal', () => {
     const out: string[] = [];
-    createLogger('info', (l) => out.push(l), 'pretty').info('request', { method: 'GET', route: '/api/v1/catalog', status: 200, ms: 1.5 });
-    expect(out[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}request method=GET route=\/api\/v1\/catalog status=200 ms=1.5\n$/);
+    createLogger('info', (l) => out.push(l), 'pretty').info('request', {
+      method: 'GET',
+      route: '/api/v1/catalog',
+      status: 200,
+      ms: 1.5,
+    });
+    expect(out[0]).toMatch(
+      /^\d\d:\d\d:\d\d\.\d{3} INFO {2}request method=GET route=\/api\/v1\/catalog status=200 ms=1.5\n$/,
+    );
   });
 });

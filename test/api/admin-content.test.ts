@@ -34,8 +34,17 @@ describe.each(DIALECTS)('content management on %s', (dialect) => {
     expect(list.content.map((c: Json) => c.id)).toContain(item.id);
     expect(list.total).toBeGreaterThanOrEqual(1);
     const shown = (await (await admin('GET', `/api/v1/admin/content/${item.id}`)).json()) as Json;
-    expect(shown).toMatchObject({ id: item.id, title: 'Listed', status: 'ready', references: { liveSessions: 0, sessions: 0, licenses: 0, cases: 0 } });
-    await expectError(await admin('GET', '/api/v1/admin/content/00000000-0000-4000-8000-000000000000'), 404, 'NOT_FOUND');
+    expect(shown).toMatchObject({
+      id: item.id,
+      title: 'Listed',
+      status: 'ready',
+      references: { liveSessions: 0, sessions: 0, licenses: 0, cases: 0 },
+    });
+    await expectError(
+      await admin('GET', '/api/v1/admin/content/00000000-0000-4000-8000-000000000000'),
+      404,
+      'NOT_FOUND',
+    );
     await expectError(await t.request('GET', '/api/v1/admin/content'), 401, 'INVALID_ADMIN_TOKEN');
     await expectError(await admin('GET', '/api/v1/admin/content?limit=201'), 400, 'BAD_REQUEST');
   });
@@ -60,10 +69,18 @@ describe.each(DIALECTS)('content management on %s', (dialect) => {
     const res = (await (await admin('DELETE', `/api/v1/admin/content/${item.id}?force=true`)).json()) as Json;
     expect(res).toMatchObject({ outcome: 'tombstone', endedSessions: 1 });
     expect(fs.existsSync(dir)).toBe(false);
-    expect(await t.ctx.repos.content.find(item.id)).toMatchObject({ status: 'deleted', storagePath: null, contentKey: null });
+    expect(await t.ctx.repos.content.find(item.id)).toMatchObject({
+      status: 'deleted',
+      storagePath: null,
+      contentKey: null,
+    });
     expect((await t.ctx.repos.sessions.find(sessionId))?.isActive).toBe(false);
     const catalog = (await (await t.request('GET', '/api/v1/catalog', { key: org.apiKey })).json()) as Json;
     expect(catalog.content.map((c: Json) => c.id)).not.toContain(item.id);
-    expect(((await (await admin('GET', `/api/v1/admin/content/${item.id}`)).json()) as Json).references).toMatchObject({ licenses: 0, sessions: 1, liveSessions: 0 });
+    expect(((await (await admin('GET', `/api/v1/admin/content/${item.id}`)).json()) as Json).references).toMatchObject({
+      licenses: 0,
+      sessions: 1,
+      liveSessions: 0,
+    });
   });
 });

@@ -131,7 +131,10 @@ describe.each(DIALECTS)('admin sign-in on %s', (dialect) => {
     const account = newAccount();
     await t.ctx.repos.admins.grant(account.address.toLowerCase(), t.clock.now());
     for (const field of ['Expiration Time', 'Not Before']) {
-      const valid = await siweMessage(t, account, { expirationTime: new Date(t.clock.now() + 60_000), notBefore: new Date(t.clock.now() - 60_000) });
+      const valid = await siweMessage(t, account, {
+        expirationTime: new Date(t.clock.now() + 60_000),
+        notBefore: new Date(t.clock.now() - 60_000),
+      });
       const broken = valid.replace(new RegExp(`${field}: .*`), `${field}: 2020-13-45T99:99:99Z`);
       expect(broken).not.toBe(valid);
       await expectError(await verifySignIn(t, broken, account), 400, 'BAD_REQUEST');
@@ -330,7 +333,11 @@ describe.each(DIALECTS)('admin organizations on %s', (dialect) => {
       [video.id, 'video'],
       [song.id, 'music'],
     ]) {
-      const res = await admin('POST', `/organizations/${reg.organizationId}/license`, { contentId, contentType, watermarkingEnabled: contentType === 'video' });
+      const res = await admin('POST', `/organizations/${reg.organizationId}/license`, {
+        contentId,
+        contentType,
+        watermarkingEnabled: contentType === 'video',
+      });
       expect(res.status).toBe(200);
     }
     await t.ctx.repos.organizations.update(reg.organizationId, { apusdBalanceMicro: 12_340_000 });
@@ -357,7 +364,13 @@ describe.each(DIALECTS)('admin organizations on %s', (dialect) => {
     // Each license shows with its watermarking flag.
     expect(row.licenses).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ contentId: video.id, contentType: 'video', licenseScope: 'specific', watermarkingEnabled: true, pricePerStream: 0 }),
+        expect.objectContaining({
+          contentId: video.id,
+          contentType: 'video',
+          licenseScope: 'specific',
+          watermarkingEnabled: true,
+          pricePerStream: 0,
+        }),
         expect.objectContaining({ contentId: song.id, contentType: 'music', watermarkingEnabled: false }),
       ]),
     );
@@ -483,7 +496,11 @@ describe.each(DIALECTS)('admin organizations on %s', (dialect) => {
   it('an unknown organization is NOT_FOUND for license, rate-limit, suspend and reactivate', async () => {
     for (const id of [newId(), 'not-a-uuid']) {
       const base = `/organizations/${id}`;
-      await expectError(await admin('POST', `${base}/license`, { contentId: '*', contentType: 'video' }), 404, 'NOT_FOUND');
+      await expectError(
+        await admin('POST', `${base}/license`, { contentId: '*', contentType: 'video' }),
+        404,
+        'NOT_FOUND',
+      );
       await expectError(await admin('POST', `${base}/rate-limit`, { rateLimitPerHour: 5 }), 404, 'NOT_FOUND');
       await expectError(await admin('POST', `${base}/suspend`, { reason: 'x' }), 404, 'NOT_FOUND');
       await expectError(await admin('POST', `${base}/reactivate`), 404, 'NOT_FOUND');
@@ -540,9 +557,9 @@ describe.each(DIALECTS)('admin organizations on %s', (dialect) => {
     expect((await t.request('GET', '/api/v1/auth/verify', { key: reg.apiKey })).status).toBe(200);
     await expectError(await t.request('GET', '/api/v1/auth/verify', { key: reg.apiKey }), 429, 'RATE_LIMIT_EXCEEDED');
     // The other organization is untouched.
-    expect((await t.request('GET', '/api/v1/auth/verify', { key: other.apiKey })).headers.get('X-RateLimit-Limit')).toBe(
-      '1000',
-    );
+    expect(
+      (await t.request('GET', '/api/v1/auth/verify', { key: other.apiKey })).headers.get('X-RateLimit-Limit'),
+    ).toBe('1000');
   });
 
   it('refuses negative, fractional, non-numeric or missing limits', async () => {
@@ -620,7 +637,11 @@ describe.each(DIALECTS)('admin organizations on %s', (dialect) => {
     const base = `/organizations/${reg.organizationId}`;
     await expectError(await admin('POST', `${base}/reactivate`), 409, 'CONFLICT');
     expect((await admin('POST', `${base}/suspend`, { reason: 'review' })).status).toBe(200);
-    await expectError(await t.request('GET', '/api/v1/auth/verify', { key: reg.apiKey }), 403, 'ORGANIZATION_SUSPENDED');
+    await expectError(
+      await t.request('GET', '/api/v1/auth/verify', { key: reg.apiKey }),
+      403,
+      'ORGANIZATION_SUSPENDED',
+    );
     const res = await admin('POST', `${base}/reactivate`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ success: true });

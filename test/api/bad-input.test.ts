@@ -46,7 +46,13 @@ const org = (sub: string) => (f: Fixture) => `/api/v1/admin/organizations/${f.ta
 const fixed = (path: string) => () => path;
 
 const ENDPOINTS: Endpoint[] = [
-  { name: 'POST /api/v1/auth/register', method: 'POST', path: fixed('/api/v1/auth/register'), auth: 'none', json: true },
+  {
+    name: 'POST /api/v1/auth/register',
+    method: 'POST',
+    path: fixed('/api/v1/auth/register'),
+    auth: 'none',
+    json: true,
+  },
   { name: 'GET /api/v1/auth/verify', method: 'GET', path: fixed('/api/v1/auth/verify'), auth: 'key', scope: 'any' },
   { name: 'POST /api/v1/auth/rotate', method: 'POST', path: fixed('/api/v1/auth/rotate'), auth: 'key', scope: 'any' },
   { name: 'GET /api/v1/billing/plans', method: 'GET', path: fixed('/api/v1/billing/plans'), auth: 'none' },
@@ -58,7 +64,14 @@ const ENDPOINTS: Endpoint[] = [
     auth: 'key',
     scope: 'catalog',
   },
-  { name: 'PUT /api/v1/webhook', method: 'PUT', path: fixed('/api/v1/webhook'), auth: 'key', scope: 'billing', json: true },
+  {
+    name: 'PUT /api/v1/webhook',
+    method: 'PUT',
+    path: fixed('/api/v1/webhook'),
+    auth: 'key',
+    scope: 'billing',
+    json: true,
+  },
   {
     name: 'GET /api/v1/webhook/deliveries',
     method: 'GET',
@@ -66,7 +79,13 @@ const ENDPOINTS: Endpoint[] = [
     auth: 'key',
     scope: 'billing',
   },
-  { name: 'POST /api/v1/webhook/test', method: 'POST', path: fixed('/api/v1/webhook/test'), auth: 'key', scope: 'billing' },
+  {
+    name: 'POST /api/v1/webhook/test',
+    method: 'POST',
+    path: fixed('/api/v1/webhook/test'),
+    auth: 'key',
+    scope: 'billing',
+  },
   { name: 'GET /api/v1/admin/auth/nonce', method: 'GET', path: fixed('/api/v1/admin/auth/nonce'), auth: 'none' },
   {
     name: 'POST /api/v1/admin/auth/verify',
@@ -123,7 +142,11 @@ const INVALID_FIELDS: Array<[endpoint: string, what: string, body: (f: Fixture) 
   ['POST /api/v1/auth/register', 'a walletAddress that is no address', () => ({ name: 'X', walletAddress: '0x123' })],
   ['POST /api/v1/auth/register', 'signingAlgorithm HS256', () => ({ name: 'X', signingAlgorithm: 'HS256' })],
   ['POST /api/v1/auth/register', 'signingAlgorithm: 256', () => ({ name: 'X', signingAlgorithm: 256 })],
-  ['POST /api/v1/auth/register', 'a signingPublicKey that is no PEM', () => ({ name: 'X', signingPublicKey: 'not a key' })],
+  [
+    'POST /api/v1/auth/register',
+    'a signingPublicKey that is no PEM',
+    () => ({ name: 'X', signingPublicKey: 'not a key' }),
+  ],
   ['POST /api/v1/auth/register', 'signingPublicKey: {}', () => ({ name: 'X', signingPublicKey: {} })],
   ['POST /api/v1/auth/register', 'webhookUrl: 5', () => ({ name: 'X', webhookUrl: 5 })],
   ['POST /api/v1/auth/register', 'a webhookUrl that is no URL', () => ({ name: 'X', webhookUrl: 'not a url' })],
@@ -147,13 +170,25 @@ const INVALID_FIELDS: Array<[endpoint: string, what: string, body: (f: Fixture) 
   ['POST /api/v1/admin/auth/verify', 'an empty body', () => ({})],
   ['POST /api/v1/admin/auth/verify', 'message: 42', () => ({ message: 42, signature: '0x00' })],
   ['POST /api/v1/admin/auth/verify', 'signature: 42', () => ({ message: 'hello', signature: 42 })],
-  ['POST /api/v1/admin/auth/verify', 'a message that is no SIWE message', () => ({ message: 'hello', signature: '0xabcd' })],
+  [
+    'POST /api/v1/admin/auth/verify',
+    'a message that is no SIWE message',
+    () => ({ message: 'hello', signature: '0xabcd' }),
+  ],
   ['POST /api/v1/admin/auth/verify', 'a signature that is not hex', () => ({ message: 'hello', signature: 'zz' })],
   ['POST /api/v1/admin/organizations/{id}/license', 'an empty body', () => ({})],
   ['POST /api/v1/admin/organizations/{id}/license', 'contentId: 42', () => ({ contentId: 42, contentType: 'video' })],
-  ['POST /api/v1/admin/organizations/{id}/license', 'contentId that is no UUID', () => ({ contentId: 'abc', contentType: 'video' })],
+  [
+    'POST /api/v1/admin/organizations/{id}/license',
+    'contentId that is no UUID',
+    () => ({ contentId: 'abc', contentType: 'video' }),
+  ],
   ['POST /api/v1/admin/organizations/{id}/license', 'no contentType', () => ({ contentId: '*' })],
-  ['POST /api/v1/admin/organizations/{id}/license', 'contentType film', () => ({ contentId: '*', contentType: 'film' })],
+  [
+    'POST /api/v1/admin/organizations/{id}/license',
+    'contentType film',
+    () => ({ contentId: '*', contentType: 'film' }),
+  ],
   ['POST /api/v1/admin/organizations/{id}/license', 'contentType: 1', () => ({ contentId: '*', contentType: 1 })],
   [
     'POST /api/v1/admin/organizations/{id}/license',
@@ -195,7 +230,11 @@ const INVALID_FIELDS: Array<[endpoint: string, what: string, body: (f: Fixture) 
   ['POST /api/v1/admin/organizations/{id}/rate-limit', 'rateLimitPerHour: 0', () => ({ rateLimitPerHour: 0 })],
   ['POST /api/v1/admin/organizations/{id}/rate-limit', 'rateLimitPerHour: 1.5', () => ({ rateLimitPerHour: 1.5 })],
   ['POST /api/v1/admin/organizations/{id}/rate-limit', 'monthlyStreamLimit: -1', () => ({ monthlyStreamLimit: -1 })],
-  ['POST /api/v1/admin/organizations/{id}/rate-limit', 'monthlyStreamLimit: true', () => ({ monthlyStreamLimit: true })],
+  [
+    'POST /api/v1/admin/organizations/{id}/rate-limit',
+    'monthlyStreamLimit: true',
+    () => ({ monthlyStreamLimit: true }),
+  ],
   ['POST /api/v1/admin/organizations/{id}/rate-limit', 'keyId: 5', () => ({ keyId: 5, rateLimitPerHour: 3 })],
   [
     'POST /api/v1/admin/organizations/{id}/rate-limit',
@@ -225,7 +264,15 @@ const INVALID_QUERIES: Array<[endpoint: string, query: string]> = [
   ['GET /api/v1/admin/organizations', 'limit=2.5'],
 ];
 
-const MALFORMED_JSON = ['{bad', '{"name":', '{"name": "x",}', "{'name': 'x'}", 'nul', '\u0000', '{"name": "x"} trailing'];
+const MALFORMED_JSON = [
+  '{bad',
+  '{"name":',
+  '{"name": "x",}',
+  "{'name': 'x'}",
+  'nul',
+  '\u0000',
+  '{"name": "x"} trailing',
+];
 const NOT_AN_OBJECT = ['[]', '[{"name":"x"}]', '"name"', '42', 'true', 'null'];
 
 describe.each(DIALECTS)('bad input on %s', (dialect) => {
@@ -253,8 +300,11 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
   const credentials = (e: Endpoint): string | undefined =>
     e.auth === 'key' ? f.org.apiKey : e.auth === 'admin' ? f.token : undefined;
 
-  const send = (e: Endpoint, init: { key?: string; body?: unknown; headers?: Record<string, string> } = {}, query = '') =>
-    t.request(e.method, `${e.path(f)}${query}`, { key: credentials(e), ...init });
+  const send = (
+    e: Endpoint,
+    init: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+    query = '',
+  ) => t.request(e.method, `${e.path(f)}${query}`, { key: credentials(e), ...init });
 
   /** A JSON text of exactly `bytes` bytes: {"name":"Padded","pad":"aaa…"}. */
   const paddedJson = (bytes: number) => {
@@ -327,16 +377,19 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
       },
     );
 
-    it.each(admin.map((e) => [e.name, e] as const))('%s with an expired token is 401 INVALID_ADMIN_TOKEN', async (_, e) => {
-      const now = t.clock.now();
-      const token = await adminToken(t);
-      t.clock.advance(13 * 3_600_000);
-      try {
-        await expectError(await send(e, { key: token }), 401, 'INVALID_ADMIN_TOKEN');
-      } finally {
-        t.clock.set(now);
-      }
-    });
+    it.each(admin.map((e) => [e.name, e] as const))(
+      '%s with an expired token is 401 INVALID_ADMIN_TOKEN',
+      async (_, e) => {
+        const now = t.clock.now();
+        const token = await adminToken(t);
+        t.clock.advance(13 * 3_600_000);
+        try {
+          await expectError(await send(e, { key: token }), 401, 'INVALID_ADMIN_TOKEN');
+        } finally {
+          t.clock.set(now);
+        }
+      },
+    );
 
     it.each(admin.map((e) => [e.name, e] as const))(
       '%s with the token of a wallet no longer granted is 403 ADMIN_REQUIRED',
@@ -351,7 +404,11 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
     it.each(scoped.map((e) => [e.name, e] as const))(
       '%s with a key lacking its scope is 403 INSUFFICIENT_SCOPE',
       async (_, e) => {
-        await expectError(await send(e, { key: f.streamOnly.apiKey, body: e.json ? {} : undefined }), 403, 'INSUFFICIENT_SCOPE');
+        await expectError(
+          await send(e, { key: f.streamOnly.apiKey, body: e.json ? {} : undefined }),
+          403,
+          'INSUFFICIENT_SCOPE',
+        );
       },
     );
 
@@ -369,7 +426,11 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
       });
       expect(res.status).toBe(200);
       for (const e of keyed) {
-        await expectError(await send(e, { key: suspended.apiKey, body: e.json ? {} : undefined }), 403, 'ORGANIZATION_SUSPENDED');
+        await expectError(
+          await send(e, { key: suspended.apiKey, body: e.json ? {} : undefined }),
+          403,
+          'ORGANIZATION_SUSPENDED',
+        );
       }
     });
   });
@@ -424,7 +485,11 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
       const account = newAccount();
       const message = await siweMessage(t, account, { domain: 'evil.example' });
       const signature = await account.signMessage({ message });
-      await expectError(await t.request('POST', '/api/v1/admin/auth/verify', { body: { message, signature } }), 401, 'INVALID_ADMIN_TOKEN');
+      await expectError(
+        await t.request('POST', '/api/v1/admin/auth/verify', { body: { message, signature } }),
+        401,
+        'INVALID_ADMIN_TOKEN',
+      );
     });
   });
 
@@ -476,10 +541,24 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
         (x) => `/api/v1/admin/organizations/${x.target.organizationId}/rate-limit`,
         () => ({ rateLimitPerHour: 5, keyId: 'key-1' }),
       ],
-      ['a suspension of an unknown organization', 'POST', () => `/api/v1/admin/organizations/${unknown}/suspend`, () => ({ reason: 'x' })],
-      ['a suspension of an organization id that is no UUID', 'POST', () => '/api/v1/admin/organizations/1/suspend', () => ({ reason: 'x' })],
+      [
+        'a suspension of an unknown organization',
+        'POST',
+        () => `/api/v1/admin/organizations/${unknown}/suspend`,
+        () => ({ reason: 'x' }),
+      ],
+      [
+        'a suspension of an organization id that is no UUID',
+        'POST',
+        () => '/api/v1/admin/organizations/1/suspend',
+        () => ({ reason: 'x' }),
+      ],
       ['a reactivation of an unknown organization', 'POST', () => `/api/v1/admin/organizations/${unknown}/reactivate`],
-      ['a reactivation of an organization id that is no UUID', 'POST', () => "/api/v1/admin/organizations/'%20or%201=1/reactivate"],
+      [
+        'a reactivation of an organization id that is no UUID',
+        'POST',
+        () => "/api/v1/admin/organizations/'%20or%201=1/reactivate",
+      ],
     ];
 
     it.each(cases)('%s is 404 NOT_FOUND', async (_, method, path, body) => {
@@ -592,7 +671,11 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
         });
         await expectError(res, 400, 'BAD_REQUEST');
       }
-      await expectError(await sendChunked(byName('POST /api/v1/auth/register'), paddedJson(2 * MIB)), 413, 'PAYLOAD_TOO_LARGE');
+      await expectError(
+        await sendChunked(byName('POST /api/v1/auth/register'), paddedJson(2 * MIB)),
+        413,
+        'PAYLOAD_TOO_LARGE',
+      );
       expect(await t.ctx.repos.organizations.count()).toBe(before);
     });
 

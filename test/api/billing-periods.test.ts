@@ -34,7 +34,11 @@ describe.each(DIALECTS)('billing periods on %s', (dialect) => {
     fs.writeFileSync(file, JSON.stringify({ config: t.ctx.config, now: t.clock.now() }));
     return Promise.all(
       commands.map(async (args) => {
-        const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/helpers/billing-server.ts', file, ...args], { cwd: ROOT });
+        const { stdout } = await run(
+          process.execPath,
+          ['--import', 'tsx', 'test/helpers/billing-server.ts', file, ...args],
+          { cwd: ROOT },
+        );
         return JSON.parse(stdout.trim().split('\n').pop() as string);
       }),
     );
@@ -42,7 +46,10 @@ describe.each(DIALECTS)('billing periods on %s', (dialect) => {
 
   it('two servers metering one organization at once lose nothing, and two closing the month at once issue one invoice', async () => {
     const org = await billedOrg(t);
-    const [a, b] = await servers(['stream', org.apiKey, org.content.id, '15'], ['stream', org.apiKey, org.content.id, '15']);
+    const [a, b] = await servers(
+      ['stream', org.apiKey, org.content.id, '15'],
+      ['stream', org.apiKey, org.content.id, '15'],
+    );
     toNextMonth(t);
     const closes = await servers(['close'], ['close']);
     // the organization is the database's only one: one server issues its invoice, the other finds it
@@ -52,11 +59,14 @@ describe.each(DIALECTS)('billing periods on %s', (dialect) => {
     expect(rows[0]).toMatchObject({ totalStreams: a.streams + b.streams, totalBytes: a.bytes + b.bytes });
   }, 120_000);
 
-  it("a close that dies half-way writes nothing and holds up no other organization; run again it leaves exactly one invoice", async () => {
+  it('a close that dies half-way writes nothing and holds up no other organization; run again it leaves exactly one invoice', async () => {
     const org = await billedOrg(t);
     const other = await billedOrg(t, { name: 'Other Films' });
     await stream(t, org.apiKey, org.content);
-    await t.request('POST', '/api/v1/billing/subscriptions', { key: org.apiKey, body: { product: 'tickets', interval: 'month' } });
+    await t.request('POST', '/api/v1/billing/subscriptions', {
+      key: org.apiKey,
+      body: { product: 'tickets', interval: 'month' },
+    });
     toNextMonth(t);
     // The database refuses this organization's invoice row, as if the process died before its
     // commit: the period's usage record and event written before it in the same transaction go with it.
@@ -111,9 +121,22 @@ describe.each(DIALECTS)('billing periods on %s', (dialect) => {
           if (o.kind === 'credit' || o.kind === 'fee') {
             lastKey = `${id}:${n}`;
             const amountMicro = o.kind === 'credit' ? o.micro : -o.micro;
-            await refusedIfShort(() => t.ctx.db.transaction((tx) => post(tx, { organizationId: id, kind: o.kind === 'credit' ? 'credit' : 'watermark_fee', amountMicro, idempotencyKey: lastKey })));
+            await refusedIfShort(() =>
+              t.ctx.db.transaction((tx) =>
+                post(tx, {
+                  organizationId: id,
+                  kind: o.kind === 'credit' ? 'credit' : 'watermark_fee',
+                  amountMicro,
+                  idempotencyKey: lastKey,
+                }),
+              ),
+            );
           } else if (o.kind === 'retry' && lastKey) {
-            await refusedIfShort(() => t.ctx.db.transaction((tx) => post(tx, { organizationId: id, kind: 'credit', amountMicro: 1, idempotencyKey: lastKey })));
+            await refusedIfShort(() =>
+              t.ctx.db.transaction((tx) =>
+                post(tx, { organizationId: id, kind: 'credit', amountMicro: 1, idempotencyKey: lastKey }),
+              ),
+            );
           } else if (o.kind === 'stream') {
             const session = await stream(t, org.apiKey, org.content);
             await t.ctx.repos.sessions.addBytes(session, o.bytes);
@@ -121,7 +144,8 @@ describe.each(DIALECTS)('billing periods on %s', (dialect) => {
             toNextMonth(t);
             await closeDuePeriods(t.ctx);
           } else if (o.kind === 'pay') {
-            for (const invoice of await t.ctx.repos.invoices.open(id)) await refusedIfShort(() => payInvoice(t.ctx, invoice));
+            for (const invoice of await t.ctx.repos.invoices.open(id))
+              await refusedIfShort(() => payInvoice(t.ctx, invoice));
           }
           const row = await t.ctx.repos.organizations.find(id);
           expect(row?.apusdBalanceMicro).toBe(await t.ctx.repos.ledger.sumOf(id));

@@ -132,15 +132,40 @@ describe.each(DIALECTS)('catalog on %s', (dialect) => {
 
   it('refuses page and limit outside their bounds with 400 BAD_REQUEST', async () => {
     const org = await registerOrg(t);
-    for (const q of ['limit=0', 'limit=201', 'limit=-1', 'limit=abc', 'limit=1.5', 'limit=', 'page=0', 'page=-2', 'page=x', 'page=1.5',
-      'page=1000001', 'page=1e15', 'page=1e21', 'page=9007199254740993', 'page=0x10', 'page=1e3', 'page=+5', 'page=5.0', 'limit=0x10', 'limit=1e1']) {
+    for (const q of [
+      'limit=0',
+      'limit=201',
+      'limit=-1',
+      'limit=abc',
+      'limit=1.5',
+      'limit=',
+      'page=0',
+      'page=-2',
+      'page=x',
+      'page=1.5',
+      'page=1000001',
+      'page=1e15',
+      'page=1e21',
+      'page=9007199254740993',
+      'page=0x10',
+      'page=1e3',
+      'page=+5',
+      'page=5.0',
+      'limit=0x10',
+      'limit=1e1',
+    ]) {
       await expectError(await t.request('GET', `/api/v1/catalog?${q}`, { key: org.apiKey }), 400, 'BAD_REQUEST');
     }
   });
 
   it('detail gives the summary fields plus description, isWatermarked and hlsPlaylist', async () => {
     const org = await registerOrg(t);
-    const film = await addContent(t, { title: 'Detail film', description: 'A long story', isWatermarked: true, resolution: '720p' });
+    const film = await addContent(t, {
+      title: 'Detail film',
+      description: 'A long story',
+      isWatermarked: true,
+      resolution: '720p',
+    });
     await license(t, org.organizationId, film.id);
 
     const res = await t.request('GET', `/api/v1/catalog/${film.id}`, { key: org.apiKey });
@@ -199,14 +224,22 @@ describe.each(DIALECTS)('catalog on %s', (dialect) => {
   it('detail of content the organization is not licensed to is 403 LICENSE_REQUIRED', async () => {
     const org = await registerOrg(t);
     const film = await addContent(t);
-    await expectError(await t.request('GET', `/api/v1/catalog/${film.id}`, { key: org.apiKey }), 403, 'LICENSE_REQUIRED');
+    await expectError(
+      await t.request('GET', `/api/v1/catalog/${film.id}`, { key: org.apiKey }),
+      403,
+      'LICENSE_REQUIRED',
+    );
   });
 
   it('a wildcard video license does not open music detail (403 LICENSE_REQUIRED)', async () => {
     const org = await registerOrg(t);
     const song = await addContent(t, music);
     await license(t, org.organizationId, '*', 'video');
-    await expectError(await t.request('GET', `/api/v1/catalog/${song.id}`, { key: org.apiKey }), 403, 'LICENSE_REQUIRED');
+    await expectError(
+      await t.request('GET', `/api/v1/catalog/${song.id}`, { key: org.apiKey }),
+      403,
+      'LICENSE_REQUIRED',
+    );
   });
 
   it("another organization's license does not leak into the catalog or the detail", async () => {
@@ -222,8 +255,16 @@ describe.each(DIALECTS)('catalog on %s', (dialect) => {
     expect(ids(items)).not.toContain(theirs.id);
     expect(ids(items)).not.toContain(theirSong.id);
     expect(items).toEqual([]);
-    await expectError(await t.request('GET', `/api/v1/catalog/${theirs.id}`, { key: mine.apiKey }), 403, 'LICENSE_REQUIRED');
-    await expectError(await t.request('GET', `/api/v1/catalog/${theirSong.id}`, { key: mine.apiKey }), 403, 'LICENSE_REQUIRED');
+    await expectError(
+      await t.request('GET', `/api/v1/catalog/${theirs.id}`, { key: mine.apiKey }),
+      403,
+      'LICENSE_REQUIRED',
+    );
+    await expectError(
+      await t.request('GET', `/api/v1/catalog/${theirSong.id}`, { key: mine.apiKey }),
+      403,
+      'LICENSE_REQUIRED',
+    );
   });
 
   it('needs a key with the catalog scope', async () => {
@@ -231,7 +272,11 @@ describe.each(DIALECTS)('catalog on %s', (dialect) => {
     const streamOnly = await registerOrg(t, { scopes: ['stream'] });
     await license(t, streamOnly.organizationId, film.id);
     await expectError(await t.request('GET', '/api/v1/catalog', { key: streamOnly.apiKey }), 403, 'INSUFFICIENT_SCOPE');
-    await expectError(await t.request('GET', `/api/v1/catalog/${film.id}`, { key: streamOnly.apiKey }), 403, 'INSUFFICIENT_SCOPE');
+    await expectError(
+      await t.request('GET', `/api/v1/catalog/${film.id}`, { key: streamOnly.apiKey }),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
     await expectError(await t.request('GET', '/api/v1/catalog'), 401, 'INVALID_API_KEY');
   });
 });

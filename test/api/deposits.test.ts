@@ -159,23 +159,37 @@ describe.each(DIALECTS)('APUSD deposits on %s', (dialect) => {
   it('a reorg that takes back money already spent leaves the balance below zero, says so once, and refuses new sessions after the grace', async () => {
     const org = await registerOrg(t, { name: 'Spent It' });
     await t.request('POST', '/api/v1/billing/autopay', { key: org.apiKey, body: { enabled: true, method: 'apusd' } });
-    await t.request('POST', '/api/v1/billing/subscriptions', { key: org.apiKey, body: { product: 'videos', interval: 'month' } });
+    await t.request('POST', '/api/v1/billing/subscriptions', {
+      key: org.apiKey,
+      body: { product: 'videos', interval: 'month' },
+    });
     await chain.transfer(org.walletAddress, 99_000_000n);
     await chain.mine(2);
     await scan();
     toNextMonth(t, 2 * HOUR_MS);
     await closeDuePeriods(t.ctx);
-    expect((await getJson(t, '/api/v1/billing/invoices', org.apiKey)).invoices).toEqual([expect.objectContaining({ paymentStatus: 'paid' })]);
+    expect((await getJson(t, '/api/v1/billing/invoices', org.apiKey)).invoices).toEqual([
+      expect.objectContaining({ paymentStatus: 'paid' }),
+    ]);
     await chain.reorg(3);
     await chain.mine(1);
     expect((await scan()).reversed).toBe(1);
     const row = await t.ctx.repos.organizations.find(org.organizationId);
     expect(row).toMatchObject({ apusdBalanceMicro: -99_000_000, negativeSince: t.clock.now() });
-    const events = (await t.ctx.repos.webhookDeliveries.listForOrg(org.organizationId, 50)).filter((d) => d.eventType === 'balance.negative');
+    const events = (await t.ctx.repos.webhookDeliveries.listForOrg(org.organizationId, 50)).filter(
+      (d) => d.eventType === 'balance.negative',
+    );
     expect(events).toHaveLength(1);
-    expect(JSON.parse(events[0]?.body as string).data).toMatchObject({ balanceMicroApusd: -99_000_000, cause: 'deposit_reversal' });
+    expect(JSON.parse(events[0]?.body as string).data).toMatchObject({
+      balanceMicroApusd: -99_000_000,
+      cause: 'deposit_reversal',
+    });
     // within the 72-h grace the organization goes on; after it, what would spend more is 402
-    const subscribe = () => t.request('POST', '/api/v1/billing/subscriptions', { key: org.apiKey, body: { product: 'music', interval: 'month' } });
+    const subscribe = () =>
+      t.request('POST', '/api/v1/billing/subscriptions', {
+        key: org.apiKey,
+        body: { product: 'music', interval: 'month' },
+      });
     expect((await subscribe()).status).toBe(201);
     t.clock.advance(72 * HOUR_MS);
     await expectError(await subscribe(), 402, 'INSUFFICIENT_BALANCE');

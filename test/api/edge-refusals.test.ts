@@ -15,7 +15,6 @@ import { rawRequest } from '../helpers/raw-request.js';
 // CONNECT (a 400 in the spec's body, then the connection closed, never silence). Through the app:
 // a too-large body and an unknown path, which with a valid key carry the rate-limit headers too.
 
-
 describe('drm serve over a socket', () => {
   let dir: string;
   let server: RunningServer;

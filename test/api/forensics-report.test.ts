@@ -18,7 +18,8 @@ describe.each(DIALECTS)('the evidence report endpoint on %s', (dialect) => {
   const mine = randomUUID();
   const theirs = randomUUID();
   const outside = randomUUID();
-  const report = (id: string, key: string | undefined) => t.request('GET', `/api/v1/forensics/cases/${id}/report`, { key });
+  const report = (id: string, key: string | undefined) =>
+    t.request('GET', `/api/v1/forensics/cases/${id}/report`, { key });
 
   beforeAll(async () => {
     t = await makeTestApp(dialect);
@@ -28,7 +29,12 @@ describe.each(DIALECTS)('the evidence report endpoint on %s', (dialect) => {
     const content = await addContent(t, { title: XSS_TITLE });
     const store = (id: string, organizationId: string, viewerOrg: string) =>
       t.ctx.repos.forensicCases.insert(
-        sampleCase({ id, organizationId, contentId: content.id, report: sampleReport(sampleEvidence({ organizationId: viewerOrg, title: XSS_TITLE })) }),
+        sampleCase({
+          id,
+          organizationId,
+          contentId: content.id,
+          report: sampleReport(sampleEvidence({ organizationId: viewerOrg, title: XSS_TITLE })),
+        }),
       );
     await store(mine, org.organizationId, org.organizationId);
     await store(theirs, other.organizationId, other.organizationId);
@@ -41,7 +47,9 @@ describe.each(DIALECTS)('the evidence report endpoint on %s', (dialect) => {
     const res = await report(mine, org.apiKey);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; img-src data:; style-src 'unsafe-inline'");
+    expect(res.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; img-src data:; style-src 'unsafe-inline'",
+    );
     expect(res.headers.get('content-disposition')).toBe(`attachment; filename="case-${mine}.html"`);
     const page = await res.text();
     expect(page).toMatch(/^<!doctype html>/);
@@ -72,6 +80,13 @@ describe.each(DIALECTS)('the evidence report endpoint on %s', (dialect) => {
     const page = await res.text();
     expect(page).toContain('another organization');
     expect(page).toMatch(/Asking Films \(organization <code>[0-9a-f-]{36}<\/code>\)/);
-    for (const hidden of ['Acme Films', 'alice', '203.0.113.7', 'session-1', '0x1111111111111111111111111111111111111111']) expect(page).not.toContain(hidden);
+    for (const hidden of [
+      'Acme Films',
+      'alice',
+      '203.0.113.7',
+      'session-1',
+      '0x1111111111111111111111111111111111111111',
+    ])
+      expect(page).not.toContain(hidden);
   });
 });

@@ -35,7 +35,12 @@ describe.each(DIALECTS)('Idempotency-Key on money requests on %s', (dialect) => 
   it('refuses the same key with another body: 409 IDEMPOTENCY_KEY_REUSED, nothing done', async () => {
     const org = await registerOrg(t, { name: 'Mixed Up' });
     await post('/api/v1/billing/subscriptions', org.apiKey, { product: 'videos', interval: 'month' }, 'sub-0002');
-    const other = await post('/api/v1/billing/subscriptions', org.apiKey, { product: 'music', interval: 'month' }, 'sub-0002');
+    const other = await post(
+      '/api/v1/billing/subscriptions',
+      org.apiKey,
+      { product: 'music', interval: 'month' },
+      'sub-0002',
+    );
     await expectError(other, 409, 'IDEMPOTENCY_KEY_REUSED');
     expect((await getJson(t, '/api/v1/billing/subscriptions', org.apiKey)).subscriptions).toHaveLength(1);
     await expectError(await post('/api/v1/billing/subscriptions', org.apiKey, {}, 'bad key'), 400, 'BAD_REQUEST');
@@ -44,8 +49,16 @@ describe.each(DIALECTS)('Idempotency-Key on money requests on %s', (dialect) => 
   it("keeps keys per organization: another organization's same key is its own request", async () => {
     const a = await registerOrg(t, { name: 'Org A' });
     const b = await registerOrg(t, { name: 'Org B' });
-    expect((await post('/api/v1/billing/subscriptions', a.apiKey, { product: 'videos', interval: 'month' }, 'shared-key')).status).toBe(201);
-    const theirs = await post('/api/v1/billing/subscriptions', b.apiKey, { product: 'music', interval: 'month' }, 'shared-key');
+    expect(
+      (await post('/api/v1/billing/subscriptions', a.apiKey, { product: 'videos', interval: 'month' }, 'shared-key'))
+        .status,
+    ).toBe(201);
+    const theirs = await post(
+      '/api/v1/billing/subscriptions',
+      b.apiKey,
+      { product: 'music', interval: 'month' },
+      'shared-key',
+    );
     expect([theirs.status, theirs.headers.get('idempotent-replayed')]).toEqual([201, null]);
   });
 
@@ -53,16 +66,29 @@ describe.each(DIALECTS)('Idempotency-Key on money requests on %s', (dialect) => 
     const org = await registerOrg(t, { name: 'Patient' });
     await post('/api/v1/billing/subscriptions', org.apiKey, { product: 'cards', interval: 'month' }, 'day-old-key');
     t.clock.advance(23 * 3_600_000);
-    const within = await post('/api/v1/billing/subscriptions', org.apiKey, { product: 'tickets', interval: 'month' }, 'day-old-key');
+    const within = await post(
+      '/api/v1/billing/subscriptions',
+      org.apiKey,
+      { product: 'tickets', interval: 'month' },
+      'day-old-key',
+    );
     await expectError(within, 409, 'IDEMPOTENCY_KEY_REUSED');
     t.clock.advance(3_600_000 + 1000);
-    const after = await post('/api/v1/billing/subscriptions', org.apiKey, { product: 'tickets', interval: 'month' }, 'day-old-key');
+    const after = await post(
+      '/api/v1/billing/subscriptions',
+      org.apiKey,
+      { product: 'tickets', interval: 'month' },
+      'day-old-key',
+    );
     expect(after.status).toBe(201);
   });
 
   it('lets go of a key whose request failed: a retry after the balance is credited pays the invoice once', async () => {
     const org = await registerOrg(t, { name: 'Short' });
-    await t.request('POST', '/api/v1/billing/subscriptions', { key: org.apiKey, body: { product: 'videos', interval: 'month' } });
+    await t.request('POST', '/api/v1/billing/subscriptions', {
+      key: org.apiKey,
+      body: { product: 'videos', interval: 'month' },
+    });
     toNextMonth(t, 2 * 3_600_000);
     await closeDuePeriods(t.ctx);
     const [invoice] = (await getJson(t, '/api/v1/billing/invoices', org.apiKey)).invoices as [Json];
@@ -81,7 +107,10 @@ describe.each(DIALECTS)('Idempotency-Key on money requests on %s', (dialect) => 
     const org = await registerOrg(t, { name: 'Admin Retries' });
     const token = await adminToken(t);
     const admin = (url: string, body: unknown) =>
-      t.request('POST', url, { body, headers: { authorization: `Bearer ${token}`, 'idempotency-key': `admin-${url.split('/').pop()}` } });
+      t.request('POST', url, {
+        body,
+        headers: { authorization: `Bearer ${token}`, 'idempotency-key': `admin-${url.split('/').pop()}` },
+      });
     const credit = `/api/v1/admin/organizations/${org.organizationId}/credit`;
     const first = (await (await admin(credit, { amount: 10 })).json()) as Json;
     const again = await admin(credit, { amount: 10 });

@@ -24,7 +24,15 @@ describe.each(DIALECTS)('an earlier attempt at a queued ingest, on %s', (dialect
 
   beforeAll(async () => {
     [t, s3] = await Promise.all([makeTestApp(dialect), startS3()]);
-    const storage = await openContentStore({ store: { kind: 's3', bucket: s3.bucket, prefix: 'content' }, s3: { endpoint: s3.endpoint }, segmentDelivery: 'proxy' }, t.dir, Buffer.alloc(32, 3));
+    const storage = await openContentStore(
+      {
+        store: { kind: 's3', bucket: s3.bucket, prefix: 'content' },
+        s3: { endpoint: s3.endpoint },
+        segmentDelivery: 'proxy',
+      },
+      t.dir,
+      Buffer.alloc(32, 3),
+    );
     ctx = { ...t.ctx, storage };
     orgId = (await registerOrg(t)).organizationId;
     await creditBalance(t.ctx, orgId, { amount: 5000, idempotencyKey: 'for-the-attempts' });
@@ -37,7 +45,13 @@ describe.each(DIALECTS)('an earlier attempt at a queued ingest, on %s', (dialect
   it('that paid the watermark fee and published without a catalog row: the fee comes back once and the item goes', async () => {
     const contentId = randomUUID();
     const before = await balance();
-    await chargeWatermarkFee(ctx, { organizationId: orgId, contentId, type: 'video', watermark: true, frame: { width: 640, height: 360 } });
+    await chargeWatermarkFee(ctx, {
+      organizationId: orgId,
+      contentId,
+      type: 'video',
+      watermark: true,
+      frame: { width: 640, height: 360 },
+    });
     expect(await balance()).toBeLessThan(before);
     const staging = ctx.storage.stage(contentId);
     fs.writeFileSync(path.join(staging.dir, 'thumbnail.jpg'), 'x');
@@ -53,8 +67,20 @@ describe.each(DIALECTS)('an earlier attempt at a queued ingest, on %s', (dialect
   });
 
   it('that was catalogued before its worker died: the job ends with that item, ingested once', async () => {
-    const row = await addContent(t, { title: 'Done Before', duration: 22_000, segmentCount: 3, isWatermarked: true, resolution: '360p' });
-    expect(await settleEarlierAttempt(ctx, row.id)).toMatchObject({ contentId: row.id, title: 'Done Before', duration: 22, segmentCount: 3, isWatermarked: true });
+    const row = await addContent(t, {
+      title: 'Done Before',
+      duration: 22_000,
+      segmentCount: 3,
+      isWatermarked: true,
+      resolution: '360p',
+    });
+    expect(await settleEarlierAttempt(ctx, row.id)).toMatchObject({
+      contentId: row.id,
+      title: 'Done Before',
+      duration: 22,
+      segmentCount: 3,
+      isWatermarked: true,
+    });
     expect(await t.ctx.repos.content.find(row.id)).toBeDefined();
   });
 });

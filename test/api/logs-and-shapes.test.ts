@@ -24,13 +24,22 @@ describe('secrets stay out of the logs', () => {
       });
     const reg = await (await send('POST', '/api/v1/auth/register', { body: { name: 'Quiet Co' } })).json();
     await send('GET', '/api/v1/auth/verify?session=capability-123', { key: reg.apiKey });
-    const put = await (await send('PUT', '/api/v1/webhook', { key: reg.apiKey, body: { regenerateSecret: true } })).json();
+    const put = await (
+      await send('PUT', '/api/v1/webhook', { key: reg.apiKey, body: { regenerateSecret: true } })
+    ).json();
     const rotated = await (await send('POST', '/api/v1/auth/rotate', { key: reg.apiKey })).json();
     await send('GET', '/api/v1/auth/verify', { key: 'drm_live_not-a-real-key-but-long-enough-to-look-like-one' });
 
     const log = lines.join('');
     expect(lines.length).toBeGreaterThanOrEqual(5);
-    for (const secret of [reg.apiKey, reg.webhookSecret, put.webhookSecret, rotated.apiKey, 'capability-123', 'not-a-real-key']) {
+    for (const secret of [
+      reg.apiKey,
+      reg.webhookSecret,
+      put.webhookSecret,
+      rotated.apiKey,
+      'capability-123',
+      'not-a-real-key',
+    ]) {
       expect(log).not.toContain(secret);
     }
     expect(log).toContain('/api/v1/auth/verify');
@@ -44,7 +53,7 @@ describe.each(['a', 'b'] as const)('api shape %s', (shape) => {
   });
   afterAll(() => t.close());
 
-  it('registers on the Paid plan under the shape\'s own name', async () => {
+  it("registers on the Paid plan under the shape's own name", async () => {
     const reg = await registerOrg(t);
     const body = await (await t.request('GET', '/api/v1/auth/verify', { key: reg.apiKey })).json();
     expect(body.organization.plan).toBe(shape === 'a' ? 'paid' : 'professional');

@@ -30,9 +30,13 @@ describe.each(DIALECTS)('readiness and metrics on %s', (dialect) => {
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await res.text();
     expect(text).toContain('drm_http_requests_total{method="POST",route="/api/v1/stream/:contentId",status="201"} 1');
-    expect(text).toContain('drm_http_requests_total{method="GET",route="/api/v1/stream/sessions/:sessionId",status="200"} 1');
+    expect(text).toContain(
+      'drm_http_requests_total{method="GET",route="/api/v1/stream/sessions/:sessionId",status="200"} 1',
+    );
     expect(text).toContain('drm_http_requests_total{method="GET",route="unmatched",status="404"} 1');
-    expect(text).toMatch(/drm_http_request_duration_seconds_bucket\{le="0.001",method="POST",route="\/api\/v1\/stream\/:contentId"\} \d+/);
+    expect(text).toMatch(
+      /drm_http_request_duration_seconds_bucket\{le="0.001",method="POST",route="\/api\/v1\/stream\/:contentId"\} \d+/,
+    );
     expect(text).toContain('drm_sessions_created_total 1');
     expect(text).toContain('drm_segment_bytes_total 0');
     expect(text).toContain('drm_webhook_deliveries{status="skipped"}');
@@ -51,7 +55,9 @@ describe.each(DIALECTS)('readiness and metrics on %s', (dialect) => {
       expect(res.status).toBe(503);
       expect(await res.json()).toMatchObject({ ready: false, migrations: { applied: v - 1, expected: v } });
     } finally {
-      db.prepare('insert into drm_migrations (version, name, applied_at) values (@version, @name, @applied_at)').run(row);
+      db.prepare('insert into drm_migrations (version, name, applied_at) values (@version, @name, @applied_at)').run(
+        row,
+      );
       db.close();
     }
   });

@@ -14,7 +14,9 @@ import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 describe('the defaults', () => {
   it('are 20 registrations and 60 nonces per address an hour, and 10,000 outstanding nonces', () => {
     const config = resolveConfig({}, {});
-    expect([config.registerLimitPerHour, config.nonceLimitPerHour, config.maxOutstandingNonces]).toEqual([20, 60, 10_000]);
+    expect([config.registerLimitPerHour, config.nonceLimitPerHour, config.maxOutstandingNonces]).toEqual([
+      20, 60, 10_000,
+    ]);
   });
 });
 
@@ -43,9 +45,11 @@ describe.each(DIALECTS)('limits on the open endpoints on %s', (dialect) => {
   const nextHour = () => t.clock.set((Math.floor(t.clock.now() / HOUR_MS) + 1) * HOUR_MS + 60_000);
   const hourEnd = () => (Math.floor(t.clock.now() / HOUR_MS) + 1) * (HOUR_MS / 1000);
   const from = (ip: string) => ({ 'x-forwarded-for': `${ip}, 10.0.0.1` });
-  const register = (ip: string, name = 'Flood Co') => t.request('POST', '/api/v1/auth/register', { body: { name }, headers: from(ip) });
+  const register = (ip: string, name = 'Flood Co') =>
+    t.request('POST', '/api/v1/auth/register', { body: { name }, headers: from(ip) });
   const nonce = (ip: string) => t.request('GET', '/api/v1/admin/auth/nonce', { headers: from(ip) });
-  const organizations = async () => (await t.ctx.repos.organizations.listWithStats({ monthStart: 0, limit: 500, offset: 0 })).length;
+  const organizations = async () =>
+    (await t.ctx.repos.organizations.listWithStats({ monthStart: 0, limit: 500, offset: 0 })).length;
 
   it('one address registers 20 organizations an hour; the 21st gets 429 with Retry-After and creates nothing', async () => {
     nextHour();
@@ -59,12 +63,18 @@ describe.each(DIALECTS)('limits on the open endpoints on %s', (dialect) => {
     const before = await organizations();
     const refused = await register('203.0.113.5', 'One Too Many');
     expect(refused.status).toBe(429);
-    expect(await refused.json()).toEqual({ error: expect.stringContaining('registrations from one address'), code: 'RATE_LIMIT_EXCEEDED', status: 429 });
+    expect(await refused.json()).toEqual({
+      error: expect.stringContaining('registrations from one address'),
+      code: 'RATE_LIMIT_EXCEEDED',
+      status: 429,
+    });
     expect(Number(refused.headers.get('retry-after'))).toBe(hourEnd() - Math.floor(t.clock.now() / 1000));
     expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
     expect(await organizations()).toBe(before);
     // A bad body counts too: the limit is on asking, not on succeeding.
-    expect((await t.request('POST', '/api/v1/auth/register', { body: '{', headers: from('203.0.113.5') })).status).toBe(429);
+    expect((await t.request('POST', '/api/v1/auth/register', { body: '{', headers: from('203.0.113.5') })).status).toBe(
+      429,
+    );
   });
 
   it('another address still registers, and the next clock hour lets the first one in again', async () => {
@@ -75,7 +85,8 @@ describe.each(DIALECTS)('limits on the open endpoints on %s', (dialect) => {
 
   it('IPv6 clients are counted per /64: rotating the host part does not buy more', async () => {
     nextHour();
-    for (let host = 1; host <= 20; host++) expect((await register(`2001:db8:0:7::${host.toString(16)}`)).status).toBe(201);
+    for (let host = 1; host <= 20; host++)
+      expect((await register(`2001:db8:0:7::${host.toString(16)}`)).status).toBe(201);
     expect((await register('2001:db8:0:7:ffff::1')).status).toBe(429);
     expect((await register('2001:db8:0:8::1')).status).toBe(201);
   });
@@ -113,7 +124,9 @@ describe.each(DIALECTS)('limits on the open endpoints on %s', (dialect) => {
 
   it('the bound holds when the requests come at once', async () => {
     t.clock.advance(NONCE_TTL_MS);
-    const answers = await Promise.all(['192.0.2.11', '192.0.2.12', '192.0.2.13', '192.0.2.14', '192.0.2.15', '192.0.2.16'].map(nonce));
+    const answers = await Promise.all(
+      ['192.0.2.11', '192.0.2.12', '192.0.2.13', '192.0.2.14', '192.0.2.15', '192.0.2.16'].map(nonce),
+    );
     expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 429, 429]);
     expect(await t.ctx.repos.admins.countOutstandingNonces(t.clock.now())).toBe(4);
   });
@@ -135,7 +148,8 @@ describe.each(DIALECTS)('over a real socket, without --trust-proxy, on %s', (dia
   });
 
   it('the socket address is counted, and a forged X-Forwarded-For buys nothing', async () => {
-    const nonce = (forged: string) => fetch(`${url}/api/v1/admin/auth/nonce`, { headers: { 'x-forwarded-for': forged } });
+    const nonce = (forged: string) =>
+      fetch(`${url}/api/v1/admin/auth/nonce`, { headers: { 'x-forwarded-for': forged } });
     expect((await nonce('198.51.100.1')).status).toBe(200);
     expect((await nonce('198.51.100.2')).status).toBe(200);
     const refused = await nonce('198.51.100.3');

@@ -3,7 +3,17 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../server/openapi/document.js';
 import { deref, schemaProblems, structuralProblems } from '../helpers/openapi.js';
-import { expectDocumented, type Json, type Op, type OpenApiFixture, ROOT, send, sendExamples, useOpenApiFixture, without } from '../helpers/openapi-fixture.js';
+import {
+  expectDocumented,
+  type Json,
+  type Op,
+  type OpenApiFixture,
+  ROOT,
+  send,
+  sendExamples,
+  useOpenApiFixture,
+  without,
+} from '../helpers/openapi-fixture.js';
 
 // Issue 20, point 5 (part): GET /openapi.json describes every endpoint, and these checks keep the
 // description from drifting from the code, for a server of each API shape: what the server
@@ -23,27 +33,36 @@ function responsesAgainstTheDocument(s: Suite): void {
     const { doc, ops } = s.fx;
     const o = ops.find((x) => x.op.operationId === 'getViewer') as Op;
     const body = (await (await send(s.fx, o)).json()) as Json;
-    const schema = (deref(doc, (o.op.responses as Json)['200']).content as Record<string, Json>)['application/json']?.schema as Json;
+    const schema = (deref(doc, (o.op.responses as Json)['200']).content as Record<string, Json>)['application/json']
+      ?.schema as Json;
     expect(schemaProblems(doc, body, schema)).toEqual([]);
     expect(schemaProblems(doc, { ...body, surprise: 1 }, schema)).toEqual(['$.surprise: not documented']);
-    expect(schemaProblems(doc, { ...body, totalStreams: 'many' }, schema)).toEqual(['$.totalStreams: string, not integer']);
+    expect(schemaProblems(doc, { ...body, totalStreams: 'many' }, schema)).toEqual([
+      '$.totalStreams: string, not integer',
+    ]);
     expect(schemaProblems(doc, without(body, ['binaryId']), schema)).toEqual(['$.binaryId: missing']);
   });
 
   it('answers every operation without a body as documented (rotation last: it revokes the key)', async () => {
     const { t, ops, f } = s.fx;
-    const subscriptions = (await (await t.request('GET', '/api/v1/billing/subscriptions', { key: f.apiKey })).json()) as { subscriptions: Json[] };
+    const subscriptions = (await (
+      await t.request('GET', '/api/v1/billing/subscriptions', { key: f.apiKey })
+    ).json()) as { subscriptions: Json[] };
     f.subscriptionId = subscriptions.subscriptions[0]?.id as string;
     const bodiless = ops.filter((x) => x.method !== 'get' && !x.op.requestBody);
     const rotate = bodiless.filter((x) => x.op.operationId === 'rotateKey');
-    for (const o of [...bodiless.filter((x) => !rotate.includes(x)), ...rotate]) await expectDocumented(s.fx, o, await send(s.fx, o));
+    for (const o of [...bodiless.filter((x) => !rotate.includes(x)), ...rotate])
+      await expectDocumented(s.fx, o, await send(s.fx, o));
   });
 }
 
 function eventsAgainstTheDocument(s: Suite): void {
   it('sends every event it recorded above in the documented webhook shape', async () => {
     const { t, doc, f } = s.fx;
-    const rows = [...(await t.ctx.repos.webhookDeliveries.listForOrg(f.orgId, 100)), ...(await t.ctx.repos.webhookDeliveries.listForOrg(f.target, 100))];
+    const rows = [
+      ...(await t.ctx.repos.webhookDeliveries.listForOrg(f.orgId, 100)),
+      ...(await t.ctx.repos.webhookDeliveries.listForOrg(f.target, 100)),
+    ];
     const webhooks = doc.webhooks as Record<string, { post: Json }>;
     for (const row of rows) {
       const op = webhooks[row.eventType]?.post as Json;
@@ -52,14 +71,26 @@ function eventsAgainstTheDocument(s: Suite): void {
       expect(schemaProblems(doc, JSON.parse(row.body), schema), row.eventType).toEqual([]);
     }
     const seen = new Set(rows.map((r) => r.eventType));
-    for (const type of ['viewer.created', 'viewer.stream', 'viewer.blocked', 'organization.suspended', 'webhook.test', 'invoice.issued']) expect(seen).toContain(type);
+    for (const type of [
+      'viewer.created',
+      'viewer.stream',
+      'viewer.blocked',
+      'organization.suspended',
+      'webhook.test',
+      'invoice.issued',
+    ])
+      expect(seen).toContain(type);
   });
 }
 
 function structure(s: Suite): void {
   it('is OpenAPI 3.1: every operation has responses, every $ref resolves, operationIds are unique (both API shapes)', () => {
     expect(structuralProblems(s.fx.doc)).toEqual([]);
-    expect(structuralProblems(openApiDocument({ shape: 'a', version: '0.0.0', publicUrl: 'https://drm.example.com/' }) as unknown as Json)).toEqual([]);
+    expect(
+      structuralProblems(
+        openApiDocument({ shape: 'a', version: '0.0.0', publicUrl: 'https://drm.example.com/' }) as unknown as Json,
+      ),
+    ).toEqual([]);
   });
 
   it("names package.json's version, and is served open and cacheable", async () => {

@@ -8,7 +8,21 @@ import { DrmError, type ErrorCode } from '../../src/errors.js';
 import { expectError } from '../helpers/expect-error.js';
 import { registerOrg } from '../helpers/fixtures.js';
 import { deref } from '../helpers/openapi.js';
-import { credentials, expectDocumented, type Json, jsonBodies, media, type Op, type OpenApiFixture, ROOT, realPath, send, sendExamples, useOpenApiFixture, without } from '../helpers/openapi-fixture.js';
+import {
+  credentials,
+  expectDocumented,
+  type Json,
+  jsonBodies,
+  media,
+  type Op,
+  type OpenApiFixture,
+  ROOT,
+  realPath,
+  send,
+  sendExamples,
+  useOpenApiFixture,
+  without,
+} from '../helpers/openapi-fixture.js';
 
 // Issue 20, point 5 (part): GET /openapi.json describes every endpoint, and these checks keep the
 // description from drifting from the code, for a server of each API shape:
@@ -31,7 +45,9 @@ function driftFromTheRoutes(s: Suite): void {
     // Left out of the comparison: hono lists middleware (`app.use`) as method ALL; no route is
     // registered with `app.all` or `app.on` (checked below), so ALL entries are all middleware.
     const shape = (p: string) => p.replace(/:[^/]+/g, '{}').replace(/\{[^}]+\}/g, '{}');
-    const registered = new Set(t.app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${shape(r.path)}`));
+    const registered = new Set(
+      t.app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${shape(r.path)}`),
+    );
     const documented = new Set(ops.map((o) => `${o.method.toUpperCase()} ${shape(o.path)}`));
     expect([...registered].filter((r) => !documented.has(r)).sort(), 'registered but not documented').toEqual([]);
     expect([...documented].filter((d) => !registered.has(d)).sort(), 'documented but not registered').toEqual([]);
@@ -44,14 +60,20 @@ function driftFromTheRoutes(s: Suite): void {
   });
 
   it('documents every error code with the status the core gives it', () => {
-    for (const [code, { status }] of Object.entries(ERROR_CODES)) expect(new DrmError(code as ErrorCode, 'x').status, code).toBe(status);
+    for (const [code, { status }] of Object.entries(ERROR_CODES))
+      expect(new DrmError(code as ErrorCode, 'x').status, code).toBe(status);
   });
 }
 
 function securityAgainstTheMiddleware(s: Suite): void {
-  const scheme = (o: Op) => Object.entries(((o.op.security as Json[]) ?? [])[0] ?? {})[0] as [string, string[]] | undefined;
-  const rotationLast = (list: Op[]) => [...list.filter((o) => o.op.operationId !== 'rotateKey'), ...list.filter((o) => o.op.operationId === 'rotateKey')];
-  const codeOf = async (res: Response) => (res.headers.get('content-type')?.startsWith('application/json') ? ((await res.json()) as Json).code : undefined);
+  const scheme = (o: Op) =>
+    Object.entries(((o.op.security as Json[]) ?? [])[0] ?? {})[0] as [string, string[]] | undefined;
+  const rotationLast = (list: Op[]) => [
+    ...list.filter((o) => o.op.operationId !== 'rotateKey'),
+    ...list.filter((o) => o.op.operationId === 'rotateKey'),
+  ];
+  const codeOf = async (res: Response) =>
+    res.headers.get('content-type')?.startsWith('application/json') ? ((await res.json()) as Json).code : undefined;
 
   it('refuses a request without the documented credentials, and lets an open one through', async () => {
     const { t, ops } = s.fx;
@@ -73,7 +95,8 @@ function securityAgainstTheMiddleware(s: Suite): void {
     const keys = new Map<string, { only: string; allBut: string }>();
     for (const scope of SCOPES) {
       const only = (await registerOrg(t, { name: `Only ${scope}`, scopes: [scope] })).apiKey;
-      const allBut = (await registerOrg(t, { name: `All but ${scope}`, scopes: SCOPES.filter((x) => x !== scope) })).apiKey;
+      const allBut = (await registerOrg(t, { name: `All but ${scope}`, scopes: SCOPES.filter((x) => x !== scope) }))
+        .apiKey;
       keys.set(scope, { only, allBut });
     }
     for (const o of rotationLast(keyed)) {
@@ -81,8 +104,11 @@ function securityAgainstTheMiddleware(s: Suite): void {
       const scope = (scheme(o) as [string, string[]])[1][0];
       const { only, allBut } = keys.get(scope ?? 'catalog') as { only: string; allBut: string };
       const path = realPath(s.fx, o.path, o.method);
-      if (scope) await expectError(await t.request(o.method.toUpperCase(), path, { key: allBut }), 403, 'INSUFFICIENT_SCOPE');
-      expect(await codeOf(await t.request(o.method.toUpperCase(), path, { key: only })), name).not.toBe('INSUFFICIENT_SCOPE');
+      if (scope)
+        await expectError(await t.request(o.method.toUpperCase(), path, { key: allBut }), 403, 'INSUFFICIENT_SCOPE');
+      expect(await codeOf(await t.request(o.method.toUpperCase(), path, { key: only })), name).not.toBe(
+        'INSUFFICIENT_SCOPE',
+      );
     }
   });
 }
@@ -95,8 +121,13 @@ function requestBodiesAgainstTheValidators(s: Suite): void {
       const schema = deref(doc, media(s.fx, o).schema);
       const example = media(s.fx, o).example as Json | undefined;
       if (!example) continue;
-      const choices = [...((schema.anyOf ?? []) as Json[]), ...((schema.oneOf ?? []) as Json[])].flatMap((c) => (c.required ?? []) as string[]);
-      const cases = [...((schema.required ?? []) as string[]).map((r) => [r]), ...(choices.length > 0 ? [choices] : [])];
+      const choices = [...((schema.anyOf ?? []) as Json[]), ...((schema.oneOf ?? []) as Json[])].flatMap(
+        (c) => (c.required ?? []) as string[],
+      );
+      const cases = [
+        ...((schema.required ?? []) as string[]).map((r) => [r]),
+        ...(choices.length > 0 ? [choices] : []),
+      ];
       for (const fields of cases) {
         const res = await send(s.fx, o, without(example, fields));
         await expectError(res, 400, 'BAD_REQUEST');
@@ -118,7 +149,11 @@ function requestBodiesAgainstTheValidators(s: Suite): void {
     // A valid leak needs real media and an analysis: the accepted case is forensics.test.ts's.
     const o = ops.find((x) => x.op.operationId === 'analyzeLeak') as Op;
     const schema = deref(doc, ((deref(doc, o.op.requestBody).content as Json)['multipart/form-data'] as Json).schema);
-    const values: Record<string, string | Blob> = { file: new Blob([Buffer.alloc(1024)]), contentId: f.filmId, contentType: 'video' };
+    const values: Record<string, string | Blob> = {
+      file: new Blob([Buffer.alloc(1024)]),
+      contentId: f.filmId,
+      contentType: 'video',
+    };
     for (const missing of schema.required as string[]) {
       const form = new FormData();
       for (const [k, v] of Object.entries(values)) {
@@ -126,7 +161,11 @@ function requestBodiesAgainstTheValidators(s: Suite): void {
         if (typeof v === 'string') form.append(k, v);
         else form.append(k, v, 'leak.ts');
       }
-      const res = await t.app.request('/api/v1/forensics/analyze', { method: 'POST', headers: { authorization: `Bearer ${f.apiKey}` }, body: form });
+      const res = await t.app.request('/api/v1/forensics/analyze', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${f.apiKey}` },
+        body: form,
+      });
       await expectError(res, 400, 'BAD_REQUEST');
     }
   });
@@ -137,7 +176,9 @@ function queryParametersAgainstTheValidators(s: Suite): void {
   function values(schema: Json): { refused: string[]; allowed: string } {
     if (Array.isArray(schema.enum)) return { refused: ['maybe'], allowed: String(schema.enum[0]) };
     if (schema.type === 'integer') {
-      const refused = [schema.minimum, schema.maximum].flatMap((b, i) => (typeof b === 'number' ? [String(i === 0 ? b - 1 : b + 1)] : []));
+      const refused = [schema.minimum, schema.maximum].flatMap((b, i) =>
+        typeof b === 'number' ? [String(i === 0 ? b - 1 : b + 1)] : [],
+      );
       return { refused: [...refused, '1.5', 'abc'], allowed: String(schema.maximum ?? schema.minimum ?? 1) };
     }
     if (schema.format === 'uuid') return { refused: ['not-a-uuid'], allowed: randomUUID() };
@@ -151,15 +192,21 @@ function queryParametersAgainstTheValidators(s: Suite): void {
     for (const o of ops.filter((x) => x.method === 'get' || x.op.operationId === 'adminDeleteContent')) {
       for (const p of ((o.op.parameters ?? []) as Json[]).filter((x) => x.in === 'query')) {
         const { refused, allowed } = values(p.schema as Json);
-        const others = ((o.op.parameters ?? []) as Json[]).filter((x) => x.in === 'query' && x.required && x.name !== p.name);
+        const others = ((o.op.parameters ?? []) as Json[]).filter(
+          (x) => x.in === 'query' && x.required && x.name !== p.name,
+        );
         const rest = others.map((x) => `&${String(x.name)}=${values(x.schema as Json).allowed}`).join('');
         const { headers } = credentials(s.fx, o.op);
         const url = (v: string) => `${realPath(s.fx, o.path, o.method)}?${String(p.name)}=${v}${rest}`;
         const name = `${o.method.toUpperCase()} ${o.path} ${String(p.name)}`;
-        for (const v of refused) await expectError(await t.request(o.method.toUpperCase(), url(v), { headers }), 400, 'BAD_REQUEST');
+        for (const v of refused)
+          await expectError(await t.request(o.method.toUpperCase(), url(v), { headers }), 400, 'BAD_REQUEST');
         // the force=true of a content delete is left to admin-content.test.ts: here it would end sessions
         if (o.op.operationId === 'adminDeleteContent') continue;
-        expect((await t.request(o.method.toUpperCase(), url(allowed), { headers })).status, `${name}=${allowed}`).not.toBe(400);
+        expect(
+          (await t.request(o.method.toUpperCase(), url(allowed), { headers })).status,
+          `${name}=${allowed}`,
+        ).not.toBe(400);
         checked++;
       }
     }

@@ -9,15 +9,58 @@ import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 // sessions, the forensics queue, webhooks, cases, the billing period) at GET /api/v1/admin/overview.
 
 const caseRow = (t: TestApp, contentId: string, fields: Partial<CaseRow>): CaseRow => ({
-  ...{ id: randomUUID(), organizationId: null, apiKeyId: null, contentId, contentType: 'video', status: 'processing', failureReason: null },
-  ...{ uploadPath: null, uploadName: null, uploadBytes: null, attempts: 0, leaseUntil: null, leasedBy: null, classification: null, binaryId: null },
-  ...{ supportedBits: null, matchedViewerId: null, matchedSessionId: null, report: null, progress: null, leakFrames: null, createdAt: t.clock.now(), completedAt: null },
+  ...{
+    id: randomUUID(),
+    organizationId: null,
+    apiKeyId: null,
+    contentId,
+    contentType: 'video',
+    status: 'processing',
+    failureReason: null,
+  },
+  ...{
+    uploadPath: null,
+    uploadName: null,
+    uploadBytes: null,
+    attempts: 0,
+    leaseUntil: null,
+    leasedBy: null,
+    classification: null,
+    binaryId: null,
+  },
+  ...{
+    supportedBits: null,
+    matchedViewerId: null,
+    matchedSessionId: null,
+    report: null,
+    progress: null,
+    leakFrames: null,
+    createdAt: t.clock.now(),
+    completedAt: null,
+  },
   ...fields,
 });
 
 const jobRow = (t: TestApp, title: string, fields: Partial<IngestJobRow>): IngestJobRow => ({
-  ...{ id: randomUUID(), status: 'queued', request: JSON.stringify({ title, type: 'video', watermark: true }), sourceRef: null, sourceName: `${title}.mp4`, sourceBytes: 1000 },
-  ...{ attempts: 0, leaseUntil: null, worker: null, progress: null, contentId: null, result: null, failureReason: null, createdAt: t.clock.now(), finishedAt: null },
+  ...{
+    id: randomUUID(),
+    status: 'queued',
+    request: JSON.stringify({ title, type: 'video', watermark: true }),
+    sourceRef: null,
+    sourceName: `${title}.mp4`,
+    sourceBytes: 1000,
+  },
+  ...{
+    attempts: 0,
+    leaseUntil: null,
+    worker: null,
+    progress: null,
+    contentId: null,
+    result: null,
+    failureReason: null,
+    createdAt: t.clock.now(),
+    finishedAt: null,
+  },
   ...fields,
 });
 
@@ -57,7 +100,17 @@ describe.each(DIALECTS)('the live overview on %s', (dialect) => {
     await t.traffic.flush();
     // A second server on the same database counted a 500 and 1 MB of segments in the same bucket.
     const bucketStart = Math.floor(t.clock.now() / 5000) * 5000;
-    await t.ctx.repos.traffic.add([{ bucketStart, instanceId: 'other-server', requests: 10, clientErrors: 0, serverErrors: 1, segmentBytes: 1_000_000, sessionsStarted: 0 }]);
+    await t.ctx.repos.traffic.add([
+      {
+        bucketStart,
+        instanceId: 'other-server',
+        requests: 10,
+        clientErrors: 0,
+        serverErrors: 1,
+        segmentBytes: 1_000_000,
+        sessionsStarted: 0,
+      },
+    ]);
 
     // The bucket still filling is not read: its counts reach the database at the next flush.
     expect((await overview()).traffic.requestsPerMinute).toBe(0);
@@ -89,9 +142,18 @@ describe.each(DIALECTS)('the live overview on %s', (dialect) => {
 
   it('shows active sessions, the queue with a running analysis and its progress, webhooks and the billing period', async () => {
     const now = t.clock.now();
-    const running = caseRow(t, org.content.id, { leaseUntil: now + 60_000, attempts: 1, progress: JSON.stringify({ stage: 'detect', done: 3, total: 12 }) });
+    const running = caseRow(t, org.content.id, {
+      leaseUntil: now + 60_000,
+      attempts: 1,
+      progress: JSON.stringify({ stage: 'detect', done: 3, total: 12 }),
+    });
     const waiting = caseRow(t, org.content.id, { createdAt: now + 1 });
-    const decided = caseRow(t, org.content.id, { status: 'completed', classification: 'strong_match', binaryId: '1'.repeat(40), completedAt: now });
+    const decided = caseRow(t, org.content.id, {
+      status: 'completed',
+      classification: 'strong_match',
+      binaryId: '1'.repeat(40),
+      completedAt: now,
+    });
     for (const row of [running, waiting, decided]) await t.ctx.repos.forensicCases.insert(row);
 
     const o = await overview();
@@ -102,7 +164,10 @@ describe.each(DIALECTS)('the live overview on %s', (dialect) => {
       expect.objectContaining({ caseId: waiting.id, state: 'waiting', stage: null, percent: null }),
     ]);
     expect(o.recentCases.map((c) => c.caseId)).toEqual(expect.arrayContaining([running.id, waiting.id, decided.id]));
-    expect(o.recentCases.find((c) => c.caseId === decided.id)).toMatchObject({ classification: 'strong_match', binaryId: '1'.repeat(40) });
+    expect(o.recentCases.find((c) => c.caseId === decided.id)).toMatchObject({
+      classification: 'strong_match',
+      binaryId: '1'.repeat(40),
+    });
     expect(o.billing).toMatchObject({ streams: 2, organizations: 1, openInvoices: 0, openInvoicesApusd: '0.00' });
     expect(o.webhooks).toMatchObject({ backlog: 0, failed: 0 });
   });
@@ -117,7 +182,8 @@ describe.each(DIALECTS)('the live overview on %s', (dialect) => {
 
   it('counts the whole queue, not only the cases it lists, and lists running cases first', async () => {
     const now = t.clock.now();
-    for (let i = 0; i < 22; i++) await t.ctx.repos.forensicCases.insert(caseRow(t, org.content.id, { createdAt: now + i }));
+    for (let i = 0; i < 22; i++)
+      await t.ctx.repos.forensicCases.insert(caseRow(t, org.content.id, { createdAt: now + i }));
     const running = caseRow(t, org.content.id, { createdAt: now + 100, leaseUntil: now + 60_000, attempts: 1 });
     await t.ctx.repos.forensicCases.insert(running);
     const o = await overview();
@@ -129,7 +195,13 @@ describe.each(DIALECTS)('the live overview on %s', (dialect) => {
   it('shows the ingest queue: waiting (a lapsed lease included), running with stage and worker, failures of the last hour', async () => {
     const now = t.clock.now();
     const ingest = t.ctx.repos.ingestJobs;
-    const running = jobRow(t, 'Big Buck Bunny', { status: 'running', worker: 'gpu-1:4242', attempts: 2, leaseUntil: now + 60_000, createdAt: now - 5000 });
+    const running = jobRow(t, 'Big Buck Bunny', {
+      status: 'running',
+      worker: 'gpu-1:4242',
+      attempts: 2,
+      leaseUntil: now + 60_000,
+      createdAt: now - 5000,
+    });
     running.progress = JSON.stringify({ stage: 'marking A and B', done: 3, total: 12 });
     const rows = [
       running,
@@ -138,25 +210,57 @@ describe.each(DIALECTS)('the live overview on %s', (dialect) => {
       jobRow(t, 'orphaned', { status: 'running', worker: 'gone:1', attempts: 1, leaseUntil: now - 1 }),
       jobRow(t, 'done', { status: 'done', contentId: org.content.id, finishedAt: now - 1000 }),
       jobRow(t, 'old failure', { status: 'failed', failureReason: 'two hours ago', finishedAt: now - 2 * 3_600_000 }),
-      jobRow(t, 'failed first', { status: 'failed', failureReason: 'the source has no video stream', finishedAt: now - 30 * 60_000 }),
+      jobRow(t, 'failed first', {
+        status: 'failed',
+        failureReason: 'the source has no video stream',
+        finishedAt: now - 30 * 60_000,
+      }),
     ];
-    const newest = jobRow(t, 'failed last', { status: 'failed', failureReason: 'ingest failed: internal error', finishedAt: now - 60_000 });
+    const newest = jobRow(t, 'failed last', {
+      status: 'failed',
+      failureReason: 'ingest failed: internal error',
+      finishedAt: now - 60_000,
+    });
     for (const row of [...rows, newest]) await ingest.insert(row);
 
     const o = await overview();
     expect(o.ingest).toEqual({
       waiting: 2,
       running: 1,
-      jobs: [{ jobId: running.id, title: 'Big Buck Bunny', type: 'video', worker: 'gpu-1:4242', stage: 'marking A and B', percent: 25, attempts: 2, queuedAt: new Date(now - 5000).toISOString() }],
+      jobs: [
+        {
+          jobId: running.id,
+          title: 'Big Buck Bunny',
+          type: 'video',
+          worker: 'gpu-1:4242',
+          stage: 'marking A and B',
+          percent: 25,
+          attempts: 2,
+          queuedAt: new Date(now - 5000).toISOString(),
+        },
+      ],
       failedLastHour: 2,
-      lastFailure: { jobId: newest.id, title: 'failed last', reason: 'ingest failed: internal error', at: new Date(now - 60_000).toISOString() },
+      lastFailure: {
+        jobId: newest.id,
+        title: 'failed last',
+        reason: 'ingest failed: internal error',
+        at: new Date(now - 60_000).toISOString(),
+      },
     });
   });
 
   it('counts every running ingest and lists the oldest ten; an hour later the failures are gone', async () => {
     const now = t.clock.now();
     for (let i = 0; i < 11; i++) {
-      await t.ctx.repos.ingestJobs.insert(jobRow(t, `film ${i}`, { status: 'running', worker: `w:${i}`, attempts: 1, leaseUntil: now + 2 * 3_600_000, createdAt: now - 10_000 + i }));
+      await t.ctx.repos.ingestJobs.insert(
+        jobRow(t, `film ${i}`, {
+          status: 'running',
+          worker: `w:${i}`,
+          attempts: 1,
+          leaseUntil: now + 2 * 3_600_000,
+          createdAt: now - 10_000 + i,
+        }),
+      );
     }
     const o = await overview();
     expect(o.ingest).toMatchObject({ running: 12, failedLastHour: 2 });

@@ -24,7 +24,7 @@ describe.each(DIALECTS)('rate limits on %s', (dialect) => {
   afterAll(() => t.close());
 
   /** Epoch seconds at which the current clock hour ends. */
-  const hourEnd = () => (Math.floor(t.clock.now() / HOUR_MS) + 1) * HOUR_MS / 1000;
+  const hourEnd = () => ((Math.floor(t.clock.now() / HOUR_MS) + 1) * HOUR_MS) / 1000;
 
   /** Moves the clock to the start of the next clock hour plus `ms`, so a test has a whole window. */
   const nextHour = (ms = 0) => t.clock.set((Math.floor(t.clock.now() / HOUR_MS) + 1) * HOUR_MS + ms);

@@ -10,7 +10,13 @@ import { unseal } from '../../src/crypto/sealed.js';
 import type { ContentRow } from '../../src/db/repos/index.js';
 import { ingestContent } from '../../src/ingest/ingest.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
-import { binaryIdToWord, codeWord, messageFromWindow, windowOf, wordToBinaryId } from '../../src/domain/identity/nested-code.js';
+import {
+  binaryIdToWord,
+  codeWord,
+  messageFromWindow,
+  windowOf,
+  wordToBinaryId,
+} from '../../src/domain/identity/nested-code.js';
 import { shellOf, viewerIdFor } from '../../src/domain/identity/viewer-ids.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { adminToken } from '../helpers/admin.js';
@@ -27,10 +33,41 @@ const film = () => path.join(mediaDir, 'film.mp4');
 beforeAll(() => {
   mediaDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-stream-'));
   const ff = (...args: string[]) => execFileSync(bins.ffmpeg, ['-v', 'error', '-y', ...args]);
-  ff('-f', 'lavfi', '-i', 'mandelbrot=size=320x180:start_scale=1.2:end_scale=1.2', '-frames:v', '1', path.join(mediaDir, 'still.png'));
-  ff('-loop', '1', '-framerate', '25', '-i', path.join(mediaDir, 'still.png'), '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
-    '-vf', "crop=256:144:x='10+t*4':y='10+t*2'", '-t', '12', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p',
-    '-c:a', 'aac', '-shortest', film());
+  ff(
+    '-f',
+    'lavfi',
+    '-i',
+    'mandelbrot=size=320x180:start_scale=1.2:end_scale=1.2',
+    '-frames:v',
+    '1',
+    path.join(mediaDir, 'still.png'),
+  );
+  ff(
+    '-loop',
+    '1',
+    '-framerate',
+    '25',
+    '-i',
+    path.join(mediaDir, 'still.png'),
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:sample_rate=44100',
+    '-vf',
+    "crop=256:144:x='10+t*4':y='10+t*2'",
+    '-t',
+    '12',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    film(),
+  );
 });
 afterAll(async () => {
   await backend.close();
@@ -50,7 +87,11 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
   beforeAll(async () => {
     t = await makeTestApp(dialect);
     const ingest = async (watermark: boolean) => {
-      const r = await ingestContent(t.ctx, { input: film(), title: watermark ? 'Marked' : 'Plain', type: 'video', watermark }, { backend: async () => backend });
+      const r = await ingestContent(
+        t.ctx,
+        { input: film(), title: watermark ? 'Marked' : 'Plain', type: 'video', watermark },
+        { backend: async () => backend },
+      );
       return (await t.ctx.repos.content.find(r.contentId)) as ContentRow;
     };
     plain = await ingest(false);
@@ -64,25 +105,33 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
   afterAll(() => t.close());
 
   const token = (claims: Json = {}, o: { sub?: string | null; exp?: number; key?: CryptoKey; alg?: string } = {}) => {
-    const jwt = new SignJWT({ ...claims }).setProtectedHeader({ alg: o.alg ?? 'RS256' }).setIssuedAt(Math.floor(t.clock.now() / 1000));
+    const jwt = new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: o.alg ?? 'RS256' })
+      .setIssuedAt(Math.floor(t.clock.now() / 1000));
     if (o.sub !== null) jwt.setSubject(o.sub ?? 'viewer-1');
     if (o.exp !== 0) jwt.setExpirationTime(o.exp ?? Math.floor(t.clock.now() / 1000) + 600);
     return jwt.sign(o.key ?? (rsa.privateKey as CryptoKey));
   };
   const start = (content: ContentRow, body: unknown = {}, key = org.apiKey, headers: Record<string, string> = {}) =>
     t.request('POST', `/api/v1/stream/${content.id}`, { key, body, headers });
-  async function session(content: ContentRow, body: unknown = {}): Promise<Json & { sessionId: string; binaryId: string; viewerId: string }> {
+  async function session(
+    content: ContentRow,
+    body: unknown = {},
+  ): Promise<Json & { sessionId: string; binaryId: string; viewerId: string }> {
     const res = await start(content, body);
     expect(res.status, await res.clone().text()).toBe(201);
     return (await res.json()) as Json & { sessionId: string; binaryId: string; viewerId: string };
   }
   const get = (url: string) => t.request('GET', url);
-  const segmentUrl = (c: ContentRow, sessionId: string, n: number | string) => `/api/v1/stream/${c.id}/segment/${n}?session=${sessionId}`;
+  const segmentUrl = (c: ContentRow, sessionId: string, n: number | string) =>
+    `/api/v1/stream/${c.id}/segment/${n}?session=${sessionId}`;
   const keyUrl = (c: ContentRow, sessionId: string) => `/api/v1/stream/${c.id}/key?session=${sessionId}`;
 
   describe('POST /stream/{contentId}', () => {
     it('verifies an RS256 viewer token, makes the viewer on first sight and a session for it', async () => {
-      const body = await session(plain, { viewerToken: await token({ email: 'v1@example.test' }, { sub: 'first-sight' }) });
+      const body = await session(plain, {
+        viewerToken: await token({ email: 'v1@example.test' }, { sub: 'first-sight' }),
+      });
       expect(body).toMatchObject({
         sessionId: expect.any(String),
         playlistUrl: `/api/v1/stream/${plain.id}/playlist?session=${body.sessionId}`,
@@ -92,17 +141,26 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
         expiresAt: expect.any(String),
       });
       const again = await session(plain, { viewerToken: await token({}, { sub: 'first-sight' }) });
-      expect(again).toMatchObject({ isNewViewer: false, binaryId: body.binaryId, viewerId: body.viewerId, walletAddress: body.walletAddress });
+      expect(again).toMatchObject({
+        isNewViewer: false,
+        binaryId: body.binaryId,
+        viewerId: body.viewerId,
+        walletAddress: body.walletAddress,
+      });
       expect(again.sessionId).not.toBe(body.sessionId);
 
       const events = await t.ctx.repos.webhookDeliveries.listForOrg(org.organizationId, 100);
       const created = events.filter((e) => e.eventType === 'viewer.created').map((e) => JSON.parse(e.body).data);
-      expect(created).toContainEqual({ viewerId: body.viewerId, walletAddress: body.walletAddress, binaryId: body.binaryId });
+      expect(created).toContainEqual({
+        viewerId: body.viewerId,
+        walletAddress: body.walletAddress,
+        binaryId: body.binaryId,
+      });
       const streams = events.filter((e) => e.eventType === 'viewer.stream').map((e) => JSON.parse(e.body).data);
       expect(streams).toContainEqual({ viewerId: body.viewerId, contentId: plain.id, sessionId: again.sessionId });
     });
 
-    it('keeps the viewer\'s own wallet from the token (hasOwnWallet)', async () => {
+    it("keeps the viewer's own wallet from the token (hasOwnWallet)", async () => {
       const wallet = `0x${'ab'.repeat(20)}`;
       const body = await session(plain, { viewerToken: await token({ walletAddress: wallet }, { sub: 'own-wallet' }) });
       expect(body.walletAddress).toBe(wallet);
@@ -114,13 +172,17 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       const ec = await generateKeyPair('ES256', { extractable: true });
       const es = await registerOrg(t, { signingPublicKey: await exportSPKI(ec.publicKey), signingAlgorithm: 'ES256' });
       await license(t, es.organizationId, plain.id);
-      const res = await start(plain, { viewerToken: await token({}, { key: ec.privateKey as CryptoKey, alg: 'ES256' }) }, es.apiKey);
+      const res = await start(
+        plain,
+        { viewerToken: await token({}, { key: ec.privateKey as CryptoKey, alg: 'ES256' }) },
+        es.apiKey,
+      );
       expect(res.status).toBe(201);
       // An RS256 token is refused there: the algorithm must be the organization's.
       await expectError(await start(plain, { viewerToken: await token() }, es.apiKey), 400, 'BAD_REQUEST');
     });
 
-    it('names the viewer by Shape B viewerId on the organization\'s word, or makes a random one', async () => {
+    it("names the viewer by Shape B viewerId on the organization's word, or makes a random one", async () => {
       const a = await session(plain, { viewerId: 'crm-42' });
       const b = await session(plain, { viewerId: 'crm-42' });
       expect(b).toMatchObject({ viewerId: a.viewerId, isNewViewer: false });
@@ -156,10 +218,24 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
         await license(fresh, other.organizationId, content.id);
         const now = fresh.clock.now();
         await fresh.ctx.repos.viewers.insert({
-          id: randomUUID(), organizationId: other.organizationId, externalViewerId: 'from-before', binaryId: viewerIdFor(fresh.ctx.keys.viewerIds, 0n),
-          walletAddress: `0x${'3'.repeat(40)}`, walletIndex: null, hasOwnWallet: true, email: null, totalStreams: 0, isBlocked: false, blockedReason: null, firstSeen: now, lastSeen: now,
+          id: randomUUID(),
+          organizationId: other.organizationId,
+          externalViewerId: 'from-before',
+          binaryId: viewerIdFor(fresh.ctx.keys.viewerIds, 0n),
+          walletAddress: `0x${'3'.repeat(40)}`,
+          walletIndex: null,
+          hasOwnWallet: true,
+          email: null,
+          totalStreams: 0,
+          isBlocked: false,
+          blockedReason: null,
+          firstSeen: now,
+          lastSeen: now,
         });
-        const res = await fresh.request('POST', `/api/v1/stream/${content.id}`, { key: other.apiKey, body: { viewerId: 'after-the-planted-one' } });
+        const res = await fresh.request('POST', `/api/v1/stream/${content.id}`, {
+          key: other.apiKey,
+          body: { viewerId: 'after-the-planted-one' },
+        });
         expect(res.status).toBe(201);
         // The next free number's id: from the same block of the counter, or the transaction's own block.
         const got = (await res.json()).binaryId;
@@ -173,10 +249,24 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
 
     it.each([
       ['expired', async () => token({}, { exp: Math.floor(t.clock.now() / 1000) - 120 })],
-      ['signed with another key', async () => token({}, { key: (await generateKeyPair('RS256')).privateKey as CryptoKey })],
-      ['HS256 signed with the public key (alg confusion)', async () =>
-        new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setExpirationTime('10m').sign(new TextEncoder().encode(rsaPem))],
-      ['unsigned (alg none)', async () => `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"sub":"x","exp":9999999999}').toString('base64url')}.`],
+      [
+        'signed with another key',
+        async () => token({}, { key: (await generateKeyPair('RS256')).privateKey as CryptoKey }),
+      ],
+      [
+        'HS256 signed with the public key (alg confusion)',
+        async () =>
+          new SignJWT({})
+            .setProtectedHeader({ alg: 'HS256' })
+            .setSubject('x')
+            .setExpirationTime('10m')
+            .sign(new TextEncoder().encode(rsaPem)),
+      ],
+      [
+        'unsigned (alg none)',
+        async () =>
+          `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"sub":"x","exp":9999999999}').toString('base64url')}.`,
+      ],
       ['without sub', async () => token({}, { sub: null })],
       ['without exp', async () => token({}, { exp: 0 })],
       ['for another organization (aud)', async () => token({ aud: randomUUID() })],
@@ -196,8 +286,16 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
     it('answers LICENSE_REQUIRED without a license, 404 for unknown content', async () => {
       const other = await registerOrg(t);
       await expectError(await start(plain, {}, other.apiKey), 403, 'LICENSE_REQUIRED');
-      await expectError(await t.request('POST', `/api/v1/stream/${randomUUID()}`, { key: org.apiKey, body: {} }), 404, 'NOT_FOUND');
-      await expectError(await t.request('POST', '/api/v1/stream/not-a-uuid', { key: org.apiKey, body: {} }), 404, 'NOT_FOUND');
+      await expectError(
+        await t.request('POST', `/api/v1/stream/${randomUUID()}`, { key: org.apiKey, body: {} }),
+        404,
+        'NOT_FOUND',
+      );
+      await expectError(
+        await t.request('POST', '/api/v1/stream/not-a-uuid', { key: org.apiKey, body: {} }),
+        404,
+        'NOT_FOUND',
+      );
     });
 
     it.each([
@@ -211,7 +309,7 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       await expectError(await start(plain, body), 400, 'BAD_REQUEST');
     });
 
-    it('stops at the organization\'s monthly stream limit', async () => {
+    it("stops at the organization's monthly stream limit", async () => {
       const limited = await registerOrg(t);
       await license(t, limited.organizationId, plain.id);
       await t.ctx.repos.organizations.update(limited.organizationId, { monthlyStreamLimit: 2 });
@@ -221,7 +319,9 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
     });
 
     it('stores the client IP from X-Forwarded-For only behind a trusted proxy, and the user agent', async () => {
-      const s = await (await start(plain, {}, org.apiKey, { 'x-forwarded-for': '203.0.113.9', 'user-agent': 'TestPlayer/1.0' })).json();
+      const s = await (
+        await start(plain, {}, org.apiKey, { 'x-forwarded-for': '203.0.113.9', 'user-agent': 'TestPlayer/1.0' })
+      ).json();
       const stored = await t.ctx.repos.sessions.find(s.sessionId);
       expect(stored).toMatchObject({ ipAddress: null, userAgent: 'TestPlayer/1.0' }); // no socket, proxy not trusted
       const proxied = await makeTestApp(dialect, { config: { trustProxy: true } });
@@ -230,9 +330,15 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
         const c = await proxied.ctx.repos.content.find(plain.id);
         if (!c) await proxied.ctx.repos.content.insert({ ...plain, id: plain.id });
         await license(proxied, o.organizationId, plain.id);
-        const res = await proxied.request('POST', `/api/v1/stream/${plain.id}`, { key: o.apiKey, body: {}, headers: { 'x-forwarded-for': '203.0.113.9, 10.0.0.1' } });
+        const res = await proxied.request('POST', `/api/v1/stream/${plain.id}`, {
+          key: o.apiKey,
+          body: {},
+          headers: { 'x-forwarded-for': '203.0.113.9, 10.0.0.1' },
+        });
         expect(res.status).toBe(201);
-        expect(await proxied.ctx.repos.sessions.find(((await res.json()) as Json).sessionId as string)).toMatchObject({ ipAddress: '203.0.113.9' });
+        expect(await proxied.ctx.repos.sessions.find(((await res.json()) as Json).sessionId as string)).toMatchObject({
+          ipAddress: '203.0.113.9',
+        });
       } finally {
         await proxied.close();
       }
@@ -240,7 +346,7 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
   });
 
   describe('playlist, key and segments', () => {
-    it('serves the session\'s playlist: AES-128 key URI and segment URIs through the service, not cached', async () => {
+    it("serves the session's playlist: AES-128 key URI and segment URIs through the service, not cached", async () => {
       const s = await session(plain);
       const res = await get(`/api/v1/stream/${plain.id}/playlist?session=${s.sessionId}`);
       expect(res.status).toBe(200);
@@ -278,7 +384,7 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       }
     }
 
-    it('serves segment s of watermarked content from variant A or B by bit (s mod 40) of the viewer\'s binaryId, as {n}.ts and as {n}', async () => {
+    it("serves segment s of watermarked content from variant A or B by bit (s mod 40) of the viewer's binaryId, as {n}.ts and as {n}", async () => {
       const s = await sessionWithAOne(org.apiKey, 'ab-viewer', 2);
       expect(s.watermarked).toBe(true);
       for (const n of [0, 1, '0.ts', '1.ts']) {
@@ -289,8 +395,12 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
         const variant = s.binaryId[index] === '1' ? 'b' : 'a';
         const other = variant === 'a' ? 'b' : 'a';
         const body = Buffer.from(await res.arrayBuffer());
-        expect(body.equals(fs.readFileSync(t.ctx.storage.segmentFile(marked.storagePath as string, variant, index)))).toBe(true);
-        expect(body.equals(fs.readFileSync(t.ctx.storage.segmentFile(marked.storagePath as string, other, index)))).toBe(false);
+        expect(
+          body.equals(fs.readFileSync(t.ctx.storage.segmentFile(marked.storagePath as string, variant, index))),
+        ).toBe(true);
+        expect(
+          body.equals(fs.readFileSync(t.ctx.storage.segmentFile(marked.storagePath as string, other, index))),
+        ).toBe(false);
       }
     });
 
@@ -298,14 +408,18 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       const bearer = await adminToken(t);
       const grant = async (org: { organizationId: string }, flag: Json) => {
         const path = `/api/v1/admin/organizations/${org.organizationId}/license`;
-        const res = await t.request('POST', path, { key: bearer, body: { contentId: marked.id, contentType: 'video', ...flag } });
+        const res = await t.request('POST', path, {
+          key: bearer,
+          body: { contentId: marked.id, contentType: 'video', ...flag },
+        });
         expect(res.status).toBe(200);
       };
       const unmarked = await registerOrg(t, { name: 'Unmarked Co', email: 'ops@unmarked.test' });
       await grant(unmarked, { watermarkingEnabled: false });
       const s = await sessionWithAOne(unmarked.apiKey, 'plain-viewer', marked.segmentCount);
       expect(s.watermarked).toBe(false);
-      const variantFile = (v: 'a' | 'b', n: number) => fs.readFileSync(t.ctx.storage.segmentFile(marked.storagePath as string, v, n));
+      const variantFile = (v: 'a' | 'b', n: number) =>
+        fs.readFileSync(t.ctx.storage.segmentFile(marked.storagePath as string, v, n));
       for (let n = 0; n < marked.segmentCount; n++) {
         const body = Buffer.from(await (await get(segmentUrl(marked, s.sessionId, `${n}.ts`))).arrayBuffer());
         expect(body.equals(variantFile('a', n)), `segment ${n}`).toBe(true);
@@ -325,16 +439,27 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
 
     it('counts bytesServed exactly under concurrent segment requests', async () => {
       const s = await session(plain);
-      const sizes = [0, 1].map((n) => fs.statSync(t.ctx.storage.segmentFile(plain.storagePath as string, 'plain', n)).size);
-      const fetches = Array.from({ length: 12 }, (_, i) => get(segmentUrl(plain, s.sessionId, i % 2)).then((r) => r.arrayBuffer()));
+      const sizes = [0, 1].map(
+        (n) => fs.statSync(t.ctx.storage.segmentFile(plain.storagePath as string, 'plain', n)).size,
+      );
+      const fetches = Array.from({ length: 12 }, (_, i) =>
+        get(segmentUrl(plain, s.sessionId, i % 2)).then((r) => r.arrayBuffer()),
+      );
       await Promise.all(fetches);
       const expected = 6 * (sizes[0] as number) + 6 * (sizes[1] as number);
-      await expect.poll(async () => (await t.ctx.repos.sessions.find(s.sessionId))?.bytesServed, { timeout: 5000 }).toBe(expected);
+      await expect
+        .poll(async () => (await t.ctx.repos.sessions.find(s.sessionId))?.bytesServed, { timeout: 5000 })
+        .toBe(expected);
       const res = await t.request('GET', `/api/v1/stream/sessions/${s.sessionId}`, { key: org.apiKey });
-      expect(await res.json()).toMatchObject({ id: s.sessionId, bytesServed: expected, isActive: true, binaryId: s.binaryId });
+      expect(await res.json()).toMatchObject({
+        id: s.sessionId,
+        bytesServed: expected,
+        isActive: true,
+        binaryId: s.binaryId,
+      });
     });
 
-    it('refuses a missing, unknown or other content\'s session, and segment numbers out of range', async () => {
+    it("refuses a missing, unknown or other content's session, and segment numbers out of range", async () => {
       const s = await session(plain);
       await expectError(await get(`/api/v1/stream/${plain.id}/playlist`), 400, 'BAD_REQUEST');
       await expectError(await get(`/api/v1/stream/${plain.id}/playlist?session=${randomUUID()}`), 404, 'NOT_FOUND');
@@ -353,7 +478,11 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       const before = t.clock.now();
       t.clock.set(Date.parse(s.expiresAt as string) + 1);
       try {
-        for (const url of [`/api/v1/stream/${plain.id}/playlist?session=${s.sessionId}`, keyUrl(plain, s.sessionId), segmentUrl(plain, s.sessionId, 0)]) {
+        for (const url of [
+          `/api/v1/stream/${plain.id}/playlist?session=${s.sessionId}`,
+          keyUrl(plain, s.sessionId),
+          segmentUrl(plain, s.sessionId, 0),
+        ]) {
           await expectError(await get(url), 403, 'SESSION_EXPIRED');
         }
         const res = await t.request('GET', `/api/v1/stream/sessions/${s.sessionId}`, { key: org.apiKey });
@@ -376,16 +505,24 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       }
     });
 
-    it('hides another organization\'s session from GET and DELETE', async () => {
+    it("hides another organization's session from GET and DELETE", async () => {
       const s = await session(plain);
       const other = await registerOrg(t);
-      await expectError(await t.request('GET', `/api/v1/stream/sessions/${s.sessionId}`, { key: other.apiKey }), 404, 'NOT_FOUND');
-      await expectError(await t.request('DELETE', `/api/v1/stream/sessions/${s.sessionId}`, { key: other.apiKey }), 404, 'NOT_FOUND');
+      await expectError(
+        await t.request('GET', `/api/v1/stream/sessions/${s.sessionId}`, { key: other.apiKey }),
+        404,
+        'NOT_FOUND',
+      );
+      await expectError(
+        await t.request('DELETE', `/api/v1/stream/sessions/${s.sessionId}`, { key: other.apiKey }),
+        404,
+        'NOT_FOUND',
+      );
       await expectError(await t.request('GET', `/api/v1/stream/sessions/${s.sessionId}`), 401, 'INVALID_API_KEY');
       expect((await get(keyUrl(plain, s.sessionId))).status).toBe(200);
     });
 
-    it('stops serving a suspended organization\'s sessions', async () => {
+    it("stops serving a suspended organization's sessions", async () => {
       const o = await registerOrg(t);
       await license(t, o.organizationId, plain.id);
       const s = (await (await start(plain, {}, o.apiKey)).json()) as Json & { sessionId: string };
@@ -404,7 +541,11 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       const preview = await get(`/api/v1/catalog/${marked.id}/preview.mp4`);
       expect(preview.status).toBe(200);
       expect(preview.headers.get('content-type')).toBe('video/mp4');
-      expect(Buffer.from(await preview.arrayBuffer()).subarray(4, 8).toString()).toBe('ftyp');
+      expect(
+        Buffer.from(await preview.arrayBuffer())
+          .subarray(4, 8)
+          .toString(),
+      ).toBe('ftyp');
       await expectError(await get(`/api/v1/catalog/${randomUUID()}/thumbnail.jpg`), 404, 'NOT_FOUND');
       await expectError(await get('/api/v1/catalog/nonsense/preview.mp4'), 404, 'NOT_FOUND');
     });
@@ -420,7 +561,9 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       };
       try {
         const first = await session(plain, { viewerId: 'time-traveller' });
-        const fresh = (await (await t.request('GET', `/api/v1/viewers/${first.viewerId}`, { key: org.apiKey })).json()) as Json;
+        const fresh = (await (
+          await t.request('GET', `/api/v1/viewers/${first.viewerId}`, { key: org.apiKey })
+        ).json()) as Json;
         expect(Date.parse(fresh.lastSeen as string)).toBeGreaterThanOrEqual(Date.parse(fresh.firstSeen as string));
       } finally {
         t.clock.now = now;
@@ -429,17 +572,24 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       t.clock.advance(-3_600_000);
       await session(plain, { viewerId: 'time-traveller' });
       t.clock.advance(3_600_000);
-      const later = (await (await t.request('GET', `/api/v1/viewers/${s.viewerId}`, { key: org.apiKey })).json()) as Json;
+      const later = (await (
+        await t.request('GET', `/api/v1/viewers/${s.viewerId}`, { key: org.apiKey })
+      ).json()) as Json;
       expect(Date.parse(later.lastSeen as string)).toBeGreaterThanOrEqual(Date.parse(later.firstSeen as string));
       expect(later.totalStreams).toBe(3);
     });
 
     it('blocks a viewer: viewer.blocked, no new session, no keys or segments for live ones; unblock restores', async () => {
       const s = await session(plain, { viewerId: 'to-block' });
-      const block = await t.request('POST', `/api/v1/viewers/${s.viewerId}/block`, { key: org.apiKey, body: { reason: 'shared the stream' } });
+      const block = await t.request('POST', `/api/v1/viewers/${s.viewerId}/block`, {
+        key: org.apiKey,
+        body: { reason: 'shared the stream' },
+      });
       expect(await block.json()).toEqual({ success: true });
       const events = await t.ctx.repos.webhookDeliveries.listForOrg(org.organizationId, 500);
-      expect(events.filter((e) => e.eventType === 'viewer.blocked').map((e) => JSON.parse(e.body).data)).toContainEqual({ viewerId: s.viewerId, reason: 'shared the stream' });
+      expect(events.filter((e) => e.eventType === 'viewer.blocked').map((e) => JSON.parse(e.body).data)).toContainEqual(
+        { viewerId: s.viewerId, reason: 'shared the stream' },
+      );
       await expectError(await start(plain, { viewerId: 'to-block' }), 403, 'VIEWER_BLOCKED');
       await expectError(await get(keyUrl(plain, s.sessionId)), 403, 'VIEWER_BLOCKED');
       await expectError(await get(segmentUrl(plain, s.sessionId, 0)), 403, 'VIEWER_BLOCKED');
@@ -450,13 +600,19 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       expect((await start(plain, { viewerId: 'to-block' })).status).toBe(201);
     });
 
-    it('lists the organization\'s viewers with total and page, filtered by blocked', async () => {
+    it("lists the organization's viewers with total and page, filtered by blocked", async () => {
       const o = await registerOrg(t);
       await license(t, o.organizationId, plain.id);
       const ids: string[] = [];
-      for (let i = 0; i < 5; i++) ids.push(((await (await start(plain, { viewerId: `l-${i}` }, o.apiKey)).json()) as Json).viewerId as string);
+      for (let i = 0; i < 5; i++)
+        ids.push(((await (await start(plain, { viewerId: `l-${i}` }, o.apiKey)).json()) as Json).viewerId as string);
       await t.request('POST', `/api/v1/viewers/${ids[0]}/block`, { key: o.apiKey, body: {} });
-      const page = async (q: string) => (await (await t.request('GET', `/api/v1/viewers${q}`, { key: o.apiKey })).json()) as { viewers: Json[]; total: number; page: number };
+      const page = async (q: string) =>
+        (await (await t.request('GET', `/api/v1/viewers${q}`, { key: o.apiKey })).json()) as {
+          viewers: Json[];
+          total: number;
+          page: number;
+        };
       const first = await page('?limit=2&page=1');
       expect(first).toMatchObject({ total: 5, page: 1 });
       expect(first.viewers).toHaveLength(2);
@@ -464,28 +620,67 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       expect(third.viewers).toHaveLength(1);
       const all = [...first.viewers, ...(await page('?limit=2&page=2')).viewers, ...third.viewers].map((v) => v.id);
       expect(new Set(all)).toEqual(new Set(ids));
-      expect(await page('?blocked=true')).toMatchObject({ total: 1, viewers: [expect.objectContaining({ id: ids[0], isBlocked: true })] });
+      expect(await page('?blocked=true')).toMatchObject({
+        total: 1,
+        viewers: [expect.objectContaining({ id: ids[0], isBlocked: true })],
+      });
       expect((await page('?blocked=false')).total).toBe(4);
       await expectError(await t.request('GET', '/api/v1/viewers?blocked=maybe', { key: o.apiKey }), 400, 'BAD_REQUEST');
       await expectError(await t.request('GET', '/api/v1/viewers?limit=100000', { key: o.apiKey }), 400, 'BAD_REQUEST');
     });
 
-    it('shows a viewer with its stream sessions; another organization\'s viewer is not found', async () => {
+    it("shows a viewer with its stream sessions; another organization's viewer is not found", async () => {
       const s = await session(plain, { viewerId: 'detail' });
       const res = await t.request('GET', `/api/v1/viewers/${s.viewerId}`, { key: org.apiKey });
       const v = (await res.json()) as Json & { streamSessions: Json[] };
-      expect(v).toMatchObject({ id: s.viewerId, externalViewerId: 'detail', binaryId: s.binaryId, isBlocked: false, totalStreams: 1 });
-      expect(v.streamSessions).toEqual([expect.objectContaining({ id: s.sessionId, contentId: plain.id, bytesServed: 0 })]);
+      expect(v).toMatchObject({
+        id: s.viewerId,
+        externalViewerId: 'detail',
+        binaryId: s.binaryId,
+        isBlocked: false,
+        totalStreams: 1,
+      });
+      expect(v.streamSessions).toEqual([
+        expect.objectContaining({ id: s.sessionId, contentId: plain.id, bytesServed: 0 }),
+      ]);
       const other = await registerOrg(t);
-      await expectError(await t.request('GET', `/api/v1/viewers/${s.viewerId}`, { key: other.apiKey }), 404, 'NOT_FOUND');
-      await expectError(await t.request('POST', `/api/v1/viewers/${s.viewerId}/block`, { key: other.apiKey, body: {} }), 404, 'NOT_FOUND');
-      await expectError(await t.request('GET', `/api/v1/viewers/${randomUUID()}`, { key: org.apiKey }), 404, 'NOT_FOUND');
-      await expectError(await t.request('POST', `/api/v1/viewers/${s.viewerId}/block`, { key: org.apiKey, body: { reason: 7 } }), 400, 'BAD_REQUEST');
+      await expectError(
+        await t.request('GET', `/api/v1/viewers/${s.viewerId}`, { key: other.apiKey }),
+        404,
+        'NOT_FOUND',
+      );
+      await expectError(
+        await t.request('POST', `/api/v1/viewers/${s.viewerId}/block`, { key: other.apiKey, body: {} }),
+        404,
+        'NOT_FOUND',
+      );
+      await expectError(
+        await t.request('GET', `/api/v1/viewers/${randomUUID()}`, { key: org.apiKey }),
+        404,
+        'NOT_FOUND',
+      );
+      await expectError(
+        await t.request('POST', `/api/v1/viewers/${s.viewerId}/block`, { key: org.apiKey, body: { reason: 7 } }),
+        400,
+        'BAD_REQUEST',
+      );
       await expectError(await t.request('GET', '/api/v1/viewers'), 401, 'INVALID_API_KEY');
       const catalogOnly = await registerOrg(t, { scopes: ['catalog'] });
-      await expectError(await t.request('GET', '/api/v1/viewers', { key: catalogOnly.apiKey }), 403, 'INSUFFICIENT_SCOPE');
-      await expectError(await t.request('GET', `/api/v1/stream/sessions/${s.sessionId}`, { key: catalogOnly.apiKey }), 403, 'INSUFFICIENT_SCOPE');
-      await expectError(await t.request('DELETE', `/api/v1/stream/${s.sessionId}`, { key: catalogOnly.apiKey }), 403, 'INSUFFICIENT_SCOPE');
+      await expectError(
+        await t.request('GET', '/api/v1/viewers', { key: catalogOnly.apiKey }),
+        403,
+        'INSUFFICIENT_SCOPE',
+      );
+      await expectError(
+        await t.request('GET', `/api/v1/stream/sessions/${s.sessionId}`, { key: catalogOnly.apiKey }),
+        403,
+        'INSUFFICIENT_SCOPE',
+      );
+      await expectError(
+        await t.request('DELETE', `/api/v1/stream/${s.sessionId}`, { key: catalogOnly.apiKey }),
+        403,
+        'INSUFFICIENT_SCOPE',
+      );
     });
 
     it('finds a viewer by binaryId with the forensics scope; 400 for anything but 40 characters of 0 and 1', async () => {
@@ -504,13 +699,25 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
         firstSeen: expect.any(String),
       });
       for (const bad of ['', '0101', `${s.binaryId}0`, s.binaryId.replace(/.$/, '2')]) {
-        await expectError(await t.request('GET', `/api/v1/viewers/search?binaryId=${bad}`, { key: org.apiKey }), 400, 'BAD_REQUEST');
+        await expectError(
+          await t.request('GET', `/api/v1/viewers/search?binaryId=${bad}`, { key: org.apiKey }),
+          400,
+          'BAD_REQUEST',
+        );
       }
       const streamOnly = await registerOrg(t, { scopes: ['stream'] });
-      await expectError(await t.request('GET', `/api/v1/viewers/search?binaryId=${s.binaryId}`, { key: streamOnly.apiKey }), 403, 'INSUFFICIENT_SCOPE');
+      await expectError(
+        await t.request('GET', `/api/v1/viewers/search?binaryId=${s.binaryId}`, { key: streamOnly.apiKey }),
+        403,
+        'INSUFFICIENT_SCOPE',
+      );
       // Another organization's forensics key does not see this organization's viewers.
       const other = await registerOrg(t);
-      await expectError(await t.request('GET', `/api/v1/viewers/search?binaryId=${s.binaryId}`, { key: other.apiKey }), 404, 'NOT_FOUND');
+      await expectError(
+        await t.request('GET', `/api/v1/viewers/search?binaryId=${s.binaryId}`, { key: other.apiKey }),
+        404,
+        'NOT_FOUND',
+      );
     });
   });
 });

@@ -95,7 +95,7 @@ const CLIENT = [
   "const boundary = '----drm' + Math.random().toString(16).slice(2);",
   'const enc = new TextEncoder();',
   "const head = enc.encode('--' + boundary + '\\r\\nContent-Disposition: form-data; name=\"contentId\"\\r\\n\\r\\nc_big\\r\\n' +",
-  "  '--' + boundary + '\\r\\nContent-Disposition: form-data; name=\"file\"; filename=\"leak.mp4\"\\r\\nContent-Type: video/mp4\\r\\n\\r\\n');",
+  '  \'--\' + boundary + \'\\r\\nContent-Disposition: form-data; name="file"; filename="leak.mp4"\\r\\nContent-Type: video/mp4\\r\\n\\r\\n\');',
   "const tail = enc.encode('\\r\\n--' + boundary + '--\\r\\n');",
   "const hash = createHash('sha256');",
   "let sent = 0; let state = 'head';",
@@ -293,7 +293,10 @@ describe('receiveUpload', () => {
       };
       const over = await send(8 * MIB);
       expect(over.status).toBe(413);
-      expect(await over.json()).toEqual({ code: 'PAYLOAD_TOO_LARGE', error: 'the file is larger than the 1 MiB limit' });
+      expect(await over.json()).toEqual({
+        code: 'PAYLOAD_TOO_LARGE',
+        error: 'the file is larger than the 1 MiB limit',
+      });
       expect(fs.readdirSync(dir)).toEqual([]);
 
       const ok = await send(1000);

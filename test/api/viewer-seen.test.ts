@@ -37,7 +37,8 @@ describe.each(DIALECTS)('a viewer stored with lastSeen before firstSeen on %s', 
   });
   afterAll(() => t.close());
 
-  const seenInOrder = (v: Json) => expect(Date.parse(v.lastSeen as string)).toBeGreaterThanOrEqual(Date.parse(v.firstSeen as string));
+  const seenInOrder = (v: Json) =>
+    expect(Date.parse(v.lastSeen as string)).toBeGreaterThanOrEqual(Date.parse(v.firstSeen as string));
 
   it('shows lastSeen no earlier than firstSeen in the detail and in the list', async () => {
     const detail = await t.request('GET', `/api/v1/viewers/${viewer.id}`, { key: org.apiKey });

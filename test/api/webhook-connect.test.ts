@@ -40,7 +40,9 @@ const lookupOf = (allowPrivate: boolean, hostname: string) =>
 describe('webhook connections', () => {
   it('the lookup they connect through passes a public address and refuses loopback and private ones, IPv4-mapped included', async () => {
     expect(await lookupOf(false, 'public.example')).toEqual({ err: null, address: '93.184.216.34' });
-    expect((await lookupOf(false, 'rebind.example')).err?.message).toMatch(/rebind\.example resolves to 127\.0\.0\.1, a loopback or private address/);
+    expect((await lookupOf(false, 'rebind.example')).err?.message).toMatch(
+      /rebind\.example resolves to 127\.0\.0\.1, a loopback or private address/,
+    );
     expect((await lookupOf(false, 'mapped.example')).err?.message).toMatch(/::ffff:10\.0\.0\.7/);
     expect(await lookupOf(true, 'rebind.example')).toEqual({ err: null, address: '127.0.0.1' });
     expect((await lookupOf(false, 'nowhere.example')).err?.message).toMatch(/ENOTFOUND/);
@@ -49,12 +51,17 @@ describe('webhook connections', () => {
   it('a fetch to a name that resolves to 127.0.0.1 at connect time never reaches the receiver', async () => {
     const before = hits;
     const guarded = createWebhookFetch(false, rebinding);
-    const failure = await guarded(`http://rebind.example:${port}/hook`, { method: 'POST', body: '{}' }).catch((err: Error) => err);
+    const failure = await guarded(`http://rebind.example:${port}/hook`, { method: 'POST', body: '{}' }).catch(
+      (err: Error) => err,
+    );
     expect(failure).toBeInstanceOf(Error);
     expect(String((failure as Error).cause)).toMatch(/loopback or private address/);
     expect(hits).toBe(before);
     // The same request with private targets allowed does arrive: the refusal was the lookup's.
-    const allowed = await createWebhookFetch(true, rebinding)(`http://rebind.example:${port}/hook`, { method: 'POST', body: '{}' });
+    const allowed = await createWebhookFetch(true, rebinding)(`http://rebind.example:${port}/hook`, {
+      method: 'POST',
+      body: '{}',
+    });
     expect(allowed.status).toBe(200);
     expect(hits).toBe(before + 1);
   });
@@ -66,7 +73,10 @@ describe.each(DIALECTS)('webhook delivery through a rebinding name on %s', (dial
     try {
       const reg = await registerOrg(t);
       // Ordinary DNS cannot resolve the name now, so the check when it is set lets it through.
-      const put = await t.request('PUT', '/api/v1/webhook', { key: reg.apiKey, body: { webhookUrl: `http://rebind.example:${port}/hook` } });
+      const put = await t.request('PUT', '/api/v1/webhook', {
+        key: reg.apiKey,
+        body: { webhookUrl: `http://rebind.example:${port}/hook` },
+      });
       expect(put.status).toBe(200);
       const before = hits;
       const sent = await t.request('POST', '/api/v1/webhook/test', { key: reg.apiKey });
@@ -74,7 +84,11 @@ describe.each(DIALECTS)('webhook delivery through a rebinding name on %s', (dial
       expect(hits).toBe(before);
       const listed = await t.request('GET', '/api/v1/webhook/deliveries', { key: reg.apiKey });
       const [delivery] = ((await listed.json()) as { deliveries: Array<Record<string, unknown>> }).deliveries;
-      expect(delivery).toMatchObject({ status: 'failed', responseCode: 0, lastError: expect.stringMatching(/rebind\.example resolves to 127\.0\.0\.1/) });
+      expect(delivery).toMatchObject({
+        status: 'failed',
+        responseCode: 0,
+        lastError: expect.stringMatching(/rebind\.example resolves to 127\.0\.0\.1/),
+      });
     } finally {
       await t.close();
     }

@@ -236,7 +236,10 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
       expect((await t.ctx.repos.organizations.find(reg.organizationId))?.webhookUrl).toBeNull();
 
       // A public address is accepted (an IP literal, so that no DNS is involved).
-      const ok = await t.request('PUT', '/api/v1/webhook', { key: reg.apiKey, body: { webhookUrl: 'https://93.184.215.14/hook' } });
+      const ok = await t.request('PUT', '/api/v1/webhook', {
+        key: reg.apiKey,
+        body: { webhookUrl: 'https://93.184.215.14/hook' },
+      });
       expect(ok.status).toBe(200);
       expect((await ok.json()).webhookUrl).toBe('https://93.184.215.14/hook');
     });
@@ -381,7 +384,12 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
 
       // In the outbox, not yet sent: nothing is sent from inside the transaction.
       const [queued] = await t.ctx.repos.webhookDeliveries.listForOrg(reg.organizationId, 10);
-      expect(queued).toMatchObject({ eventType: 'organization.suspended', status: 'pending', attempts: 0, responseCode: null });
+      expect(queued).toMatchObject({
+        eventType: 'organization.suspended',
+        status: 'pending',
+        attempts: 0,
+        responseCode: null,
+      });
       expect(r.hits).toHaveLength(0);
 
       expect(await new WebhookWorker(t.ctx).tick()).toBe(1);
@@ -452,7 +460,12 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
         deliveredAt: t.clock.now(),
       });
       const [done] = await deliveriesApi(t, reg.apiKey);
-      expect(done).toMatchObject({ status: 'delivered', attempts: 3, responseCode: 200, deliveredAt: iso(t.clock.now()) });
+      expect(done).toMatchObject({
+        status: 'delivered',
+        attempts: 3,
+        responseCode: 200,
+        deliveredAt: iso(t.clock.now()),
+      });
 
       // Every attempt sent the same signed bytes.
       expect(r.hits.map((h) => h.status)).toEqual([503, 503, 200]);
@@ -484,9 +497,19 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
         expect(await worker.tick()).toBe(0);
         t.clock.advance(1);
       }
-      expect(await deliveryRow(t.ctx, id)).toMatchObject({ status: 'failed', attempts: MAX_ATTEMPTS, responseCode: 500, deliveredAt: null });
+      expect(await deliveryRow(t.ctx, id)).toMatchObject({
+        status: 'failed',
+        attempts: MAX_ATTEMPTS,
+        responseCode: 500,
+        deliveredAt: null,
+      });
       const [listed] = await deliveriesApi(t, reg.apiKey);
-      expect(listed).toMatchObject({ status: 'failed', attempts: MAX_ATTEMPTS, responseCode: 500, nextAttemptAt: null });
+      expect(listed).toMatchObject({
+        status: 'failed',
+        attempts: MAX_ATTEMPTS,
+        responseCode: 500,
+        nextAttemptAt: null,
+      });
 
       t.clock.advance(30 * 86_400_000);
       expect(await worker.tick()).toBe(0);
@@ -680,7 +703,10 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
       worker.start();
       cleanups.push(() => worker.stop());
       await vi.waitFor(() => expect(lateEvent).toBeDefined(), { timeout: 1500, interval: 10 });
-      await vi.waitFor(() => expect(r.hits.map((h) => h.envelope.id)).toEqual([lateEvent]), { timeout: 1500, interval: 20 });
+      await vi.waitFor(() => expect(r.hits.map((h) => h.envelope.id)).toEqual([lateEvent]), {
+        timeout: 1500,
+        interval: 20,
+      });
     });
   });
 });

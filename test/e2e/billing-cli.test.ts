@@ -56,11 +56,11 @@ describe('drm ingest --org and drm admin billing', () => {
       const r = await ingest('--json');
       expect(r.code).toBe(1);
       expect(JSON.parse(r.stderr.trim())).toMatchObject({
-      code: 'INSUFFICIENT_BALANCE',
-      error: expect.stringMatching(
-        /^the watermark fee of 1,500\.00 APUSD is more than the balance of 0\.00 APUSD: credit it \(drm admin billing credit --org \S+ --amount …\) or waive the fee with a Watermark Pass \(drm admin billing pass --org \S+ --days …\)$/,
-      ),
-    });
+        code: 'INSUFFICIENT_BALANCE',
+        error: expect.stringMatching(
+          /^the watermark fee of 1,500\.00 APUSD is more than the balance of 0\.00 APUSD: credit it \(drm admin billing credit --org \S+ --amount …\) or waive the fee with a Watermark Pass \(drm admin billing pass --org \S+ --days …\)$/,
+        ),
+      });
       const shown = await json(['admin', 'billing', 'show', '--org', orgId]);
       expect(shown).toMatchObject({ apusdBalance: 0, ledger: [] });
       const content = path.join(dir, 'content');

@@ -31,7 +31,10 @@ describe('drm admin billing close-period with card autopay', () => {
 
   /** A context of the data directory, its clock at `at`; the processor's keys in its config. */
   const open = (at: number) =>
-    createContext(resolveConfig({ dataDir: dir, logLevel: 'silent' }, env), { clock: new ManualClock(at), log: createLogger('silent') });
+    createContext(resolveConfig({ dataDir: dir, logLevel: 'silent' }, env), {
+      clock: new ManualClock(at),
+      log: createLogger('silent'),
+    });
   const withCtx = async <T>(at: number, fn: (ctx: Context) => Promise<T>): Promise<T> => {
     const ctx = await open(at);
     try {
@@ -40,7 +43,8 @@ describe('drm admin billing close-period with card autopay', () => {
       await ctx.db.close();
     }
   };
-  const chargesOf = (invoiceId: string) => [...standIn.intents.values()].filter((i) => i.metadata.invoiceId === invoiceId);
+  const chargesOf = (invoiceId: string) =>
+    [...standIn.intents.values()].filter((i) => i.metadata.invoiceId === invoiceId);
   const closePeriod = () => runDrm(['admin', 'billing', 'close-period', '--data-dir', dir, '--json'], env, T);
 
   beforeAll(async () => {
@@ -62,52 +66,69 @@ describe('drm admin billing close-period with card autopay', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('charges the card once when it issues the invoice, and again on the schedule after a decline', async () => {
-    const first = await closePeriod();
-    expect(first.code, first.stderr).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ success: true, issued: 1 });
-    const invoice = await withCtx(Date.now(), async (ctx) => (await ctx.repos.invoices.open(orgId))[0]);
-    expect(invoice).toMatchObject({ amountMicro: 99_000_000, paymentStatus: 'open', autopayAttempts: 1 });
-    expect(invoice?.nextAutopayAt).toBeGreaterThan(Date.now());
-    const invoiceId = invoice?.id as string;
-    expect(chargesOf(invoiceId)).toEqual([expect.objectContaining({ amount: 9900, status: 'requires_payment_method' })]);
+  it(
+    'charges the card once when it issues the invoice, and again on the schedule after a decline',
+    async () => {
+      const first = await closePeriod();
+      expect(first.code, first.stderr).toBe(0);
+      expect(JSON.parse(first.stdout)).toMatchObject({ success: true, issued: 1 });
+      const invoice = await withCtx(Date.now(), async (ctx) => (await ctx.repos.invoices.open(orgId))[0]);
+      expect(invoice).toMatchObject({ amountMicro: 99_000_000, paymentStatus: 'open', autopayAttempts: 1 });
+      expect(invoice?.nextAutopayAt).toBeGreaterThan(Date.now());
+      const invoiceId = invoice?.id as string;
+      expect(chargesOf(invoiceId)).toEqual([
+        expect.objectContaining({ amount: 9900, status: 'requires_payment_method' }),
+      ]);
 
-    // Nothing is due yet: running the command again charges nothing.
-    expect((await closePeriod()).code).toBe(0);
-    expect(chargesOf(invoiceId)).toHaveLength(1);
+      // Nothing is due yet: running the command again charges nothing.
+      expect((await closePeriod()).code).toBe(0);
+      expect(chargesOf(invoiceId)).toHaveLength(1);
 
-    // An hour on (the schedule's time moved back instead), with a working card on file.
-    await withCtx(Date.now(), async (ctx) => {
-      const customerId = await standIn.customer(orgId, 'pm_card_visa');
-      await ctx.repos.organizations.update(orgId, { fiatCustomerId: customerId });
-      await ctx.repos.invoices.scheduleAutopay(invoiceId, 1, Date.now() - 1000);
-    });
-    expect((await closePeriod()).code).toBe(0);
-    expect(chargesOf(invoiceId).map((i) => i.status)).toEqual(['requires_payment_method', 'succeeded']);
-    const paid = await withCtx(Date.now(), async (ctx) => ({
-      invoice: await ctx.repos.invoices.find(invoiceId),
-      ledger: (await ctx.repos.ledger.list(orgId, { limit: 10, offset: 0 })).map((e) => [e.kind, e.amountMicro]).sort(),
-    }));
-    expect(paid.invoice).toMatchObject({ paymentStatus: 'paid', autopayAttempts: 2, nextAutopayAt: null });
-    expect(paid.ledger).toEqual([['card_payment', 99_000_000], ['invoice_payment', -99_000_000]]);
+      // An hour on (the schedule's time moved back instead), with a working card on file.
+      await withCtx(Date.now(), async (ctx) => {
+        const customerId = await standIn.customer(orgId, 'pm_card_visa');
+        await ctx.repos.organizations.update(orgId, { fiatCustomerId: customerId });
+        await ctx.repos.invoices.scheduleAutopay(invoiceId, 1, Date.now() - 1000);
+      });
+      expect((await closePeriod()).code).toBe(0);
+      expect(chargesOf(invoiceId).map((i) => i.status)).toEqual(['requires_payment_method', 'succeeded']);
+      const paid = await withCtx(Date.now(), async (ctx) => ({
+        invoice: await ctx.repos.invoices.find(invoiceId),
+        ledger: (await ctx.repos.ledger.list(orgId, { limit: 10, offset: 0 }))
+          .map((e) => [e.kind, e.amountMicro])
+          .sort(),
+      }));
+      expect(paid.invoice).toMatchObject({ paymentStatus: 'paid', autopayAttempts: 2, nextAutopayAt: null });
+      expect(paid.ledger).toEqual([
+        ['card_payment', 99_000_000],
+        ['invoice_payment', -99_000_000],
+      ]);
 
-    expect((await closePeriod()).code).toBe(0);
-    expect(chargesOf(invoiceId)).toHaveLength(2);
-    paidIntent = chargesOf(invoiceId)[1]?.id as string;
-  }, T);
+      expect((await closePeriod()).code).toBe(0);
+      expect(chargesOf(invoiceId)).toHaveLength(2);
+      paidIntent = chargesOf(invoiceId)[1]?.id as string;
+    },
+    T,
+  );
 
-  it('lists the organization once a refund of the spent payment takes its balance below zero', async () => {
-    const chargeId = standIn.refund(paidIntent, 9900);
-    await withCtx(Date.now(), async (ctx) => {
-      const processor = await (ctx.cardProcessor as () => Promise<CardProcessor>)();
-      expect(await takeRefund(ctx, processor, chargeId, { id: 'evt_refund_cli', type: 'charge.refunded' })).toBe(true);
-    });
-    const listed = await runDrm(['admin', 'billing', 'show', '--data-dir', dir, '--json'], env, T);
-    expect(JSON.parse(listed.stdout).negative).toEqual([
-      expect.objectContaining({ organizationId: orgId, balance: -99, sessionsRefused: false }),
-    ]);
-    const table = await runDrm(['admin', 'billing', 'show', '--data-dir', dir], env, T);
-    expect(table.stdout).toMatch(/1 organization\(s\) with a balance below zero/);
-    expect(table.stdout).toMatch(new RegExp(`${orgId}.*Card Studio.*-99\\.00.*refused from`));
-  }, T);
+  it(
+    'lists the organization once a refund of the spent payment takes its balance below zero',
+    async () => {
+      const chargeId = standIn.refund(paidIntent, 9900);
+      await withCtx(Date.now(), async (ctx) => {
+        const processor = await (ctx.cardProcessor as () => Promise<CardProcessor>)();
+        expect(await takeRefund(ctx, processor, chargeId, { id: 'evt_refund_cli', type: 'charge.refunded' })).toBe(
+          true,
+        );
+      });
+      const listed = await runDrm(['admin', 'billing', 'show', '--data-dir', dir, '--json'], env, T);
+      expect(JSON.parse(listed.stdout).negative).toEqual([
+        expect.objectContaining({ organizationId: orgId, balance: -99, sessionsRefused: false }),
+      ]);
+      const table = await runDrm(['admin', 'billing', 'show', '--data-dir', dir], env, T);
+      expect(table.stdout).toMatch(/1 organization\(s\) with a balance below zero/);
+      expect(table.stdout).toMatch(new RegExp(`${orgId}.*Card Studio.*-99\\.00.*refused from`));
+    },
+    T,
+  );
 });

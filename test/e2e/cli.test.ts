@@ -138,13 +138,37 @@ describe('drm admin on SQLite (the default database in --data-dir)', SLOW, () =>
   });
 
   it('admin license --no-watermark grants unmarked streaming, and admin orgs shows each license with its flag', async () => {
-    const out = await drmJson(['admin', 'license', '--org', orgId, '--content', '*', '--type', 'music', '--no-watermark', ...data()]);
-    expect(await ctx.repos.licenses.findFor(orgId, newId(), 'music')).toMatchObject({ id: out.licenseId, watermarkingEnabled: false });
+    const out = await drmJson([
+      'admin',
+      'license',
+      '--org',
+      orgId,
+      '--content',
+      '*',
+      '--type',
+      'music',
+      '--no-watermark',
+      ...data(),
+    ]);
+    expect(await ctx.repos.licenses.findFor(orgId, newId(), 'music')).toMatchObject({
+      id: out.licenseId,
+      watermarkingEnabled: false,
+    });
     const listed = await drmJson(['admin', 'orgs', ...data()]);
     expect(listed.organizations[0].licenses).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ licenseId: out.licenseId, contentId: '*', contentType: 'music', watermarkingEnabled: false }),
-        expect.objectContaining({ contentId: '*', contentType: 'video', watermarkingEnabled: true, pricePerStream: 0.5 }),
+        expect.objectContaining({
+          licenseId: out.licenseId,
+          contentId: '*',
+          contentType: 'music',
+          watermarkingEnabled: false,
+        }),
+        expect.objectContaining({
+          contentId: '*',
+          contentType: 'video',
+          watermarkingEnabled: true,
+          pricePerStream: 0.5,
+        }),
       ]),
     );
     const table = await drm(['admin', 'orgs', ...data()]);
@@ -152,7 +176,17 @@ describe('drm admin on SQLite (the default database in --data-dir)', SLOW, () =>
   });
 
   it('admin rate-limit sets the hourly and monthly limits', async () => {
-    const out = await drmJson(['admin', 'rate-limit', '--org', orgId, '--per-hour', '5', '--monthly-streams', '10', ...data()]);
+    const out = await drmJson([
+      'admin',
+      'rate-limit',
+      '--org',
+      orgId,
+      '--per-hour',
+      '5',
+      '--monthly-streams',
+      '10',
+      ...data(),
+    ]);
     expect(out).toEqual({ success: true });
     expect(await ctx.repos.organizations.find(orgId)).toMatchObject({ rateLimitPerHour: 5, monthlyStreamLimit: 10 });
   });
@@ -160,7 +194,10 @@ describe('drm admin on SQLite (the default database in --data-dir)', SLOW, () =>
   it('admin suspend suspends with a reason and queues organization.suspended', async () => {
     const out = await drmJson(['admin', 'suspend', '--org', orgId, '--reason', 'chargeback fraud', ...data()]);
     expect(out).toEqual({ success: true });
-    expect(await ctx.repos.organizations.find(orgId)).toMatchObject({ isActive: false, suspendedReason: 'chargeback fraud' });
+    expect(await ctx.repos.organizations.find(orgId)).toMatchObject({
+      isActive: false,
+      suspendedReason: 'chargeback fraud',
+    });
     const events = await ctx.repos.webhookDeliveries.listForOrg(orgId, 10);
     expect(events.map((e) => e.eventType)).toEqual(['organization.suspended']);
     expect(JSON.parse(events[0]?.body as string).data).toEqual({ organizationId: orgId, reason: 'chargeback fraud' });
@@ -269,7 +306,9 @@ describe('drm admin on Postgres (--db)', SLOW, () => {
     expect(await ctx.repos.admins.isGranted(WALLET.toLowerCase())).toBe(true);
     expect((await ctx.repos.licenses.findFor(orgId, newId(), 'music'))?.id).toBe(license.licenseId);
 
-    expect(await drmJson(['admin', 'suspend', '--org', orgId, '--reason', 'audit', ...opts()])).toEqual({ success: true });
+    expect(await drmJson(['admin', 'suspend', '--org', orgId, '--reason', 'audit', ...opts()])).toEqual({
+      success: true,
+    });
     const out = await drmJson(['admin', 'orgs', ...opts()]);
     expect(out.organizations).toEqual([
       expect.objectContaining({ id: orgId, name: 'Pg Films', isActive: false, activeLicenses: 1, rateLimitPerHour: 7 }),
@@ -301,9 +340,20 @@ describe('the CLI never starts a new deployment by mistake', SLOW, () => {
       drm(['worker', '--data-dir', nowhere]),
       drm(['jobs', 'list', '--data-dir', nowhere]),
       drm(['analyze', film, '--content', newId(), '--data-dir', nowhere]),
-      drm(['watermark', 'embed', film, '--bits', '0'.repeat(40), '--out', path.join(dir, 'out.mp4'), '--data-dir', nowhere]),
+      drm([
+        'watermark',
+        'embed',
+        film,
+        '--bits',
+        '0'.repeat(40),
+        '--out',
+        path.join(dir, 'out.mp4'),
+        '--data-dir',
+        nowhere,
+      ]),
     ]);
-    for (const r of runs.slice(0, 6)) expectOneLineError(r, 2, /names no deployment; `drm serve` or `drm migrate` starts a new one/);
+    for (const r of runs.slice(0, 6))
+      expectOneLineError(r, 2, /names no deployment; `drm serve` or `drm migrate` starts a new one/);
     // analyze answers 2 for a weak match, so its errors are 1; watermark needs the secret only.
     expectOneLineError(runs[6] as Run, 1, /names no deployment/);
     expectOneLineError(runs[7] as Run, 2, /no secret: set DRM_SECRET or point --data-dir/);
@@ -313,7 +363,11 @@ describe('the CLI never starts a new deployment by mistake', SLOW, () => {
   it('an empty Postgres database is refused too, and left empty', async () => {
     const db = await freshDatabaseUrl('postgres', dir);
     fs.writeFileSync(path.join(dir, 'secret.key'), 'a'.repeat(64));
-    expectOneLineError(await drm(['admin', 'orgs', '--db', db, '--data-dir', dir]), 2, /the Postgres database holds no drm schema/);
+    expectOneLineError(
+      await drm(['admin', 'orgs', '--db', db, '--data-dir', dir]),
+      2,
+      /the Postgres database holds no drm schema/,
+    );
     const migrated = await drmJson(['migrate', '--db', db, '--data-dir', dir]);
     expect(migrated.applied).toBeGreaterThan(0);
   });

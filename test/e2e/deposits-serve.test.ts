@@ -32,25 +32,62 @@ describe('drm serve with a chain configured', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   }, T);
 
-  it('credits a transfer to the deposit address it gave, once confirmed', async () => {
-    const call = (method: string, url: string, key?: string, body?: unknown) =>
-      fetch(`${server.url}${url}`, { method, headers: { 'content-type': 'application/json', ...(key && { authorization: `Bearer ${key}` }) }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const reg = (await (await call('POST', '/api/v1/auth/register', undefined, { name: 'Chain Co' })).json()) as { apiKey: string };
-    const fund = (await (await call('POST', '/api/v1/billing/fund', reg.apiKey, { method: 'apusd', amount: 25 })).json()) as { walletAddress: string; status: string };
-    expect(fund.status).toBe('pending');
-    await chain.transfer(fund.walletAddress, 25_000_000n);
-    await chain.mine(1);
-    let balance = 0;
-    for (let i = 0; i < 100 && balance !== 25; i++) {
-      await new Promise((r) => setTimeout(r, 200));
-      balance = ((await (await call('GET', '/api/v1/billing/balance', reg.apiKey)).json()) as { apusdBalance: number }).apusdBalance;
-    }
-    expect(balance).toBe(25);
-    // the operator's view, from another process on the same data directory
-    const listed = JSON.parse(await drm(['admin', 'billing', 'deposits', '--data-dir', dir, '--chain-rpc', chain.rpcUrl, '--apusd-token', chain.token, '--json'])) as { deposits: { amount: number; status: string; confirmations: number }[] };
-    expect(listed.deposits).toEqual([expect.objectContaining({ amount: 25, status: 'credited' })]);
-    expect(listed.deposits[0]?.confirmations).toBeGreaterThanOrEqual(2);
-    const table = await drm(['admin', 'billing', 'deposits', '--data-dir', dir, '--chain-rpc', chain.rpcUrl, '--apusd-token', chain.token]);
-    expect(table).toMatch(/25\.00.*credited/);
-  }, T);
+  it(
+    'credits a transfer to the deposit address it gave, once confirmed',
+    async () => {
+      const call = (method: string, url: string, key?: string, body?: unknown) =>
+        fetch(`${server.url}${url}`, {
+          method,
+          headers: { 'content-type': 'application/json', ...(key && { authorization: `Bearer ${key}` }) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      const reg = (await (await call('POST', '/api/v1/auth/register', undefined, { name: 'Chain Co' })).json()) as {
+        apiKey: string;
+      };
+      const fund = (await (
+        await call('POST', '/api/v1/billing/fund', reg.apiKey, { method: 'apusd', amount: 25 })
+      ).json()) as { walletAddress: string; status: string };
+      expect(fund.status).toBe('pending');
+      await chain.transfer(fund.walletAddress, 25_000_000n);
+      await chain.mine(1);
+      let balance = 0;
+      for (let i = 0; i < 100 && balance !== 25; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        balance = (
+          (await (await call('GET', '/api/v1/billing/balance', reg.apiKey)).json()) as { apusdBalance: number }
+        ).apusdBalance;
+      }
+      expect(balance).toBe(25);
+      // the operator's view, from another process on the same data directory
+      const listed = JSON.parse(
+        await drm([
+          'admin',
+          'billing',
+          'deposits',
+          '--data-dir',
+          dir,
+          '--chain-rpc',
+          chain.rpcUrl,
+          '--apusd-token',
+          chain.token,
+          '--json',
+        ]),
+      ) as { deposits: { amount: number; status: string; confirmations: number }[] };
+      expect(listed.deposits).toEqual([expect.objectContaining({ amount: 25, status: 'credited' })]);
+      expect(listed.deposits[0]?.confirmations).toBeGreaterThanOrEqual(2);
+      const table = await drm([
+        'admin',
+        'billing',
+        'deposits',
+        '--data-dir',
+        dir,
+        '--chain-rpc',
+        chain.rpcUrl,
+        '--apusd-token',
+        chain.token,
+      ]);
+      expect(table).toMatch(/25\.00.*credited/);
+    },
+    T,
+  );
 });

@@ -16,27 +16,51 @@ describe('drm doctor', () => {
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('fails, with the fix, where there is no deployment yet', async () => {
-    const r = await runDrm(['doctor', '--data-dir', path.join(dir, 'none'), '--json'], {}, T);
-    expect(r.code).toBe(1);
-    const report = JSON.parse(r.stdout) as Report;
-    expect(report.ok).toBe(false);
-    expect(report.checks.find((c) => c.name === 'data directory')).toMatchObject({ status: 'fail', fix: expect.stringContaining('drm serve') });
-  }, T);
+  it(
+    'fails, with the fix, where there is no deployment yet',
+    async () => {
+      const r = await runDrm(['doctor', '--data-dir', path.join(dir, 'none'), '--json'], {}, T);
+      expect(r.code).toBe(1);
+      const report = JSON.parse(r.stdout) as Report;
+      expect(report.ok).toBe(false);
+      expect(report.checks.find((c) => c.name === 'data directory')).toMatchObject({
+        status: 'fail',
+        fix: expect.stringContaining('drm serve'),
+      });
+    },
+    T,
+  );
 
-  it('passes on a migrated deployment, and says when the MPEG-TS probe needs a system ffprobe', async () => {
-    await drm(['migrate', '--data-dir', dir]);
-    const shipped = JSON.parse((await runDrm(['doctor', '--data-dir', dir, '--json'], {}, T)).stdout) as Report;
-    expect(shipped.checks.map((c) => c.name)).toEqual(['ffmpeg', 'ffprobe', 'ffprobe on MPEG-TS', 'DTCWT backend', 'GPU backend', 'data directory', 'server secret', 'database', 'content store', 'chromium (tests)']);
-    expect(shipped.checks.filter((c) => c.status === 'fail')).toEqual([]);
-    const probe = shipped.checks.find((c) => c.name === 'ffprobe on MPEG-TS');
-    if (probe?.status === 'warn') expect(probe.fix).toContain('DRM_FFPROBE');
-    if (fs.existsSync('/usr/bin/ffprobe')) {
-      const system = JSON.parse((await runDrm(['doctor', '--data-dir', dir, '--json'], { DRM_FFPROBE: '/usr/bin/ffprobe' }, T)).stdout) as Report;
-      expect(system.checks.find((c) => c.name === 'ffprobe on MPEG-TS')?.status).toBe('ok');
-    }
-    const r = await runDrm(['doctor', '--data-dir', dir], {}, T);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/all needed is in place/);
-  }, T);
+  it(
+    'passes on a migrated deployment, and says when the MPEG-TS probe needs a system ffprobe',
+    async () => {
+      await drm(['migrate', '--data-dir', dir]);
+      const shipped = JSON.parse((await runDrm(['doctor', '--data-dir', dir, '--json'], {}, T)).stdout) as Report;
+      expect(shipped.checks.map((c) => c.name)).toEqual([
+        'ffmpeg',
+        'ffprobe',
+        'ffprobe on MPEG-TS',
+        'DTCWT backend',
+        'GPU backend',
+        'data directory',
+        'server secret',
+        'database',
+        'content store',
+        'chromium (tests)',
+      ]);
+      expect(shipped.checks.filter((c) => c.status === 'fail')).toEqual([]);
+      const probe = shipped.checks.find((c) => c.name === 'ffprobe on MPEG-TS');
+      if (probe?.status === 'warn') expect(probe.fix).toContain('DRM_FFPROBE');
+      if (fs.existsSync('/usr/bin/ffprobe')) {
+        const system = JSON.parse(
+          (await runDrm(['doctor', '--data-dir', dir, '--json'], { DRM_FFPROBE: '/usr/bin/ffprobe' }, T)).stdout,
+        ) as Report;
+        expect(system.checks.find((c) => c.name === 'ffprobe on MPEG-TS')?.status).toBe('ok');
+      }
+      const r = await runDrm(['doctor', '--data-dir', dir], {}, T);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/all needed is in place/);
+    },
+    T,
+  );
 });

@@ -23,9 +23,41 @@ beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-restart-'));
   dataDir = file('data');
   makePanFilm(file('film.mp4'), 22);
-  execFileSync(bins.ffmpeg, ['-v', 'error', '-y', '-i', file('film.mp4'), '-ss', '3', '-vf', 'scale=1280:720', '-c:v', 'libx264', '-crf', '28', '-preset', 'veryfast', file('copy.mp4')]);
+  execFileSync(bins.ffmpeg, [
+    '-v',
+    'error',
+    '-y',
+    '-i',
+    file('film.mp4'),
+    '-ss',
+    '3',
+    '-vf',
+    'scale=1280:720',
+    '-c:v',
+    'libx264',
+    '-crf',
+    '28',
+    '-preset',
+    'veryfast',
+    file('copy.mp4'),
+  ]);
   await drm(['migrate', '--data-dir', dataDir]);
-  filmId = (JSON.parse(await drm(['ingest', file('film.mp4'), '--title', 'Pan', '--type', 'video', '--watermark', '--data-dir', dataDir, '--json'])) as { contentId: string }).contentId;
+  filmId = (
+    JSON.parse(
+      await drm([
+        'ingest',
+        file('film.mp4'),
+        '--title',
+        'Pan',
+        '--type',
+        'video',
+        '--watermark',
+        '--data-dir',
+        dataDir,
+        '--json',
+      ]),
+    ) as { contentId: string }
+  ).contentId;
 }, T);
 afterAll(() => {
   killAll();
@@ -33,39 +65,61 @@ afterAll(() => {
 });
 
 describe('the forensics queue across a restart', () => {
-  it('completes a case whose server was killed with SIGKILL, on the next server, and removes its upload', async () => {
-    let server = await startServe({ dataDir, env });
-    const org = await registerOver(server.url, 'Restart Films');
-    await drm(['admin', 'license', '--org', org.organizationId, '--content', filmId, '--type', 'video', '--watermark', '--data-dir', dataDir]);
-    const auth = { authorization: `Bearer ${org.apiKey}` };
-    const form = new FormData();
-    form.set('contentId', filmId);
-    form.set('contentType', 'video');
-    form.set('file', new File([await fs.openAsBlob(file('copy.mp4'))], 'copy.mp4'));
-    const res = await fetch(`${server.url}/api/v1/forensics/analyze?async=true`, { method: 'POST', headers: auth, body: form });
-    expect(res.status).toBe(202);
-    const { caseId } = (await res.json()) as { caseId: string };
-    await server.stop('SIGKILL');
-    const uploads = path.join(dataDir, 'uploads');
-    expect(fs.readdirSync(uploads)).toHaveLength(1);
+  it(
+    'completes a case whose server was killed with SIGKILL, on the next server, and removes its upload',
+    async () => {
+      let server = await startServe({ dataDir, env });
+      const org = await registerOver(server.url, 'Restart Films');
+      await drm([
+        'admin',
+        'license',
+        '--org',
+        org.organizationId,
+        '--content',
+        filmId,
+        '--type',
+        'video',
+        '--watermark',
+        '--data-dir',
+        dataDir,
+      ]);
+      const auth = { authorization: `Bearer ${org.apiKey}` };
+      const form = new FormData();
+      form.set('contentId', filmId);
+      form.set('contentType', 'video');
+      form.set('file', new File([await fs.openAsBlob(file('copy.mp4'))], 'copy.mp4'));
+      const res = await fetch(`${server.url}/api/v1/forensics/analyze?async=true`, {
+        method: 'POST',
+        headers: auth,
+        body: form,
+      });
+      expect(res.status).toBe(202);
+      const { caseId } = (await res.json()) as { caseId: string };
+      await server.stop('SIGKILL');
+      const uploads = path.join(dataDir, 'uploads');
+      expect(fs.readdirSync(uploads)).toHaveLength(1);
 
-    server = await startServe({ dataDir, env });
-    const started = Date.now();
-    let body: { case: { status: string; classification: string | null } } | undefined;
-    await expect
-      .poll(
-        async () => {
-          body = (await (await fetch(`${server.url}/api/v1/forensics/cases/${caseId}`, { headers: auth })).json()) as typeof body;
-          return body?.case.status;
-        },
-        { timeout: 120_000, interval: 1000 },
-      )
-      .toBe('completed');
-    // Nobody streamed the film: the copy is analysed against no candidates.
-    expect(body?.case.classification).toBe('no_match');
-    expect(Date.now() - started).toBeLessThan(120_000);
-    // the case keeps its leak for --keep-leaks: the one file, nothing more
-    expect(fs.readdirSync(uploads)).toHaveLength(1);
-    await server.stop();
-  }, T);
+      server = await startServe({ dataDir, env });
+      const started = Date.now();
+      let body: { case: { status: string; classification: string | null } } | undefined;
+      await expect
+        .poll(
+          async () => {
+            body = (await (
+              await fetch(`${server.url}/api/v1/forensics/cases/${caseId}`, { headers: auth })
+            ).json()) as typeof body;
+            return body?.case.status;
+          },
+          { timeout: 120_000, interval: 1000 },
+        )
+        .toBe('completed');
+      // Nobody streamed the film: the copy is analysed against no candidates.
+      expect(body?.case.classification).toBe('no_match');
+      expect(Date.now() - started).toBeLessThan(120_000);
+      // the case keeps its leak for --keep-leaks: the one file, nothing more
+      expect(fs.readdirSync(uploads)).toHaveLength(1);
+      await server.stop();
+    },
+    T,
+  );
 });

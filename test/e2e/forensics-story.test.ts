@@ -40,8 +40,22 @@ interface Viewer {
 }
 
 async function ingest(input: string, title: string, type: 'video' | 'music'): Promise<string> {
-  const out = JSON.parse(await drm(['ingest', input, '--title', title, '--type', type, '--watermark', '--data-dir', dataDir, '--json'])) as Json;
-  await drm(['admin', 'license', '--org', org.organizationId, '--content', out.contentId, '--type', type, '--watermark', '--data-dir', dataDir]);
+  const out = JSON.parse(
+    await drm(['ingest', input, '--title', title, '--type', type, '--watermark', '--data-dir', dataDir, '--json']),
+  ) as Json;
+  await drm([
+    'admin',
+    'license',
+    '--org',
+    org.organizationId,
+    '--content',
+    out.contentId,
+    '--type',
+    type,
+    '--watermark',
+    '--data-dir',
+    dataDir,
+  ]);
   return out.contentId as string;
 }
 
@@ -49,7 +63,12 @@ async function ingest(input: string, title: string, type: 'video' | 'music'): Pr
 async function watch(contentId: string, name: string, ip: string, ext: string): Promise<Viewer> {
   const res = await fetch(`${server.url}/api/v1/stream/${contentId}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json', 'x-forwarded-for': ip, 'user-agent': `${name}'s player` },
+    headers: {
+      authorization: `Bearer ${org.apiKey}`,
+      'content-type': 'application/json',
+      'x-forwarded-for': ip,
+      'user-agent': `${name}'s player`,
+    },
     body: JSON.stringify({ viewerId: name }),
   });
   expect(res.status).toBe(201);
@@ -70,14 +89,28 @@ async function analyze(contentId: string, contentType: string, leak: string): Pr
   form.set('contentId', contentId);
   form.set('contentType', contentType);
   form.set('file', new File([await fs.openAsBlob(leak)], path.basename(leak)));
-  const res = await fetch(`${server.url}/api/v1/forensics/analyze`, { method: 'POST', headers: { authorization: `Bearer ${org.apiKey}` }, body: form });
+  const res = await fetch(`${server.url}/api/v1/forensics/analyze`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${org.apiKey}` },
+    body: form,
+  });
   expect(res.status, await res.clone().text()).toBe(200);
   return (await res.json()) as Json;
 }
 
 function expectNamed(body: Json, leaker: Viewer, contentId: string) {
-  expect(body).toMatchObject({ status: 'completed', classification: 'strong_match', binaryId: leaker.session.binaryId });
-  expect(body.matchedSession).toMatchObject({ sessionId: leaker.session.sessionId, viewerId: leaker.session.viewerId, ipAddress: leaker.ip, walletAddress: leaker.session.walletAddress, apiKey: org.apiKey.slice(0, 12) });
+  expect(body).toMatchObject({
+    status: 'completed',
+    classification: 'strong_match',
+    binaryId: leaker.session.binaryId,
+  });
+  expect(body.matchedSession).toMatchObject({
+    sessionId: leaker.session.sessionId,
+    viewerId: leaker.session.viewerId,
+    ipAddress: leaker.ip,
+    walletAddress: leaker.session.walletAddress,
+    apiKey: org.apiKey.slice(0, 12),
+  });
   expect(body.evidenceChain).toMatchObject({
     apiKey: { prefix: org.apiKey.slice(0, 12) },
     organization: { id: org.organizationId, name: 'Story Films' },
@@ -89,14 +122,33 @@ function expectNamed(body: Json, leaker: Viewer, contentId: string) {
 }
 
 function expectNobody(body: Json) {
-  expect(body).toMatchObject({ status: 'completed', classification: 'no_match', matchedSession: null, evidenceChain: null });
+  expect(body).toMatchObject({
+    status: 'completed',
+    classification: 'no_match',
+    matchedSession: null,
+    evidenceChain: null,
+  });
 }
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-story-'));
   dataDir = file('data');
   makePanFilm(file('film.mp4'), 27);
-  await ff('-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25', '-t', '20', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', file('other-film.mp4'));
+  await ff(
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=640x360:rate=25',
+    '-t',
+    '20',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-pix_fmt',
+    'yuv420p',
+    file('other-film.mp4'),
+  );
   await ff('-filter_complex', musicGraph(0, 27), '-c:a', 'aac', '-b:a', '192k', file('track.m4a'));
   server = await startServe({ dataDir, args: ['--trust-proxy'] });
   org = await registerOver(server.url, 'Story Films');
@@ -121,28 +173,75 @@ describe('a leaked film among three viewers', () => {
     }
   }, T);
 
-  it('lists the viewers who fit a 720p CRF 28 copy cut by 7 s, the leaker among them, and names none of them (weak_match)', async () => {
-    const leaker = toldApart(viewers, [1, 2]);
-    expect(leaker, 'no viewer is told apart by segments 1 and 2').toBeDefined();
-    const leak = file('leak.mp4');
-    await ff('-i', (leaker as Viewer).copy, '-ss', '7', '-vf', 'scale=1280:720', '-c:v', 'libx264', '-crf', '28', '-preset', 'fast', '-c:a', 'aac', leak);
-    const body = await analyze(filmId, 'video', leak);
-    expect(body).toMatchObject({ status: 'completed', classification: 'weak_match', matchedSession: null, evidenceChain: null });
-    expect(body.analysis.candidates).toBe(viewers.length);
-    expect(body.markProbability).toBeLessThan(1e-9);
-    expect(body.identificationProbability).toBeGreaterThan(1e-6);
-    expect(body.analysis.candidateSet.map((c: Json) => c.viewerId)).toContain((leaker as Viewer).session.viewerId);
-    for (const v of viewers) expect(JSON.stringify(body.evidenceChain ?? {})).not.toContain(v.ip);
-  }, T);
+  it(
+    'lists the viewers who fit a 720p CRF 28 copy cut by 7 s, the leaker among them, and names none of them (weak_match)',
+    async () => {
+      const leaker = toldApart(viewers, [1, 2]);
+      expect(leaker, 'no viewer is told apart by segments 1 and 2').toBeDefined();
+      const leak = file('leak.mp4');
+      await ff(
+        '-i',
+        (leaker as Viewer).copy,
+        '-ss',
+        '7',
+        '-vf',
+        'scale=1280:720',
+        '-c:v',
+        'libx264',
+        '-crf',
+        '28',
+        '-preset',
+        'fast',
+        '-c:a',
+        'aac',
+        leak,
+      );
+      const body = await analyze(filmId, 'video', leak);
+      expect(body).toMatchObject({
+        status: 'completed',
+        classification: 'weak_match',
+        matchedSession: null,
+        evidenceChain: null,
+      });
+      expect(body.analysis.candidates).toBe(viewers.length);
+      expect(body.markProbability).toBeLessThan(1e-9);
+      expect(body.identificationProbability).toBeGreaterThan(1e-6);
+      expect(body.analysis.candidateSet.map((c: Json) => c.viewerId)).toContain((leaker as Viewer).session.viewerId);
+      for (const v of viewers) expect(JSON.stringify(body.evidenceChain ?? {})).not.toContain(v.ip);
+    },
+    T,
+  );
 
-  it('names nobody in an unmarked copy of the same film', async () => {
-    await ff('-i', file('film.mp4'), '-ss', '7', '-vf', 'scale=1280:720', '-c:v', 'libx264', '-crf', '28', '-preset', 'fast', file('unmarked.mp4'));
-    expectNobody(await analyze(filmId, 'video', file('unmarked.mp4')));
-  }, T);
+  it(
+    'names nobody in an unmarked copy of the same film',
+    async () => {
+      await ff(
+        '-i',
+        file('film.mp4'),
+        '-ss',
+        '7',
+        '-vf',
+        'scale=1280:720',
+        '-c:v',
+        'libx264',
+        '-crf',
+        '28',
+        '-preset',
+        'fast',
+        file('unmarked.mp4'),
+      );
+      expectNobody(await analyze(filmId, 'video', file('unmarked.mp4')));
+    },
+    T,
+  );
 
-  it('names nobody in a different film', async () => {
-    expectNobody(await analyze(filmId, 'video', file('other-film.mp4')));
-  }, T);
+  it(
+    'names nobody in a different film',
+    async () => {
+      expectNobody(await analyze(filmId, 'video', file('other-film.mp4')));
+    },
+    T,
+  );
 });
 
 describe('a leaked track traced to its listener', () => {
@@ -154,18 +253,26 @@ describe('a leaked track traced to its listener', () => {
     listeners.push(await watch(trackId, 'lena', '203.0.113.41', 'ts'));
   }, T);
 
-  it('names the only listener from an MP3 copy cut by 7 s, with the whole evidence chain (strong_match)', async () => {
-    const [leaker] = listeners as [Viewer];
-    const leak = file('leak.mp3');
-    await ff('-i', leaker.copy, '-ss', '7', '-c:a', 'libmp3lame', '-b:a', '128k', leak);
-    const body = await analyze(trackId, 'music', leak);
-    expectNamed(body, leaker, trackId);
-    expect(body).toMatchObject({ markProbability: expect.any(Number), identificationProbability: 0 });
-    expect(body.markProbability).toBeLessThan(1e-9);
-  }, T);
+  it(
+    'names the only listener from an MP3 copy cut by 7 s, with the whole evidence chain (strong_match)',
+    async () => {
+      const [leaker] = listeners as [Viewer];
+      const leak = file('leak.mp3');
+      await ff('-i', leaker.copy, '-ss', '7', '-c:a', 'libmp3lame', '-b:a', '128k', leak);
+      const body = await analyze(trackId, 'music', leak);
+      expectNamed(body, leaker, trackId);
+      expect(body).toMatchObject({ markProbability: expect.any(Number), identificationProbability: 0 });
+      expect(body.markProbability).toBeLessThan(1e-9);
+    },
+    T,
+  );
 
-  it('names nobody in an unmarked copy of the track', async () => {
-    await ff('-i', file('track.m4a'), '-ss', '7', '-c:a', 'libmp3lame', '-b:a', '128k', file('unmarked.mp3'));
-    expectNobody(await analyze(trackId, 'music', file('unmarked.mp3')));
-  }, T);
+  it(
+    'names nobody in an unmarked copy of the track',
+    async () => {
+      await ff('-i', file('track.m4a'), '-ss', '7', '-c:a', 'libmp3lame', '-b:a', '128k', file('unmarked.mp3'));
+      expectNobody(await analyze(trackId, 'music', file('unmarked.mp3')));
+    },
+    T,
+  );
 });

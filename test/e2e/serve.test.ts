@@ -76,7 +76,6 @@ function slowPost(
   });
 }
 
-
 describe('drm serve on SQLite, over HTTP', () => {
   let dir: string;
   let server: ServeProcess;
@@ -100,7 +99,9 @@ describe('drm serve on SQLite, over HTTP', () => {
     const reg = await register(server.url, 'Acme Films');
     expect(reg.apiKey).toMatch(/^drm_live_[0-9A-Za-z]{32,}$/);
 
-    const verify = await fetch(`${server.url}/api/v1/auth/verify`, { headers: { authorization: `Bearer ${reg.apiKey}` } });
+    const verify = await fetch(`${server.url}/api/v1/auth/verify`, {
+      headers: { authorization: `Bearer ${reg.apiKey}` },
+    });
     expect(verify.status).toBe(200);
     expect(verify.headers.get('content-type')).toMatch(/^application\/json/);
     expect(verify.headers.get('x-ratelimit-limit')).toBe('1000');
@@ -126,7 +127,11 @@ describe('drm serve on SQLite, over HTTP', () => {
     const res = await fetch(`${server.url}/api/v1/no-such-thing?x=1`);
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(await res.json()).toEqual({ error: expect.stringContaining('/api/v1/no-such-thing'), code: 'NOT_FOUND', status: 404 });
+    expect(await res.json()).toEqual({
+      error: expect.stringContaining('/api/v1/no-such-thing'),
+      code: 'NOT_FOUND',
+      status: 404,
+    });
   });
 
   it('answers a request line or headers over the limits with 431 and a malformed request with 400, in the spec body', async () => {
@@ -143,130 +148,172 @@ describe('drm serve on SQLite, over HTTP', () => {
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
   });
 
-  it('says in its first line that it creates a new deployment, and only then', async () => {
-    expect(server.stderr().split('\n')[0]).toBe(`drm serve: creating a new deployment in ${dir} (no database there yet)`);
-    const again = await startServe({ dataDir: dir });
-    try {
-      expect(again.stderr()).not.toMatch(/creating a new deployment/);
-    } finally {
-      await again.stop();
-    }
-  }, T);
+  it(
+    'says in its first line that it creates a new deployment, and only then',
+    async () => {
+      expect(server.stderr().split('\n')[0]).toBe(
+        `drm serve: creating a new deployment in ${dir} (no database there yet)`,
+      );
+      const again = await startServe({ dataDir: dir });
+      try {
+        expect(again.stderr()).not.toMatch(/creating a new deployment/);
+      } finally {
+        await again.stop();
+      }
+    },
+    T,
+  );
 
-  it('reads every setting from its environment variable: DRM_WEBHOOK_WORKER=0 turns the worker off, DRM_TRUST_PROXY=yes trusts the proxy; a flag wins', async () => {
-    const env = { DRM_WEBHOOK_WORKER: '0', DRM_TRUST_PROXY: 'yes' };
-    const fromEnv = await startServe({ dataDir: dir, env });
-    const flagWins = await startServe({ dataDir: dir, env, args: ['--webhook-worker', '--trust-proxy', 'no'] });
-    try {
-      expect(fromEnv.info).toMatchObject({ webhookWorker: false, trustProxy: true });
-      expect(flagWins.info).toMatchObject({ webhookWorker: true, trustProxy: false });
-    } finally {
-      await Promise.all([fromEnv.stop(), flagWins.stop()]);
-    }
-    const bad = await runDrm(['serve', '--port', '0', '--data-dir', dir], { DRM_WEBHOOK_WORKER: 'maybe' });
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/DRM_WEBHOOK_WORKER.*must be yes or no/);
-  }, T);
+  it(
+    'reads every setting from its environment variable: DRM_WEBHOOK_WORKER=0 turns the worker off, DRM_TRUST_PROXY=yes trusts the proxy; a flag wins',
+    async () => {
+      const env = { DRM_WEBHOOK_WORKER: '0', DRM_TRUST_PROXY: 'yes' };
+      const fromEnv = await startServe({ dataDir: dir, env });
+      const flagWins = await startServe({ dataDir: dir, env, args: ['--webhook-worker', '--trust-proxy', 'no'] });
+      try {
+        expect(fromEnv.info).toMatchObject({ webhookWorker: false, trustProxy: true });
+        expect(flagWins.info).toMatchObject({ webhookWorker: true, trustProxy: false });
+      } finally {
+        await Promise.all([fromEnv.stop(), flagWins.stop()]);
+      }
+      const bad = await runDrm(['serve', '--port', '0', '--data-dir', dir], { DRM_WEBHOOK_WORKER: 'maybe' });
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/DRM_WEBHOOK_WORKER.*must be yes or no/);
+    },
+    T,
+  );
 
-  it('a second drm serve on the same port fails with one clear line and a non-zero exit', async () => {
-    const second = await runDrm(['serve', '--port', String(server.port), '--data-dir', dir, '--log-level', 'warn']);
-    expect(second.code).not.toBe(0);
-    expect(second.stdout).toBe('');
-    const lines = second.stderr.trim().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^drm: .*already in use/);
-    expect(lines[0]).toContain(String(server.port));
-    // The first one is unharmed.
-    expect((await fetch(`${server.url}/health`)).status).toBe(200);
-  }, T);
+  it(
+    'a second drm serve on the same port fails with one clear line and a non-zero exit',
+    async () => {
+      const second = await runDrm(['serve', '--port', String(server.port), '--data-dir', dir, '--log-level', 'warn']);
+      expect(second.code).not.toBe(0);
+      expect(second.stdout).toBe('');
+      const lines = second.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^drm: .*already in use/);
+      expect(lines[0]).toContain(String(server.port));
+      // The first one is unharmed.
+      expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    },
+    T,
+  );
 });
 
 describe('drm serve shutdown', () => {
-  it('on SIGTERM finishes a request in flight from a slow client, exits 0 and leaves the SQLite file consistent', async () => {
-    const dir = tempDir();
-    // log level info: the test waits for the "shutting down" line before sending the rest of the body.
-    const server = await startServe({ dataDir: dir, logLevel: 'info' });
-    const warm = await register(server.url, 'Before Shutdown');
+  it(
+    'on SIGTERM finishes a request in flight from a slow client, exits 0 and leaves the SQLite file consistent',
+    async () => {
+      const dir = tempDir();
+      // log level info: the test waits for the "shutting down" line before sending the rest of the body.
+      const server = await startServe({ dataDir: dir, logLevel: 'info' });
+      const warm = await register(server.url, 'Before Shutdown');
 
-    const res = await slowPost(`${server.url}/api/v1/auth/register`, JSON.stringify({ name: 'Slow Client', email: 'slow@example.test' }), async () => {
-      server.child.kill('SIGTERM');
-      await server.waitForStderr('"shutting down"');
-      // The listening socket is closed: nobody new gets in while the old request drains.
-      await expect(fetch(`${server.url}/health`)).rejects.toThrow();
-    });
-    expect(res.status).toBe(201);
-    // Draining: the connection is not kept for another request.
-    expect(res.headers.connection).toBe('close');
-    const slow = JSON.parse(res.body) as { organizationId: string; apiKey: string };
-    expect(slow.apiKey).toMatch(/^drm_live_/);
+      const res = await slowPost(
+        `${server.url}/api/v1/auth/register`,
+        JSON.stringify({ name: 'Slow Client', email: 'slow@example.test' }),
+        async () => {
+          server.child.kill('SIGTERM');
+          await server.waitForStderr('"shutting down"');
+          // The listening socket is closed: nobody new gets in while the old request drains.
+          await expect(fetch(`${server.url}/health`)).rejects.toThrow();
+        },
+      );
+      expect(res.status).toBe(201);
+      // Draining: the connection is not kept for another request.
+      expect(res.headers.connection).toBe('close');
+      const slow = JSON.parse(res.body) as { organizationId: string; apiKey: string };
+      expect(slow.apiKey).toMatch(/^drm_live_/);
 
-    const exit = await server.exited;
-    expect(exit).toEqual({ code: 0, signal: null });
-    expect(server.stderr()).not.toMatch(/"level":"error"/);
+      const exit = await server.exited;
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(server.stderr()).not.toMatch(/"level":"error"/);
 
-    const file = path.join(dir, 'drm.db');
-    // A clean close checkpoints the WAL into the file and removes it.
-    const wal = `${file}-wal`;
-    expect(!fs.existsSync(wal) || fs.statSync(wal).size === 0).toBe(true);
-    const db = new Database(file, { readonly: true });
-    try {
-      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-      expect(db.pragma('foreign_key_check')).toEqual([]);
-      const names = db.prepare('select id, name from organizations order by name').all();
-      expect(names).toEqual([
-        { id: warm.organizationId, name: 'Before Shutdown' },
-        { id: slow.organizationId, name: 'Slow Client' },
-      ]);
-    } finally {
-      db.close();
-    }
-  }, T);
+      const file = path.join(dir, 'drm.db');
+      // A clean close checkpoints the WAL into the file and removes it.
+      const wal = `${file}-wal`;
+      expect(!fs.existsSync(wal) || fs.statSync(wal).size === 0).toBe(true);
+      const db = new Database(file, { readonly: true });
+      try {
+        expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+        expect(db.pragma('foreign_key_check')).toEqual([]);
+        const names = db.prepare('select id, name from organizations order by name').all();
+        expect(names).toEqual([
+          { id: warm.organizationId, name: 'Before Shutdown' },
+          { id: slow.organizationId, name: 'Slow Client' },
+        ]);
+      } finally {
+        db.close();
+      }
+    },
+    T,
+  );
 
-  it('on SIGTERM with idle keep-alive connections open, exits 0 at once', async () => {
-    const dir = tempDir();
-    const server = await startServe({ dataDir: dir });
-    // fetch keeps its connection open after these.
-    await register(server.url, 'Keep Alive');
-    expect((await fetch(`${server.url}/health`)).status).toBe(200);
-    const started = Date.now();
-    expect(await server.stop('SIGTERM')).toEqual({ code: 0, signal: null });
-    // Well under the 5 s keep-alive timeout it would wait out if idle connections were kept.
-    expect(Date.now() - started).toBeLessThan(4_000);
-  }, T);
+  it(
+    'on SIGTERM with idle keep-alive connections open, exits 0 at once',
+    async () => {
+      const dir = tempDir();
+      const server = await startServe({ dataDir: dir });
+      // fetch keeps its connection open after these.
+      await register(server.url, 'Keep Alive');
+      expect((await fetch(`${server.url}/health`)).status).toBe(200);
+      const started = Date.now();
+      expect(await server.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+      // Well under the 5 s keep-alive timeout it would wait out if idle connections were kept.
+      expect(Date.now() - started).toBeLessThan(4_000);
+    },
+    T,
+  );
 });
 
 describe('drm serve on Postgres', () => {
-  it('migrates a fresh database on start, serves registration and verify; a second serve on its port exits at once', async () => {
-    const dir = tempDir();
-    const db = await freshDatabaseUrl('postgres', dir);
-    const server = await startServe({ dataDir: dir, db });
-    try {
-      expect(server.db).toBe('postgres');
-      const reg = await register(server.url, 'Postgres Films');
-      const verify = await fetch(`${server.url}/api/v1/auth/verify`, { headers: { authorization: `Bearer ${reg.apiKey}` } });
-      expect(verify.status).toBe(200);
-      expect(verify.headers.get('x-ratelimit-remaining')).toBe('999');
-
-      const client = new pg.Client({ connectionString: db });
-      await client.connect();
+  it(
+    'migrates a fresh database on start, serves registration and verify; a second serve on its port exits at once',
+    async () => {
+      const dir = tempDir();
+      const db = await freshDatabaseUrl('postgres', dir);
+      const server = await startServe({ dataDir: dir, db });
       try {
-        const { rows } = await client.query('select count(*)::int as n from drm_migrations');
-        expect(rows[0].n).toBeGreaterThan(0);
-        const orgs = await client.query('select name from organizations');
-        expect(orgs.rows).toEqual([{ name: 'Postgres Films' }]);
-      } finally {
-        await client.end();
-      }
+        expect(server.db).toBe('postgres');
+        const reg = await register(server.url, 'Postgres Films');
+        const verify = await fetch(`${server.url}/api/v1/auth/verify`, {
+          headers: { authorization: `Bearer ${reg.apiKey}` },
+        });
+        expect(verify.status).toBe(200);
+        expect(verify.headers.get('x-ratelimit-remaining')).toBe('999');
 
-      // A second one on the taken port says so and exits; its open pool must not keep it alive
-      // (pg's idle clients would hold the process for their 10 s idle timeout).
-      const started = Date.now();
-      const second = await runDrm(['serve', '--port', String(server.port), '--db', db, '--data-dir', dir, '--log-level', 'warn']);
-      expect(second.code).not.toBe(0);
-      expect(second.stderr.trim()).toMatch(/^drm: cannot listen on .*already in use[^\n]*$/);
-      expect(Date.now() - started).toBeLessThan(9_000);
-    } finally {
-      expect(await server.stop()).toEqual({ code: 0, signal: null });
-    }
-  }, T);
+        const client = new pg.Client({ connectionString: db });
+        await client.connect();
+        try {
+          const { rows } = await client.query('select count(*)::int as n from drm_migrations');
+          expect(rows[0].n).toBeGreaterThan(0);
+          const orgs = await client.query('select name from organizations');
+          expect(orgs.rows).toEqual([{ name: 'Postgres Films' }]);
+        } finally {
+          await client.end();
+        }
+
+        // A second one on the taken port says so and exits; its open pool must not keep it alive
+        // (pg's idle clients would hold the process for their 10 s idle timeout).
+        const started = Date.now();
+        const second = await runDrm([
+          'serve',
+          '--port',
+          String(server.port),
+          '--db',
+          db,
+          '--data-dir',
+          dir,
+          '--log-level',
+          'warn',
+        ]);
+        expect(second.code).not.toBe(0);
+        expect(second.stderr.trim()).toMatch(/^drm: cannot listen on .*already in use[^\n]*$/);
+        expect(Date.now() - started).toBeLessThan(9_000);
+      } finally {
+        expect(await server.stop()).toEqual({ code: 0, signal: null });
+      }
+    },
+    T,
+  );
 });

@@ -35,11 +35,36 @@ beforeAll(async () => {
   makePanFilm(file('film.mp4'), 22);
   fs.writeFileSync(file('notes.txt'), 'not a film\n'.repeat(100));
   await drm(['migrate', '--data-dir', dataDir]);
-  const out = JSON.parse(await drm(['ingest', file('film.mp4'), '--title', 'Pan', '--type', 'video', '--watermark', '--data-dir', dataDir, '--json'])) as Record<string, unknown>;
+  const out = JSON.parse(
+    await drm([
+      'ingest',
+      file('film.mp4'),
+      '--title',
+      'Pan',
+      '--type',
+      'video',
+      '--watermark',
+      '--data-dir',
+      dataDir,
+      '--json',
+    ]),
+  ) as Record<string, unknown>;
   filmId = out.contentId as string;
   server = await startServe({ dataDir });
   org = await registerOver(server.url, 'Players Inc');
-  await drm(['admin', 'license', '--org', org.organizationId, '--content', filmId, '--type', 'video', '--watermark', '--data-dir', dataDir]);
+  await drm([
+    'admin',
+    'license',
+    '--org',
+    org.organizationId,
+    '--content',
+    filmId,
+    '--type',
+    'video',
+    '--watermark',
+    '--data-dir',
+    dataDir,
+  ]);
 }, T);
 afterAll(() => {
   killAll();
@@ -59,110 +84,206 @@ async function startSession(viewerId: string) {
 }
 
 describe('drm ingest on the command line', () => {
-  it('says what it ingested and which DTCWT backend marked it', async () => {
-    const r = await runDrm(['ingest', file('film.mp4'), '--title', 'Again', '--type', 'video', '--watermark', '--data-dir', dataDir]);
-    expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/watermarking with DTCWT backend cpu/);
-    expect(r.stdout).toMatch(/ingested "Again" as [0-9a-f-]{36}: video, 360p, watermarked \(variants A and B\), 22 s in 3 AES-128 segment/);
-  }, T);
+  it(
+    'says what it ingested and which DTCWT backend marked it',
+    async () => {
+      const r = await runDrm([
+        'ingest',
+        file('film.mp4'),
+        '--title',
+        'Again',
+        '--type',
+        'video',
+        '--watermark',
+        '--data-dir',
+        dataDir,
+      ]);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toMatch(/watermarking with DTCWT backend cpu/);
+      expect(r.stdout).toMatch(
+        /ingested "Again" as [0-9a-f-]{36}: video, 360p, watermarked \(variants A and B\), 22 s in 3 AES-128 segment/,
+      );
+    },
+    T,
+  );
 
-  it('refuses a file that is not media, or music as video, in one line with exit code 2', async () => {
-    const notMedia = await runDrm(['ingest', file('notes.txt'), '--title', 'x', '--type', 'video', '--data-dir', dataDir]);
-    expect(notMedia.code).toBe(2);
-    expect(notMedia.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^drm: notes\.txt is not a media file/)]);
-    const noType = await runDrm(['ingest', file('film.mp4'), '--title', 'x', '--data-dir', dataDir]);
-    expect(noType.code).toBe(2);
-  }, T);
+  it(
+    'refuses a file that is not media, or music as video, in one line with exit code 2',
+    async () => {
+      const notMedia = await runDrm([
+        'ingest',
+        file('notes.txt'),
+        '--title',
+        'x',
+        '--type',
+        'video',
+        '--data-dir',
+        dataDir,
+      ]);
+      expect(notMedia.code).toBe(2);
+      expect(notMedia.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(/^drm: notes\.txt is not a media file/),
+      ]);
+      const noType = await runDrm(['ingest', file('film.mp4'), '--title', 'x', '--data-dir', dataDir]);
+      expect(noType.code).toBe(2);
+    },
+    T,
+  );
 
-  it('cancelled with Ctrl-C, leaves no files and no catalog entry', async () => {
-    const { spawn } = await import('node:child_process');
-    const { DRM_BIN, ROOT } = await import('../helpers/serve-process.js');
-    const before = fs.readdirSync(path.join(dataDir, 'content')).sort();
-    const rowsBefore = await contentRows();
-    const child = spawn(process.execPath, [DRM_BIN, 'ingest', file('film.mp4'), '--title', 'Cancelled', '--type', 'video', '--watermark', '--data-dir', dataDir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const staging = path.join(dataDir, 'content', '.staging');
-    await expect.poll(() => fs.existsSync(staging) && fs.readdirSync(staging).length > 0, { timeout: 60_000, interval: 50 }).toBe(true);
-    child.kill('SIGINT');
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    expect(code).toBe(130);
-    expect(stderr).toMatch(/ingest cancelled; nothing was published/);
-    expect(fs.readdirSync(path.join(dataDir, 'content')).sort()).toEqual(before);
-    expect(fs.readdirSync(staging)).toEqual([]);
-    expect(await contentRows()).toBe(rowsBefore);
-  }, T);
+  it(
+    'cancelled with Ctrl-C, leaves no files and no catalog entry',
+    async () => {
+      const { spawn } = await import('node:child_process');
+      const { DRM_BIN, ROOT } = await import('../helpers/serve-process.js');
+      const before = fs.readdirSync(path.join(dataDir, 'content')).sort();
+      const rowsBefore = await contentRows();
+      const child = spawn(
+        process.execPath,
+        [
+          DRM_BIN,
+          'ingest',
+          file('film.mp4'),
+          '--title',
+          'Cancelled',
+          '--type',
+          'video',
+          '--watermark',
+          '--data-dir',
+          dataDir,
+        ],
+        { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const staging = path.join(dataDir, 'content', '.staging');
+      await expect
+        .poll(() => fs.existsSync(staging) && fs.readdirSync(staging).length > 0, { timeout: 60_000, interval: 50 })
+        .toBe(true);
+      child.kill('SIGINT');
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code).toBe(130);
+      expect(stderr).toMatch(/ingest cancelled; nothing was published/);
+      expect(fs.readdirSync(path.join(dataDir, 'content')).sort()).toEqual(before);
+      expect(fs.readdirSync(staging)).toEqual([]);
+      expect(await contentRows()).toBe(rowsBefore);
+    },
+    T,
+  );
 });
 
 describe('ffmpeg as the player', () => {
-  it('reads a session\'s playlist through drm serve and decodes every segment, AES-128 included', async () => {
-    const s = await startSession('ffmpeg-viewer');
-    const decode = spawnSync(bins.ffmpeg, ['-v', 'error', '-i', `${server.url}${s.playlistUrl}`, '-f', 'null', '-'], { encoding: 'utf8' });
-    expect(decode.status, decode.stderr).toBe(0);
-    expect(decode.stderr).toBe('');
-    ff('-i', `${server.url}${s.playlistUrl}`, '-c', 'copy', file('received.mp4'));
-    const info = await probeMedia(bins, file('received.mp4'));
-    expect(info.duration).toBeGreaterThan(21);
-    expect(info.video).toMatchObject({ width: 640, height: 360 });
-    expect(info.audio?.codec).toBe('aac');
-    // The session kept the address the request came from (the socket's: no proxy is trusted).
-    const session = await fetch(`${server.url}/api/v1/stream/sessions/${s.sessionId}`, { headers: { authorization: `Bearer ${org.apiKey}` } });
-    expect(await session.json()).toMatchObject({ ipAddress: '127.0.0.1', isActive: true, bytesServed: expect.any(Number) });
-  }, T);
+  it(
+    "reads a session's playlist through drm serve and decodes every segment, AES-128 included",
+    async () => {
+      const s = await startSession('ffmpeg-viewer');
+      const decode = spawnSync(bins.ffmpeg, ['-v', 'error', '-i', `${server.url}${s.playlistUrl}`, '-f', 'null', '-'], {
+        encoding: 'utf8',
+      });
+      expect(decode.status, decode.stderr).toBe(0);
+      expect(decode.stderr).toBe('');
+      ff('-i', `${server.url}${s.playlistUrl}`, '-c', 'copy', file('received.mp4'));
+      const info = await probeMedia(bins, file('received.mp4'));
+      expect(info.duration).toBeGreaterThan(21);
+      expect(info.video).toMatchObject({ width: 640, height: 360 });
+      expect(info.audio?.codec).toBe('aac');
+      // The session kept the address the request came from (the socket's: no proxy is trusted).
+      const session = await fetch(`${server.url}/api/v1/stream/sessions/${s.sessionId}`, {
+        headers: { authorization: `Bearer ${org.apiKey}` },
+      });
+      expect(await session.json()).toMatchObject({
+        ipAddress: '127.0.0.1',
+        isActive: true,
+        bytesServed: expect.any(Number),
+      });
+    },
+    T,
+  );
 
-  it("Debian's own ffmpeg plays a session with no extra options (segment URIs end in .ts)", async () => {
-    // The system build (.ci/run installs Debian's ffmpeg), whose 2025 HLS fixes refuse segment
-    // URIs without a media extension unless told otherwise: players must not need telling.
-    // A viewer whose bits move between variants A and B on the film's three segments, so that
-    // the copy crosses a switch (a viewer whose three bits are alike never leaves one variant).
-    let s = await startSession('debian-ffmpeg-viewer-0');
-    for (let i = 1; /^(0{3}|1{3})/.test(s.binaryId); i++) s = await startSession(`debian-ffmpeg-viewer-${i}`);
-    const out = file('debian.ts');
-    // Debug level only to see the demuxer's continuity check, which it logs there (playing needs no option).
-    const play = spawnSync(SYSTEM_FFMPEG, ['-hide_banner', '-loglevel', 'debug', '-i', `${server.url}${s.playlistUrl}`, '-c', 'copy', out], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
-    expect(play.error, `${SYSTEM_FFMPEG} must be installed (apt-get install ffmpeg)`).toBeUndefined();
-    expect(play.status, play.stderr).toBe(0);
-    expect(play.stderr).not.toMatch(/allowed_segment_extensions|not in allowed/);
-    // Ingest marks each segment's first packet of every PES stream as a discontinuity, so the
-    // continuity counters that jump where A and B meet are expected: no packet is taken for corrupt.
-    const complaints = play.stderr.split('\n').filter((l) => /Packet corrupt|Continuity check failed/.test(l));
-    expect(complaints, `viewer ${s.binaryId.slice(0, 3)}`).toEqual([]);
-    const info = await probeMedia(bins, out);
-    expect(info.duration).toBeGreaterThan(21);
-    expect(info.video).toMatchObject({ width: 640, height: 360 });
-    // What it wrote decodes, to the last frame, without a complaint from the same ffmpeg.
-    const decode = spawnSync(SYSTEM_FFMPEG, ['-v', 'error', '-i', out, '-f', 'null', '-'], { encoding: 'utf8' });
-    expect(decode.status).toBe(0);
-    expect(decode.stderr).toBe('');
-  }, T);
+  it(
+    "Debian's own ffmpeg plays a session with no extra options (segment URIs end in .ts)",
+    async () => {
+      // The system build (.ci/run installs Debian's ffmpeg), whose 2025 HLS fixes refuse segment
+      // URIs without a media extension unless told otherwise: players must not need telling.
+      // A viewer whose bits move between variants A and B on the film's three segments, so that
+      // the copy crosses a switch (a viewer whose three bits are alike never leaves one variant).
+      let s = await startSession('debian-ffmpeg-viewer-0');
+      for (let i = 1; /^(0{3}|1{3})/.test(s.binaryId); i++) s = await startSession(`debian-ffmpeg-viewer-${i}`);
+      const out = file('debian.ts');
+      // Debug level only to see the demuxer's continuity check, which it logs there (playing needs no option).
+      const play = spawnSync(
+        SYSTEM_FFMPEG,
+        ['-hide_banner', '-loglevel', 'debug', '-i', `${server.url}${s.playlistUrl}`, '-c', 'copy', out],
+        { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 },
+      );
+      expect(play.error, `${SYSTEM_FFMPEG} must be installed (apt-get install ffmpeg)`).toBeUndefined();
+      expect(play.status, play.stderr).toBe(0);
+      expect(play.stderr).not.toMatch(/allowed_segment_extensions|not in allowed/);
+      // Ingest marks each segment's first packet of every PES stream as a discontinuity, so the
+      // continuity counters that jump where A and B meet are expected: no packet is taken for corrupt.
+      const complaints = play.stderr.split('\n').filter((l) => /Packet corrupt|Continuity check failed/.test(l));
+      expect(complaints, `viewer ${s.binaryId.slice(0, 3)}`).toEqual([]);
+      const info = await probeMedia(bins, out);
+      expect(info.duration).toBeGreaterThan(21);
+      expect(info.video).toMatchObject({ width: 640, height: 360 });
+      // What it wrote decodes, to the last frame, without a complaint from the same ffmpeg.
+      const decode = spawnSync(SYSTEM_FFMPEG, ['-v', 'error', '-i', out, '-f', 'null', '-'], { encoding: 'utf8' });
+      expect(decode.status).toBe(0);
+      expect(decode.stderr).toBe('');
+    },
+    T,
+  );
 
-  it('after DELETE of the session, the key and the segments are refused', async () => {
-    const s = await startSession('deleted-viewer');
-    const del = await fetch(`${server.url}/api/v1/stream/sessions/${s.sessionId}`, { method: 'DELETE', headers: { authorization: `Bearer ${org.apiKey}` } });
-    expect(await del.json()).toEqual({ success: true });
-    expect((await fetch(`${server.url}/api/v1/stream/${filmId}/key?session=${s.sessionId}`)).status).toBe(403);
-    expect((await fetch(`${server.url}/api/v1/stream/${filmId}/segment/0?session=${s.sessionId}`)).status).toBe(403);
-    const decode = spawnSync(bins.ffmpeg, ['-v', 'error', '-i', `${server.url}${s.playlistUrl}`, '-f', 'null', '-'], { encoding: 'utf8' });
-    expect(decode.status).not.toBe(0);
-  }, T);
+  it(
+    'after DELETE of the session, the key and the segments are refused',
+    async () => {
+      const s = await startSession('deleted-viewer');
+      const del = await fetch(`${server.url}/api/v1/stream/sessions/${s.sessionId}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${org.apiKey}` },
+      });
+      expect(await del.json()).toEqual({ success: true });
+      expect((await fetch(`${server.url}/api/v1/stream/${filmId}/key?session=${s.sessionId}`)).status).toBe(403);
+      expect((await fetch(`${server.url}/api/v1/stream/${filmId}/segment/0?session=${s.sessionId}`)).status).toBe(403);
+      const decode = spawnSync(bins.ffmpeg, ['-v', 'error', '-i', `${server.url}${s.playlistUrl}`, '-f', 'null', '-'], {
+        encoding: 'utf8',
+      });
+      expect(decode.status).not.toBe(0);
+    },
+    T,
+  );
 
-  it('each of two viewers receives its own watermark: the detector reads its bits from its copy', async () => {
-    // Two viewers whose ids differ on the three segments the film has.
-    const first = await startSession('wm-viewer-0');
-    let second = await startSession('wm-viewer-1');
-    for (let i = 2; second.binaryId.slice(0, 3) === first.binaryId.slice(0, 3); i++) second = await startSession(`wm-viewer-${i}`);
-    const key = watermarkKey(loadServerSecret(dataDir));
-    const backend = createCpuPoolBackend();
-    try {
-      for (const [name, s] of [['first', first], ['second', second]] as const) {
-        const copy = file(`${name}.mp4`);
-        ff('-i', `${server.url}${s.playlistUrl}`, '-c', 'copy', copy);
-        const d = await detectVideo({ bins, key, contentId: filmId, leak: copy, original: file('film.mp4'), backend });
-        expect(d.segments.map((x) => x.index)).toEqual([0, 1, 2]);
-        expect(d.segments.map((x) => x.bit).join(''), `${name} viewer ${s.binaryId}`).toBe(s.binaryId.slice(0, 3));
+  it(
+    'each of two viewers receives its own watermark: the detector reads its bits from its copy',
+    async () => {
+      // Two viewers whose ids differ on the three segments the film has.
+      const first = await startSession('wm-viewer-0');
+      let second = await startSession('wm-viewer-1');
+      for (let i = 2; second.binaryId.slice(0, 3) === first.binaryId.slice(0, 3); i++)
+        second = await startSession(`wm-viewer-${i}`);
+      const key = watermarkKey(loadServerSecret(dataDir));
+      const backend = createCpuPoolBackend();
+      try {
+        for (const [name, s] of [
+          ['first', first],
+          ['second', second],
+        ] as const) {
+          const copy = file(`${name}.mp4`);
+          ff('-i', `${server.url}${s.playlistUrl}`, '-c', 'copy', copy);
+          const d = await detectVideo({
+            bins,
+            key,
+            contentId: filmId,
+            leak: copy,
+            original: file('film.mp4'),
+            backend,
+          });
+          expect(d.segments.map((x) => x.index)).toEqual([0, 1, 2]);
+          expect(d.segments.map((x) => x.bit).join(''), `${name} viewer ${s.binaryId}`).toBe(s.binaryId.slice(0, 3));
+        }
+      } finally {
+        await backend.close();
       }
-    } finally {
-      await backend.close();
-    }
-  }, T);
+    },
+    T,
+  );
 });

@@ -21,14 +21,59 @@ let org: { organizationId: string; apiKey: string };
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-hlsjs-'));
   const ff = (...args: string[]) => execFileSync(bins.ffmpeg, ['-v', 'error', '-y', ...args]);
-  ff('-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
-    '-t', '24', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', path.join(dir, 'film.mp4'));
+  ff(
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=640x360:rate=25',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:sample_rate=44100',
+    '-t',
+    '24',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    path.join(dir, 'film.mp4'),
+  );
   const dataDir = path.join(dir, 'data');
   await drm(['migrate', '--data-dir', dataDir]);
-  filmId = (JSON.parse(await drm(['ingest', path.join(dir, 'film.mp4'), '--title', 'Test card', '--type', 'video', '--data-dir', dataDir, '--json'])) as { contentId: string }).contentId;
+  filmId = (
+    JSON.parse(
+      await drm([
+        'ingest',
+        path.join(dir, 'film.mp4'),
+        '--title',
+        'Test card',
+        '--type',
+        'video',
+        '--data-dir',
+        dataDir,
+        '--json',
+      ]),
+    ) as { contentId: string }
+  ).contentId;
   server = await startServe({ dataDir });
   org = await registerOver(server.url, 'Web Player Co');
-  await drm(['admin', 'license', '--org', org.organizationId, '--content', filmId, '--type', 'video', '--data-dir', dataDir]);
+  await drm([
+    'admin',
+    'license',
+    '--org',
+    org.organizationId,
+    '--content',
+    filmId,
+    '--type',
+    'video',
+    '--data-dir',
+    dataDir,
+  ]);
   site = await startPlayerSite(path.join(dir, 'profile'));
 }, T);
 afterAll(async () => {
@@ -38,27 +83,34 @@ afterAll(async () => {
 });
 
 describe('hls.js in headless Chromium', () => {
-  it('plays a session past 10 s; after DELETE of the session its key and segments are refused', async () => {
-    const res = await fetch(`${server.url}/api/v1/stream/${filmId}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ viewerId: 'browser-viewer' }),
-    });
-    const s = (await res.json()) as { sessionId: string; playlistUrl: string };
-    const { tab, currentTime, errors } = await playIn(site, `${server.url}${s.playlistUrl}`);
-    await expect.poll(currentTime, { timeout: 60_000, interval: 500 }).toBeGreaterThan(10);
-    expect((await errors()).filter((e) => e.includes('fatal'))).toEqual([]);
+  it(
+    'plays a session past 10 s; after DELETE of the session its key and segments are refused',
+    async () => {
+      const res = await fetch(`${server.url}/api/v1/stream/${filmId}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ viewerId: 'browser-viewer' }),
+      });
+      const s = (await res.json()) as { sessionId: string; playlistUrl: string };
+      const { tab, currentTime, errors } = await playIn(site, `${server.url}${s.playlistUrl}`);
+      await expect.poll(currentTime, { timeout: 60_000, interval: 500 }).toBeGreaterThan(10);
+      expect((await errors()).filter((e) => e.includes('fatal'))).toEqual([]);
 
-    const del = await fetch(`${server.url}/api/v1/stream/sessions/${s.sessionId}`, { method: 'DELETE', headers: { authorization: `Bearer ${org.apiKey}` } });
-    expect(await del.json()).toEqual({ success: true });
-    const refused = await tab.evaluate(
-      async ([base, id, session]) => {
-        const key = await fetch(`${base}/api/v1/stream/${id}/key?session=${session}`);
-        const segment = await fetch(`${base}/api/v1/stream/${id}/segment/2?session=${session}`);
-        return [key.status, segment.status, (await segment.json()).code];
-      },
-      [server.url, filmId, s.sessionId],
-    );
-    expect(refused).toEqual([403, 403, 'SESSION_EXPIRED']);
-  }, T);
+      const del = await fetch(`${server.url}/api/v1/stream/sessions/${s.sessionId}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${org.apiKey}` },
+      });
+      expect(await del.json()).toEqual({ success: true });
+      const refused = await tab.evaluate(
+        async ([base, id, session]) => {
+          const key = await fetch(`${base}/api/v1/stream/${id}/key?session=${session}`);
+          const segment = await fetch(`${base}/api/v1/stream/${id}/segment/2?session=${session}`);
+          return [key.status, segment.status, (await segment.json()).code];
+        },
+        [server.url, filmId, s.sessionId],
+      );
+      expect(refused).toEqual([403, 403, 'SESSION_EXPIRED']);
+    },
+    T,
+  );
 });

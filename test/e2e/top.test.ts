@@ -31,7 +31,11 @@ describe('drm top', () => {
   // Traffic for the dashboard, made by each test that reads it (the view shows the last minute
   // only, and a loaded machine may take that long between tests): a refused session and an unknown route.
   const makeTraffic = async () => {
-    await fetch(`${server.url}/api/v1/stream/no-such-content`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: '{"viewerId":"v1"}' });
+    await fetch(`${server.url}/api/v1/stream/no-such-content`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: '{"viewerId":"v1"}',
+    });
     await fetch(`${server.url}/api/v1/nothing-here`);
   };
 
@@ -50,88 +54,126 @@ describe('drm top', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('runs live in a terminal: the server\'s traffic shows, it follows a resize, and q leaves the terminal as it was', async () => {
-    // A clean environment: ink draws only a final frame where it thinks it runs in CI. A script, so
-    // that the command line is short and the line before it stays in view on a narrow terminal.
-    const script = path.join(dir, 'top.sh');
-    fs.writeFileSync(script, `env -i PATH="${process.env.PATH}" HOME="${os.homedir()}" TERM=xterm-256color "${process.execPath}" "${DRM_BIN}" top --data-dir "${dir}"\necho "top exited $?"\n`);
-    tmux('new-session', '-d', '-s', 'top', '-x', '120', '-y', '40', '-c', ROOT, 'bash', '--norc', '--noprofile');
-    tmux('send-keys', '-t', 'top', 'clear; echo before-top', 'Enter');
-    tmux('send-keys', '-t', 'top', `bash ${script}`, 'Enter');
-    await makeTraffic();
-    // The server adds its counts to the database every 5 s; the view reads whole buckets.
-    // Both requests, which may land in different buckets: the first flush can hold one of them alone.
-    await until('the traffic to show', () => /requests \/ min\s+[1-9]/.test(pane()) && /refused \/ min \(4xx\)\s+[1-9]/.test(pane()), 90_000);
-    const wide = pane();
-    fs.writeFileSync(path.join(dir, 'top-wide.txt'), wide);
-    const lines = wide.split('\n');
-    expect(lines.find((l) => l.includes('Streaming'))).toContain('Forensics queue');
-    expect(wide).toMatch(/refused \/ min \(4xx\)\s+[1-9]/);
-    expect(wide).toMatch(/servers counting\s+1/);
-    expect(wide).toContain('Billing');
-    expect(wide).toContain('q or Ctrl-C to quit');
-    expect(wide).not.toContain('before-top');
+  it(
+    "runs live in a terminal: the server's traffic shows, it follows a resize, and q leaves the terminal as it was",
+    async () => {
+      // A clean environment: ink draws only a final frame where it thinks it runs in CI. A script, so
+      // that the command line is short and the line before it stays in view on a narrow terminal.
+      const script = path.join(dir, 'top.sh');
+      fs.writeFileSync(
+        script,
+        `env -i PATH="${process.env.PATH}" HOME="${os.homedir()}" TERM=xterm-256color "${process.execPath}" "${DRM_BIN}" top --data-dir "${dir}"\necho "top exited $?"\n`,
+      );
+      tmux('new-session', '-d', '-s', 'top', '-x', '120', '-y', '40', '-c', ROOT, 'bash', '--norc', '--noprofile');
+      tmux('send-keys', '-t', 'top', 'clear; echo before-top', 'Enter');
+      tmux('send-keys', '-t', 'top', `bash ${script}`, 'Enter');
+      await makeTraffic();
+      // The server adds its counts to the database every 5 s; the view reads whole buckets.
+      // Both requests, which may land in different buckets: the first flush can hold one of them alone.
+      await until(
+        'the traffic to show',
+        () => /requests \/ min\s+[1-9]/.test(pane()) && /refused \/ min \(4xx\)\s+[1-9]/.test(pane()),
+        90_000,
+      );
+      const wide = pane();
+      fs.writeFileSync(path.join(dir, 'top-wide.txt'), wide);
+      const lines = wide.split('\n');
+      expect(lines.find((l) => l.includes('Streaming'))).toContain('Forensics queue');
+      expect(wide).toMatch(/refused \/ min \(4xx\)\s+[1-9]/);
+      expect(wide).toMatch(/servers counting\s+1/);
+      expect(wide).toContain('Billing');
+      expect(wide).toContain('q or Ctrl-C to quit');
+      expect(wide).not.toContain('before-top');
 
-    tmux('resize-window', '-t', 'top', '-x', '70', '-y', '50');
-    await until('the narrow layout', () => {
-      const p = pane();
-      return p.includes('Forensics queue') && !(p.split('\n').find((l) => l.includes('Streaming')) ?? '').includes('Forensics queue');
-    });
-    const narrow = pane();
-    fs.writeFileSync(path.join(dir, 'top-narrow.txt'), narrow);
-    expect(narrow.split('\n').every((l) => l.length <= 70)).toBe(true);
+      tmux('resize-window', '-t', 'top', '-x', '70', '-y', '50');
+      await until('the narrow layout', () => {
+        const p = pane();
+        return (
+          p.includes('Forensics queue') &&
+          !(p.split('\n').find((l) => l.includes('Streaming')) ?? '').includes('Forensics queue')
+        );
+      });
+      const narrow = pane();
+      fs.writeFileSync(path.join(dir, 'top-narrow.txt'), narrow);
+      expect(narrow.split('\n').every((l) => l.length <= 70)).toBe(true);
 
-    tmux('send-keys', '-t', 'top', 'q');
-    await until('drm top to exit', () => pane().includes('top exited 0'));
-    const after = pane();
-    expect(after).toContain('before-top');
-    expect(after).not.toContain('Streaming');
-    expect(after).not.toContain('Forensics queue');
-  }, T);
+      tmux('send-keys', '-t', 'top', 'q');
+      await until('drm top to exit', () => pane().includes('top exited 0'));
+      const after = pane();
+      expect(after).toContain('before-top');
+      expect(after).not.toContain('Streaming');
+      expect(after).not.toContain('Forensics queue');
+    },
+    T,
+  );
 
-  it('quits on Ctrl-C too, with the terminal restored', async () => {
-    tmux('send-keys', '-t', 'top', 'clear; echo again', 'Enter');
-    tmux('send-keys', '-t', 'top', `bash ${path.join(dir, 'top.sh')}`, 'Enter');
-    await until('the dashboard', () => pane().includes('active sessions'));
-    tmux('send-keys', '-t', 'top', 'C-c');
-    await until('drm top to exit', () => pane().includes('top exited 0'));
-    expect(pane()).not.toContain('active sessions');
-  }, T);
+  it(
+    'quits on Ctrl-C too, with the terminal restored',
+    async () => {
+      tmux('send-keys', '-t', 'top', 'clear; echo again', 'Enter');
+      tmux('send-keys', '-t', 'top', `bash ${path.join(dir, 'top.sh')}`, 'Enter');
+      await until('the dashboard', () => pane().includes('active sessions'));
+      tmux('send-keys', '-t', 'top', 'C-c');
+      await until('drm top to exit', () => pane().includes('top exited 0'));
+      expect(pane()).not.toContain('active sessions');
+    },
+    T,
+  );
 
-  it('prints one snapshot for a script: plain when piped, JSON with --json, from the server with an admin token', async () => {
-    // Piped, and run from another directory than the repository's (its tsconfig must still apply).
-    const plain = spawnSync(process.execPath, [DRM_BIN, 'top', '--data-dir', dir], { cwd: os.tmpdir(), encoding: 'utf8' });
-    expect(plain.stderr).toBe('');
-    expect(plain.stdout).toContain('active sessions');
-    expect(plain.stdout).toMatch(/Ingest queue[\s\S]*no ingest running/);
-    expect(plain.stdout).not.toContain('\x1b[?1049h');
-    const token = (await drm(['admin', 'token', '--wallet', ADMIN_WALLET, '--data-dir', dir])).trim();
-    await makeTraffic();
-    let fromServer: Overview | undefined;
-    const deadline = Date.now() + 60_000;
-    while (!(fromServer && fromServer.traffic.clientErrorsPerMinute > 0) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 1000));
-      // DRM_DATA_DIR set for the servers does not stand in the way of --server.
-      fromServer = JSON.parse(await drm(['top', '--server', server.url, '--json'], { DRM_ADMIN_TOKEN: token, DRM_DATA_DIR: dir })) as Overview;
-    }
-    expect(fromServer?.traffic.clientErrorsPerMinute).toBeGreaterThan(0);
-    expect(fromServer?.traffic.servers).toBe(1);
-    expect(fromServer?.billing.period).toMatch(/^\d{4}-\d{2}$/);
-    expect(fromServer?.ingest).toEqual({ waiting: 0, running: 0, jobs: [], failedLastHour: 0, lastFailure: null });
-  }, T);
+  it(
+    'prints one snapshot for a script: plain when piped, JSON with --json, from the server with an admin token',
+    async () => {
+      // Piped, and run from another directory than the repository's (its tsconfig must still apply).
+      const plain = spawnSync(process.execPath, [DRM_BIN, 'top', '--data-dir', dir], {
+        cwd: os.tmpdir(),
+        encoding: 'utf8',
+      });
+      expect(plain.stderr).toBe('');
+      expect(plain.stdout).toContain('active sessions');
+      expect(plain.stdout).toMatch(/Ingest queue[\s\S]*no ingest running/);
+      expect(plain.stdout).not.toContain('\x1b[?1049h');
+      const token = (await drm(['admin', 'token', '--wallet', ADMIN_WALLET, '--data-dir', dir])).trim();
+      await makeTraffic();
+      let fromServer: Overview | undefined;
+      const deadline = Date.now() + 60_000;
+      while (!(fromServer && fromServer.traffic.clientErrorsPerMinute > 0) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 1000));
+        // DRM_DATA_DIR set for the servers does not stand in the way of --server.
+        fromServer = JSON.parse(
+          await drm(['top', '--server', server.url, '--json'], { DRM_ADMIN_TOKEN: token, DRM_DATA_DIR: dir }),
+        ) as Overview;
+      }
+      expect(fromServer?.traffic.clientErrorsPerMinute).toBeGreaterThan(0);
+      expect(fromServer?.traffic.servers).toBe(1);
+      expect(fromServer?.billing.period).toMatch(/^\d{4}-\d{2}$/);
+      expect(fromServer?.ingest).toEqual({ waiting: 0, running: 0, jobs: [], failedLastHour: 0, lastFailure: null });
+    },
+    T,
+  );
 
-  it('says what is wrong: no token for --server, a wrong token, --db with --server, no deployment', async () => {
-    const noToken = await runDrm(['top', '--server', server.url], { DRM_ADMIN_TOKEN: '' });
-    expect(noToken.code).toBe(2);
-    expect(noToken.stderr).toContain('--server needs an admin token');
-    const wrong = await runDrm(['top', '--server', server.url, '--token', 'not-a-token']);
-    expect(wrong.stderr).toMatch(/answered 401: admin token is invalid or expired \(INVALID_ADMIN_TOKEN\)/);
-    const both = await runDrm(['top', '--server', server.url, '--token', 'x', '--data-dir', dir]);
-    expect(both.stderr).toContain('--data-dir reads a database here');
-    const none = await runDrm(['top', '--data-dir', path.join(dir, 'nothing')]);
-    expect(none.code).toBe(2);
-    expect(none.stderr).toContain('names no deployment');
-    const notAdmin = await runDrm(['admin', 'token', '--wallet', '0x2222222222222222222222222222222222222222', '--data-dir', dir]);
-    expect(notAdmin.stderr).toContain('is not a platform admin (grant it first');
-  }, T);
+  it(
+    'says what is wrong: no token for --server, a wrong token, --db with --server, no deployment',
+    async () => {
+      const noToken = await runDrm(['top', '--server', server.url], { DRM_ADMIN_TOKEN: '' });
+      expect(noToken.code).toBe(2);
+      expect(noToken.stderr).toContain('--server needs an admin token');
+      const wrong = await runDrm(['top', '--server', server.url, '--token', 'not-a-token']);
+      expect(wrong.stderr).toMatch(/answered 401: admin token is invalid or expired \(INVALID_ADMIN_TOKEN\)/);
+      const both = await runDrm(['top', '--server', server.url, '--token', 'x', '--data-dir', dir]);
+      expect(both.stderr).toContain('--data-dir reads a database here');
+      const none = await runDrm(['top', '--data-dir', path.join(dir, 'nothing')]);
+      expect(none.code).toBe(2);
+      expect(none.stderr).toContain('names no deployment');
+      const notAdmin = await runDrm([
+        'admin',
+        'token',
+        '--wallet',
+        '0x2222222222222222222222222222222222222222',
+        '--data-dir',
+        dir,
+      ]);
+      expect(notAdmin.stderr).toContain('is not a platform admin (grant it first');
+    },
+    T,
+  );
 });

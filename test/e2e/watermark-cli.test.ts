@@ -20,8 +20,27 @@ beforeAll(async () => {
   expect((await runDrm(['migrate'], env)).code).toBe(0);
   const ff = (...args: string[]) => execFileSync(bins.ffmpeg, ['-v', 'error', '-y', ...args]);
   ff('-f', 'lavfi', '-i', 'mandelbrot=size=640x360:start_scale=1.2:end_scale=1.2', '-frames:v', '1', file('still.png'));
-  ff('-loop', '1', '-framerate', '25', '-i', file('still.png'), '-vf', "crop=320:180:x='10+t*8':y='20+t*3'", '-t', '4',
-    '-c:v', 'libx264', '-crf', '16', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', file('clip.mp4'));
+  ff(
+    '-loop',
+    '1',
+    '-framerate',
+    '25',
+    '-i',
+    file('still.png'),
+    '-vf',
+    "crop=320:180:x='10+t*8':y='20+t*3'",
+    '-t',
+    '4',
+    '-c:v',
+    'libx264',
+    '-crf',
+    '16',
+    '-preset',
+    'veryfast',
+    '-pix_fmt',
+    'yuv420p',
+    file('clip.mp4'),
+  );
   ff('-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100:duration=2', '-c:a', 'aac', file('tone.m4a'));
   fs.writeFileSync(file('notes.txt'), 'not a film\n'.repeat(100));
 });
@@ -39,10 +58,28 @@ function expectOneLineError(r: CliResult, code: number, pattern: RegExp) {
 
 describe('drm watermark embed', { timeout: 120_000 }, () => {
   it('writes the marked copy and says what it wrote (--json for scripts)', async () => {
-    const r = await drm('embed', file('clip.mp4'), '--bits', bits, '--out', file('marked.mp4'), '--backend', 'cpu', '--json');
+    const r = await drm(
+      'embed',
+      file('clip.mp4'),
+      '--bits',
+      bits,
+      '--out',
+      file('marked.mp4'),
+      '--backend',
+      'cpu',
+      '--json',
+    );
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(out).toMatchObject({ output: file('marked.mp4'), kind: 'video', bits, frames: 100, segments: 1, width: 320, height: 180 });
+    expect(out).toMatchObject({
+      output: file('marked.mp4'),
+      kind: 'video',
+      bits,
+      frames: 100,
+      segments: 1,
+      width: 320,
+      height: 180,
+    });
     expect(out.backend).toMatch(/^cpu/);
     expect(fs.statSync(file('marked.mp4')).size).toBeGreaterThan(10_000);
   });
@@ -57,8 +94,16 @@ describe('drm watermark embed', { timeout: 120_000 }, () => {
   });
 
   it('refuses a file that is not media, or missing, with one line and exit 2', async () => {
-    expectOneLineError(await drm('embed', file('notes.txt'), '--bits', bits, '--out', file('x.mp4')), 2, /notes\.txt is not a media file/);
-    expectOneLineError(await drm('embed', file('nope.mp4'), '--bits', bits, '--out', file('x.mp4')), 2, /nope\.mp4 does not exist/);
+    expectOneLineError(
+      await drm('embed', file('notes.txt'), '--bits', bits, '--out', file('x.mp4')),
+      2,
+      /notes\.txt is not a media file/,
+    );
+    expectOneLineError(
+      await drm('embed', file('nope.mp4'), '--bits', bits, '--out', file('x.mp4')),
+      2,
+      /nope\.mp4 does not exist/,
+    );
   });
 });
 
@@ -82,7 +127,10 @@ describe('drm watermark detect', { timeout: 120_000 }, () => {
   });
 
   it('refuses to read without the secret that marked the copy', async () => {
-    const r = await runDrm(['watermark', 'detect', file('marked.mp4'), '--original', file('clip.mp4')], { DRM_SECRET: '', DRM_DATA_DIR: file('elsewhere') });
+    const r = await runDrm(['watermark', 'detect', file('marked.mp4'), '--original', file('clip.mp4')], {
+      DRM_SECRET: '',
+      DRM_DATA_DIR: file('elsewhere'),
+    });
     expectOneLineError(r, 2, /no secret: set DRM_SECRET or point --data-dir/);
   });
 

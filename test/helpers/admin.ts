@@ -38,11 +38,7 @@ export async function siweMessage(
 }
 
 /** POST /api/v1/admin/auth/verify with a message signed by `signer` (the account itself unless given). */
-export async function verifySignIn(
-  t: TestApp,
-  message: string,
-  signer: PrivateKeyAccount,
-): Promise<Response> {
+export async function verifySignIn(t: TestApp, message: string, signer: PrivateKeyAccount): Promise<Response> {
   const signature = await signer.signMessage({ message });
   return t.request('POST', '/api/v1/admin/auth/verify', { body: { message, signature } });
 }

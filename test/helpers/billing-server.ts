@@ -23,7 +23,13 @@ try {
     let bytes = 0;
     for (let i = 0; i < Number(count); i++) {
       const auth = await authenticateApiKey(ctx, apiKey);
-      const { session } = await createSession(ctx, auth, contentId, { viewerId: `p${process.pid}-${i % 5}` }, { ip: '203.0.113.7', userAgent: null });
+      const { session } = await createSession(
+        ctx,
+        auth,
+        contentId,
+        { viewerId: `p${process.pid}-${i % 5}` },
+        { ip: '203.0.113.7', userAgent: null },
+      );
       await ctx.repos.sessions.addBytes(session.id, 1_000 + i);
       bytes += 1_000 + i;
     }

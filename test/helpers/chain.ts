@@ -34,7 +34,14 @@ export interface Chain {
 
 export function compileToken(): { abi: unknown[]; bytecode: Hex } {
   const source = fs.readFileSync(path.join(ROOT, 'contracts/ApusdToken.sol'), 'utf8');
-  const input = { language: 'Solidity', sources: { 'ApusdToken.sol': { content: source } }, settings: { optimizer: { enabled: true, runs: 200 }, outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } } };
+  const input = {
+    language: 'Solidity',
+    sources: { 'ApusdToken.sol': { content: source } },
+    settings: {
+      optimizer: { enabled: true, runs: 200 },
+      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
+    },
+  };
   const out = JSON.parse(solc.compile(JSON.stringify(input)));
   const errors = (out.errors ?? []).filter((e: { severity: string }) => e.severity === 'error');
   if (errors.length) throw new Error(errors.map((e: { formattedMessage: string }) => e.formattedMessage).join('\n'));
@@ -42,15 +49,29 @@ export function compileToken(): { abi: unknown[]; bytecode: Hex } {
   return { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` };
 }
 
-const anvilBin = () => path.join(ROOT, 'node_modules/@foundry-rs', `anvil-${process.platform}-${process.arch === 'x64' ? 'amd64' : process.arch}`, 'bin/anvil');
+const anvilBin = () =>
+  path.join(
+    ROOT,
+    'node_modules/@foundry-rs',
+    `anvil-${process.platform}-${process.arch === 'x64' ? 'amd64' : process.arch}`,
+    'bin/anvil',
+  );
 
 export async function startChain(): Promise<Chain> {
   const port = await freePort();
-  const child: ChildProcess = spawn(anvilBin(), ['--port', String(port), '--host', '127.0.0.1', '--silent'], { stdio: 'ignore' });
+  const child: ChildProcess = spawn(anvilBin(), ['--port', String(port), '--host', '127.0.0.1', '--silent'], {
+    stdio: 'ignore',
+  });
   const rpcUrl = `http://127.0.0.1:${port}`;
   const test = createTestClient({ chain: foundry, mode: 'anvil', transport: http(rpcUrl) }).extend(publicActions);
   for (let i = 0; ; i++) {
-    if (await test.getChainId().then(() => true, () => false)) break;
+    if (
+      await test.getChainId().then(
+        () => true,
+        () => false,
+      )
+    )
+      break;
     if (i > 200) throw new Error('anvil did not start');
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -59,13 +80,23 @@ export async function startChain(): Promise<Chain> {
   const payer = createWalletClient({ account: PAYER, chain: foundry, transport: http(rpcUrl) });
   const deployed = await test.waitForTransactionReceipt({ hash: await deployer.deployContract({ abi, bytecode }) });
   const token = deployed.contractAddress as Address;
-  const mint = await deployer.writeContract({ address: token, abi, functionName: 'mint', args: [PAYER.address, 10n ** 15n] });
+  const mint = await deployer.writeContract({
+    address: token,
+    abi,
+    functionName: 'mint',
+    args: [PAYER.address, 10n ** 15n],
+  });
   await test.waitForTransactionReceipt({ hash: mint });
   return {
     rpcUrl,
     token,
     async transfer(to, micro) {
-      const hash = await payer.writeContract({ address: token, abi, functionName: 'transfer', args: [to as Address, micro] });
+      const hash = await payer.writeContract({
+        address: token,
+        abi,
+        functionName: 'transfer',
+        args: [to as Address, micro],
+      });
       await test.waitForTransactionReceipt({ hash });
       return hash;
     },
@@ -73,7 +104,8 @@ export async function startChain(): Promise<Chain> {
     async reorg(depth) {
       await test.request({ method: 'anvil_reorg' as never, params: [depth, []] as never });
     },
-    raw: (hash) => test.request({ method: 'eth_getRawTransactionByHash' as never, params: [hash] as never }) as Promise<Hex>,
+    raw: (hash) =>
+      test.request({ method: 'eth_getRawTransactionByHash' as never, params: [hash] as never }) as Promise<Hex>,
     async sendRaw(raw) {
       const hash = await test.sendRawTransaction({ serializedTransaction: raw });
       await test.waitForTransactionReceipt({ hash });

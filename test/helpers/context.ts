@@ -37,7 +37,11 @@ export interface TestApp {
   /** counts the app's traffic into the database like drm serve's (flush() writes it) */
   traffic: TrafficMeter;
   /** Sends a request to the app (no socket); body objects are sent as JSON. */
-  request(method: string, url: string, init?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
+  request(
+    method: string,
+    url: string,
+    init?: { key?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<Response>;
   close(): Promise<void>;
 }
 

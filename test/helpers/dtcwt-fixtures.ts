@@ -16,8 +16,9 @@ export interface FixtureCase {
   reconstructionMaxAbsError: number;
 }
 
-export const dtcwtCases = (JSON.parse(readFileSync(new URL('manifest.json', FIXTURES), 'utf8')) as { cases: FixtureCase[] })
-  .cases;
+export const dtcwtCases = (
+  JSON.parse(readFileSync(new URL('manifest.json', FIXTURES), 'utf8')) as { cases: FixtureCase[] }
+).cases;
 
 /** Raw little-endian float64, row-major; copied so the Float64Array is aligned. */
 export function loadArray(c: FixtureCase, key: string): { data: Float64Array; shape: number[] } {

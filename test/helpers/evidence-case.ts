@@ -15,8 +15,20 @@ export function sampleEvidence(fields: { organizationId: string; title?: string;
     apiKey: { id: 'key-1', prefix: 'drm_live_abc', name: 'investigations' },
     organization: { id: fields.organizationId, name: 'Acme Films', email: 'ops@acme.test' },
     wallet: { address: '0x1111111111111111111111111111111111111111', hasOwnWallet: false },
-    session: { id: 'session-1', binaryId: BITS, isActive: false, bytesServed: 12_345_678, createdAt: Date.UTC(2025, 0, 2, 10), expiresAt: Date.UTC(2025, 0, 2, 14) },
-    viewer: { viewerId: 'viewer-1', externalViewerId: 'alice', ipAddress: '203.0.113.7', userAgent: fields.userAgent ?? 'Mozilla/5.0' },
+    session: {
+      id: 'session-1',
+      binaryId: BITS,
+      isActive: false,
+      bytesServed: 12_345_678,
+      createdAt: Date.UTC(2025, 0, 2, 10),
+      expiresAt: Date.UTC(2025, 0, 2, 14),
+    },
+    viewer: {
+      viewerId: 'viewer-1',
+      externalViewerId: 'alice',
+      ipAddress: '203.0.113.7',
+      userAgent: fields.userAgent ?? 'Mozilla/5.0',
+    },
     content: { contentId: 'content-1', contentType: 'video', title: fields.title ?? 'Pan' },
     viewerSessions: 1,
   };
@@ -59,7 +71,12 @@ export function sampleReport(evidence: Evidence | null, options: { leak?: boolea
   };
 }
 
-export function sampleCase(fields: { id: string; organizationId: string | null; report: ForensicReport | null; contentId?: string }): CaseRow {
+export function sampleCase(fields: {
+  id: string;
+  organizationId: string | null;
+  report: ForensicReport | null;
+  contentId?: string;
+}): CaseRow {
   const { report } = fields;
   return {
     id: fields.id,
@@ -73,22 +90,37 @@ export function sampleCase(fields: { id: string; organizationId: string | null; 
     uploadName: 'leak <b>.mp4',
     uploadBytes: 4_321_000,
     attempts: 1,
-    leaseUntil: null, leasedBy: null,
+    leaseUntil: null,
+    leasedBy: null,
     classification: report?.classification ?? null,
     binaryId: report?.binaryId ?? null,
     supportedBits: report?.supportedBits ?? null,
     matchedViewerId: report?.evidence?.viewer.viewerId ?? null,
     matchedSessionId: report?.evidence?.session.id ?? null,
     report: report ? JSON.stringify(report) : null,
-    progress: null, leakFrames: null,
+    progress: null,
+    leakFrames: null,
     createdAt: Date.UTC(2025, 0, 3, 8),
     completedAt: Date.UTC(2025, 0, 3, 9),
   };
 }
 
 /** A listed candidate: a viewer of `organizationId` who fits every decided bit. */
-export function sampleCandidate(viewerId: string, externalViewerId: string, organizationId: string, separatingSegments: number | null) {
-  return { viewerId, externalViewerId, organizationId, binaryId: BITS, agreement: 5, posterior: 1 / 3, separatingSegments };
+export function sampleCandidate(
+  viewerId: string,
+  externalViewerId: string,
+  organizationId: string,
+  separatingSegments: number | null,
+) {
+  return {
+    viewerId,
+    externalViewerId,
+    organizationId,
+    binaryId: BITS,
+    agreement: 5,
+    posterior: 1 / 3,
+    separatingSegments,
+  };
 }
 
 /** A weak result: three viewers (two of ORG, one of another organization) fit the 5 decided bits, nobody is named. */
@@ -126,7 +158,10 @@ export function sampleMixedReport(organizationId: string): ForensicReport {
       pairProbability: null,
       leastSources: 2,
       coalitionsFound: 1,
-      suspects: [sampleCandidate('viewer-1', 'alice', organizationId, null), sampleCandidate('viewer-2', 'bob', organizationId, null)],
+      suspects: [
+        sampleCandidate('viewer-1', 'alice', organizationId, null),
+        sampleCandidate('viewer-2', 'bob', organizationId, null),
+      ],
     },
     reason: '1 bit position(s) read both ways: the copy was mixed from at least 2 viewers; nobody is named',
   };

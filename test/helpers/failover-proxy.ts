@@ -14,7 +14,10 @@ export interface FailoverProxy {
   close(): Promise<void>;
 }
 
-export async function startFailoverProxy(upstreams: string[], beforeForward: (path: string) => Promise<void> = async () => {}): Promise<FailoverProxy> {
+export async function startFailoverProxy(
+  upstreams: string[],
+  beforeForward: (path: string) => Promise<void> = async () => {},
+): Promise<FailoverProxy> {
   let current = 0;
   const answered: FailoverProxy['answered'] = [];
   const server = http.createServer(async (req, res) => {
@@ -50,7 +53,12 @@ export async function startFailoverProxy(upstreams: string[], beforeForward: (pa
 }
 
 /** Sends one request on a fresh connection (no pooled socket to a dead server) and pipes the answer back. */
-function forward(upstream: string, req: http.IncomingMessage, body: Buffer, res: http.ServerResponse): Promise<{ status: number; bytes: number }> {
+function forward(
+  upstream: string,
+  req: http.IncomingMessage,
+  body: Buffer,
+  res: http.ServerResponse,
+): Promise<{ status: number; bytes: number }> {
   return new Promise((resolve, reject) => {
     const target = new URL(req.url ?? '/', upstream);
     const headers = { ...req.headers, host: target.host, 'x-forwarded-for': req.socket.remoteAddress ?? '127.0.0.1' };

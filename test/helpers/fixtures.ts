@@ -75,10 +75,17 @@ export function decryptedSegment(ctx: Context, content: ContentRow, variant: 'pl
   const iv = Buffer.alloc(16);
   iv.writeUInt32BE(n, 12);
   const d = createDecipheriv('aes-128-cbc', key, iv);
-  return Buffer.concat([d.update(fs.readFileSync(ctx.storage.segmentFile(content.storagePath as string, variant, n))), d.final()]);
+  return Buffer.concat([
+    d.update(fs.readFileSync(ctx.storage.segmentFile(content.storagePath as string, variant, n))),
+    d.final(),
+  ]);
 }
 
 /** What a viewer with this binaryId receives of a watermarked item: every segment from the variant its bit names, as one MPEG-TS. */
 export function viewerCopy(ctx: Context, content: ContentRow, binaryId: string): Buffer {
-  return Buffer.concat(Array.from({ length: content.segmentCount }, (_, n) => decryptedSegment(ctx, content, binaryId[n % 40] === '0' ? 'a' : 'b', n)));
+  return Buffer.concat(
+    Array.from({ length: content.segmentCount }, (_, n) =>
+      decryptedSegment(ctx, content, binaryId[n % 40] === '0' ? 'a' : 'b', n),
+    ),
+  );
 }

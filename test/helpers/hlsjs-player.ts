@@ -46,8 +46,15 @@ export async function startPlayerSite(profileDir: string): Promise<PlayerSite> {
     executablePath: CHROMIUM,
     headless: true,
     args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--autoplay-policy=no-user-gesture-required',
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--autoplay-policy=no-user-gesture-required',
     ],
   });
   return {
@@ -81,7 +88,8 @@ export async function playIn(site: PlayerSite, playlistUrl: string, onTab?: (tab
     tab,
     currentTime: () => tab.evaluate(() => (document.getElementById('v') as HTMLVideoElement).currentTime),
     ended: () => tab.evaluate(() => (document.getElementById('v') as HTMLVideoElement).ended),
-    frames: () => tab.evaluate(() => (document.getElementById('v') as HTMLVideoElement).getVideoPlaybackQuality().totalVideoFrames),
+    frames: () =>
+      tab.evaluate(() => (document.getElementById('v') as HTMLVideoElement).getVideoPlaybackQuality().totalVideoFrames),
     errors: () => tab.evaluate(() => (window as unknown as { playerErrors: string[] }).playerErrors),
   };
 }

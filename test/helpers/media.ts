@@ -12,9 +12,34 @@ export function makePanFilm(film: string, seconds: number): string {
   const ff = (...args: string[]) => execFileSync(mediaBinaries().ffmpeg, ['-v', 'error', '-y', ...args]);
   const still = path.join(path.dirname(film), `${path.basename(film, '.mp4')}-still.png`);
   ff('-f', 'lavfi', '-i', 'mandelbrot=size=1280x720:start_scale=1.2:end_scale=1.2', '-frames:v', '1', still);
-  ff('-loop', '1', '-framerate', '25', '-i', still, '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
-    '-vf', "crop=640:360:x='20+t*14':y='30+t*6'", '-t', String(seconds), '-c:v', 'libx264', '-crf', '16', '-preset', 'veryfast', '-pix_fmt', 'yuv420p',
-    '-c:a', 'aac', '-shortest', film);
+  ff(
+    '-loop',
+    '1',
+    '-framerate',
+    '25',
+    '-i',
+    still,
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:sample_rate=44100',
+    '-vf',
+    "crop=640:360:x='20+t*14':y='30+t*6'",
+    '-t',
+    String(seconds),
+    '-c:v',
+    'libx264',
+    '-crf',
+    '16',
+    '-preset',
+    'veryfast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    film,
+  );
   return film;
 }
 
@@ -25,7 +50,9 @@ export function makePanFilm(film: string, seconds: number): string {
  * Odd tones go left, even ones right. variant shifts every rate and hash: other music.
  */
 export function musicGraph(variant: number, seconds: number): string {
-  const notes = [110, 164.81, 220, 277.18, 329.63, 440, 554.37, 659.25, 880, 1108.73, 1318.51, 1760, 2217.46, 2637.02, 3520];
+  const notes = [
+    110, 164.81, 220, 277.18, 329.63, 440, 554.37, 659.25, 880, 1108.73, 1318.51, 1760, 2217.46, 2637.02, 3520,
+  ];
   const voices = notes.map((f, i) => {
     const rate = (1.3 + 0.37 * i + 0.23 * variant).toFixed(2);
     const hash = `st(0,sin(floor(t*${rate})*12.9898+${i * 7 + 1 + 31 * variant})*43758.5453)`;

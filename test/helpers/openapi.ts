@@ -28,8 +28,7 @@ export function deref<T = Json>(doc: Json, value: unknown): T {
 function everyRef(value: unknown, where: string, out: Array<[string, string]>): void {
   if (Array.isArray(value)) {
     for (const [i, v] of value.entries()) everyRef(v, `${where}/${i}`, out);
-  }
-  else if (typeof value === 'object' && value !== null) {
+  } else if (typeof value === 'object' && value !== null) {
     for (const [k, v] of Object.entries(value)) {
       if (k === '$ref' && typeof v === 'string') out.push([where, v]);
       else everyRef(v, `${where}/${k}`, out);
@@ -53,7 +52,9 @@ function operationProblems(doc: Json, path: string, method: string, op: Json, se
   const tags = new Set(((doc.tags ?? []) as Json[]).map((t) => t.name));
   for (const t of (op.tags ?? []) as string[]) if (!tags.has(t)) problems.push(`${where}: tag ${t} is not declared`);
   const schemes = ((doc.components as Json)?.securitySchemes ?? {}) as Json;
-  for (const req of (op.security ?? []) as Json[]) for (const name of Object.keys(req)) if (!(name in schemes)) problems.push(`${where}: security scheme ${name} is not declared`);
+  for (const req of (op.security ?? []) as Json[])
+    for (const name of Object.keys(req))
+      if (!(name in schemes)) problems.push(`${where}: security scheme ${name} is not declared`);
   const params = ((op.parameters ?? []) as Json[]).map((p) => deref(doc, p));
   const templated = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
   for (const name of templated) {
@@ -61,11 +62,13 @@ function operationProblems(doc: Json, path: string, method: string, op: Json, se
     if (p?.required !== true) problems.push(`${where}: path parameter ${name} is not declared as required`);
   }
   for (const p of params) {
-    if (p.in === 'path' && !templated.includes(p.name as string)) problems.push(`${where}: path parameter ${String(p.name)} is not in the path`);
+    if (p.in === 'path' && !templated.includes(p.name as string))
+      problems.push(`${where}: path parameter ${String(p.name)} is not in the path`);
     if (!p.schema) problems.push(`${where}: parameter ${String(p.name)} has no schema`);
   }
   const body = op.requestBody as Json | undefined;
-  if (body && Object.keys((deref(doc, body).content ?? {}) as Json).length === 0) problems.push(`${where}: requestBody without content`);
+  if (body && Object.keys((deref(doc, body).content ?? {}) as Json).length === 0)
+    problems.push(`${where}: requestBody without content`);
   return problems;
 }
 
@@ -74,7 +77,8 @@ export function structuralProblems(doc: Json): string[] {
   const problems: string[] = [];
   if (doc.openapi !== '3.1.0') problems.push(`openapi is ${String(doc.openapi)}, not 3.1.0`);
   const info = doc.info as Json | undefined;
-  if (typeof info?.title !== 'string' || typeof info?.version !== 'string') problems.push('info needs title and version');
+  if (typeof info?.title !== 'string' || typeof info?.version !== 'string')
+    problems.push('info needs title and version');
   const seenIds = new Set<string>();
   const shapes = new Map<string, string>();
   for (const [path, item] of Object.entries((doc.paths ?? {}) as Json)) {
@@ -90,16 +94,20 @@ export function structuralProblems(doc: Json): string[] {
   }
   // The requests the server sends (OpenAPI 3.1 `webhooks`): operations like any other.
   for (const [name, item] of Object.entries((doc.webhooks ?? {}) as Json)) {
-    for (const [method, op] of Object.entries(item as Json)) problems.push(...operationProblems(doc, `webhook ${name}`, method, op as Json, seenIds));
+    for (const [method, op] of Object.entries(item as Json))
+      problems.push(...operationProblems(doc, `webhook ${name}`, method, op as Json, seenIds));
   }
   const refs: Array<[string, string]> = [];
   everyRef(doc, '#', refs);
-  for (const [where, ref] of refs) if (resolvePointer(doc, ref) === undefined) problems.push(`${where}: $ref ${ref} does not resolve`);
+  for (const [where, ref] of refs)
+    if (resolvePointer(doc, ref) === undefined) problems.push(`${where}: $ref ${ref} does not resolve`);
   return problems;
 }
 
-const typeOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v);
-const typeMatches = (actual: string, wanted: string) => actual === wanted || (wanted === 'number' && actual === 'integer');
+const typeOf = (v: unknown) =>
+  v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v;
+const typeMatches = (actual: string, wanted: string) =>
+  actual === wanted || (wanted === 'number' && actual === 'integer');
 
 /** The property names a schema documents, through allOf and $ref. */
 function documented(doc: Json, schema: Json): Set<string> | 'any' {
@@ -127,9 +135,12 @@ export function schemaProblems(doc: Json, value: unknown, schema: Json, at = '$'
     const wanted = Array.isArray(s.type) ? (s.type as string[]) : [s.type as string];
     if (!wanted.some((w) => typeMatches(actual, w))) return [`${at}: ${actual}, not ${wanted.join(' or ')}`];
   }
-  if (s.const !== undefined && value !== s.const) problems.push(`${at}: ${JSON.stringify(value)}, not ${JSON.stringify(s.const)}`);
-  if (Array.isArray(s.enum) && !s.enum.includes(value)) problems.push(`${at}: ${JSON.stringify(value)} is not one of ${s.enum.join(', ')}`);
-  if (typeof value === 'string' && typeof s.pattern === 'string' && !new RegExp(s.pattern).test(value)) problems.push(`${at}: ${JSON.stringify(value)} does not match ${s.pattern}`);
+  if (s.const !== undefined && value !== s.const)
+    problems.push(`${at}: ${JSON.stringify(value)}, not ${JSON.stringify(s.const)}`);
+  if (Array.isArray(s.enum) && !s.enum.includes(value))
+    problems.push(`${at}: ${JSON.stringify(value)} is not one of ${s.enum.join(', ')}`);
+  if (typeof value === 'string' && typeof s.pattern === 'string' && !new RegExp(s.pattern).test(value))
+    problems.push(`${at}: ${JSON.stringify(value)} does not match ${s.pattern}`);
   if (typeof value === 'number') {
     if (typeof s.minimum === 'number' && value < s.minimum) problems.push(`${at}: ${value} < ${s.minimum}`);
     if (typeof s.maximum === 'number' && value > s.maximum) problems.push(`${at}: ${value} > ${s.maximum}`);
@@ -138,11 +149,15 @@ export function schemaProblems(doc: Json, value: unknown, schema: Json, at = '$'
   for (const key of ['anyOf', 'oneOf'] as const) {
     const branches = (s[key] ?? []) as Json[];
     const fits = branches.filter((b) => schemaProblems(doc, value, b, at, strict).length === 0).length;
-    if (branches.length > 0 && fits === 0) problems.push(`${at}: fits none of ${key}: ${branches.flatMap((b) => schemaProblems(doc, value, b, at, strict)).join('; ')}`);
+    if (branches.length > 0 && fits === 0)
+      problems.push(
+        `${at}: fits none of ${key}: ${branches.flatMap((b) => schemaProblems(doc, value, b, at, strict)).join('; ')}`,
+      );
     if (key === 'oneOf' && fits > 1) problems.push(`${at}: fits ${fits} branches of oneOf`);
   }
   if (actual === 'object') problems.push(...objectProblems(doc, value as Json, s, at, strict));
-  if (actual === 'array' && s.items) problems.push(...(value as unknown[]).flatMap((v, i) => schemaProblems(doc, v, s.items as Json, `${at}[${i}]`)));
+  if (actual === 'array' && s.items)
+    problems.push(...(value as unknown[]).flatMap((v, i) => schemaProblems(doc, v, s.items as Json, `${at}[${i}]`)));
   return problems;
 }
 
@@ -152,10 +167,12 @@ function objectProblems(doc: Json, value: Json, s: Json, at: string, strict: boo
   const props = (s.properties ?? {}) as Json;
   for (const [k, v] of Object.entries(value)) {
     if (props[k]) problems.push(...schemaProblems(doc, v, props[k] as Json, `${at}.${k}`));
-    else if (typeof s.additionalProperties === 'object') problems.push(...schemaProblems(doc, v, s.additionalProperties as Json, `${at}.${k}`));
+    else if (typeof s.additionalProperties === 'object')
+      problems.push(...schemaProblems(doc, v, s.additionalProperties as Json, `${at}.${k}`));
   }
   // Only where the schema describes an object's fields (a branch of anyOf for null does not).
   const names = strict && (s.properties || s.allOf) ? documented(doc, s) : 'any';
-  if (names !== 'any') for (const k of Object.keys(value)) if (!names.has(k)) problems.push(`${at}.${k}: not documented`);
+  if (names !== 'any')
+    for (const k of Object.keys(value)) if (!names.has(k)) problems.push(`${at}.${k}: not documented`);
   return problems;
 }

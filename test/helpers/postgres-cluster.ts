@@ -43,7 +43,8 @@ export async function startCluster(): Promise<Cluster> {
   fs.chmodSync(dir, 0o777);
   const data = path.join(dir, 'data');
   const runuser = asRoot ? findFile('runuser', ['/usr/sbin', '/sbin', '/usr/bin', '/bin']) : undefined;
-  if (asRoot && !runuser) throw new Error('as root, the tests need runuser (util-linux) to run PostgreSQL as the postgres user');
+  if (asRoot && !runuser)
+    throw new Error('as root, the tests need runuser (util-linux) to run PostgreSQL as the postgres user');
   const run = (bin: string, args: string[]) => {
     const cmd = runuser ?? findBin(bin);
     const argv = runuser ? ['-u', 'postgres', '--', findBin(bin), ...args] : args;

@@ -31,7 +31,11 @@ export interface ReportView {
 }
 
 export async function viewReport(file: string): Promise<ReportView> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
   try {
     const page = await browser.newPage({ viewport: { width: 1000, height: 1300 } });
     const requests: string[] = [];
@@ -45,9 +49,14 @@ export async function viewReport(file: string): Promise<ReportView> {
       return {
         title: document.title,
         headings: all('h1, h2, h3').map(text),
-        facts: Object.fromEntries(all('table.facts tr').map((tr) => [text(tr.querySelector('th')), text(tr.querySelector('td'))])),
+        facts: Object.fromEntries(
+          all('table.facts tr').map((tr) => [text(tr.querySelector('th')), text(tr.querySelector('td'))]),
+        ),
         bars: all('svg.plot rect[fill]').length,
-        plotBits: all('svg.plot text.bit').map(text).filter((b) => b === '0' || b === '1').join(''),
+        plotBits: all('svg.plot text.bit')
+          .map(text)
+          .filter((b) => b === '0' || b === '1')
+          .join(''),
         pictures: all('img').map((img) => (img as HTMLImageElement).naturalWidth),
         chance: text(document.querySelector('p.chance')),
       };

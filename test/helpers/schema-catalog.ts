@@ -15,7 +15,13 @@ export interface Catalog {
 }
 
 /** Types in one vocabulary: SQLite's storage classes (Postgres booleans and bigints are integers there, jsonb text). */
-export const COMMON_TYPE: Record<string, string> = { text: 'text', jsonb: 'text', integer: 'integer', bigint: 'integer', boolean: 'integer' };
+export const COMMON_TYPE: Record<string, string> = {
+  text: 'text',
+  jsonb: 'text',
+  integer: 'integer',
+  bigint: 'integer',
+  boolean: 'integer',
+};
 
 /** Defaults as values: SQLite keeps the text it was given (`1` from one migration, `true` from another). */
 function normalDefault(value: unknown): string | null {
@@ -31,11 +37,21 @@ export function sqliteCatalog(file: string): Catalog {
   const db = new Database(file, { readonly: true });
   try {
     const tables = db
-      .prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name != 'drm_migrations'")
+      .prepare(
+        "select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name != 'drm_migrations'",
+      )
       .all() as { name: string }[];
     const out: Catalog = {};
     for (const { name } of tables) {
-      const columns = (db.pragma(`table_info(${name})`) as { name: string; type: string; notnull: number; dflt_value: unknown; pk: number }[]).map((c) => ({
+      const columns = (
+        db.pragma(`table_info(${name})`) as {
+          name: string;
+          type: string;
+          notnull: number;
+          dflt_value: unknown;
+          pk: number;
+        }[]
+      ).map((c) => ({
         name: c.name,
         type: c.type.toLowerCase(),
         // SQLite lets a text primary key hold NULL unless told otherwise; drm never stores one.
@@ -45,12 +61,22 @@ export function sqliteCatalog(file: string): Catalog {
       }));
       const indexes = (db.pragma(`index_list(${name})`) as { name: string; unique: number; origin: string }[])
         .filter((i) => i.origin === 'c')
-        .map((i) => ({ name: i.name, unique: i.unique === 1, columns: (db.pragma(`index_info(${i.name})`) as { name: string }[]).map((c) => c.name) }));
-      const foreignKeys = (db.pragma(`foreign_key_list(${name})`) as { table: string; from: string; to: string }[]).map((f) => ({
-        columns: [f.from],
-        references: `${f.table}(${f.to})`,
-      }));
-      out[name] = { columns: columns.sort(byName), indexes: indexes.sort(byName), foreignKeys: foreignKeys.sort(byText) };
+        .map((i) => ({
+          name: i.name,
+          unique: i.unique === 1,
+          columns: (db.pragma(`index_info(${i.name})`) as { name: string }[]).map((c) => c.name),
+        }));
+      const foreignKeys = (db.pragma(`foreign_key_list(${name})`) as { table: string; from: string; to: string }[]).map(
+        (f) => ({
+          columns: [f.from],
+          references: `${f.table}(${f.to})`,
+        }),
+      );
+      out[name] = {
+        columns: columns.sort(byName),
+        indexes: indexes.sort(byName),
+        foreignKeys: foreignKeys.sort(byText),
+      };
     }
     return out;
   } finally {
@@ -63,7 +89,13 @@ export async function postgresCatalog(url: string): Promise<Catalog> {
   await client.connect();
   try {
     const q = async <T>(sql: string) => (await client.query(sql)).rows as T[];
-    const columns = await q<{ table_name: string; column_name: string; data_type: string; is_nullable: string; column_default: string | null }>(
+    const columns = await q<{
+      table_name: string;
+      column_name: string;
+      data_type: string;
+      is_nullable: string;
+      column_default: string | null;
+    }>(
       "select table_name, column_name, data_type, is_nullable, column_default from information_schema.columns where table_schema = 'public'",
     );
     const keys = await q<{ table_name: string; column_name: string }>(

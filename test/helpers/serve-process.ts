@@ -166,7 +166,11 @@ export function startServe(opts: ServeOptions): Promise<ServeProcess> {
     child.stdout?.on('data', onData);
     void exited.then(({ code, signal }) => {
       clearTimeout(timer);
-      reject(new Error(`drm serve exited (code ${code}, signal ${signal}) before listening; stdout:\n${out}\nstderr:\n${err}`));
+      reject(
+        new Error(
+          `drm serve exited (code ${code}, signal ${signal}) before listening; stdout:\n${out}\nstderr:\n${err}`,
+        ),
+      );
     });
   });
 }
@@ -179,7 +183,11 @@ export interface CliResult {
 
 /** Runs one `drm …` command to its end. */
 export function runDrm(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 90_000): Promise<CliResult> {
-  const child = spawn(process.execPath, [DRM_BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [DRM_BIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.add(child);
   let stdout = '';
   let stderr = '';

@@ -18,10 +18,50 @@ const file = (name: string) => path.join(dir, name);
 beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-media-'));
   const ff = (...args: string[]) => execFileSync(bins.ffmpeg, ['-v', 'error', '-y', ...args]);
-  ff('-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=3', '-f', 'lavfi', '-i', 'sine=frequency=1000:sample_rate=48000:duration=3',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', file('clip.mp4'));
-  ff('-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100:duration=2', '-c:a', 'aac', '-b:a', '128k', file('tone.m4a'));
-  ff('-f', 'lavfi', '-i', 'color=c=white:size=64x48:rate=10:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', file('white.mp4'));
+  ff(
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=320x240:rate=25:duration=3',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=1000:sample_rate=48000:duration=3',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    file('clip.mp4'),
+  );
+  ff(
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:sample_rate=44100:duration=2',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+    file('tone.m4a'),
+  );
+  ff(
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=white:size=64x48:rate=10:duration=1',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    file('white.mp4'),
+  );
   ff('-i', file('clip.mp4'), '-c', 'copy', file('clip.ts'));
   fs.writeFileSync(file('notes.txt'), 'not a film\n'.repeat(100));
   fs.writeFileSync(file('noise.bin'), Buffer.from(Array.from({ length: 4000 }, (_, i) => (i * 7919) % 251)));
@@ -42,7 +82,8 @@ function childProcessesReading(name: string): number[] {
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
       const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent === process.pid && fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(name)) pids.push(Number(entry));
+      if (parent === process.pid && fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(name))
+        pids.push(Number(entry));
     } catch {
       // the process ended while we looked
     }
@@ -78,7 +119,9 @@ describe('probing media', () => {
       video: { codec: 'h264', width: 1920, height: 1080, fps: 29.97 },
       audio: { codec: 'aac', sampleRate: 44_100, channels: 6 },
     });
-    expect(() => parseFfmpegReport("Input #0, mpegts, from 'x.ts':\n  Duration: N/A", 'x.ts')).toThrow(/no audio or video stream/);
+    expect(() => parseFfmpegReport("Input #0, mpegts, from 'x.ts':\n  Duration: N/A", 'x.ts')).toThrow(
+      /no audio or video stream/,
+    );
   });
 
   it('reports a music file as audio only', async () => {
@@ -105,7 +148,9 @@ describe('decoding through pipes', () => {
   });
 
   it('resamples the frame rate and reads a time range', async () => {
-    const frames = await collect(lumaFrames(bins, file('clip.mp4'), { width: 32, height: 24, fps: 10, start: 1, duration: 1 }));
+    const frames = await collect(
+      lumaFrames(bins, file('clip.mp4'), { width: 32, height: 24, fps: 10, start: 1, duration: 1 }),
+    );
     expect(frames).toHaveLength(10);
   });
 
@@ -128,7 +173,12 @@ describe('decoding through pipes', () => {
 
   it('decodes once into a thumbnail, a 10-bit proxy and the time of every fourth frame, proxy frame k being sample k', async () => {
     const proxy = file('proxy.mp4');
-    const { thumbs, times } = await sampleVideo(bins, file('clip.mp4'), { fps: 25, spacing: 3.5 / 25, thumb: { width: 32, height: 24 }, proxy: { width: 80, height: 60, file: proxy } });
+    const { thumbs, times } = await sampleVideo(bins, file('clip.mp4'), {
+      fps: 25,
+      spacing: 3.5 / 25,
+      thumb: { width: 32, height: 24 },
+      proxy: { width: 80, height: 60, file: proxy },
+    });
     // 75 frames: 0, 4, …, 72.
     expect(thumbs).toHaveLength(19);
     for (const t of thumbs) expect(t.length).toBe(32 * 24);
@@ -138,8 +188,11 @@ describe('decoding through pipes', () => {
     const proxies = await collect(preciseLumaFrames(bins, proxy, { width: 80, height: 60 }));
     expect(proxies).toHaveLength(19);
     // Proxy frame 5 is frame 20 of the clip: of frames 17–23, the closest (testsrc2 moves).
-    const around = await collect(preciseLumaFrames(bins, file('clip.mp4'), { width: 80, height: 60, select: [17, 18, 19, 20, 21, 22, 23] }));
-    const gap = (a: Float32Array, b: Float32Array) => a.reduce((s, v, i) => s + Math.abs(v - (b[i] as number)), 0) / a.length;
+    const around = await collect(
+      preciseLumaFrames(bins, file('clip.mp4'), { width: 80, height: 60, select: [17, 18, 19, 20, 21, 22, 23] }),
+    );
+    const gap = (a: Float32Array, b: Float32Array) =>
+      a.reduce((s, v, i) => s + Math.abs(v - (b[i] as number)), 0) / a.length;
     const gaps = around.map((f) => gap(proxies[5] as Float32Array, f));
     expect(gaps.indexOf(Math.min(...gaps))).toBe(3);
   });
@@ -147,19 +200,52 @@ describe('decoding through pipes', () => {
   it('samples only the frames others refer to when told to skip the rest, each exactly as decoded and at its own time', async () => {
     // x264 with B-frames (some of them references): about half the frames are left, unevenly spaced.
     const withB = file('with-b.mp4');
-    execFileSync(bins.ffmpeg, ['-v', 'error', '-y', '-i', file('clip.mp4'), '-c:v', 'libx264', '-preset', 'medium', '-bf', '3', '-pix_fmt', 'yuv420p', withB]);
-    const all = await sampleVideo(bins, withB, { fps: 25, spacing: 0.5 / 25, thumb: { width: 32, height: 24 }, proxy: { width: 80, height: 60, file: file('all.mp4') } });
-    const some = await sampleVideo(bins, withB, { fps: 25, spacing: 0.5 / 25, skipNonReference: true, thumb: { width: 32, height: 24 }, proxy: { width: 80, height: 60, file: file('some.mp4') } });
+    execFileSync(bins.ffmpeg, [
+      '-v',
+      'error',
+      '-y',
+      '-i',
+      file('clip.mp4'),
+      '-c:v',
+      'libx264',
+      '-preset',
+      'medium',
+      '-bf',
+      '3',
+      '-pix_fmt',
+      'yuv420p',
+      withB,
+    ]);
+    const all = await sampleVideo(bins, withB, {
+      fps: 25,
+      spacing: 0.5 / 25,
+      thumb: { width: 32, height: 24 },
+      proxy: { width: 80, height: 60, file: file('all.mp4') },
+    });
+    const some = await sampleVideo(bins, withB, {
+      fps: 25,
+      spacing: 0.5 / 25,
+      skipNonReference: true,
+      thumb: { width: 32, height: 24 },
+      proxy: { width: 80, height: 60, file: file('some.mp4') },
+    });
     expect(all.thumbs).toHaveLength(75);
     expect(some.thumbs.length).toBeLessThan(60);
     expect(some.thumbs.length).toBeGreaterThan(20);
     // Each kept frame is, to the bit, the one a full decode gives at its time (nothing drifts).
     const frames = [...all.times].map((t) => Math.round(t * 25));
-    for (const [k, t] of some.times.entries()) expect(some.thumbs[k]).toEqual(all.thumbs[frames.indexOf(Math.round(t * 25))]);
+    for (const [k, t] of some.times.entries())
+      expect(some.thumbs[k]).toEqual(all.thumbs[frames.indexOf(Math.round(t * 25))]);
   });
 
   it('reads frame times from an ffmpeg frame log in its time base', () => {
-    const log = ['#tb 0: 1/15360', '#media_type 0: video', '0,       1024,       1024,        0,        4, 0x06f902a1', '0,       3072,       3072,        0,        4, 0x070202a4', ''].join('\n');
+    const log = [
+      '#tb 0: 1/15360',
+      '#media_type 0: video',
+      '0,       1024,       1024,        0,        4, 0x06f902a1',
+      '0,       3072,       3072,        0,        4, 0x070202a4',
+      '',
+    ].join('\n');
     expect([...frameLogTimes(log)]).toEqual([1024 / 15360, 3072 / 15360]);
   });
 
@@ -177,7 +263,8 @@ describe('decoding through pipes', () => {
     expect(samples.length).toBeLessThan(22_050 * 2.1);
     // A 440 Hz tone crosses zero about 880 times a second.
     let crossings = 0;
-    for (let i = 1; i < samples.length; i++) if ((samples[i - 1] as number) < 0 !== (samples[i] as number) < 0) crossings++;
+    for (let i = 1; i < samples.length; i++)
+      if ((samples[i - 1] as number) < 0 !== (samples[i] as number) < 0) crossings++;
     expect(crossings / (samples.length / 22_050)).toBeGreaterThan(860);
     expect(crossings / (samples.length / 22_050)).toBeLessThan(900);
   });

@@ -16,7 +16,24 @@ let duration: number;
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-leak-samples-'));
   film = path.join(dir, 'film.mp4');
-  execFileSync(bins.ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=160x120:rate=25:duration=64', '-c:v', 'libx264', '-preset', 'veryfast', '-bf', '3', '-pix_fmt', 'yuv420p', film]);
+  execFileSync(bins.ffmpeg, [
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=160x120:rate=25:duration=64',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-bf',
+    '3',
+    '-pix_fmt',
+    'yuv420p',
+    film,
+  ]);
   duration = (await probeMedia(bins, film)).duration;
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -24,7 +41,15 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 const sample = (parts: number, o: { spacing: number; skipNonReference: boolean }) => {
   const out = path.join(dir, `${parts}-${o.spacing}-${o.skipNonReference}`);
   fs.mkdirSync(out, { recursive: true });
-  return sampleLeak(bins, film, { duration, parts, fps: 25, thumb: { width: 32, height: 24 }, proxy: { width: 80, height: 60 }, dir: out, ...o });
+  return sampleLeak(bins, film, {
+    duration,
+    parts,
+    fps: 25,
+    thumb: { width: 32, height: 24 },
+    proxy: { width: 80, height: 60 },
+    dir: out,
+    ...o,
+  });
 };
 
 async function proxies(s: LeakSamples, samples: number[]): Promise<Float32Array[]> {
@@ -52,12 +77,15 @@ describe('sampling a leak in parts decoded at once', () => {
     for (const [n, k] of picks.entries()) {
       const seeked = (await s.proxyAt(k, { width: 80, height: 60, fps: 25 })) as Uint8Array;
       // The same picture: 8-bit by seeking, with the fraction kept in the run.
-      const gap = seeked.reduce((sum, v, i) => sum + Math.abs(v - ((run[n] as Float32Array)[i] as number)), 0) / seeked.length;
+      const gap =
+        seeked.reduce((sum, v, i) => sum + Math.abs(v - ((run[n] as Float32Array)[i] as number)), 0) / seeked.length;
       expect(gap).toBeLessThan(1);
     }
     // Neighbouring samples are different pictures (testsrc2 moves), so the test above can fail.
     const [a, b] = await proxies(s, [mid - 1, mid]);
-    const apart = (a as Float32Array).reduce((sum, v, i) => sum + Math.abs(v - ((b as Float32Array)[i] as number)), 0) / (a as Float32Array).length;
+    const apart =
+      (a as Float32Array).reduce((sum, v, i) => sum + Math.abs(v - ((b as Float32Array)[i] as number)), 0) /
+      (a as Float32Array).length;
     expect(apart).toBeGreaterThan(1);
   });
 });

@@ -29,7 +29,19 @@ beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-music-'));
   ff('-filter_complex', musicGraph(0, SECONDS), '-c:a', 'pcm_s16le', file('music.wav'));
   ff('-filter_complex', musicGraph(1, SECONDS), '-c:a', 'pcm_s16le', file('other.wav'));
-  ff('-f', 'lavfi', '-i', 'testsrc2=size=64x48:rate=10:duration=2', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', file('silent.mp4'));
+  ff(
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=64x48:rate=10:duration=2',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    file('silent.mp4'),
+  );
   fs.writeFileSync(file('notes.txt'), 'not music\n'.repeat(100));
   embedded = await embedMusic({ bins, key, contentId, input: file('music.wav'), output: file('marked.m4a'), bits });
 });
@@ -91,7 +103,17 @@ describe('music A/B pipeline', { timeout: 120_000 }, () => {
   });
 
   it('reads them played 8% fast with the pitch raised, and 7% slow with the pitch kept, and says which', async () => {
-    ff('-i', file('marked.m4a'), '-af', 'asetrate=44100*1.08,aresample=44100', '-c:a', 'aac', '-b:a', '128k', file('sped-up.m4a'));
+    ff(
+      '-i',
+      file('marked.m4a'),
+      '-af',
+      'asetrate=44100*1.08,aresample=44100',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '128k',
+      file('sped-up.m4a'),
+    );
     const fast = await detect('sped-up.m4a');
     expect(fast.alignment).toMatchObject({ speed: 1.08, pitchKept: false });
     expectBits(fast, 5);
@@ -105,7 +127,19 @@ describe('music A/B pipeline', { timeout: 120_000 }, () => {
   it('reads a copy whose 10-s parts were put in reverse order, each part placed on its own', async () => {
     const part = (from: number, label: string) => `[0:a]atrim=${from}:${from + 10},asetpts=PTS-STARTPTS[${label}]`;
     const graph = `${part(20, 'c')};${part(10, 'b')};${part(0, 'a')};[c][b][a]concat=n=3:v=0:a=1[o]`;
-    ff('-i', file('marked.m4a'), '-filter_complex', graph, '-map', '[o]', '-c:a', 'aac', '-b:a', '128k', file('reversed.m4a'));
+    ff(
+      '-i',
+      file('marked.m4a'),
+      '-filter_complex',
+      graph,
+      '-map',
+      '[o]',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '128k',
+      file('reversed.m4a'),
+    );
     const d = await detect('reversed.m4a');
     expect(d.segments.map((s) => s.index)).toEqual([0, 1, 2]);
     expect(d.alignment.piecesMoved).toBeGreaterThan(0);
@@ -121,7 +155,8 @@ describe('music A/B pipeline', { timeout: 120_000 }, () => {
   });
 
   it('refuses what it cannot work on with a clear BAD_REQUEST and leaves no file', async () => {
-    const embed = (input: string, b = bits) => embedMusic({ bins, key, contentId, input: file(input), output: file('out.m4a'), bits: b });
+    const embed = (input: string, b = bits) =>
+      embedMusic({ bins, key, contentId, input: file(input), output: file('out.m4a'), bits: b });
     expect((await failure(embed('notes.txt'))).message).toMatch(/notes\.txt is not a media file/);
     expect((await failure(embed('silent.mp4'))).message).toMatch(/silent\.mp4 has no audio stream/);
     expect((await failure(embed('music.wav', '0110'))).message).toMatch(/bits must be exactly 40/);

@@ -34,9 +34,36 @@ const x264 = (crf: number) => ['-c:v', 'libx264', '-crf', String(crf), '-preset'
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-video-'));
-  ff('-f', 'lavfi', '-i', 'mandelbrot=size=1280x720:start_scale=1.2:end_scale=1.2', '-frames:v', '1', file('still.png'));
-  ff('-loop', '1', '-framerate', '25', '-i', file('still.png'), '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
-    '-filter_complex', PAN_WITH_SPRITE, '-t', '22', ...x264(16), '-c:a', 'aac', '-shortest', file('film.mp4'));
+  ff(
+    '-f',
+    'lavfi',
+    '-i',
+    'mandelbrot=size=1280x720:start_scale=1.2:end_scale=1.2',
+    '-frames:v',
+    '1',
+    file('still.png'),
+  );
+  ff(
+    '-loop',
+    '1',
+    '-framerate',
+    '25',
+    '-i',
+    file('still.png'),
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:sample_rate=44100',
+    '-filter_complex',
+    PAN_WITH_SPRITE,
+    '-t',
+    '22',
+    ...x264(16),
+    '-c:a',
+    'aac',
+    '-shortest',
+    file('film.mp4'),
+  );
   ff('-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100:duration=2', '-c:a', 'aac', file('tone.m4a'));
   fs.writeFileSync(file('notes.txt'), 'not a film\n'.repeat(100));
   await embedVideo({ bins, key, contentId, input: file('film.mp4'), output: file('marked.mp4'), bits, backend });
@@ -46,7 +73,8 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const detect = (leak: string, original = 'film.mp4') => detectVideo({ bins, key, contentId, leak: file(leak), original: file(original), backend });
+const detect = (leak: string, original = 'film.mp4') =>
+  detectVideo({ bins, key, contentId, leak: file(leak), original: file(original), backend });
 
 /** Every segment the leak holds reads the bit the viewer was given, with |z| ≥ minZ. */
 function expectBits(d: Detection, minZ: number) {
@@ -64,11 +92,15 @@ function expectFullSegments(d: Detection, minZ: number) {
 }
 
 /** A screen filmed from below: the top edge narrowed by `share` of the width on each side. */
-const keystone = (share: number) => `perspective=x0=W*${share}:y0=0:x1=W*(1-${share}):y1=0:x2=0:y2=H:x3=W:y3=H:sense=destination`;
+const keystone = (share: number) =>
+  `perspective=x0=W*${share}:y0=0:x1=W*(1-${share}):y1=0:x2=0:y2=H:x3=W:y3=H:sense=destination`;
 
 describe('embedding the video mark', { timeout: 120_000 }, () => {
   it('writes one continuous MP4 with every frame, the same size and the audio kept', async () => {
-    const [orig, marked] = await Promise.all([probeMedia(bins, file('film.mp4')), probeMedia(bins, file('marked.mp4'))]);
+    const [orig, marked] = await Promise.all([
+      probeMedia(bins, file('film.mp4')),
+      probeMedia(bins, file('marked.mp4')),
+    ]);
     expect(marked.video).toMatchObject({ codec: 'h264', width: 640, height: 360, fps: 25, frames: orig.video?.frames });
     expect(marked.audio?.codec).toBe('aac');
     expect(marked.duration).toBeCloseTo(orig.duration, 0);
@@ -76,7 +108,15 @@ describe('embedding the video mark', { timeout: 120_000 }, () => {
 
   it('refuses a file without video, a non-media file and leaves no output', async () => {
     for (const input of ['tone.m4a', 'notes.txt']) {
-      const err = await embedVideo({ bins, key, contentId, input: file(input), output: file('out.mp4'), bits, backend }).catch((e: unknown) => e);
+      const err = await embedVideo({
+        bins,
+        key,
+        contentId,
+        input: file(input),
+        output: file('out.mp4'),
+        bits,
+        backend,
+      }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(DrmError);
       expect((err as DrmError).code).toBe('BAD_REQUEST');
       expect((err as DrmError).message).toMatch(/no video stream|not a media file/);
@@ -86,8 +126,17 @@ describe('embedding the video mark', { timeout: 120_000 }, () => {
 
   it('stops both ffmpegs and removes the partial output when aborted', async () => {
     const controller = new AbortController();
-    const run = embedVideo({ bins, key, contentId, input: file('film.mp4'), output: file('aborted.mp4'), bits, backend, signal: controller.signal,
-      onProgress: (done) => done === 40 && controller.abort() });
+    const run = embedVideo({
+      bins,
+      key,
+      contentId,
+      input: file('film.mp4'),
+      output: file('aborted.mp4'),
+      bits,
+      backend,
+      signal: controller.signal,
+      onProgress: (done) => done === 40 && controller.abort(),
+    });
     await expect(run).rejects.toThrow();
     expect(fs.existsSync(file('aborted.mp4'))).toBe(false);
   });
@@ -126,7 +175,16 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
 
   it('reads each segment of a copy whose segments were put in reverse order (each found in the original on its own)', async () => {
     const part = (from: number, to: number, label: string) => `[0:v]trim=${from}:${to},setpts=PTS-STARTPTS[${label}]`;
-    ff('-i', file('marked.mp4'), '-filter_complex', `${part(20, 22, 'c')};${part(10, 20, 'b')};${part(0, 10, 'a')};[c][b][a]concat=n=3:v=1[v]`, '-map', '[v]', ...x264(20), file('reversed.mp4'));
+    ff(
+      '-i',
+      file('marked.mp4'),
+      '-filter_complex',
+      `${part(20, 22, 'c')};${part(10, 20, 'b')};${part(0, 10, 'a')};[c][b][a]concat=n=3:v=1[v]`,
+      '-map',
+      '[v]',
+      ...x264(20),
+      file('reversed.mp4'),
+    );
     const d = await detect('reversed.mp4');
     expect(d.segments.map((s) => s.index).sort()).toEqual([0, 1, 2]);
     expectBits(d, 4);
@@ -141,8 +199,25 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
 
   it('reads an average of two copies that differ in segment 1 as that segment’s mark erased, the others kept', async () => {
     const other = `${bits[0]}${bits[1] === '0' ? '1' : '0'}${bits.slice(2)}`;
-    await embedVideo({ bins, key, contentId, input: file('film.mp4'), output: file('marked-other.mp4'), bits: other, backend });
-    ff('-i', file('marked.mp4'), '-i', file('marked-other.mp4'), '-filter_complex', '[0:v][1:v]blend=all_mode=average', ...x264(18), file('average.mp4'));
+    await embedVideo({
+      bins,
+      key,
+      contentId,
+      input: file('film.mp4'),
+      output: file('marked-other.mp4'),
+      bits: other,
+      backend,
+    });
+    ff(
+      '-i',
+      file('marked.mp4'),
+      '-i',
+      file('marked-other.mp4'),
+      '-filter_complex',
+      '[0:v][1:v]blend=all_mode=average',
+      ...x264(18),
+      file('average.mp4'),
+    );
     const d = await detect('average.mp4');
     const readings = readPositions(d.segments);
     expect(readings.erased).toEqual([1]);
@@ -164,7 +239,10 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
   });
 
   it('reads a copy turned 4° and one seen at a 5% keystone, each through a fitted projective map', async () => {
-    for (const [name, filter] of [['turned.mp4', 'rotate=4*PI/180'], ['keystone.mp4', keystone(0.05)]] as const) {
+    for (const [name, filter] of [
+      ['turned.mp4', 'rotate=4*PI/180'],
+      ['keystone.mp4', keystone(0.05)],
+    ] as const) {
       ff('-i', file('marked.mp4'), '-vf', filter, ...x264(20), '-an', file(name));
       const d = await detect(name);
       expect(d.alignment.shownCorners, name).toBeDefined();
@@ -173,14 +251,30 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
   });
 
   it('reads a copy cropped 10% off-centre, once its time is lined up again through the crop', async () => {
-    ff('-i', file('marked.mp4'), '-vf', 'crop=iw*0.9:ih*0.9:iw*0.1:0,scale=710:400', ...x264(20), '-an', file('offcentre.mp4'));
+    ff(
+      '-i',
+      file('marked.mp4'),
+      '-vf',
+      'crop=iw*0.9:ih*0.9:iw*0.1:0,scale=710:400',
+      ...x264(20),
+      '-an',
+      file('offcentre.mp4'),
+    );
     const d = await detect('offcentre.mp4');
     expect(d.alignment.rect).toBe('144x81+16+0');
     expectFullSegments(d, 4);
   });
 
   it('reads it after gamma, contrast and saturation are changed', async () => {
-    ff('-i', file('marked.mp4'), '-vf', 'eq=gamma=1.4:contrast=1.3:saturation=0.4', ...x264(20), '-an', file('graded.mp4'));
+    ff(
+      '-i',
+      file('marked.mp4'),
+      '-vf',
+      'eq=gamma=1.4:contrast=1.3:saturation=0.4',
+      ...x264(20),
+      '-an',
+      file('graded.mp4'),
+    );
     expectBits(await detect('graded.mp4'), 4);
   });
 

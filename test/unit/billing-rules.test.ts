@@ -45,8 +45,15 @@ describe('the worked example of the README', () => {
 describe('money at the edge', () => {
   it('rounds half up: whole APUSD in Shape A, cents in Shape B', () => {
     expect([shownAmount(605_000, 'b'), shownAmount(605_000, 'a')]).toEqual([0.61, 1]);
-    expect([shownAmount(2_490_000, 'b'), shownAmount(2_490_000, 'a'), shownAmount(2_500_000, 'a')]).toEqual([2.49, 2, 3]);
-    expect([shownAmount(-605_000, 'b'), shownAmount(1_009_800_000, 'b'), shownAmount(4_999, 'b'), shownAmount(5_000, 'b')]).toEqual([-0.61, 1009.8, 0, 0.01]);
+    expect([shownAmount(2_490_000, 'b'), shownAmount(2_490_000, 'a'), shownAmount(2_500_000, 'a')]).toEqual([
+      2.49, 2, 3,
+    ]);
+    expect([
+      shownAmount(-605_000, 'b'),
+      shownAmount(1_009_800_000, 'b'),
+      shownAmount(4_999, 'b'),
+      shownAmount(5_000, 'b'),
+    ]).toEqual([-0.61, 1009.8, 0, 0.01]);
     expect(formatApusd(-1_500_000_000)).toBe('-1,500.00');
   });
 
@@ -54,25 +61,39 @@ describe('money at the edge', () => {
     expect(shownLineAmounts([7_500_000, 99_000_000, 1_009_500_000], 'a')).toEqual([8, 99, 1009]);
     expect(shownLineAmounts([7_500_000, 99_000_000, 1_009_500_000], 'b')).toEqual([7.5, 99, 1009.5]);
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: -5_000_000_000, max: 5_000_000_000 }), { maxLength: 8 }), fc.constantFrom('a' as const, 'b' as const), (micros, shape) => {
-        const shown = shownLineAmounts(micros, shape);
-        const unit = shape === 'a' ? 1 : 0.01;
-        const total = micros.reduce((s, m) => s + m, 0);
-        expect(Math.round(shown.reduce((s, x) => s + x, 0) / unit) + 0).toBe(Math.round(shownAmount(total, shape) / unit) + 0);
-        // no line moves more than one shown unit from its exact amount
-        for (const [i, x] of shown.entries()) expect(Math.abs(x - (micros[i] as number) / 1e6)).toBeLessThanOrEqual(unit + 1e-9);
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: -5_000_000_000, max: 5_000_000_000 }), { maxLength: 8 }),
+        fc.constantFrom('a' as const, 'b' as const),
+        (micros, shape) => {
+          const shown = shownLineAmounts(micros, shape);
+          const unit = shape === 'a' ? 1 : 0.01;
+          const total = micros.reduce((s, m) => s + m, 0);
+          expect(Math.round(shown.reduce((s, x) => s + x, 0) / unit) + 0).toBe(
+            Math.round(shownAmount(total, shape) / unit) + 0,
+          );
+          // no line moves more than one shown unit from its exact amount
+          for (const [i, x] of shown.entries())
+            expect(Math.abs(x - (micros[i] as number) / 1e6)).toBeLessThanOrEqual(unit + 1e-9);
+        },
+      ),
       { seed: 11, numRuns: 2_000 },
     );
   });
 
   it('rounds with plain numbers exactly as with BigInt, up to the largest amounts', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.integer({ min: -(2 ** 50), max: 2 ** 50 }), fc.constantFrom(2 ** 50 - 1, 2 ** 50 - 500_000, 1_125_899_906_342_624)), fc.constantFrom(10_000, 1_000_000), (micro, unit) => {
-        const abs = BigInt(Math.abs(micro));
-        const exact = (micro < 0 ? -1 : 1) * Number((2n * abs + BigInt(unit)) / (2n * BigInt(unit)));
-        expect(roundMicro(micro, unit)).toBe(exact);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.integer({ min: -(2 ** 50), max: 2 ** 50 }),
+          fc.constantFrom(2 ** 50 - 1, 2 ** 50 - 500_000, 1_125_899_906_342_624),
+        ),
+        fc.constantFrom(10_000, 1_000_000),
+        (micro, unit) => {
+          const abs = BigInt(Math.abs(micro));
+          const exact = (micro < 0 ? -1 : 1) * Number((2n * abs + BigInt(unit)) / (2n * BigInt(unit)));
+          expect(roundMicro(micro, unit)).toBe(exact);
+        },
+      ),
       { seed: 7, numRuns: 5_000 },
     );
   });
@@ -87,7 +108,18 @@ describe('money at the edge', () => {
 describe('the watermark fee', () => {
   it('charges video by the tier at or above the short side of its frame, and nothing for music', () => {
     const fee = (h: number) => watermarkFeeMicro('video', { width: Math.round((h * 16) / 9), height: h }) / M;
-    expect([fee(360), fee(480), fee(720), fee(721), fee(900), fee(1080), fee(1440), fee(2160), fee(2161), fee(4320)]).toEqual([1500, 1500, 1500, 3500, 3500, 3500, 5000, 5000, 10000, 10000]);
+    expect([
+      fee(360),
+      fee(480),
+      fee(720),
+      fee(721),
+      fee(900),
+      fee(1080),
+      fee(1440),
+      fee(2160),
+      fee(2161),
+      fee(4320),
+    ]).toEqual([1500, 1500, 1500, 3500, 3500, 3500, 5000, 5000, 10000, 10000]);
     // a phone's portrait video pays by its real resolution, not by its height
     const portrait = (width: number, height: number) => watermarkFeeMicro('video', { width, height }) / M;
     expect([portrait(720, 1280), portrait(1080, 1920), portrait(2160, 3840)]).toEqual([1500, 3500, 5000]);
@@ -109,9 +141,19 @@ describe('periods and subscriptions', () => {
 
   it('charges a year at 1,009.80 in the months each term begins, and a month in every month it is live', () => {
     expect(annualPrice(99 * M)).toBe(1_009_800_000);
-    const yearly = subscription({ interval: 'year', priceMicro: annualPrice(99 * M), startedAt: Date.UTC(2026, 10, 20) });
-    const charged = (s: SubscriptionRow, y: number, m: number) => subscriptionCharge(s, periodOf(Date.UTC(y, m, 2)))?.amountMicro ?? 0;
-    expect([charged(yearly, 2026, 10), charged(yearly, 2026, 11), charged(yearly, 2027, 9), charged(yearly, 2027, 10)]).toEqual([1_009_800_000, 0, 0, 1_009_800_000]);
+    const yearly = subscription({
+      interval: 'year',
+      priceMicro: annualPrice(99 * M),
+      startedAt: Date.UTC(2026, 10, 20),
+    });
+    const charged = (s: SubscriptionRow, y: number, m: number) =>
+      subscriptionCharge(s, periodOf(Date.UTC(y, m, 2)))?.amountMicro ?? 0;
+    expect([
+      charged(yearly, 2026, 10),
+      charged(yearly, 2026, 11),
+      charged(yearly, 2027, 9),
+      charged(yearly, 2027, 10),
+    ]).toEqual([1_009_800_000, 0, 0, 1_009_800_000]);
     const cancelled = { ...yearly, endsAt: endOnCancel(yearly, Date.UTC(2027, 2, 3)) };
     expect(cancelled.endsAt).toBe(Date.UTC(2027, 10, 1));
     expect(charged(cancelled, 2027, 10)).toBe(0);
@@ -123,10 +165,26 @@ describe('periods and subscriptions', () => {
 
 describe("an admin's prices", () => {
   it('are read in APUSD to 6 decimals and whole counts; a monthly price alone sets the year at 15% off', () => {
-    expect(readTerms({ monthlyPrice: 50, includedStreams: 5 })).toEqual({ monthlyPriceMicro: 50 * M, annualPriceMicro: 510 * M, includedStreams: 5 });
-    for (const bad of [{ pricePerStream: 0.0000001 }, { pricePerStream: 1e-9 }, { pricePerGb: 2.0000004 }, { includedGb: 1.5 }, { revenueSharePct: 101 }, { pricePerGb: -1 }, { monthlyPrice: '50' }, []]) {
+    expect(readTerms({ monthlyPrice: 50, includedStreams: 5 })).toEqual({
+      monthlyPriceMicro: 50 * M,
+      annualPriceMicro: 510 * M,
+      includedStreams: 5,
+    });
+    for (const bad of [
+      { pricePerStream: 0.0000001 },
+      { pricePerStream: 1e-9 },
+      { pricePerGb: 2.0000004 },
+      { includedGb: 1.5 },
+      { revenueSharePct: 101 },
+      { pricePerGb: -1 },
+      { monthlyPrice: '50' },
+      [],
+    ]) {
       expect(() => readTerms(bad)).toThrow();
     }
-    expect(readTerms({ pricePerStream: 0.000001, pricePerGb: 0.1 + 0.2 })).toEqual({ pricePerStreamMicro: 1, pricePerGbMicro: 300_000 });
+    expect(readTerms({ pricePerStream: 0.000001, pricePerGb: 0.1 + 0.2 })).toEqual({
+      pricePerStreamMicro: 1,
+      pricePerGbMicro: 300_000,
+    });
   });
 });

@@ -7,7 +7,13 @@ describe('server configuration', () => {
     const c = resolveConfig({}, {});
     expect(c.dataDir).toBe(path.resolve('drm-data'));
     expect(c.db).toBe(`sqlite:${path.resolve('drm-data', 'drm.db')}`);
-    expect(c).toMatchObject({ port: 8080, host: '127.0.0.1', apiShape: 'b', trustProxy: false, allowPrivateWebhooks: false });
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      apiShape: 'b',
+      trustProxy: false,
+      allowPrivateWebhooks: false,
+    });
   });
 
   it('reads every setting from the environment, and flags win over it', () => {
@@ -53,11 +59,18 @@ describe('server configuration', () => {
 
   it('takes the forensic upload limit as a size with a unit (default 4 GiB) and 1 or 2 analyses at once', () => {
     expect(resolveConfig({}, {})).toMatchObject({ maxUploadBytes: 4 * 1024 ** 3, analysisConcurrency: 1 });
-    expect(resolveConfig({ maxUpload: '500M', analysisConcurrency: '2' }, {})).toMatchObject({ maxUploadBytes: 500 * 1024 ** 2, analysisConcurrency: 2 });
-    expect(resolveConfig({}, { DRM_MAX_UPLOAD: '1048576', DRM_ANALYSIS_CONCURRENCY: '2' })).toMatchObject({ maxUploadBytes: 1048576, analysisConcurrency: 2 });
+    expect(resolveConfig({ maxUpload: '500M', analysisConcurrency: '2' }, {})).toMatchObject({
+      maxUploadBytes: 500 * 1024 ** 2,
+      analysisConcurrency: 2,
+    });
+    expect(resolveConfig({}, { DRM_MAX_UPLOAD: '1048576', DRM_ANALYSIS_CONCURRENCY: '2' })).toMatchObject({
+      maxUploadBytes: 1048576,
+      analysisConcurrency: 2,
+    });
     expect(parseByteSize('64k', 'x')).toBe(65536);
     expect(parseByteSize('1.5GiB', 'x')).toBe(1.5 * 1024 ** 3);
-    for (const bad of ['', 'lots', '-1', '0', '4X']) expect(() => parseByteSize(bad, '--max-upload')).toThrow(/--max-upload must be/);
+    for (const bad of ['', 'lots', '-1', '0', '4X'])
+      expect(() => parseByteSize(bad, '--max-upload')).toThrow(/--max-upload must be/);
     expect(() => resolveConfig({ analysisConcurrency: '3' }, {})).toThrow(/--analysis-concurrency must be 1 or 2/);
     expect(resolveConfig({}, {}).analysisLeaseMs).toBe(120_000);
     expect(resolveConfig({}, { DRM_ANALYSIS_LEASE_SECONDS: '5' }).analysisLeaseMs).toBe(5000);
@@ -68,7 +81,10 @@ describe('server configuration', () => {
     expect(resolveConfig({}, {}).strongBelow).toBe(1e-6);
     expect(resolveConfig({ strongBelow: '1e-9' }, {}).strongBelow).toBe(1e-9);
     expect(resolveConfig({}, { DRM_STRONG_BELOW: '1e-4' }).strongBelow).toBe(1e-4);
-    for (const bad of ['0.01', '0', 'often', '-1e-6']) expect(() => resolveConfig({ strongBelow: bad }, {})).toThrow(/--strong-below must be a probability from 1e-12 to 1e-3/);
+    for (const bad of ['0.01', '0', 'often', '-1e-6'])
+      expect(() => resolveConfig({ strongBelow: bad }, {})).toThrow(
+        /--strong-below must be a probability from 1e-12 to 1e-3/,
+      );
   });
 
   it('keeps analysed leaks 90 days unless told otherwise (days or hours; 0 deletes them at once)', () => {
@@ -77,6 +93,7 @@ describe('server configuration', () => {
     expect(resolveConfig({ keepLeaks: '365d' }, {}).keepLeaksMs).toBe(365 * day);
     expect(resolveConfig({}, { DRM_KEEP_LEAKS: '36h' }).keepLeaksMs).toBe(36 * 3_600_000);
     expect(resolveConfig({ keepLeaks: '0' }, {}).keepLeaksMs).toBe(0);
-    for (const bad of ['90', 'forever', '-1d', '3651d', '1w']) expect(() => resolveConfig({ keepLeaks: bad }, {})).toThrow(/--keep-leaks must be/);
+    for (const bad of ['90', 'forever', '-1d', '3651d', '1w'])
+      expect(() => resolveConfig({ keepLeaks: bad }, {})).toThrow(/--keep-leaks must be/);
   });
 });

@@ -60,7 +60,9 @@ describe('secrets and identifiers', () => {
     const factory = new WalletFactory(secret);
     for (const accountIndex of [0, 1]) {
       for (const addressIndex of [0, 1, 77, 4095, 2 ** 31 - 1]) {
-        expect(await factory.address(accountIndex, addressIndex)).toBe(hdKeyToAccount(root, { accountIndex, addressIndex }).address);
+        expect(await factory.address(accountIndex, addressIndex)).toBe(
+          hdKeyToAccount(root, { accountIndex, addressIndex }).address,
+        );
       }
     }
   });

@@ -44,7 +44,9 @@ function orgRow(t: TestApp, fields: Partial<OrganizationRow> = {}): Organization
 }
 
 /** A second connection to the test database that runs SQL as an operator at a console would. */
-async function rawConnection(url: string): Promise<((statement: string) => Promise<void>) & { close(): Promise<void> }> {
+async function rawConnection(
+  url: string,
+): Promise<((statement: string) => Promise<void>) & { close(): Promise<void> }> {
   if (url.startsWith('sqlite:')) {
     const db = new Sqlite(url.slice('sqlite:'.length));
     db.pragma('busy_timeout = 15000');
@@ -52,7 +54,9 @@ async function rawConnection(url: string): Promise<((statement: string) => Promi
   }
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  return Object.assign(async (statement: string) => void (await client.query(statement)), { close: () => client.end() });
+  return Object.assign(async (statement: string) => void (await client.query(statement)), {
+    close: () => client.end(),
+  });
 }
 
 const deferred = () => {
@@ -142,7 +146,12 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
     const row = orgRow(t);
     await t.ctx.db.transaction(async (tx) => {
       expect(tx).not.toBe(t.ctx);
-      expect([tx.config, tx.clock, tx.keys, tx.storage]).toEqual([t.ctx.config, t.ctx.clock, t.ctx.keys, t.ctx.storage]);
+      expect([tx.config, tx.clock, tx.keys, tx.storage]).toEqual([
+        t.ctx.config,
+        t.ctx.clock,
+        t.ctx.keys,
+        t.ctx.storage,
+      ]);
       expect(tx.repos).not.toBe(t.ctx.repos);
       await tx.repos.organizations.insert(row);
     });
@@ -175,9 +184,13 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
       await tx.repos.organizations.insert(row);
       await t.ctx.repos.organizations.find(row.id);
     });
-    await expect(outerRead).rejects.toThrow(/repos\.organizations\.find\(\) of the outer database handle was used inside a transaction/);
+    await expect(outerRead).rejects.toThrow(
+      /repos\.organizations\.find\(\) of the outer database handle was used inside a transaction/,
+    );
     const outerTransaction = t.ctx.db.transaction(async () => t.ctx.db.transaction(async () => undefined));
-    await expect(outerTransaction).rejects.toThrow(/db\.transaction\(\) of the outer database handle was used inside a transaction/);
+    await expect(outerTransaction).rejects.toThrow(
+      /db\.transaction\(\) of the outer database handle was used inside a transaction/,
+    );
     expect(await t.ctx.repos.organizations.find(row.id)).toBeUndefined();
     // the database serves the next caller at once
     await t.ctx.db.transaction((tx) => tx.repos.organizations.insert(row));
@@ -227,7 +240,9 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
 
   it('hands out distinct counter numbers from blocks: 100 concurrent callers outside and 100 in a transaction never share one', async () => {
     const outside = Promise.all(Array.from({ length: 100 }, () => t.ctx.repos.counters.distinct('contract-blocks')));
-    const inside = t.ctx.db.transaction((tx) => Promise.all(Array.from({ length: 100 }, () => tx.repos.counters.distinct('contract-blocks'))));
+    const inside = t.ctx.db.transaction((tx) =>
+      Promise.all(Array.from({ length: 100 }, () => tx.repos.counters.distinct('contract-blocks'))),
+    );
     const numbers = [...(await outside), ...(await inside)];
     expect(new Set(numbers).size).toBe(200);
     expect(numbers.every((n) => Number.isSafeInteger(n) && n >= 0)).toBe(true);
@@ -337,14 +352,26 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
     }
     const all = await t.ctx.repos.content.listLicensed(org.id, { limit: 1, offset: 0 });
     expect(all.map((r) => r.id)).toEqual([ids[0]]);
-    expect((await t.ctx.repos.content.listLicensed(org.id, { limit: 3, offset: 1 })).map((r) => r.id)).toEqual(ids.slice(1, 4));
+    expect((await t.ctx.repos.content.listLicensed(org.id, { limit: 3, offset: 1 })).map((r) => r.id)).toEqual(
+      ids.slice(1, 4),
+    );
   });
 
   it('keeps the ledger append-only in the database itself: an entry cannot be updated or deleted, nor a deposit deleted or its amount changed (its status can)', async () => {
     const org = orgRow(t);
     await t.ctx.repos.organizations.insert(org);
     const entry = newId();
-    await t.ctx.repos.ledger.insert({ id: entry, organizationId: org.id, kind: 'credit', amountMicro: 5_000_000, balanceAfterMicro: 5_000_000, idempotencyKey: `append-only-${entry}`, reference: null, memo: null, createdAt: 1 });
+    await t.ctx.repos.ledger.insert({
+      id: entry,
+      organizationId: org.id,
+      kind: 'credit',
+      amountMicro: 5_000_000,
+      balanceAfterMicro: 5_000_000,
+      idempotencyKey: `append-only-${entry}`,
+      reference: null,
+      memo: null,
+      createdAt: 1,
+    });
     const deposit = `31337:0x${entry.replace(/-/g, '')}:0`;
     await t.ctx.repos.deposits.insertOnce({
       id: deposit,
@@ -363,18 +390,26 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
     const sql = await rawConnection(t.ctx.config.db);
     try {
       const refused = /the ledger is append-only/;
-      await expect(sql(`update ledger_entries set amount_micro = 999000000 where id = '${entry}'`)).rejects.toThrow(refused);
+      await expect(sql(`update ledger_entries set amount_micro = 999000000 where id = '${entry}'`)).rejects.toThrow(
+        refused,
+      );
       await expect(sql(`delete from ledger_entries where id = '${entry}'`)).rejects.toThrow(refused);
       await expect(sql(`update deposits set amount_micro = 1 where id = '${deposit}'`)).rejects.toThrow(refused);
       await expect(sql(`delete from deposits where id = '${deposit}'`)).rejects.toThrow(refused);
       if (dialect === 'postgres') await expect(sql('truncate ledger_entries')).rejects.toThrow(refused);
       // what a reorg does to a deposit is still allowed
-      await sql(`update deposits set status = 'reversed', block_number = 8, block_hash = '0xb8' where id = '${deposit}'`);
+      await sql(
+        `update deposits set status = 'reversed', block_number = 8, block_hash = '0xb8' where id = '${deposit}'`,
+      );
     } finally {
       await sql.close();
     }
     expect(await t.ctx.repos.ledger.sumOf(org.id)).toBe(5_000_000);
-    expect((await t.ctx.repos.deposits.list(org.id, 5))[0]).toMatchObject({ amountMicro: 5_000_000, status: 'reversed', blockNumber: 8 });
+    expect((await t.ctx.repos.deposits.list(org.id, 5))[0]).toMatchObject({
+      amountMicro: 5_000_000,
+      status: 'reversed',
+      blockNumber: 8,
+    });
   });
 
   it('granting a license twice updates it and keeps its id', async () => {
@@ -391,7 +426,12 @@ describe.each(DIALECTS)('repository contract on %s', (dialect) => {
       createdAt: 1,
     };
     const first = await t.ctx.repos.licenses.upsert({ ...base, id: newId() });
-    const second = await t.ctx.repos.licenses.upsert({ ...base, id: newId(), pricePerStreamMicro: 5, watermarkingEnabled: true });
+    const second = await t.ctx.repos.licenses.upsert({
+      ...base,
+      id: newId(),
+      pricePerStreamMicro: 5,
+      watermarkingEnabled: true,
+    });
     expect(second.id).toBe(first.id);
     expect(second).toMatchObject({ pricePerStreamMicro: 5, watermarkingEnabled: true });
     expect(await t.ctx.repos.licenses.countActive(org.id)).toBe(1);

@@ -6,7 +6,14 @@ import { integer, pgTable, text, index } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
-import { emptySnapshots, generateStep, readSnapshots, snapshotsOf, statementsBetween, type Description } from '../../src/db/migrations/generate.js';
+import {
+  emptySnapshots,
+  generateStep,
+  readSnapshots,
+  snapshotsOf,
+  statementsBetween,
+  type Description,
+} from '../../src/db/migrations/generate.js';
 import { type Dialect, migrationsFor } from '../../src/db/migrations/index.js';
 import { migrate, type MigrationTarget, postgresMigrationTarget, sqliteMigrationTarget } from '../../src/db/migrate.js';
 import * as tables from '../../src/db/schema/description.js';
@@ -28,7 +35,11 @@ beforeAll(() => {
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** A connection the migration runner can use, and the database's catalog afterwards. */
-async function withTarget<T>(dialect: DialectName, url: string, fn: (target: MigrationTarget, exec: (sql: string) => Promise<void>) => Promise<T>): Promise<T> {
+async function withTarget<T>(
+  dialect: DialectName,
+  url: string,
+  fn: (target: MigrationTarget, exec: (sql: string) => Promise<void>) => Promise<T>,
+): Promise<T> {
   if (dialect === 'sqlite') {
     const db = new Sqlite(url.slice('sqlite:'.length));
     try {
@@ -91,7 +102,10 @@ describe.each(DIALECTS)('migrations on %s', (dialect) => {
 describe('the two dialects', () => {
   it('agree table for table once migrated: the same columns, nullability, defaults, keys and indexes, types in SQLite storage classes', async () => {
     const [sqlite, postgres] = await Promise.all([migratedDatabase('sqlite'), migratedDatabase('postgres')]);
-    const [a, b] = [inCommonTypes(await catalogOf('sqlite', sqlite)), inCommonTypes(await catalogOf('postgres', postgres))];
+    const [a, b] = [
+      inCommonTypes(await catalogOf('sqlite', sqlite)),
+      inCommonTypes(await catalogOf('postgres', postgres)),
+    ];
     expect(Object.keys(a).length).toBeGreaterThanOrEqual(11);
     expect(a).toEqual(b);
   }, 60_000);
@@ -122,7 +136,13 @@ describe.each(DIALECTS)('a database of the previous release on %s', (dialect) =>
       expect(await db.appliedVersion()).toBe(Math.max(...migrationsFor(dialectOf(dialect)).map((m) => m.version)));
       const session = await db.repos.sessions.find('session-1');
       // migration 7 added `watermarked`; a session from before it was served marked
-      expect(session).toMatchObject({ organizationId: 'org-1', viewerId: 'viewer-1', bytesServed: 1234, isActive: true, watermarked: true });
+      expect(session).toMatchObject({
+        organizationId: 'org-1',
+        viewerId: 'viewer-1',
+        bytesServed: 1234,
+        isActive: true,
+        watermarked: true,
+      });
       expect((await db.repos.organizations.find('org-1'))?.apusdBalanceMicro).toBe(5_000_000);
     } finally {
       await db.close();
@@ -158,28 +178,46 @@ describe('npm run db:generate', () => {
   );
   const v2: Description = { shelves: shelves2, books: books2 };
 
-  it.each(DIALECTS)('writes a step that carries a database with rows from one description to the next (%s)', async (dialect) => {
-    const folder = fs.mkdtempSync(path.join(dir, 'generated-'));
-    fs.mkdirSync(path.join(folder, 'snapshot'));
-    const empty = await emptySnapshots();
-    for (const d of ['postgres', 'sqlite'] as const) fs.writeFileSync(path.join(folder, 'snapshot', `${d}.json`), JSON.stringify(empty[d]));
+  it.each(DIALECTS)(
+    'writes a step that carries a database with rows from one description to the next (%s)',
+    async (dialect) => {
+      const folder = fs.mkdtempSync(path.join(dir, 'generated-'));
+      fs.mkdirSync(path.join(folder, 'snapshot'));
+      const empty = await emptySnapshots();
+      for (const d of ['postgres', 'sqlite'] as const)
+        fs.writeFileSync(path.join(folder, 'snapshot', `${d}.json`), JSON.stringify(empty[d]));
 
-    const first = await generateStep('shelves and books', v1, { dir: folder, existing: [] });
-    const second = await generateStep('rating on books, shelf labels required', v2, { dir: folder, existing: first ? [first] : [] });
-    expect([first?.version, second?.version]).toEqual([8, 9]);
-    expect(await generateStep('nothing', v2, { dir: folder, existing: [] })).toBeNull();
-    expect(fs.readdirSync(path.join(folder, 'steps')).sort()).toEqual(['0008-shelves-and-books.ts', '0009-rating-on-books-shelf-labels-required.ts', 'index.ts']);
-    expect(fs.readFileSync(path.join(folder, 'steps', 'index.ts'), 'utf8')).toContain('[step0008, step0009]');
+      const first = await generateStep('shelves and books', v1, { dir: folder, existing: [] });
+      const second = await generateStep('rating on books, shelf labels required', v2, {
+        dir: folder,
+        existing: first ? [first] : [],
+      });
+      expect([first?.version, second?.version]).toEqual([8, 9]);
+      expect(await generateStep('nothing', v2, { dir: folder, existing: [] })).toBeNull();
+      expect(fs.readdirSync(path.join(folder, 'steps')).sort()).toEqual([
+        '0008-shelves-and-books.ts',
+        '0009-rating-on-books-shelf-labels-required.ts',
+        'index.ts',
+      ]);
+      expect(fs.readFileSync(path.join(folder, 'steps', 'index.ts'), 'utf8')).toContain('[step0008, step0009]');
 
-    const steps = [first, second].map((s) => ({ version: s?.version ?? 0, name: s?.name ?? '', sql: s?.[dialectOf(dialect)] ?? '' }));
-    const url = await freshUrl(dialect);
-    await withTarget(dialect, url, async (target, exec) => {
-      expect(await migrate(dialectOf(dialect), target, { migrations: steps.slice(0, 1) })).toBe(1);
-      await exec("insert into shelves (id, label) values ('s1', 'fiction')");
-      await exec("insert into books (id, shelf_id, title) values ('b1', 's1', 'Dune')");
-      expect(await migrate(dialectOf(dialect), target, { migrations: steps })).toBe(1);
-      expect(await target.query('select id, shelf_id, title, rating from books')).toEqual([{ id: 'b1', shelf_id: 's1', title: 'Dune', rating: null }]);
-    });
-    expect(await catalogOf(dialect, url)).toEqual(await catalogOf(dialect, await describedDatabase(dialect, v2)));
-  }, 60_000);
+      const steps = [first, second].map((s) => ({
+        version: s?.version ?? 0,
+        name: s?.name ?? '',
+        sql: s?.[dialectOf(dialect)] ?? '',
+      }));
+      const url = await freshUrl(dialect);
+      await withTarget(dialect, url, async (target, exec) => {
+        expect(await migrate(dialectOf(dialect), target, { migrations: steps.slice(0, 1) })).toBe(1);
+        await exec("insert into shelves (id, label) values ('s1', 'fiction')");
+        await exec("insert into books (id, shelf_id, title) values ('b1', 's1', 'Dune')");
+        expect(await migrate(dialectOf(dialect), target, { migrations: steps })).toBe(1);
+        expect(await target.query('select id, shelf_id, title, rating from books')).toEqual([
+          { id: 'b1', shelf_id: 's1', title: 'Dune', rating: null },
+        ]);
+      });
+      expect(await catalogOf(dialect, url)).toEqual(await catalogOf(dialect, await describedDatabase(dialect, v2)));
+    },
+    60_000,
+  );
 });

@@ -14,6 +14,8 @@ describe('the API reference in docs/', () => {
   });
 
   it.runIf(fs.existsSync(SHARED_SPEC))('holds the interface spec as it is beside the repository', () => {
-    expect(fs.readFileSync(path.join(ROOT, 'docs/interface-spec.md'), 'utf8')).toBe(fs.readFileSync(SHARED_SPEC, 'utf8'));
+    expect(fs.readFileSync(path.join(ROOT, 'docs/interface-spec.md'), 'utf8')).toBe(
+      fs.readFileSync(SHARED_SPEC, 'utf8'),
+    );
   });
 });

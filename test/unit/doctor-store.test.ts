@@ -15,12 +15,20 @@ import { startS3, type TestS3 } from '../helpers/s3.js';
 
 let s3: TestS3;
 let dir: string;
-const s3Storage = (bucket: string, segmentDelivery: SegmentDelivery = 'proxy', endpoint = s3.endpoint): StorageConfig => ({
+const s3Storage = (
+  bucket: string,
+  segmentDelivery: SegmentDelivery = 'proxy',
+  endpoint = s3.endpoint,
+): StorageConfig => ({
   store: { kind: 's3', bucket, prefix: 'content' },
   s3: { endpoint },
   segmentDelivery,
 });
-const fileStorage = (root: string): StorageConfig => ({ store: { kind: 'file', root }, s3: {}, segmentDelivery: 'proxy' });
+const fileStorage = (root: string): StorageConfig => ({
+  store: { kind: 'file', root },
+  s3: {},
+  segmentDelivery: 'proxy',
+});
 
 /** A loopback port nothing listens on. */
 const closedPort = () =>
@@ -43,7 +51,13 @@ afterAll(async () => {
 describe('drm doctor: an object store', () => {
   it('is ok when the bucket answers; with proxy delivery the bucket CORS is not asked', async () => {
     const checks = await storeChecks(s3Storage('drm-doctor'));
-    expect(checks).toEqual([{ name: 'content store', status: 'ok', detail: `s3://drm-doctor/content at ${s3.endpoint} answers (nothing under the prefix yet)` }]);
+    expect(checks).toEqual([
+      {
+        name: 'content store',
+        status: 'ok',
+        detail: `s3://drm-doctor/content at ${s3.endpoint} answers (nothing under the prefix yet)`,
+      },
+    ]);
   });
 
   it('warns, with redirect, until drm storage setup has set the players rule', async () => {
@@ -52,15 +66,26 @@ describe('drm doctor: an object store', () => {
       ['content store', 'ok'],
       ['bucket CORS', 'warn'],
     ]);
-    expect(before[1]).toMatchObject({ detail: expect.stringMatching(/no CORS rule drm-players on bucket drm-doctor: .*browsers refuse every segment/), fix: 'run drm storage setup' });
+    expect(before[1]).toMatchObject({
+      detail: expect.stringMatching(/no CORS rule drm-players on bucket drm-doctor: .*browsers refuse every segment/),
+      fix: 'run drm storage setup',
+    });
 
     await setUpStore(s3Storage('drm-doctor', 'redirect'), { origins: ['https://films.example'] });
     const named = await storeChecks(s3Storage('drm-doctor', 'redirect'));
-    expect(named[1]).toMatchObject({ status: 'warn', detail: expect.stringMatching(/allows https:\/\/films\.example: .*Origin: null/), fix: expect.stringContaining('without --origin') });
+    expect(named[1]).toMatchObject({
+      status: 'warn',
+      detail: expect.stringMatching(/allows https:\/\/films\.example: .*Origin: null/),
+      fix: expect.stringContaining('without --origin'),
+    });
 
     await setUpStore(s3Storage('drm-doctor', 'redirect'));
     const after = await storeChecks(s3Storage('drm-doctor', 'redirect'));
-    expect(after[1]).toMatchObject({ name: 'bucket CORS', status: 'ok', detail: expect.stringContaining('GET, HEAD from *') });
+    expect(after[1]).toMatchObject({
+      name: 'bucket CORS',
+      status: 'ok',
+      detail: expect.stringContaining('GET, HEAD from *'),
+    });
   });
 
   it('fails on a missing bucket, naming drm storage setup, and checks no CORS', async () => {
@@ -78,22 +103,44 @@ describe('drm doctor: an object store', () => {
   it('fails on an endpoint that does not answer, naming --s3-endpoint', async () => {
     const endpoint = `http://127.0.0.1:${await closedPort()}`;
     const [check] = await storeChecks(s3Storage('drm-doctor', 'proxy', endpoint));
-    expect(check).toMatchObject({ name: 'content store', status: 'fail', detail: expect.stringContaining(`cannot reach ${endpoint} (ECONNREFUSED)`), fix: expect.stringContaining('--s3-endpoint') });
+    expect(check).toMatchObject({
+      name: 'content store',
+      status: 'fail',
+      detail: expect.stringContaining(`cannot reach ${endpoint} (ECONNREFUSED)`),
+      fix: expect.stringContaining('--s3-endpoint'),
+    });
   });
 
   // s3rver checks the key's id (not the signature): an unknown id is refused as a real store refuses it.
   it('fails on refused credentials, naming the AWS variables', async () => {
-    const stranger = new S3Client({ endpoint: s3.endpoint, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'NOBODY', secretAccessKey: 'nothing' } });
+    const stranger = new S3Client({
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'NOBODY', secretAccessKey: 'nothing' },
+    });
     const [check] = await storeChecks(s3Storage('drm-doctor'), stranger);
-    expect(check).toMatchObject({ status: 'fail', detail: expect.stringContaining('refused the credentials (InvalidAccessKeyId)'), fix: expect.stringContaining('AWS_ACCESS_KEY_ID') });
+    expect(check).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining('refused the credentials (InvalidAccessKeyId)'),
+      fix: expect.stringContaining('AWS_ACCESS_KEY_ID'),
+    });
   });
 });
 
 describe('drm doctor: a disk store', () => {
   it('is ok when the directory is writable, or does not exist yet under a writable one', async () => {
-    expect(await storeChecks(fileStorage(dir))).toEqual([{ name: 'content store', status: 'ok', detail: `file:${dir} is writable` }]);
+    expect(await storeChecks(fileStorage(dir))).toEqual([
+      { name: 'content store', status: 'ok', detail: `file:${dir} is writable` },
+    ]);
     const later = path.join(dir, 'not', 'yet');
-    expect(await storeChecks(fileStorage(later))).toEqual([{ name: 'content store', status: 'ok', detail: `file:${later} does not exist yet; drm creates it (in ${dir}, which is writable)` }]);
+    expect(await storeChecks(fileStorage(later))).toEqual([
+      {
+        name: 'content store',
+        status: 'ok',
+        detail: `file:${later} does not exist yet; drm creates it (in ${dir}, which is writable)`,
+      },
+    ]);
     expect(fs.existsSync(later)).toBe(false);
   });
 
@@ -101,17 +148,31 @@ describe('drm doctor: a disk store', () => {
     const file = path.join(dir, 'a-file');
     fs.writeFileSync(file, 'x');
     const [check] = await storeChecks(fileStorage(path.join(file, 'content')));
-    expect(check).toMatchObject({ status: 'fail', detail: expect.stringContaining(`${file} is a file, not a directory`), fix: expect.stringContaining('--store file:DIR') });
+    expect(check).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining(`${file} is a file, not a directory`),
+      fix: expect.stringContaining('--store file:DIR'),
+    });
   });
 
   // root writes anywhere, so a folder without write permission says nothing there
-  it.skipIf(process.getuid?.() === 0)('fails when neither the directory nor a folder above it can be written', async () => {
-    const locked = path.join(dir, 'locked');
-    fs.mkdirSync(locked, { mode: 0o555 });
-    const [inside] = await storeChecks(fileStorage(locked));
-    expect(inside).toMatchObject({ status: 'fail', detail: `file:${locked} is not writable`, fix: expect.stringContaining('chown') });
-    const [below] = await storeChecks(fileStorage(path.join(locked, 'content')));
-    expect(below).toMatchObject({ status: 'fail', fix: expect.stringContaining(`mkdir -p ${path.join(locked, 'content')}`) });
-    fs.chmodSync(locked, 0o755);
-  });
+  it.skipIf(process.getuid?.() === 0)(
+    'fails when neither the directory nor a folder above it can be written',
+    async () => {
+      const locked = path.join(dir, 'locked');
+      fs.mkdirSync(locked, { mode: 0o555 });
+      const [inside] = await storeChecks(fileStorage(locked));
+      expect(inside).toMatchObject({
+        status: 'fail',
+        detail: `file:${locked} is not writable`,
+        fix: expect.stringContaining('chown'),
+      });
+      const [below] = await storeChecks(fileStorage(path.join(locked, 'content')));
+      expect(below).toMatchObject({
+        status: 'fail',
+        fix: expect.stringContaining(`mkdir -p ${path.join(locked, 'content')}`),
+      });
+      fs.chmodSync(locked, 0o755);
+    },
+  );
 });

@@ -8,14 +8,26 @@ import { type BiortName, dtcwtFilters } from '../../gpu/dtcwt/filters.js';
 import { createDtcwtBackend } from '../../gpu/index.js';
 import { modulateFrame, modulatedCount } from '../../gpu/modulate.js';
 import { createTfjsBackend } from '../../gpu/tfjs/backend.js';
-import { dtcwtCases, type FixtureCase, loadArray, maxAbs, maxAbsDiff, noise as noise64 } from '../helpers/dtcwt-fixtures.js';
+import {
+  dtcwtCases,
+  type FixtureCase,
+  loadArray,
+  maxAbs,
+  maxAbsDiff,
+  noise as noise64,
+} from '../helpers/dtcwt-fixtures.js';
 
 // One suite for every backend present. `exact` backends run the reference float32 code (same
 // V8, same summation order) and must match it bit for bit; tfjs sums in float32 in its own order,
 // so it is held to 1e-4 relative instead (float32 rounding over a few dozen taps is ~1e-6).
 // `batch` is the frame size of the 16-frame test: pure-JS tfjs takes ~0.3 s per 135x240 frame and
 // direction, so it batches quarter-size frames to keep the suite quick.
-const BACKENDS: { name: string; exact: boolean; batch?: [number, number]; create: () => DtcwtBackend | Promise<DtcwtBackend> }[] = [
+const BACKENDS: {
+  name: string;
+  exact: boolean;
+  batch?: [number, number];
+  create: () => DtcwtBackend | Promise<DtcwtBackend>;
+}[] = [
   { name: 'cpu-direct', exact: true, create: () => createCpuDirectBackend() },
   // 3 workers for 16 jobs: exercises both parallelism and the queue whatever the machine.
   { name: 'cpu-pool', exact: true, create: () => new CpuPoolBackend({ workers: 3 }) },
@@ -43,7 +55,10 @@ function expectSameTransform(actual: Transform, expected: Transform, exact: bool
   });
   for (const [a, e] of pairs) {
     expect(a).toBeInstanceOf(Float32Array);
-    if (exact) expect(Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(e.buffer, e.byteOffset, e.byteLength))).toBe(true);
+    if (exact)
+      expect(
+        Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(e.buffer, e.byteOffset, e.byteLength)),
+      ).toBe(true);
     else expect(maxAbsDiff(a, e)).toBeLessThan(1e-4 * maxAbs(e));
   }
 }
@@ -74,10 +89,13 @@ describe.each(BACKENDS)('DTCWT backend $name', ({ exact, batch = [H, W], create 
 
   it('inverse(forward(x)) gives back x to 1e-4 of its range', async () => {
     const image = noise(H * W, 7);
-    const back = await backend.inverse(await backend.forward(image.slice(), H, W, 4, { biort: 'near_sym_b', qshift: 'qshift_b' }), {
-      biort: 'near_sym_b',
-      qshift: 'qshift_b',
-    });
+    const back = await backend.inverse(
+      await backend.forward(image.slice(), H, W, 4, { biort: 'near_sym_b', qshift: 'qshift_b' }),
+      {
+        biort: 'near_sym_b',
+        qshift: 'qshift_b',
+      },
+    );
     expect(back).toBeInstanceOf(Float32Array);
     expect(maxAbsDiff(back, image)).toBeLessThan(1e-4 * 255);
   });
@@ -89,7 +107,8 @@ describe.each(BACKENDS)('DTCWT backend $name', ({ exact, batch = [H, W], create 
     expectSameTransform(actual, expected, exact);
     const back = await backend.inverse(actual);
     const direct = inverse2d(expected);
-    if (exact) expect(Buffer.from(back.buffer, back.byteOffset, back.byteLength).equals(Buffer.from(direct.buffer))).toBe(true);
+    if (exact)
+      expect(Buffer.from(back.buffer, back.byteOffset, back.byteLength).equals(Buffer.from(direct.buffer))).toBe(true);
     else expect(maxAbsDiff(back, direct)).toBeLessThan(1e-4 * 255);
   });
 
@@ -100,7 +119,8 @@ describe.each(BACKENDS)('DTCWT backend $name', ({ exact, batch = [H, W], create 
       frames.map((f) => ({ image: f.slice(), height: h, width: w })),
       4,
     );
-    for (const [i, t] of transforms.entries()) expectSameTransform(t, forward2d(frames[i] as Float32Array, h, w, 4), exact);
+    for (const [i, t] of transforms.entries())
+      expectSameTransform(t, forward2d(frames[i] as Float32Array, h, w, 4), exact);
     // Independent single calls too, not only one batch call: each promise must get its own frame back.
     const backs = await Promise.all(transforms.map((t) => backend.inverse(t)));
     for (const [i, b] of backs.entries()) expect(maxAbsDiff(b, frames[i] as Float32Array)).toBeLessThan(1e-4 * 255);
@@ -111,7 +131,11 @@ describe.each(BACKENDS)('DTCWT backend $name', ({ exact, batch = [H, W], create 
     const full = forward2d(image, H, W, 4);
     const t = await backend.forward(image.slice(), H, W, 4, undefined, 3);
     expect(t.highpasses.slice(0, 2).every((h) => h.re.every((v) => v === 0) && h.im.every((v) => v === 0))).toBe(true);
-    expectSameTransform({ ...t, highpasses: t.highpasses.slice(2) }, { ...full, highpasses: full.highpasses.slice(2) }, exact);
+    expectSameTransform(
+      { ...t, highpasses: t.highpasses.slice(2) },
+      { ...full, highpasses: full.highpasses.slice(2) },
+      exact,
+    );
   });
 
   it('modulates a frame as the direct path does, and A and B straddle the input', async () => {
@@ -123,21 +147,36 @@ describe.each(BACKENDS)('DTCWT backend $name', ({ exact, batch = [H, W], create 
     const frame = Uint8Array.from(grain, (v, i) => {
       const x = i % width;
       const y = Math.floor(i / width);
-      return Math.max(0, Math.min(255, Math.round(128 + 50 * Math.sin(x / 5 + Math.cos(y / 11)) * Math.cos(y / 6) + (v - 127.5) / 12)));
+      return Math.max(
+        0,
+        Math.min(255, Math.round(128 + 50 * Math.sin(x / 5 + Math.cos(y / 11)) * Math.cos(y / 6) + (v - 127.5) / 12)),
+      );
     });
     const job = { width, height, scale: 4, levels: 3, modulated: [2, 3] as const };
-    const gains = Float32Array.from(noise(modulatedCount(width, height, 4, 3, [2, 3]), 19), (v) => (v > 127.5 ? 0.2 : -0.2));
-    const expected = await modulateFrame(createCpuDirectBackend(), { ...job, frame: frame.slice(), gains, want: 'both' });
+    const gains = Float32Array.from(noise(modulatedCount(width, height, 4, 3, [2, 3]), 19), (v) =>
+      v > 127.5 ? 0.2 : -0.2,
+    );
+    const expected = await modulateFrame(createCpuDirectBackend(), {
+      ...job,
+      frame: frame.slice(),
+      gains,
+      want: 'both',
+    });
     const actual = await backend.modulate({ ...job, frame: frame.slice(), gains, want: 'both' });
     const tolerance = exact ? 0 : 1; // tfjs's float32 sums may round a pixel the other way
-    expect(maxAbsDiff(Float32Array.from(actual.plus as Uint8Array), Float32Array.from(expected.plus as Uint8Array))).toBeLessThanOrEqual(tolerance);
-    expect(maxAbsDiff(Float32Array.from(actual.minus as Uint8Array), Float32Array.from(expected.minus as Uint8Array))).toBeLessThanOrEqual(tolerance);
+    expect(
+      maxAbsDiff(Float32Array.from(actual.plus as Uint8Array), Float32Array.from(expected.plus as Uint8Array)),
+    ).toBeLessThanOrEqual(tolerance);
+    expect(
+      maxAbsDiff(Float32Array.from(actual.minus as Uint8Array), Float32Array.from(expected.minus as Uint8Array)),
+    ).toBeLessThanOrEqual(tolerance);
     let straddle = 0;
     let changed = 0;
     for (let i = 0; i < frame.length; i++) {
       const d = ((actual.plus as Uint8Array)[i] as number) - (frame[i] as number);
       if (d !== 0) changed++;
-      if (d !== 0 && Math.sign(d) === -Math.sign(((actual.minus as Uint8Array)[i] as number) - (frame[i] as number))) straddle++;
+      if (d !== 0 && Math.sign(d) === -Math.sign(((actual.minus as Uint8Array)[i] as number) - (frame[i] as number)))
+        straddle++;
     }
     expect(changed).toBeGreaterThan(frame.length / 4);
     expect(straddle / changed).toBeGreaterThan(0.9);
@@ -149,7 +188,9 @@ describe.each(BACKENDS)('DTCWT backend $name', ({ exact, batch = [H, W], create 
     const height = 4 * h;
     const frames = [0, 1, 2].map((k) => Uint8Array.from(noise(width * height, 31 + k), (v) => Math.round(v)));
     const job = { width, height, scale: 4, levels: 3, modulated: [2, 3] as const, want: 'both' as const };
-    const gains = Float32Array.from(noise(modulatedCount(width, height, 4, 3, [2, 3]), 23), (v) => (v > 127.5 ? 0.2 : -0.2));
+    const gains = Float32Array.from(noise(modulatedCount(width, height, 4, 3, [2, 3]), 23), (v) =>
+      v > 127.5 ? 0.2 : -0.2,
+    );
     const copy = () => frames.map((f) => f.slice());
     const [first, ...next] = copy();
     const expected = await modulateFrame(createCpuDirectBackend(), { ...job, frame: first as Uint8Array, next, gains });
@@ -159,18 +200,40 @@ describe.each(BACKENDS)('DTCWT backend $name', ({ exact, batch = [H, W], create 
     expect(actual.next).toHaveLength(2);
     for (const [i, e] of [expected, ...(expected.next ?? [])].entries()) {
       const a = i === 0 ? actual : (actual.next?.[i - 1] as typeof actual);
-      expect(maxAbsDiff(Float32Array.from(a.plus as Uint8Array), Float32Array.from(e.plus as Uint8Array))).toBeLessThanOrEqual(tolerance);
-      expect(maxAbsDiff(Float32Array.from(a.minus as Uint8Array), Float32Array.from(e.minus as Uint8Array))).toBeLessThanOrEqual(tolerance);
+      expect(
+        maxAbsDiff(Float32Array.from(a.plus as Uint8Array), Float32Array.from(e.plus as Uint8Array)),
+      ).toBeLessThanOrEqual(tolerance);
+      expect(
+        maxAbsDiff(Float32Array.from(a.minus as Uint8Array), Float32Array.from(e.minus as Uint8Array)),
+      ).toBeLessThanOrEqual(tolerance);
     }
   });
 
   it('refuses a modulate job with the wrong number of gains or levels', async () => {
     const frame = new Uint8Array(64 * 64);
-    await expect(backend.modulate({ frame, width: 64, height: 64, scale: 2, levels: 3, modulated: [2, 3], gains: new Float32Array(5), want: 'plus' })).rejects.toThrow(
-      /5 gains for \d+ coefficients/,
-    );
     await expect(
-      backend.modulate({ frame: new Uint8Array(64 * 64), width: 64, height: 64, scale: 2, levels: 3, modulated: [4], gains: new Float32Array(5), want: 'plus' }),
+      backend.modulate({
+        frame,
+        width: 64,
+        height: 64,
+        scale: 2,
+        levels: 3,
+        modulated: [2, 3],
+        gains: new Float32Array(5),
+        want: 'plus',
+      }),
+    ).rejects.toThrow(/5 gains for \d+ coefficients/);
+    await expect(
+      backend.modulate({
+        frame: new Uint8Array(64 * 64),
+        width: 64,
+        height: 64,
+        scale: 2,
+        levels: 3,
+        modulated: [4],
+        gains: new Float32Array(5),
+        want: 'plus',
+      }),
     ).rejects.toThrow(/level 4 is not one of the 3 levels/);
   });
 
@@ -234,7 +297,11 @@ describe('CPU pool lifecycle', () => {
       await b.close();
       console.log(b.name, x.length);`;
     const cwd = new URL('../../', import.meta.url);
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd, encoding: 'utf8', timeout: 20_000 });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.stdout.trim()).toBe('cpu (2 workers) 4096');
@@ -298,7 +365,8 @@ describe('tfjs backend', () => {
       expect(maxRelative(t, forward2d(f.image, f.height, f.width, 2))).toBeLessThan(1e-4);
     });
     const backs = await tfjs.inverseMany(transforms);
-    for (const [i, back] of backs.entries()) expect(maxAbsDiff(back, (frames[i] as (typeof frames)[number]).image)).toBeLessThan(1e-4 * 255);
+    for (const [i, back] of backs.entries())
+      expect(maxAbsDiff(back, (frames[i] as (typeof frames)[number]).image)).toBeLessThan(1e-4 * 255);
   });
 
   it('disposes every tensor it makes, on success and on rejected input', async () => {

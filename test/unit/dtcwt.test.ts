@@ -37,15 +37,18 @@ describe('DTCWT CPU backend against python dtcwt 0.12', () => {
       expect(relativeError(transform.lowpass.data, ref.data)).toBeLessThan(1e-9);
     });
 
-    it.each(Array.from({ length: c.levels }, (_, i) => i + 1))('matches highpass level %i (re and im) to 1e-9 relative', (level) => {
-      const hp = transform.highpasses[level - 1];
-      if (!hp) throw new Error(`missing level ${level}`);
-      const re = loadArray(c, `highpass${level}.re`);
-      const im = loadArray(c, `highpass${level}.im`);
-      expect([hp.rows, hp.cols, 6]).toEqual(re.shape);
-      expect(relativeError(hp.re, re.data)).toBeLessThan(1e-9);
-      expect(relativeError(hp.im, im.data)).toBeLessThan(1e-9);
-    });
+    it.each(Array.from({ length: c.levels }, (_, i) => i + 1))(
+      'matches highpass level %i (re and im) to 1e-9 relative',
+      (level) => {
+        const hp = transform.highpasses[level - 1];
+        if (!hp) throw new Error(`missing level ${level}`);
+        const re = loadArray(c, `highpass${level}.re`);
+        const im = loadArray(c, `highpass${level}.im`);
+        expect([hp.rows, hp.cols, 6]).toEqual(re.shape);
+        expect(relativeError(hp.re, re.data)).toBeLessThan(1e-9);
+        expect(relativeError(hp.im, im.data)).toBeLessThan(1e-9);
+      },
+    );
 
     it('reconstructs the input through inverse2d', () => {
       const back = inverse2d(transform, filters);
@@ -93,7 +96,9 @@ describe('DTCWT CPU backend on a 1080p slice', () => {
     const zeroed = (keep: (level: number) => boolean, lowpass: boolean) => ({
       ...t,
       lowpass: { ...t.lowpass, data: lowpass ? t.lowpass.data : new Float64Array(t.lowpass.data.length) },
-      highpasses: t.highpasses.map((h, i) => (keep(i + 1) ? h : { ...h, re: new Float64Array(h.re.length), im: new Float64Array(h.im.length) })),
+      highpasses: t.highpasses.map((h, i) =>
+        keep(i + 1) ? h : { ...h, re: new Float64Array(h.re.length), im: new Float64Array(h.im.length) },
+      ),
     });
     const middle = inverse2d(zeroed((l) => l === 2 || l === 3, false));
     const rest = inverse2d(zeroed((l) => l !== 2 && l !== 3, true));

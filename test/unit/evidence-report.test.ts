@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { visibleTo } from '../../src/present/forensics.js';
 import { alignedTimes } from '../../src/domain/forensics/leak-frames.js';
 import { renderEvidenceReport } from '../../src/report/evidence-report.js';
-import { BITS, sampleCase, sampleEvidence, sampleMixedReport, sampleReport, sampleWeakReport } from '../helpers/evidence-case.js';
+import {
+  BITS,
+  sampleCase,
+  sampleEvidence,
+  sampleMixedReport,
+  sampleReport,
+  sampleWeakReport,
+} from '../helpers/evidence-case.js';
 
 // The evidence report as a pure rendering of a stored case: every part present, nothing loaded
 // from elsewhere, every string from the case escaped, and the facts a case made before they were
@@ -35,7 +42,15 @@ describe('the evidence report', () => {
     expect(page).toContain('2025-01-03 09:00:00 UTC');
     expect(page).toMatch(/Analysed by<\/th><td>drm 0\.1\.0/);
     expect(page).toContain('Rendered by drm 9.9.9');
-    for (const v of ['drm_live_abc', 'Acme Films', '0x1111111111111111111111111111111111111111', 'session-1', '203.0.113.7', BITS]) expect(page).toContain(v);
+    for (const v of [
+      'drm_live_abc',
+      'Acme Films',
+      '0x1111111111111111111111111111111111111111',
+      'session-1',
+      '203.0.113.7',
+      BITS,
+    ])
+      expect(page).toContain(v);
     // The plot: one bar per segment, both thresholds, and the viewer's bit under each bar.
     const svg = page.slice(page.indexOf('<svg'), page.indexOf('</svg>'));
     expect(svg.match(/<rect [^>]*fill="#/g)).toHaveLength(6);
@@ -45,7 +60,9 @@ describe('the evidence report', () => {
     expect(page).toContain('3.2 × 10<sup>−14</sup>, about 1 in 3.1 × 10<sup>13</sup>');
     expect(page).toMatch(/The leak decides 5 of the\s+40 bits of an id/);
     // one viewer streamed the content: the figure is 0, which the report says as the absence of anyone else, never as a tiny chance
-    expect(page).toMatch(/the chance that an innocent viewer fits these bits is\s+nil: nobody else streamed this content marked/);
+    expect(page).toMatch(
+      /the chance that an innocent viewer fits these bits is\s+nil: nobody else streamed this content marked/,
+    );
     expect(page).not.toMatch(/innocent[^.]*below 10<sup>−300/);
     expect(page).toContain('(the <em>mark figure</em>)');
     expect(page.match(/<img src="data:image\/jpeg;base64,/g)).toHaveLength(2);
@@ -89,14 +106,30 @@ describe('the evidence report', () => {
   it('names nobody to an organization whose best match is another organization’s viewer', () => {
     const page = render({ audience: 'someone-else' });
     expect(page).toContain('another organization');
-    for (const v of ['Acme Films', 'alice', '203.0.113.7', '0x1111111111111111111111111111111111111111', 'session-1', BITS]) expect(page).not.toContain(v);
+    for (const v of [
+      'Acme Films',
+      'alice',
+      '203.0.113.7',
+      '0x1111111111111111111111111111111111111111',
+      'session-1',
+      BITS,
+    ])
+      expect(page).not.toContain(v);
   });
 
   it('lists the candidates of a weak result, names none of them, and shows an organization only its own', () => {
     const row = sampleCase({ id: 'case-3', organizationId: ORG, report: sampleWeakReport(ORG) });
-    const page = renderEvidenceReport({ row, visible: visibleTo(row, { organizationId: ORG }), content: { id: 'content-1', type: 'video', title: 'Pan' }, generatedAt: 0, software: 'drm 9.9.9' });
+    const page = renderEvidenceReport({
+      row,
+      visible: visibleTo(row, { organizationId: ORG }),
+      content: { id: 'content-1', type: 'video', title: 'Pan' },
+      generatedAt: 0,
+      software: 'drm 9.9.9',
+    });
     expect(page).toContain('<strong>Weak match: nobody is named.</strong>');
-    expect(page).toMatch(/3 viewer\(s\) fit every decided bit\. 1 more of other organizations are not shown\. 2 further segment\(s\)/);
+    expect(page).toMatch(
+      /3 viewer\(s\) fit every decided bit\. 1 more of other organizations are not shown\. 2 further segment\(s\)/,
+    );
     expect(page).toContain('A leak 19 segment(s) longer could name one of them.');
     for (const v of ['alice', 'bob', 'viewer-1', 'viewer-2']) expect(page).toContain(v);
     for (const v of ['mallory', 'viewer-9', 'session-1', '203.0.113.7']) expect(page).not.toContain(v);
@@ -105,7 +138,13 @@ describe('the evidence report', () => {
 
   it('shows a mixed copy: the positions read both ways, the fewest sources, and the suspects, naming nobody', () => {
     const row = sampleCase({ id: 'case-4', organizationId: ORG, report: sampleMixedReport(ORG) });
-    const page = renderEvidenceReport({ row, visible: visibleTo(row, 'operator'), content: { id: 'content-1', type: 'video', title: 'Pan' }, generatedAt: 0, software: 'drm 9.9.9' });
+    const page = renderEvidenceReport({
+      row,
+      visible: visibleTo(row, 'operator'),
+      content: { id: 'content-1', type: 'video', title: 'Pan' },
+      generatedAt: 0,
+      software: 'drm 9.9.9',
+    });
     expect(page).toContain('<strong>Mixed copy: nobody is named.</strong>');
     expect(page).toContain('Bit position(s) 3 read A in one segment and B in another');
     expect(page).toMatch(/every reading: 2\./);
@@ -114,7 +153,13 @@ describe('the evidence report', () => {
 
   it('renders a failed case with its reason and no figures', () => {
     const row = sampleCase({ id: 'case-2', organizationId: null, report: null });
-    const page = renderEvidenceReport({ row, visible: visibleTo(row, 'operator'), content: { id: 'c', type: 'video', title: null }, generatedAt: 0, software: 'drm 9.9.9' });
+    const page = renderEvidenceReport({
+      row,
+      visible: visibleTo(row, 'operator'),
+      content: { id: 'c', type: 'video', title: null },
+      generatedAt: 0,
+      software: 'drm 9.9.9',
+    });
     expect(page).toContain('The analysis <strong>failed</strong>: analysis failed: internal error');
     expect(page).not.toContain('<svg');
     expect(page).toContain('no longer in the catalog');

@@ -15,7 +15,6 @@ const ids = Array.from({ length: N }, (_, i) => viewerIdWord(key, BigInt(i)));
 const packed = packCandidates(ids.map((w, i) => ({ viewerId: `v${i}`, binaryId: wordToBinaryId(w) })));
 const LEVEL_24 = 9;
 
-
 describe('the level census', () => {
   it('places the first 4,095 viewers in the levels they were drawn from: 15 in 24, 240 in 28, 3,840 in 32', () => {
     const census = levelCensus(packed, key.mask);
@@ -25,7 +24,10 @@ describe('the level census', () => {
 
   it('finds random ids mostly in the top level (without the key, nothing places them lower)', () => {
     const u = rng(1);
-    const random = Array.from({ length: 2000 }, (_, i) => ({ viewerId: `r${i}`, binaryId: Array.from({ length: 40 }, () => (u() < 0.5 ? '0' : '1')).join('') }));
+    const random = Array.from({ length: 2000 }, (_, i) => ({
+      viewerId: `r${i}`,
+      binaryId: Array.from({ length: 40 }, () => (u() < 0.5 ? '0' : '1')).join(''),
+    }));
     const census = levelCensus(packCandidates(random), key.mask);
     // 15/16 of all 40-bit words lie in the shell of level 40
     expect(census.counts.at(-1)).toBeGreaterThan(1800);

@@ -16,19 +16,38 @@ describe.each(DIALECTS)('the ingest queue on %s', (dialect) => {
   let n = 0;
   const queued = async (): Promise<IngestJobRow> => {
     const row: IngestJobRow = {
-      ...{ id: `job-${dialect}-${++n}`, status: 'queued', request: JSON.stringify({ title: `Film ${n}`, type: 'video', watermark: true }) },
-      ...{ sourceRef: `spool:${n}`, sourceName: 'film.mp4', sourceBytes: 1000, attempts: 0, leaseUntil: null, worker: null, progress: null },
+      ...{
+        id: `job-${dialect}-${++n}`,
+        status: 'queued',
+        request: JSON.stringify({ title: `Film ${n}`, type: 'video', watermark: true }),
+      },
+      ...{
+        sourceRef: `spool:${n}`,
+        sourceName: 'film.mp4',
+        sourceBytes: 1000,
+        attempts: 0,
+        leaseUntil: null,
+        worker: null,
+        progress: null,
+      },
       ...{ contentId: null, result: null, failureReason: null, createdAt: t.clock.now() + n, finishedAt: null },
     };
     await t.ctx.repos.ingestJobs.insert(row);
     return row;
   };
   const claim = (worker: string) => t.ctx.repos.ingestJobs.claimNext(worker, t.clock.now(), t.clock.now() + LEASE);
-  const failed = { status: 'failed', contentId: null, result: null, failureReason: 'test over', finishedAt: 1 } as const;
+  const failed = {
+    status: 'failed',
+    contentId: null,
+    result: null,
+    failureReason: 'test over',
+    finishedAt: 1,
+  } as const;
   // Jobs a test leaves taken or queued are taken once their leases lapse and ended, so the next test starts from an empty queue.
   const endAll = async () => {
     t.clock.advance(LEASE + 1);
-    for (let row = await claim('cleaner'); row; row = await claim('cleaner')) await t.ctx.repos.ingestJobs.finish(row.id, 'cleaner', failed);
+    for (let row = await claim('cleaner'); row; row = await claim('cleaner'))
+      await t.ctx.repos.ingestJobs.finish(row.id, 'cleaner', failed);
   };
 
   beforeAll(async () => {
@@ -56,8 +75,14 @@ describe.each(DIALECTS)('the ingest queue on %s', (dialect) => {
     expect(await t.ctx.repos.ingestJobs.extendLease(job.id, 'dead', t.clock.now() + LEASE)).toBe(false);
     expect(await t.ctx.repos.ingestJobs.extendLease(job.id, 'other', t.clock.now() + LEASE)).toBe(true);
     // The first worker, come back from its stall, can no longer end the job the other one runs.
-    expect(await t.ctx.repos.ingestJobs.finish(job.id, 'dead', { ...failed, status: 'done', contentId: 'stale' })).toBe(false);
-    expect(await t.ctx.repos.ingestJobs.find(job.id)).toMatchObject({ status: 'running', worker: 'other', contentId: null });
+    expect(await t.ctx.repos.ingestJobs.finish(job.id, 'dead', { ...failed, status: 'done', contentId: 'stale' })).toBe(
+      false,
+    );
+    expect(await t.ctx.repos.ingestJobs.find(job.id)).toMatchObject({
+      status: 'running',
+      worker: 'other',
+      contentId: null,
+    });
     await endAll();
   });
 
@@ -66,7 +91,13 @@ describe.each(DIALECTS)('the ingest queue on %s', (dialect) => {
     await claim('stopping');
     await t.ctx.repos.ingestJobs.setAttemptContent(job.id, 'stopping', 'content-of-the-attempt');
     await t.ctx.repos.ingestJobs.release(job.id, 'stopping');
-    expect(await t.ctx.repos.ingestJobs.find(job.id)).toMatchObject({ status: 'queued', worker: null, leaseUntil: null, attempts: 0, contentId: null });
+    expect(await t.ctx.repos.ingestJobs.find(job.id)).toMatchObject({
+      status: 'queued',
+      worker: null,
+      leaseUntil: null,
+      attempts: 0,
+      contentId: null,
+    });
     expect(await claim('next')).toMatchObject({ id: job.id, attempts: 1 });
     await endAll();
   });
@@ -74,23 +105,67 @@ describe.each(DIALECTS)('the ingest queue on %s', (dialect) => {
   it('gives each of five servers or workers claiming leak analyses at once a different case, and none to the last two', async () => {
     for (let i = 0; i < 3; i++) {
       await t.ctx.repos.forensicCases.insert({
-        ...{ id: `case-${dialect}-${i}`, organizationId: null, apiKeyId: null, contentId: 'c', contentType: 'video', status: 'processing', failureReason: null },
-        ...{ uploadPath: `spool:${i}`, uploadName: 'leak.mp4', uploadBytes: 1, attempts: 0, leaseUntil: null, leasedBy: null, classification: null, binaryId: null, supportedBits: null },
-        ...{ matchedViewerId: null, matchedSessionId: null, report: null, leakFrames: null, progress: null, createdAt: t.clock.now() + i, completedAt: null },
+        ...{
+          id: `case-${dialect}-${i}`,
+          organizationId: null,
+          apiKeyId: null,
+          contentId: 'c',
+          contentType: 'video',
+          status: 'processing',
+          failureReason: null,
+        },
+        ...{
+          uploadPath: `spool:${i}`,
+          uploadName: 'leak.mp4',
+          uploadBytes: 1,
+          attempts: 0,
+          leaseUntil: null,
+          leasedBy: null,
+          classification: null,
+          binaryId: null,
+          supportedBits: null,
+        },
+        ...{
+          matchedViewerId: null,
+          matchedSessionId: null,
+          report: null,
+          leakFrames: null,
+          progress: null,
+          createdAt: t.clock.now() + i,
+          completedAt: null,
+        },
       });
     }
     const now = t.clock.now();
-    const taken = await Promise.all(Array.from({ length: 5 }, () => t.ctx.repos.forensicCases.claimNext(now, now + LEASE, 'p')));
-    expect(taken.filter(Boolean).map((r) => r?.id).sort()).toEqual([0, 1, 2].map((i) => `case-${dialect}-${i}`));
+    const taken = await Promise.all(
+      Array.from({ length: 5 }, () => t.ctx.repos.forensicCases.claimNext(now, now + LEASE, 'p')),
+    );
+    expect(
+      taken
+        .filter(Boolean)
+        .map((r) => r?.id)
+        .sort(),
+    ).toEqual([0, 1, 2].map((i) => `case-${dialect}-${i}`));
   });
 
   it('lets only the holder of a case keep or end it: a process whose lease lapsed learns it lost the case', async () => {
     const id = `case-${dialect}-0`;
     const cases = t.ctx.repos.forensicCases;
     t.clock.advance(LEASE + 1);
-    expect(await cases.claim(id, t.clock.now(), t.clock.now() + LEASE, 'second')).toMatchObject({ id, leasedBy: 'second', attempts: 2 });
+    expect(await cases.claim(id, t.clock.now(), t.clock.now() + LEASE, 'second')).toMatchObject({
+      id,
+      leasedBy: 'second',
+      attempts: 2,
+    });
     expect(await cases.extendLease(id, 'p', t.clock.now() + LEASE)).toBe(false);
-    const outcome = { status: 'failed', failureReason: 'x', classification: null, binaryId: null, supportedBits: null, matchedViewerId: null } as const;
+    const outcome = {
+      status: 'failed',
+      failureReason: 'x',
+      classification: null,
+      binaryId: null,
+      supportedBits: null,
+      matchedViewerId: null,
+    } as const;
     const ended = { ...outcome, matchedSessionId: null, report: null, leakFrames: null, completedAt: t.clock.now() };
     expect(await cases.finish(id, 'p', ended)).toBe(false);
     expect(await cases.find(id)).toMatchObject({ status: 'processing', leasedBy: 'second' });
@@ -102,7 +177,15 @@ describe.each(DIALECTS)('the ingest queue on %s', (dialect) => {
   it('never takes a job that ended', async () => {
     const job = await queued();
     await claim('w');
-    expect(await t.ctx.repos.ingestJobs.finish(job.id, 'w', { status: 'done', contentId: 'c', result: '{}', failureReason: null, finishedAt: t.clock.now() })).toBe(true);
+    expect(
+      await t.ctx.repos.ingestJobs.finish(job.id, 'w', {
+        status: 'done',
+        contentId: 'c',
+        result: '{}',
+        failureReason: null,
+        finishedAt: t.clock.now(),
+      }),
+    ).toBe(true);
     t.clock.advance(LEASE * 10);
     expect(await claim('late')).toBeUndefined();
     expect(await t.ctx.repos.ingestJobs.find(job.id)).toMatchObject({ status: 'done', sourceRef: null });
@@ -111,10 +194,15 @@ describe.each(DIALECTS)('the ingest queue on %s', (dialect) => {
   it('refuses to queue what is not media, keeping nothing in the spool', async () => {
     const notMedia = path.join(t.dir, 'notes.mp4');
     fs.writeFileSync(notMedia, 'not a film');
-    const kept = () => (fs.existsSync(t.ctx.storage.spool.localDir) ? fs.readdirSync(t.ctx.storage.spool.localDir).length : 0);
+    const kept = () =>
+      fs.existsSync(t.ctx.storage.spool.localDir) ? fs.readdirSync(t.ctx.storage.spool.localDir).length : 0;
     const before = kept();
-    await expect(queueIngest(t.ctx, { input: notMedia, title: 'Notes', type: 'video', watermark: true })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
-    await expect(queueIngest(t.ctx, { input: path.join(t.dir, 'missing.mp4'), title: 'Gone', type: 'video', watermark: true })).rejects.toMatchObject({
+    await expect(
+      queueIngest(t.ctx, { input: notMedia, title: 'Notes', type: 'video', watermark: true }),
+    ).rejects.toMatchObject({ code: 'BAD_REQUEST' });
+    await expect(
+      queueIngest(t.ctx, { input: path.join(t.dir, 'missing.mp4'), title: 'Gone', type: 'video', watermark: true }),
+    ).rejects.toMatchObject({
       code: 'BAD_REQUEST',
       message: expect.stringContaining('does not exist'),
     });

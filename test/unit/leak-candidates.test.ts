@@ -19,23 +19,48 @@ import { addContent, registerOrg } from '../helpers/fixtures.js';
 // leading zeros on purpose: the session holds the number the id spells, and it must come back whole
 const idOf = (k: number) => (k + 1).toString(2).padStart(40, '0');
 
-describe.each(DIALECTS)('a leak\'s candidates on %s', (dialect) => {
+describe.each(DIALECTS)("a leak's candidates on %s", (dialect) => {
   let t: TestApp;
   let organizationId: string;
   let contentId: string;
   const expected = new Map<string, string>();
 
-  async function viewerWithSessions(k: number, sessions: { contentId: string; watermarked: boolean; copiedBits?: false }[]): Promise<string> {
+  async function viewerWithSessions(
+    k: number,
+    sessions: { contentId: string; watermarked: boolean; copiedBits?: false }[],
+  ): Promise<string> {
     const id = randomUUID();
     const now = t.clock.now();
     await t.ctx.repos.viewers.insert({
-      id, organizationId, externalViewerId: `viewer-${k}`, binaryId: idOf(k), walletAddress: `0x${'3'.repeat(40)}`, walletIndex: null,
-      hasOwnWallet: true, email: null, totalStreams: sessions.length, isBlocked: false, blockedReason: null, firstSeen: now, lastSeen: now,
+      id,
+      organizationId,
+      externalViewerId: `viewer-${k}`,
+      binaryId: idOf(k),
+      walletAddress: `0x${'3'.repeat(40)}`,
+      walletIndex: null,
+      hasOwnWallet: true,
+      email: null,
+      totalStreams: sessions.length,
+      isBlocked: false,
+      blockedReason: null,
+      firstSeen: now,
+      lastSeen: now,
     });
     for (const s of sessions) {
       await t.ctx.repos.sessions.insert({
-        id: randomUUID(), organizationId, apiKeyId: 'key-1', contentId: s.contentId, viewerId: id, ipAddress: null, userAgent: null,
-        isActive: false, bytesServed: 0, expiresAt: now, createdAt: now, watermarked: s.watermarked, pricePerStreamMicro: null,
+        id: randomUUID(),
+        organizationId,
+        apiKeyId: 'key-1',
+        contentId: s.contentId,
+        viewerId: id,
+        ipAddress: null,
+        userAgent: null,
+        isActive: false,
+        bytesServed: 0,
+        expiresAt: now,
+        createdAt: now,
+        watermarked: s.watermarked,
+        pricePerStreamMicro: null,
         viewerBits: s.copiedBits === false ? null : Number.parseInt(idOf(k), 2),
       });
     }
@@ -49,25 +74,41 @@ describe.each(DIALECTS)('a leak\'s candidates on %s', (dialect) => {
     const other = (await addContent(t, { title: 'Another film' })).id;
     for (let k = 0; k < 23; k++) {
       // some viewers came back (three sessions of the item), some also watched another item
-      const sessions = [{ contentId, watermarked: true }, ...(k % 3 === 0 ? [{ contentId, watermarked: true }, { contentId, watermarked: true }] : []), ...(k % 4 === 0 ? [{ contentId: other, watermarked: true }] : [])];
+      const sessions = [
+        { contentId, watermarked: true },
+        ...(k % 3 === 0
+          ? [
+              { contentId, watermarked: true },
+              { contentId, watermarked: true },
+            ]
+          : []),
+        ...(k % 4 === 0 ? [{ contentId: other, watermarked: true }] : []),
+      ];
       expected.set(await viewerWithSessions(k, sessions), idOf(k));
     }
     await viewerWithSessions(100, [{ contentId: other, watermarked: true }]);
   });
   afterAll(() => t.close());
 
-  const asMap = (c: Awaited<ReturnType<typeof candidatesOf>>) => new Map(c.viewerIds.map((v, i) => [v, binaryIdAt(c.packed, i)]));
+  const asMap = (c: Awaited<ReturnType<typeof candidatesOf>>) =>
+    new Map(c.viewerIds.map((v, i) => [v, binaryIdAt(c.packed, i)]));
 
-  it.each([1, 2, 5, 22, 23, 50_000])('read %i at a time, they are each marked viewer of the item once, with their ids', async (pageSize) => {
-    const found = await candidatesOf(t.ctx, { id: contentId }, pageSize);
-    expect(found.viewerIds).toHaveLength(23);
-    expect(found.packed).toHaveLength(23 * 5);
-    expect(asMap(found)).toEqual(expected);
-  });
+  it.each([1, 2, 5, 22, 23, 50_000])(
+    'read %i at a time, they are each marked viewer of the item once, with their ids',
+    async (pageSize) => {
+      const found = await candidatesOf(t.ctx, { id: contentId }, pageSize);
+      expect(found.viewerIds).toHaveLength(23);
+      expect(found.packed).toHaveLength(23 * 5);
+      expect(asMap(found)).toEqual(expected);
+    },
+  );
 
   it('an item with a session served unmarked adds one all-zero candidate first, and its viewer only for a marked session', async () => {
     const item = (await addContent(t, { title: 'Partly unmarked' })).id;
-    const marked = await viewerWithSessions(200, [{ contentId: item, watermarked: true }, { contentId: item, watermarked: false }]);
+    const marked = await viewerWithSessions(200, [
+      { contentId: item, watermarked: true },
+      { contentId: item, watermarked: false },
+    ]);
     await viewerWithSessions(201, [{ contentId: item, watermarked: false }]);
     const found = await candidatesOf(t.ctx, { id: item }, 1);
     expect(found.viewerIds).toEqual(['unmarked-sessions', marked]);
@@ -75,12 +116,20 @@ describe.each(DIALECTS)('a leak\'s candidates on %s', (dialect) => {
     expect(binaryIdAt(found.packed, 1)).toBe(idOf(200));
   });
 
-  it('a session an older server made without its viewer\'s bits still names the viewer with them', async () => {
+  it("a session an older server made without its viewer's bits still names the viewer with them", async () => {
     const item = (await addContent(t, { title: 'Streamed during an upgrade' })).id;
     const before = await viewerWithSessions(300, [{ contentId: item, watermarked: true, copiedBits: false }]);
-    const both = await viewerWithSessions(301, [{ contentId: item, watermarked: true, copiedBits: false }, { contentId: item, watermarked: true }]);
+    const both = await viewerWithSessions(301, [
+      { contentId: item, watermarked: true, copiedBits: false },
+      { contentId: item, watermarked: true },
+    ]);
     const found = asMap(await candidatesOf(t.ctx, { id: item }, 1));
-    expect(found).toEqual(new Map([[before, idOf(300)], [both, idOf(301)]]));
+    expect(found).toEqual(
+      new Map([
+        [before, idOf(300)],
+        [both, idOf(301)],
+      ]),
+    );
   });
 
   it('an item nobody streamed has no candidates', async () => {
@@ -91,7 +140,7 @@ describe.each(DIALECTS)('a leak\'s candidates on %s', (dialect) => {
 });
 
 describe.each(DIALECTS)('migration 18 on %s', (dialect) => {
-  it('gives each existing session its viewer\'s bits, the number its binaryId spells in base 2', async () => {
+  it("gives each existing session its viewer's bits, the number its binaryId spells in base 2", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-m18-'));
     const binaryId = '1011001110001111000010101100110011110001';
     const url = await freshDatabaseUrl(dialect, dir);
@@ -106,7 +155,9 @@ describe.each(DIALECTS)('migration 18 on %s', (dialect) => {
       await migrate('sqlite', sqliteMigrationTarget(db), { migrations: upTo17 });
       for (const row of rows) db.exec(row);
       expect(await migrate('sqlite', sqliteMigrationTarget(db))).toBe(migrationsFor('sqlite').length - upTo17.length);
-      expect(db.prepare('select viewer_bits from stream_sessions').all()).toEqual([{ viewer_bits: 0b1011001110001111000010101100110011110001 }]);
+      expect(db.prepare('select viewer_bits from stream_sessions').all()).toEqual([
+        { viewer_bits: 0b1011001110001111000010101100110011110001 },
+      ]);
       db.close();
     } else {
       const client = new pg.Client({ connectionString: url });

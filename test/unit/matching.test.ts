@@ -8,15 +8,19 @@ import { gauss, rng } from '../helpers/seeded.js';
 // The verdict rules, one scenario each, on readings made up the way the detector gives them. The
 // rates (how often each rule errs over thousands of leaks) come from bench:verdicts.
 
-
 const randomId = (u: () => number) => Array.from({ length: 40 }, () => (u() < 0.5 ? '0' : '1')).join('');
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
 const key = viewerIdKey(Buffer.alloc(32, 7));
-const match = (segments: { index: number; z: number }[], candidates: readonly Candidate[]) => matchCandidates(segments, candidates, { mask: key.mask });
+const match = (segments: { index: number; z: number }[], candidates: readonly Candidate[]) =>
+  matchCandidates(segments, candidates, { mask: key.mask });
 
 /** The first n viewers of a deployment, with ids as drm allocates them. */
-const viewers = (n: number): Candidate[] => Array.from({ length: n }, (_, i) => ({ viewerId: `v${String(i).padStart(7, '0')}`, binaryId: wordToBinaryId(viewerIdWord(key, BigInt(i))) }));
+const viewers = (n: number): Candidate[] =>
+  Array.from({ length: n }, (_, i) => ({
+    viewerId: `v${String(i).padStart(7, '0')}`,
+    binaryId: wordToBinaryId(viewerIdWord(key, BigInt(i))),
+  }));
 
 /** What the detector reads from a copy served to `id`: |z| ≈ strength on each segment. */
 const leakOf = (id: string, indices: readonly number[], strength: number, u: () => number, noise = 1) =>
@@ -129,7 +133,11 @@ describe('mixed_copy: no single viewer explains the readings', () => {
     const all = viewers(6);
     const [a, b] = [all[1] as Candidate, all[4] as Candidate];
     // where the two differ the opposite marks cancel: z ≈ 0 although a single copy reads ≈ 9 there
-    const leak = range(0, 40).map((s) => ({ index: s, z: ((signFor(a.binaryId, s) + signFor(b.binaryId, s)) / 2) * 9 + 0.5 * gauss(u), reach: 9 }));
+    const leak = range(0, 40).map((s) => ({
+      index: s,
+      z: ((signFor(a.binaryId, s) + signFor(b.binaryId, s)) / 2) * 9 + 0.5 * gauss(u),
+      reach: 9,
+    }));
     const r = match(leak, all);
     expect(r.classification).toBe('mixed_copy');
     expect(r.mixed?.erasedPositions).toEqual(range(0, 40).filter((p) => a.binaryId[p] !== b.binaryId[p]));
@@ -142,12 +150,20 @@ describe('mixed_copy: no single viewer explains the readings', () => {
   it('an average of two copies among 20 viewers, or over 12 segments: the pair is a suspect, not named', () => {
     const many = viewers(20);
     const [x, y] = [many[6] as Candidate, many[13] as Candidate];
-    const full = range(0, 40).map((s) => ({ index: s, z: ((signFor(x.binaryId, s) + signFor(y.binaryId, s)) / 2) * 9, reach: 9 }));
+    const full = range(0, 40).map((s) => ({
+      index: s,
+      z: ((signFor(x.binaryId, s) + signFor(y.binaryId, s)) / 2) * 9,
+      reach: 9,
+    }));
     expect(match(full, many)).toMatchObject({ classification: 'mixed_copy', mixed: { named: false, leastSources: 2 } });
     const u = rng(15);
     const all = viewers(20);
     const [a, b] = [all[2] as Candidate, all[9] as Candidate];
-    const leak = range(0, 12).map((s) => ({ index: s, z: ((signFor(a.binaryId, s) + signFor(b.binaryId, s)) / 2) * 9 + 0.5 * gauss(u), reach: 9 }));
+    const leak = range(0, 12).map((s) => ({
+      index: s,
+      z: ((signFor(a.binaryId, s) + signFor(b.binaryId, s)) / 2) * 9 + 0.5 * gauss(u),
+      reach: 9,
+    }));
     const r = match(leak, all);
     expectNobodyNamed(r);
     expect(r.mixed?.named ?? false).toBe(false);
@@ -165,7 +181,7 @@ describe('mixed_copy: no single viewer explains the readings', () => {
     expect(r.classification).not.toBe('mixed_copy');
   });
 
-  it("the bitwise minority of three copies (a ⊕ b ⊕ c) over 16 segments names no innocent and no one", () => {
+  it('the bitwise minority of three copies (a ⊕ b ⊕ c) over 16 segments names no innocent and no one', () => {
     const u = rng(7);
     const all = viewers(20);
     const [a, b, c] = [all[2], all[5], all[11]] as Candidate[] as [Candidate, Candidate, Candidate];
@@ -183,7 +199,10 @@ describe('mixed_copy: no single viewer explains the readings', () => {
     const u = rng(8);
     const all = viewers(20);
     const trio = [all[1], all[4], all[16]] as Candidate[];
-    const leak = range(0, 30).map((s) => ({ index: s, z: (trio.reduce((acc, v) => acc + signFor(v.binaryId, s), 0) / 3) * 9 + gauss(u) }));
+    const leak = range(0, 30).map((s) => ({
+      index: s,
+      z: (trio.reduce((acc, v) => acc + signFor(v.binaryId, s), 0) / 3) * 9 + gauss(u),
+    }));
     const r = match(leak, all);
     expectNobodyNamed(r);
   });
@@ -195,7 +214,10 @@ describe('no_match', () => {
     const candidates = Array.from({ length: 10_000 }, (_, i) => ({ viewerId: `v${i}`, binaryId: randomId(u) }));
     const found = { strong: 0, other: 0 };
     for (let trial = 0; trial < 1000; trial++) {
-      const r = match(range(0, 20).map((index) => ({ index, z: gauss(u) })), candidates);
+      const r = match(
+        range(0, 20).map((index) => ({ index, z: gauss(u) })),
+        candidates,
+      );
       if (r.classification === 'strong_match') found.strong++;
       else if (r.classification !== 'no_match') found.other++;
     }
@@ -206,9 +228,18 @@ describe('no_match', () => {
 
   it('gives no match when nobody streamed the content marked, or the leak holds no segment', () => {
     const u = rng(10);
-    expect(match(leakOf(randomId(u), range(0, 10), 12, u), [])).toMatchObject({ classification: 'no_match', markProbability: 1, candidates: 0 });
+    expect(match(leakOf(randomId(u), range(0, 10), 12, u), [])).toMatchObject({
+      classification: 'no_match',
+      markProbability: 1,
+      candidates: 0,
+    });
     const r = match([], [{ viewerId: 'v', binaryId: '0'.repeat(40) }]);
-    expect(r).toMatchObject({ classification: 'no_match', markProbability: 1, binaryId: '?'.repeat(40), supportedBits: 0 });
+    expect(r).toMatchObject({
+      classification: 'no_match',
+      markProbability: 1,
+      binaryId: '?'.repeat(40),
+      supportedBits: 0,
+    });
   });
 
   it('gives no match, naming the stand-in, when only the plain copy of unmarked sessions fits; a viewer who fits too is a tie', () => {
@@ -217,7 +248,10 @@ describe('no_match', () => {
     const standIn = { viewerId: 'unmarked-sessions', binaryId: '0'.repeat(40) };
     const options = { mask: key.mask, standIns: [standIn.viewerId] };
     const zeros = range(0, 30).map((index) => ({ index, z: 9 + gauss(u) }));
-    expect(matchCandidates(zeros, [standIn, ...all], options)).toMatchObject({ classification: 'no_match', standIn: 'unmarked-sessions' });
+    expect(matchCandidates(zeros, [standIn, ...all], options)).toMatchObject({
+      classification: 'no_match',
+      standIn: 'unmarked-sessions',
+    });
     const twin = { viewerId: 'zero-on-the-first-30', binaryId: `${'0'.repeat(30)}${'1'.repeat(10)}` };
     const tie = matchCandidates(zeros, [standIn, twin, ...all], options);
     expect(tie.classification).toBe('weak_match');
@@ -251,7 +285,15 @@ describe('readings', () => {
   it('rejects a malformed binaryId and a repeated segment with a RangeError', () => {
     const ok = { viewerId: 'ok', binaryId: '01'.repeat(20) };
     expect(() => match([], [ok, { viewerId: 'short', binaryId: '0101' }])).toThrow(RangeError);
-    expect(() => match([{ index: 1, z: 5 }, { index: 1, z: 5 }], [ok])).toThrow(RangeError);
+    expect(() =>
+      match(
+        [
+          { index: 1, z: 5 },
+          { index: 1, z: 5 },
+        ],
+        [ok],
+      ),
+    ).toThrow(RangeError);
   });
 
   it('predicts variant A (+1) for bit 0 and B (−1) for bit 1, bit s mod 40 for segment s', () => {

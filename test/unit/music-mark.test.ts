@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { KeyedRandom, watermarkKey } from '../../src/watermark/keyed-random.js';
-import { DEFAULT_MUSIC_MARK, musicDelta, musicPattern, musicScore, tileLayout } from '../../src/watermark/music/mark.js';
+import {
+  DEFAULT_MUSIC_MARK,
+  musicDelta,
+  musicPattern,
+  musicScore,
+  tileLayout,
+} from '../../src/watermark/music/mark.js';
 import { frameCount } from '../../gpu/stft/stft.js';
 import { bitFromZ } from '../../src/watermark/score.js';
 

@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, DeleteObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  DeleteObjectCommand,
+  ListObjectsV2Command,
+} from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { s3Client } from '../../src/storage/s3-store.js';
 import { PART_BYTES } from '../../src/storage/s3-upload.js';
@@ -18,7 +23,9 @@ describe('an object spool', () => {
   let s3: TestS3;
   const where = { bucket: '', prefix: 'content' };
   const spooled = async () => {
-    const page = await s3Client({ endpoint: s3.endpoint }).send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: 'content/.spool/' }));
+    const page = await s3Client({ endpoint: s3.endpoint }).send(
+      new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: 'content/.spool/' }),
+    );
     return (page.Contents ?? []).map((o) => o.Key);
   };
   const received = (spool: ObjectSpool, bytes: Buffer) => {
@@ -76,7 +83,10 @@ describe('an object spool', () => {
     expect(fs.existsSync(got.path)).toBe(false);
     await spool.remove(ref);
     expect(fs.readdirSync(spool.localDir)).toEqual([]);
-    await expect(spool.fetch(ref)).rejects.toMatchObject({ code: 'INTERNAL_ERROR', message: expect.stringMatching(/no longer/) });
+    await expect(spool.fetch(ref)).rejects.toMatchObject({
+      code: 'INTERNAL_ERROR',
+      message: expect.stringMatching(/no longer/),
+    });
   });
 
   it('keeps no copy in a process that runs no analyses, and another process downloads', async () => {

@@ -18,16 +18,28 @@ function capture() {
 
 describe('the progress line', () => {
   it('shows the stage, a bar, the percent, the counts with their unit, the time elapsed and an ETA', () => {
-    const line = progressLine({ stage: 'marking A and B', stageStarted: 0, done: 30, total: 120, unit: 's of media' }, 20_000);
-    expect(line).toBe('marking A and B  [######..................]  25%  30/120 s of media  20 s elapsed  ETA 1 min 00 s');
+    const line = progressLine(
+      { stage: 'marking A and B', stageStarted: 0, done: 30, total: 120, unit: 's of media' },
+      20_000,
+    );
+    expect(line).toBe(
+      'marking A and B  [######..................]  25%  30/120 s of media  20 s elapsed  ETA 1 min 00 s',
+    );
   });
 
   it('shows only the time elapsed for a stage whose end is not known', () => {
-    expect(progressLine({ stage: 'analysing case 7 on drm.example', stageStarted: 0 }, 3_500)).toBe('analysing case 7 on drm.example  (3.5 s elapsed)');
+    expect(progressLine({ stage: 'analysing case 7 on drm.example', stageStarted: 0 }, 3_500)).toBe(
+      'analysing case 7 on drm.example  (3.5 s elapsed)',
+    );
   });
 
   it('says durations as people read them', () => {
-    expect([400, 12_400, 185_000, 3_725_000].map(formatDuration)).toEqual(['0.4 s', '12 s', '3 min 05 s', '1 h 02 min']);
+    expect([400, 12_400, 185_000, 3_725_000].map(formatDuration)).toEqual([
+      '0.4 s',
+      '12 s',
+      '3 min 05 s',
+      '1 h 02 min',
+    ]);
   });
 
   it('redraws in place on a terminal and ends with the total time', () => {

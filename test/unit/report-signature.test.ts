@@ -12,7 +12,11 @@ const signer = reportSigner(Buffer.alloc(32, 5));
 const other = reportSigner(Buffer.alloc(32, 6));
 
 function page() {
-  const row = sampleCase({ id: 'case-1', organizationId: 'org-1', report: sampleReport(sampleEvidence({ organizationId: 'org-1' })) });
+  const row = sampleCase({
+    id: 'case-1',
+    organizationId: 'org-1',
+    report: sampleReport(sampleEvidence({ organizationId: 'org-1' })),
+  });
   return renderEvidenceReport({
     row,
     visible: visibleTo(row, 'operator'),
@@ -20,7 +24,10 @@ function page() {
     generatedAt: 0,
     software: 'drm 9.9.9',
     signingKey: signer.publicKey,
-    requestedBy: { organization: { id: 'org-1', name: 'Acme Films' }, key: { name: 'investigations', prefix: 'drm_live_abc' } },
+    requestedBy: {
+      organization: { id: 'org-1', name: 'Acme Films' },
+      key: { name: 'investigations', prefix: 'drm_live_abc' },
+    },
   });
 }
 
@@ -29,13 +36,20 @@ describe('the evidence report’s signature', () => {
     const html = page();
     expect(html.split(SIGNATURE_SLOT)).toHaveLength(2);
     expect(html).toContain(signer.publicKey);
-    expect(html).toContain('Acme Films (organization <code>org-1</code>), with its API key “investigations” (<code>drm_live_abc…</code>)');
+    expect(html).toContain(
+      'Acme Films (organization <code>org-1</code>), with its API key “investigations” (<code>drm_live_abc…</code>)',
+    );
   });
 
   it('verifies a signed report: the digest matches the file and the signature the deployment’s key', () => {
     const signed = signReport(page(), signer);
     expect(signed).not.toContain(SIGNATURE_SLOT);
-    expect(checkReport(signed, signer.publicKey)).toMatchObject({ digestMatches: true, signatureValid: true, keyExpected: true, publicKey: signer.publicKey });
+    expect(checkReport(signed, signer.publicKey)).toMatchObject({
+      digestMatches: true,
+      signatureValid: true,
+      keyExpected: true,
+      publicKey: signer.publicKey,
+    });
   });
 
   it('fails a report changed by one character, and one signed by another deployment', () => {
@@ -43,7 +57,11 @@ describe('the evidence report’s signature', () => {
     const changed = signed.replace('Acme Films', 'Acme Filmz');
     expect(checkReport(changed, signer.publicKey)).toMatchObject({ digestMatches: false, keyExpected: true });
     const elsewhere = signReport(page(), other);
-    expect(checkReport(elsewhere, signer.publicKey)).toMatchObject({ digestMatches: true, signatureValid: true, keyExpected: false });
+    expect(checkReport(elsewhere, signer.publicKey)).toMatchObject({
+      digestMatches: true,
+      signatureValid: true,
+      keyExpected: false,
+    });
     // a forged block: the true digest of the changed file beside the old signature
     const block = /<!--drm-signature [^>]*-->/;
     const digest = createHash('sha256').update(changed.replace(block, SIGNATURE_SLOT)).digest('hex');

@@ -26,7 +26,9 @@ describe.each(['file', 's3'] as const)('the spool on %s', (kind) => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-spool-'));
     if (kind === 's3') s3 = await startS3();
     const storage: StorageConfig = {
-      store: s3 ? { kind: 's3', bucket: s3.bucket, prefix: 'content' } : { kind: 'file', root: path.join(dir, 'data', 'content') },
+      store: s3
+        ? { kind: 's3', bucket: s3.bucket, prefix: 'content' }
+        : { kind: 'file', root: path.join(dir, 'data', 'content') },
       s3: { endpoint: s3?.endpoint },
       segmentDelivery: 'proxy',
     };
@@ -47,7 +49,10 @@ describe.each(['file', 's3'] as const)('the spool on %s', (kind) => {
     fs.writeFileSync(received, Buffer.from('leak'));
     const taken = await store.spool.keep(received, { move: true });
     if (kind === 's3') expect(fs.existsSync(received)).toBe(false);
-    for (const [ref, bytes] of [[copied, source], [taken, Buffer.from('leak')]] as const) {
+    for (const [ref, bytes] of [
+      [copied, source],
+      [taken, Buffer.from('leak')],
+    ] as const) {
       const got = await store.spool.fetch(ref);
       // .equals, not toEqual: a deep comparison of 8 MB takes vitest minutes.
       expect(fs.readFileSync(got.path).equals(bytes)).toBe(true);
@@ -55,7 +60,10 @@ describe.each(['file', 's3'] as const)('the spool on %s', (kind) => {
       // A fetched copy goes with its release; the kept file stays until it is removed.
       expect(fs.existsSync(got.path)).toBe(kind === 'file');
       await store.spool.remove(ref);
-      await expect(store.spool.fetch(ref)).rejects.toMatchObject({ code: 'INTERNAL_ERROR', message: expect.stringMatching(/no longer/) });
+      await expect(store.spool.fetch(ref)).rejects.toMatchObject({
+        code: 'INTERNAL_ERROR',
+        message: expect.stringMatching(/no longer/),
+      });
     }
   });
 
@@ -74,20 +82,26 @@ describe.each(['file', 's3'] as const)('the spool on %s', (kind) => {
     await store.spool.remove(owned);
   });
 
-  it.runIf(kind === 's3')('sweeps the local copies of workers that died, and uploads never finished once they are old', async () => {
-    fs.mkdirSync(store.spool.localDir, { recursive: true });
-    const local = (name: string) => path.join(store.spool.localDir, name);
-    // pid 2^22 + 1 is above Linux's pid_max: no process has it.
-    for (const name of ['fetched-4194305-a.mp4', `fetched-${process.pid}-b.mp4`, 'receiving.upload']) fs.writeFileSync(local(name), 'x');
-    expect(await store.spool.sweep(60_000, async () => false)).toBe(1);
-    expect(fs.existsSync(local('fetched-4194305-a.mp4'))).toBe(false);
-    expect(fs.existsSync(local(`fetched-${process.pid}-b.mp4`))).toBe(true);
-    expect(fs.existsSync(local('receiving.upload'))).toBe(true);
-    expect(await store.spool.sweep(-1000, async () => false)).toBe(2);
-  });
+  it.runIf(kind === 's3')(
+    'sweeps the local copies of workers that died, and uploads never finished once they are old',
+    async () => {
+      fs.mkdirSync(store.spool.localDir, { recursive: true });
+      const local = (name: string) => path.join(store.spool.localDir, name);
+      // pid 2^22 + 1 is above Linux's pid_max: no process has it.
+      for (const name of ['fetched-4194305-a.mp4', `fetched-${process.pid}-b.mp4`, 'receiving.upload'])
+        fs.writeFileSync(local(name), 'x');
+      expect(await store.spool.sweep(60_000, async () => false)).toBe(1);
+      expect(fs.existsSync(local('fetched-4194305-a.mp4'))).toBe(false);
+      expect(fs.existsSync(local(`fetched-${process.pid}-b.mp4`))).toBe(true);
+      expect(fs.existsSync(local('receiving.upload'))).toBe(true);
+      expect(await store.spool.sweep(-1000, async () => false)).toBe(2);
+    },
+  );
 
   it('says where a file of the other kind of store is, instead of reading a wrong one', async () => {
     const other = kind === 'file' ? 'spool:2b5e4a6c-54f2-4b8e-9d3e-3f0a3c7b8e11.mp4' : '/srv/drm/uploads/x.upload';
-    await expect(store.spool.fetch(other)).rejects.toMatchObject({ message: expect.stringMatching(kind === 'file' ? /object store/ : /disk of the machine/) });
+    await expect(store.spool.fetch(other)).rejects.toMatchObject({
+      message: expect.stringMatching(kind === 'file' ? /object store/ : /disk of the machine/),
+    });
   });
 });

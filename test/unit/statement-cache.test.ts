@@ -28,8 +28,14 @@ describe('the SQLite statement cache', () => {
     const { cached } = database();
     const rows = cached.prepare('select id, name from t order by id').raw();
     const objects = cached.prepare('select id, name from t order by id');
-    expect(rows.all()).toEqual([[1, 'a'], [2, 'b']]);
-    expect(objects.all()).toEqual([{ id: 1, name: 'a' }, { id: 2, name: 'b' }]);
+    expect(rows.all()).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+    ]);
+    expect(objects.all()).toEqual([
+      { id: 1, name: 'a' },
+      { id: 2, name: 'b' },
+    ]);
     expect(rows.get()).toEqual([1, 'a']);
     expect(objects.get()).toEqual({ id: 1, name: 'a' });
   });

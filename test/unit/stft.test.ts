@@ -67,7 +67,8 @@ describe('STFT analysis and overlap-add resynthesis', () => {
     const original = stft(x, opts);
     const energy = (g: typeof spec, bin: number) => {
       let e = 0;
-      for (let t = 4; t < g.frames - 4; t++) e += Math.hypot(g.re[t * g.bins + bin] as number, g.im[t * g.bins + bin] as number);
+      for (let t = 4; t < g.frames - 4; t++)
+        e += Math.hypot(g.re[t * g.bins + bin] as number, g.im[t * g.bins + bin] as number);
       return e;
     };
     const before = energy(original, k);
@@ -88,7 +89,12 @@ describe('STFT analysis and overlap-add resynthesis', () => {
         for (let j = i; j < n; j += hop) s += w[j] as number;
         return s;
       });
-      expect(maxAbsDiff(sums, sums.map(() => sums[0] as number))).toBeLessThan(1e-12);
+      expect(
+        maxAbsDiff(
+          sums,
+          sums.map(() => sums[0] as number),
+        ),
+      ).toBeLessThan(1e-12);
     }
   });
 

@@ -16,7 +16,8 @@ import { startS3, type TestS3 } from '../helpers/s3.js';
 const NAMES_KEY = Buffer.alloc(32, 7);
 
 /** The store's refusals are the one error type, with the spec's codes. */
-const expectDrmError = (work: Promise<unknown>, code: string) => expect(work).rejects.toMatchObject({ name: 'DrmError', code });
+const expectDrmError = (work: Promise<unknown>, code: string) =>
+  expect(work).rejects.toMatchObject({ name: 'DrmError', code });
 
 /** A staged item as ingest leaves it: two variants' playlists and segments, a thumbnail. */
 function stageItem(root: string, extra: Record<string, Buffer> = {}): { dir: string; files: Record<string, Buffer> } {
@@ -44,7 +45,9 @@ describe.each(['file', 's3'] as const)('the content store on %s', (kind) => {
   beforeAll(async () => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-store-'));
     if (kind === 's3') s3 = await startS3();
-    store = s3 ? contentBackend({ kind: 's3', bucket: s3.bucket, prefix: 'content' }, NAMES_KEY, { endpoint: s3.endpoint }) : contentBackend({ kind: 'file', root: path.join(root, 'content') }, NAMES_KEY);
+    store = s3
+      ? contentBackend({ kind: 's3', bucket: s3.bucket, prefix: 'content' }, NAMES_KEY, { endpoint: s3.endpoint })
+      : contentBackend({ kind: 'file', root: path.join(root, 'content') }, NAMES_KEY);
   }, 60_000);
   afterAll(async () => {
     await s3?.close();
@@ -94,21 +97,24 @@ describe.each(['file', 's3'] as const)('the content store on %s', (kind) => {
     if (s3) expect(await keysUnder(s3, `content/${id}/`)).toEqual([]);
   });
 
-  it.runIf(kind === 's3')('names objects so that a segment URL tells nothing of its variant or its number', async () => {
-    const id = randomUUID();
-    await store.publish(id, stageItem(root).dir);
-    const keys = await keysUnder(s3 as TestS3, `content/${id}/`);
-    expect(keys).toHaveLength(6);
-    const leaves = keys.map((k) => k.slice(`content/${id}/`.length)).filter((leaf) => leaf !== 'manifest.json');
-    for (const leaf of leaves) expect(leaf).toMatch(/^[0-9a-f]{40}$/);
-    const signed = await store.signedUrl(id, 'a/00000.ts', 60);
-    expect(signed?.bytes).toBe(1000);
-    const url = signed?.url as string;
-    expect(url).not.toMatch(/00000|\/a\/|\.ts/);
-    const res = await fetch(url);
-    expect(res.status).toBe(200);
-    expect(Buffer.from(await res.arrayBuffer()).length).toBe(1000);
-  });
+  it.runIf(kind === 's3')(
+    'names objects so that a segment URL tells nothing of its variant or its number',
+    async () => {
+      const id = randomUUID();
+      await store.publish(id, stageItem(root).dir);
+      const keys = await keysUnder(s3 as TestS3, `content/${id}/`);
+      expect(keys).toHaveLength(6);
+      const leaves = keys.map((k) => k.slice(`content/${id}/`.length)).filter((leaf) => leaf !== 'manifest.json');
+      for (const leaf of leaves) expect(leaf).toMatch(/^[0-9a-f]{40}$/);
+      const signed = await store.signedUrl(id, 'a/00000.ts', 60);
+      expect(signed?.bytes).toBe(1000);
+      const url = signed?.url as string;
+      expect(url).not.toMatch(/00000|\/a\/|\.ts/);
+      const res = await fetch(url);
+      expect(res.status).toBe(200);
+      expect(Buffer.from(await res.arrayBuffer()).length).toBe(1000);
+    },
+  );
 
   it.runIf(kind === 's3')('signs URLs that stop working when they expire', async () => {
     const id = randomUUID();
@@ -134,10 +140,14 @@ describe.each(['file', 's3'] as const)('the content store on %s', (kind) => {
     await store.publish(published, stageItem(root).dir);
     const killed = randomUUID();
     // What a publish killed before its manifest leaves: objects under the item, no manifest.
-    const half = contentBackend({ kind: 's3', bucket: (s3 as TestS3).bucket, prefix: 'content' }, NAMES_KEY, { endpoint: (s3 as TestS3).endpoint });
+    const half = contentBackend({ kind: 's3', bucket: (s3 as TestS3).bucket, prefix: 'content' }, NAMES_KEY, {
+      endpoint: (s3 as TestS3).endpoint,
+    });
     await half.publish(killed, stageItem(root).dir);
     const manifestKey = `content/${killed}/manifest.json`;
-    await s3Client({ endpoint: (s3 as TestS3).endpoint }).send(new DeleteObjectsCommand({ Bucket: (s3 as TestS3).bucket, Delete: { Objects: [{ Key: manifestKey }] } }));
+    await s3Client({ endpoint: (s3 as TestS3).endpoint }).send(
+      new DeleteObjectsCommand({ Bucket: (s3 as TestS3).bucket, Delete: { Objects: [{ Key: manifestKey }] } }),
+    );
     expect(await store.sweep(60_000)).toBe(0);
     expect(await store.sweep(-1000)).toBe(5);
     expect(await keysUnder(s3 as TestS3, `content/${killed}/`)).toEqual([]);
@@ -146,7 +156,9 @@ describe.each(['file', 's3'] as const)('the content store on %s', (kind) => {
 });
 
 async function keysUnder(s3: TestS3, prefix: string): Promise<string[]> {
-  const page = await s3Client({ endpoint: s3.endpoint }).send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: prefix }));
+  const page = await s3Client({ endpoint: s3.endpoint }).send(
+    new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: prefix }),
+  );
   return (page.Contents ?? []).map((o) => o.Key as string).sort();
 }
 
@@ -154,7 +166,11 @@ describe('--store', () => {
   it('names the disk or a bucket and a prefix, and refuses anything else in one line', () => {
     expect(parseStore(undefined, '/data/content')).toEqual({ kind: 'file', root: '/data/content' });
     expect(parseStore('file:/srv/content', '/data/content')).toEqual({ kind: 'file', root: '/srv/content' });
-    expect(parseStore('s3://drm-media/prod/content/', '/d')).toEqual({ kind: 's3', bucket: 'drm-media', prefix: 'prod/content' });
+    expect(parseStore('s3://drm-media/prod/content/', '/d')).toEqual({
+      kind: 's3',
+      bucket: 'drm-media',
+      prefix: 'prod/content',
+    });
     expect(parseStore('s3://drm-media', '/d')).toEqual({ kind: 's3', bucket: 'drm-media', prefix: '' });
     for (const bad of ['s3://B', 'http://x', 'file:', 's3://a']) expect(() => parseStore(bad, '/d')).toThrow(/--store/);
   });

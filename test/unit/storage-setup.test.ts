@@ -26,7 +26,10 @@ const refusing = (byCommand: Record<string, [string, number]>) =>
     send: async (command: object) => {
       const failure = byCommand[command.constructor.name];
       if (!failure) return {};
-      throw Object.assign(new Error(`refused: ${failure[0]}`), { name: failure[0], $metadata: { httpStatusCode: failure[1] } });
+      throw Object.assign(new Error(`refused: ${failure[0]}`), {
+        name: failure[0],
+        $metadata: { httpStatusCode: failure[1] },
+      });
     },
     config: { region: async () => 'us-east-1' },
   }) as unknown as S3Client;
@@ -39,18 +42,40 @@ afterAll(async () => s3?.close());
 describe('drm storage setup (core)', () => {
   it('creates a missing bucket and sets the players rule, read back from the store', async () => {
     const done = await setUpStore(storage('drm-fresh'));
-    expect(done).toMatchObject({ kind: 's3', store: 's3://drm-fresh/content', bucket: 'drm-fresh', bucketCreated: true, otherRules: 0 });
+    expect(done).toMatchObject({
+      kind: 's3',
+      store: 's3://drm-fresh/content',
+      bucket: 'drm-fresh',
+      bucketCreated: true,
+      otherRules: 0,
+    });
     expect(done.kind === 's3' && done.cors).toEqual([
-      { id: PLAYER_RULE_ID, origins: ['*'], methods: ['GET', 'HEAD'], headers: ['Range'], expose: ['Content-Length', 'Content-Range', 'ETag'], maxAgeSeconds: 3600 },
+      {
+        id: PLAYER_RULE_ID,
+        origins: ['*'],
+        methods: ['GET', 'HEAD'],
+        headers: ['Range'],
+        expose: ['Content-Length', 'Content-Range', 'ETag'],
+        maxAgeSeconds: 3600,
+      },
     ]);
     expect(done).not.toHaveProperty('note');
   });
 
   it("replaces its own rule on a rerun and keeps the bucket's other rules", async () => {
     const client = s3Client({ endpoint: s3.endpoint });
-    await client.send(new PutBucketCorsCommand({ Bucket: 'drm-existing', CORSConfiguration: { CORSRules: [{ ID: 'uploads', AllowedOrigins: ['https://admin.example'], AllowedMethods: ['PUT'] }] } }));
+    await client.send(
+      new PutBucketCorsCommand({
+        Bucket: 'drm-existing',
+        CORSConfiguration: {
+          CORSRules: [{ ID: 'uploads', AllowedOrigins: ['https://admin.example'], AllowedMethods: ['PUT'] }],
+        },
+      }),
+    );
     await setUpStore(storage('drm-existing'));
-    const done = await setUpStore(storage('drm-existing'), { origins: ['https://films.example/', 'https://*.films.example'] });
+    const done = await setUpStore(storage('drm-existing'), {
+      origins: ['https://films.example/', 'https://*.films.example'],
+    });
     expect(done).toMatchObject({ bucketCreated: false, otherRules: 1, note: expect.stringMatching(/Origin: null/) });
     expect(done.kind === 's3' && done.cors.map((r) => [r.id, r.origins])).toEqual([
       ['uploads', ['https://admin.example']],
@@ -61,11 +86,15 @@ describe('drm storage setup (core)', () => {
   it('makes the store answer a cross-origin GET with CORS headers only once set up', async () => {
     const client = s3Client({ endpoint: s3.endpoint });
     await client.send(new PutObjectCommand({ Bucket: 'drm-existing', Key: 'content/x', Body: 'segment' }));
-    const url = await getSignedUrl(client, new GetObjectCommand({ Bucket: 'drm-existing', Key: 'content/x' }), { expiresIn: 50 });
+    const url = await getSignedUrl(client, new GetObjectCommand({ Bucket: 'drm-existing', Key: 'content/x' }), {
+      expiresIn: 50,
+    });
     const get = (origin: string) => fetch(url, { headers: { origin } });
     // drm-existing carries the rule for two named origins (the test before): another is not let in.
     expect((await get('https://elsewhere.example')).headers.get('access-control-allow-origin')).toBeNull();
-    expect((await get('https://films.example')).headers.get('access-control-allow-origin')).toBe('https://films.example');
+    expect((await get('https://films.example')).headers.get('access-control-allow-origin')).toBe(
+      'https://films.example',
+    );
     await setUpStore(storage('drm-existing'));
     const open = await get('null');
     expect(open.headers.get('access-control-allow-origin')).toBe('*');
@@ -73,8 +102,17 @@ describe('drm storage setup (core)', () => {
   });
 
   it('says a disk store has nothing to set up, without failing', async () => {
-    const done = await setUpStore({ store: { kind: 'file', root: '/srv/drm/content' }, s3: {}, segmentDelivery: 'proxy' });
-    expect(done).toEqual({ kind: 'file', store: 'file:/srv/drm/content', changed: false, message: expect.stringMatching(/nothing to set up/) });
+    const done = await setUpStore({
+      store: { kind: 'file', root: '/srv/drm/content' },
+      s3: {},
+      segmentDelivery: 'proxy',
+    });
+    expect(done).toEqual({
+      kind: 'file',
+      store: 'file:/srv/drm/content',
+      changed: false,
+      message: expect.stringMatching(/nothing to set up/),
+    });
   });
 
   it('checks origins: * or scheme://host[:port], at most one wildcard', () => {
@@ -94,23 +132,65 @@ describe('drm storage setup (refusals, each with its fix)', () => {
         probe.close(() => resolve(port));
       });
     });
-    await expectDrmError(setUpStore(storage('drm-x', `http://127.0.0.1:${closed}`)), 'INTERNAL_ERROR', /cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\).*--s3-endpoint/);
+    await expectDrmError(
+      setUpStore(storage('drm-x', `http://127.0.0.1:${closed}`)),
+      'INTERNAL_ERROR',
+      /cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\).*--s3-endpoint/,
+    );
   });
 
   // s3rver checks an access key's id but never verifies a V4 signature, so a wrong secret passes
   // there; SignatureDoesNotMatch, as a real store answers it, is among the refusals below.
   it('says the credentials were refused', async () => {
-    const wrong = new S3Client({ endpoint: s3.endpoint, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'NOBODY', secretAccessKey: 'nothing' } });
-    await expectDrmError(setUpStore(storage('drm-existing'), {}, wrong), 'INTERNAL_ERROR', /refused the credentials \(InvalidAccessKeyId\).*AWS_ACCESS_KEY_ID/);
+    const wrong = new S3Client({
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'NOBODY', secretAccessKey: 'nothing' },
+    });
+    await expectDrmError(
+      setUpStore(storage('drm-existing'), {}, wrong),
+      'INTERNAL_ERROR',
+      /refused the credentials \(InvalidAccessKeyId\).*AWS_ACCESS_KEY_ID/,
+    );
   });
 
   it.each([
-    ['a bucket name taken elsewhere', { GetBucketCorsCommand: ['NoSuchBucket', 404], CreateBucketCommand: ['BucketAlreadyExists', 409] }, 'CONFLICT', /creating the bucket: the bucket name drm-x is taken by another account/],
-    ['a bucket of another account', { GetBucketCorsCommand: ['AccessDenied', 403] }, 'INTERNAL_ERROR', /access denied to bucket drm-x: it belongs to another account/],
-    ['a store without bucket CORS', { PutBucketCorsCommand: ['NotImplemented', 501] }, 'INTERNAL_ERROR', /does not implement bucket CORS.*--segment-delivery proxy/],
-    ['a wrong secret key', { GetBucketCorsCommand: ['SignatureDoesNotMatch', 403] }, 'INTERNAL_ERROR', /refused the credentials \(SignatureDoesNotMatch\)/],
-    ['a store that keeps no CORS it was sent', {}, 'INTERNAL_ERROR', /accepted the CORS configuration but does not return it/],
+    [
+      'a bucket name taken elsewhere',
+      { GetBucketCorsCommand: ['NoSuchBucket', 404], CreateBucketCommand: ['BucketAlreadyExists', 409] },
+      'CONFLICT',
+      /creating the bucket: the bucket name drm-x is taken by another account/,
+    ],
+    [
+      'a bucket of another account',
+      { GetBucketCorsCommand: ['AccessDenied', 403] },
+      'INTERNAL_ERROR',
+      /access denied to bucket drm-x: it belongs to another account/,
+    ],
+    [
+      'a store without bucket CORS',
+      { PutBucketCorsCommand: ['NotImplemented', 501] },
+      'INTERNAL_ERROR',
+      /does not implement bucket CORS.*--segment-delivery proxy/,
+    ],
+    [
+      'a wrong secret key',
+      { GetBucketCorsCommand: ['SignatureDoesNotMatch', 403] },
+      'INTERNAL_ERROR',
+      /refused the credentials \(SignatureDoesNotMatch\)/,
+    ],
+    [
+      'a store that keeps no CORS it was sent',
+      {},
+      'INTERNAL_ERROR',
+      /accepted the CORS configuration but does not return it/,
+    ],
   ] as const)('explains %s', async (_what, failures, code, message) => {
-    await expectDrmError(setUpStore(storage('drm-x'), {}, refusing(failures as Record<string, [string, number]>)), code, message);
+    await expectDrmError(
+      setUpStore(storage('drm-x'), {}, refusing(failures as Record<string, [string, number]>)),
+      code,
+      message,
+    );
   });
 });

@@ -11,29 +11,82 @@ import type { Overview } from '../../src/domain/operations/overview.js';
 const overview = (fields: Partial<Overview> = {}): Overview => ({
   at: '2026-11-25T12:00:00.000Z',
   sessions: { active: 42 },
-  traffic: { windowSeconds: 60, requestsPerMinute: 1234, clientErrorsPerMinute: 3, serverErrorsPerMinute: 0, streamsPerMinute: 7.5, segmentBytesPerSecond: 2_500_000, servers: 2 },
+  traffic: {
+    windowSeconds: 60,
+    requestsPerMinute: 1234,
+    clientErrorsPerMinute: 3,
+    serverErrorsPerMinute: 0,
+    streamsPerMinute: 7.5,
+    segmentBytesPerSecond: 2_500_000,
+    servers: 2,
+  },
   forensics: {
     waiting: 1,
     running: 1,
     queue: [
-      { caseId: 'c0ffee00-1111-2222-3333-444455556666', contentId: 'film', state: 'running', stage: 'detect', percent: 40, queuedAt: '2026-11-25T11:59:00.000Z' },
-      { caseId: 'beef0000-1111-2222-3333-444455556666', contentId: 'film', state: 'waiting', stage: null, percent: null, queuedAt: '2026-11-25T11:59:30.000Z' },
+      {
+        caseId: 'c0ffee00-1111-2222-3333-444455556666',
+        contentId: 'film',
+        state: 'running',
+        stage: 'detect',
+        percent: 40,
+        queuedAt: '2026-11-25T11:59:00.000Z',
+      },
+      {
+        caseId: 'beef0000-1111-2222-3333-444455556666',
+        contentId: 'film',
+        state: 'waiting',
+        stage: null,
+        percent: null,
+        queuedAt: '2026-11-25T11:59:30.000Z',
+      },
     ],
   },
   ingest: {
     waiting: 2,
     running: 1,
     jobs: [
-      { jobId: 'f11e0000-1111-2222-3333-444455556666', title: 'Big Buck Bunny', type: 'video', worker: 'gpu-1:4242', stage: 'marking A and B', percent: 30, attempts: 2, queuedAt: '2026-11-25T11:50:00.000Z' },
+      {
+        jobId: 'f11e0000-1111-2222-3333-444455556666',
+        title: 'Big Buck Bunny',
+        type: 'video',
+        worker: 'gpu-1:4242',
+        stage: 'marking A and B',
+        percent: 30,
+        attempts: 2,
+        queuedAt: '2026-11-25T11:50:00.000Z',
+      },
     ],
     failedLastHour: 1,
-    lastFailure: { jobId: 'dead0000-1111-2222-3333-444455556666', title: 'Broken', reason: 'the source has no video stream', at: '2026-11-25T11:58:00.000Z' },
+    lastFailure: {
+      jobId: 'dead0000-1111-2222-3333-444455556666',
+      title: 'Broken',
+      reason: 'the source has no video stream',
+      at: '2026-11-25T11:58:00.000Z',
+    },
   },
   webhooks: { backlog: 4, retrying: 1, failed: 2, delivered: 99 },
   recentCases: [
-    { caseId: 'abcd1234-0000-0000-0000-000000000000', contentId: 'film-1', organizationId: null, status: 'completed', classification: 'strong_match', binaryId: '1010'.repeat(10), createdAt: '2026-11-25T11:55:00.000Z' },
+    {
+      caseId: 'abcd1234-0000-0000-0000-000000000000',
+      contentId: 'film-1',
+      organizationId: null,
+      status: 'completed',
+      classification: 'strong_match',
+      binaryId: '1010'.repeat(10),
+      createdAt: '2026-11-25T11:55:00.000Z',
+    },
   ],
-  billing: { period: '2026-11', periodStart: '2026-11-01T00:00:00.000Z', periodEnd: '2026-12-01T00:00:00.000Z', streams: 310, bytes: 5_400_000_000, organizations: 3, openInvoices: 1, openInvoicesApusd: '143.00' },
+  billing: {
+    period: '2026-11',
+    periodStart: '2026-11-01T00:00:00.000Z',
+    periodEnd: '2026-12-01T00:00:00.000Z',
+    streams: 310,
+    bytes: 5_400_000_000,
+    organizations: 3,
+    openInvoices: 1,
+    openInvoicesApusd: '143.00',
+  },
   ...fields,
 });
 
@@ -43,7 +96,9 @@ afterEach(() => vi.useRealTimers());
 
 describe('the drm top dashboard', () => {
   it('shows sessions, traffic, the queue with its progress, webhooks, recent cases and the billing period', () => {
-    const { lastFrame } = render(createElement(Dashboard, { overview: overview(), source: 'sqlite:/srv/drm.db', columns: 120 }));
+    const { lastFrame } = render(
+      createElement(Dashboard, { overview: overview(), source: 'sqlite:/srv/drm.db', columns: 120 }),
+    );
     const frame = lastFrame() ?? '';
     expect(frame).toContain('sqlite:/srv/drm.db');
     expect(lineWith(frame, 'active sessions')).toContain('42');
@@ -56,8 +111,12 @@ describe('the drm top dashboard', () => {
     expect(lineWith(frame, 'backlog')).toContain('4');
     expect(lineWith(frame, 'Ingest queue')).not.toContain('Webhooks');
     expect(frame.split('\n').filter((l) => l.includes('waiting · running'))[1]).toContain('2 · 1');
-    expect(lineWith(frame, 'f11e0000')).toMatch(/Big Buck Bunny\s+marking A and B\s+█+░+\s+30% · try 2 · queued 10 min ago/);
-    expect(lineWith(frame, 'failed (last hour)')).toContain('1 · last dead0000 2 min ago: the source has no video stream');
+    expect(lineWith(frame, 'f11e0000')).toMatch(
+      /Big Buck Bunny\s+marking A and B\s+█+░+\s+30% · try 2 · queued 10 min ago/,
+    );
+    expect(lineWith(frame, 'failed (last hour)')).toContain(
+      '1 · last dead0000 2 min ago: the source has no video stream',
+    );
     expect(lineWith(frame, 'abcd1234')).toContain('strong_match');
     expect(lineWith(frame, 'abcd1234')).toContain('5 min ago');
     expect(lineWith(frame, 'open invoices')).toContain('1 (143.00 APUSD)');
@@ -66,14 +125,19 @@ describe('the drm top dashboard', () => {
 
   it("fits a running ingest's line, worker included, in 100 columns", () => {
     // ink-testing-library's terminal is 100 columns wide, whatever the columns the dashboard is told
-    const frame = render(createElement(Dashboard, { overview: overview(), source: 'db', columns: 100 })).lastFrame() ?? '';
-    expect(lineWith(frame, 'f11e0000')).toMatch(/f11e0000 Big Buck Bunny\s+marking A and B █+░+ {2}30% · try 2 · queued 10 min ago · gpu-1:4242 /);
+    const frame =
+      render(createElement(Dashboard, { overview: overview(), source: 'db', columns: 100 })).lastFrame() ?? '';
+    expect(lineWith(frame, 'f11e0000')).toMatch(
+      /f11e0000 Big Buck Bunny\s+marking A and B █+░+ {2}30% · try 2 · queued 10 min ago · gpu-1:4242 /,
+    );
   });
 
   it('sets panels side by side on a wide terminal and one under another on a narrow one', () => {
-    const wide = render(createElement(Dashboard, { overview: overview(), source: 'db', columns: 120 })).lastFrame() ?? '';
+    const wide =
+      render(createElement(Dashboard, { overview: overview(), source: 'db', columns: 120 })).lastFrame() ?? '';
     expect(lineWith(wide, 'Streaming')).toContain('Forensics queue');
-    const narrow = render(createElement(Dashboard, { overview: overview(), source: 'db', columns: 70 })).lastFrame() ?? '';
+    const narrow =
+      render(createElement(Dashboard, { overview: overview(), source: 'db', columns: 70 })).lastFrame() ?? '';
     expect(lineWith(narrow, 'Streaming')).not.toContain('Forensics queue');
     expect(narrow).toContain('Forensics queue');
   });
@@ -84,20 +148,28 @@ describe('the drm top dashboard', () => {
     expect(frame).toContain('no ingest running');
     expect(lineWith(frame, 'failed (last hour)')).toMatch(/failed \(last hour\)\s+0\s/);
     const { ingest: _, ...older } = overview();
-    const old = render(createElement(Dashboard, { overview: older as Overview, source: 'db', columns: 120 })).lastFrame() ?? '';
+    const old =
+      render(createElement(Dashboard, { overview: older as Overview, source: 'db', columns: 120 })).lastFrame() ?? '';
     expect(old).not.toContain('Ingest queue');
     expect(lineWith(old, 'active sessions')).toContain('42');
   });
 
   it('says what failed above the last figures it had', () => {
-    const frame = render(createElement(Dashboard, { overview: overview(), source: 'db', columns: 100, error: 'connection refused' })).lastFrame() ?? '';
+    const frame =
+      render(
+        createElement(Dashboard, { overview: overview(), source: 'db', columns: 100, error: 'connection refused' }),
+      ).lastFrame() ?? '';
     expect(frame).toContain('refresh failed: connection refused (showing the last figures)');
     expect(lineWith(frame, 'active sessions')).toContain('42');
   });
 });
 
 describe('the live drm top', () => {
-  const sourceOf = (read: OverviewSource['read']): OverviewSource => ({ label: 'test-db', read, close: async () => {} });
+  const sourceOf = (read: OverviewSource['read']): OverviewSource => ({
+    label: 'test-db',
+    read,
+    close: async () => {},
+  });
 
   it('reads again every interval and draws what it read', async () => {
     let active = 0;
@@ -117,7 +189,9 @@ describe('the live drm top', () => {
       return overview();
     };
     const app = render(createElement(TopApp, { source: sourceOf(read), intervalMs: 30 }));
-    await vi.waitFor(() => expect(app.lastFrame()).toContain('refresh failed: database is locked'), { timeout: 10_000 });
+    await vi.waitFor(() => expect(app.lastFrame()).toContain('refresh failed: database is locked'), {
+      timeout: 10_000,
+    });
     expect(lineWith(app.lastFrame() ?? '', 'active sessions')).toContain('42');
     app.unmount();
   });

@@ -7,7 +7,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DrmError } from '../../src/errors.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { hlsMuxArgs, keyframeGridArgs, playlistIn, readPlaylist, writeKeyInfo } from '../../src/media/hls.js';
-import { decryptSegment, encryptSegment, markVariantDiscontinuities, segmentIv } from '../../src/media/segment-discontinuity.js';
+import {
+  decryptSegment,
+  encryptSegment,
+  markVariantDiscontinuities,
+  segmentIv,
+} from '../../src/media/segment-discontinuity.js';
 import { markDiscontinuities, pesPids, TS_PACKET_SIZE } from '../../src/media/ts-discontinuity.js';
 
 // The packaging post-pass that lets a session switch between variants A and B: the first packet
@@ -53,15 +58,50 @@ function packet(pid: number, cc: number, spec: PacketSpec = {}): Buffer {
 /** A PSI section after a pointer field: header, body, a CRC nobody here checks. */
 function section(tableId: number, body: number[]): Buffer {
   const length = 5 + body.length + 4;
-  return Buffer.from([0, tableId, 0xb0 | (length >> 8), length & 0xff, 0, 1, 0xc1, 0, 0, ...body, 0xde, 0xad, 0xbe, 0xef]);
+  return Buffer.from([
+    0,
+    tableId,
+    0xb0 | (length >> 8),
+    length & 0xff,
+    0,
+    1,
+    0xc1,
+    0,
+    0,
+    ...body,
+    0xde,
+    0xad,
+    0xbe,
+    0xef,
+  ]);
 }
 
 // program 0 names the network PID (0x10), which is not a PMT
 const PAT = section(0x00, [0, 0, 0xe0, 0x10, 0, 1, 0xe0 | (PMT_PID >> 8), PMT_PID & 0xff]);
 const PMT = section(0x02, [
-  0xe0 | (VIDEO >> 8), VIDEO & 0xff, 0xf0, 3, 0x0e, 1, 0xff, // PCR PID, then a 3-byte program descriptor
-  0x1b, 0xe0 | (VIDEO >> 8), VIDEO & 0xff, 0xf0, 0,
-  0x0f, 0xe0 | (AUDIO >> 8), AUDIO & 0xff, 0xf0, 6, 0x0a, 4, 0x65, 0x6e, 0x67, 0, // a language descriptor
+  0xe0 | (VIDEO >> 8),
+  VIDEO & 0xff,
+  0xf0,
+  3,
+  0x0e,
+  1,
+  0xff, // PCR PID, then a 3-byte program descriptor
+  0x1b,
+  0xe0 | (VIDEO >> 8),
+  VIDEO & 0xff,
+  0xf0,
+  0,
+  0x0f,
+  0xe0 | (AUDIO >> 8),
+  AUDIO & 0xff,
+  0xf0,
+  6,
+  0x0a,
+  4,
+  0x65,
+  0x6e,
+  0x67,
+  0, // a language descriptor
 ]);
 const SDT = section(0x42, [0xff, 0, 1, 0xfc, 0x80, 0]);
 
@@ -69,7 +109,12 @@ const SDT = section(0x42, [0xff, 0, 1, 0xfc, 0x80, 0]);
  * Segment `seq` as ffmpeg's HLS muxer lays one out: SDT, PAT, PMT (their counters go on from
  * segment to segment alike in both variants), then video and audio from a random access point.
  */
-function segment(seq: number, videoCc: number, audioCc: number, audioAf: PacketSpec['af'] | 'none' = RANDOM_ACCESS): Buffer {
+function segment(
+  seq: number,
+  videoCc: number,
+  audioCc: number,
+  audioAf: PacketSpec['af'] | 'none' = RANDOM_ACCESS,
+): Buffer {
   const pes = Buffer.from([0, 0, 1, 0xe0, 0, 0, 0x80, 0x80, 5, 0x21, 0, 1, 0, 1]);
   return Buffer.concat([
     packet(SDT_PID, seq & 0x0f, { pusi: true, payload: SDT }),
@@ -89,7 +134,8 @@ function segment(seq: number, videoCc: number, audioCc: number, audioAf: PacketS
 const packetAt = (ts: Buffer, n: number) => ts.subarray(n * TS_PACKET_SIZE, (n + 1) * TS_PACKET_SIZE);
 const packetsOf = (ts: Buffer) => Array.from({ length: ts.length / TS_PACKET_SIZE }, (_, n) => packetAt(ts, n));
 const pidOf = (p: Buffer) => p.readUInt16BE(1) & 0x1fff;
-const flagged = (p: Buffer) => ((p[3] as number) & 0x20) !== 0 && (p[4] as number) > 0 && ((p[5] as number) & 0x80) !== 0;
+const flagged = (p: Buffer) =>
+  ((p[3] as number) & 0x20) !== 0 && (p[4] as number) > 0 && ((p[5] as number) & 0x80) !== 0;
 
 /** libavformat/mpegts.c's continuity check, as ffmpeg runs it on a playlist's segments one after another. */
 function continuityErrors(ts: Buffer): string[] {
@@ -131,11 +177,14 @@ describe('markDiscontinuities', () => {
     expect([...pesPids(segment(0, 0, 0), 'test')].sort()).toEqual([VIDEO, AUDIO]);
   });
 
-  it('makes a switch between two variants pass ffmpeg\'s continuity check, and changes nothing when marked again', () => {
+  it("makes a switch between two variants pass ffmpeg's continuity check, and changes nothing when marked again", () => {
     // variant A's second segment follows its first; B's second segment comes in with other counters
     const a0 = segment(0, 0, 0);
     const b1 = segment(1, 11, 6);
-    expect(continuityErrors(Buffer.concat([a0, b1]))).toEqual([`pid ${VIDEO} expected 5 got 11`, `pid ${AUDIO} expected 2 got 6`]);
+    expect(continuityErrors(Buffer.concat([a0, b1]))).toEqual([
+      `pid ${VIDEO} expected 5 got 11`,
+      `pid ${AUDIO} expected 2 got 6`,
+    ]);
     const marked = [a0, b1].map((s) => markDiscontinuities(s, 'test').packets);
     expect(continuityErrors(Buffer.concat(marked))).toEqual([]);
     expect(markDiscontinuities(marked[1] as Buffer, 'again').packets.equals(marked[1] as Buffer)).toBe(true);
@@ -165,9 +214,21 @@ describe('markDiscontinuities', () => {
 
   it.each([
     ['is empty', Buffer.alloc(0), /0 bytes is not a whole number of 188-byte packets/],
-    ['is not whole packets', Buffer.concat([segment(0, 0, 0), Buffer.alloc(7, 0x47)]), /is not a whole number of 188-byte packets/],
-    ['has a packet without the sync byte', Buffer.concat([segment(0, 0, 0), Buffer.alloc(TS_PACKET_SIZE, 0x46)]), /packet 11 does not start with the sync byte 0x47/],
-    ['is an MP4', Buffer.concat([Buffer.from('\0\0\0\x20ftypisom'), Buffer.alloc(TS_PACKET_SIZE * 2 - 12)]), /packet 0 does not start/],
+    [
+      'is not whole packets',
+      Buffer.concat([segment(0, 0, 0), Buffer.alloc(7, 0x47)]),
+      /is not a whole number of 188-byte packets/,
+    ],
+    [
+      'has a packet without the sync byte',
+      Buffer.concat([segment(0, 0, 0), Buffer.alloc(TS_PACKET_SIZE, 0x46)]),
+      /packet 11 does not start with the sync byte 0x47/,
+    ],
+    [
+      'is an MP4',
+      Buffer.concat([Buffer.from('\0\0\0\x20ftypisom'), Buffer.alloc(TS_PACKET_SIZE * 2 - 12)]),
+      /packet 0 does not start/,
+    ],
     ['has no PAT', Buffer.concat([packet(VIDEO, 0, { pusi: true, af: RANDOM_ACCESS })]), /has no PAT naming a PMT/],
   ])('refuses a buffer that %s, with a DrmError naming it', (_, input, message) => {
     expect(() => markDiscontinuities(input, 'segment 00003.ts of a')).toThrow(DrmError);
@@ -190,12 +251,42 @@ describe('the packaging post-pass over a variant ffmpeg encrypted', () => {
     const key = randomBytes(16);
     const keyInfo = writeKeyInfo(dir, key);
     // two encodings of one clip cut on the same 1-s grid, as variants A and B are
-    for (const [name, crf] of [['a', '20'], ['b', '40']] as const) {
+    for (const [name, crf] of [
+      ['a', '20'],
+      ['b', '40'],
+    ] as const) {
       const out = path.join(dir, name);
       fs.mkdirSync(out);
-      execFileSync(bins.ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=25', '-f', 'lavfi', '-i', 'sine=frequency=440',
-        '-t', '3', '-c:v', 'libx264', '-crf', crf, '-preset', 'veryfast', ...keyframeGridArgs(1), '-c:a', 'aac', ...hlsMuxArgs(out, keyInfo, 1), playlistIn(out)],
-        { stdio: ['ignore', 'ignore', 'pipe'] });
+      execFileSync(
+        bins.ffmpeg,
+        [
+          '-v',
+          'error',
+          '-y',
+          '-f',
+          'lavfi',
+          '-i',
+          'testsrc=size=160x120:rate=25',
+          '-f',
+          'lavfi',
+          '-i',
+          'sine=frequency=440',
+          '-t',
+          '3',
+          '-c:v',
+          'libx264',
+          '-crf',
+          crf,
+          '-preset',
+          'veryfast',
+          ...keyframeGridArgs(1),
+          '-c:a',
+          'aac',
+          ...hlsMuxArgs(out, keyInfo, 1),
+          playlistIn(out),
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
     }
     const plain = (name: string, n: number) => {
       const file = path.join(dir, name, (readPlaylist(playlistIn(path.join(dir, name)))[n] as { file: string }).file);
@@ -206,7 +297,11 @@ describe('the packaging post-pass over a variant ffmpeg encrypted', () => {
     const before = [0, 1, 2].map((n) => plain('b', n));
 
     for (const name of ['a', 'b']) {
-      expect(await markVariantDiscontinuities(path.join(dir, name), key)).toMatchObject({ segments: 3, flagged: 6, inserted: 0 });
+      expect(await markVariantDiscontinuities(path.join(dir, name), key)).toMatchObject({
+        segments: 3,
+        flagged: 6,
+        inserted: 0,
+      });
     }
     expect(continuityErrors(mixed())).toEqual([]);
     // the same packets but for the two indicator bits (video, audio), sealed as any player expects
@@ -214,7 +309,11 @@ describe('the packaging post-pass over a variant ffmpeg encrypted', () => {
       const after = plain('b', n);
       const was = before[n] as Buffer;
       expect(after.length).toBe(was.length);
-      expect(packetsOf(after).flatMap((p, i) => (p.equals(packetAt(was, i)) ? [] : [pidOf(p)])).sort()).toEqual([VIDEO, AUDIO]);
+      expect(
+        packetsOf(after)
+          .flatMap((p, i) => (p.equals(packetAt(was, i)) ? [] : [pidOf(p)]))
+          .sort(),
+      ).toEqual([VIDEO, AUDIO]);
       expect(encryptSegment(after, key, n).equals(fs.readFileSync(path.join(dir, 'b', `0000${n}.ts`)))).toBe(true);
     }
   });

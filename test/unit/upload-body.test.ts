@@ -16,7 +16,14 @@ describe('the upload body of drm analyze --server', () => {
     const bytes = Buffer.alloc(3_500_000, 7);
     fs.writeFileSync(file, bytes);
     const seen: Array<[number, number]> = [];
-    const upload = multipartWithFile([['contentId', 'abc'], ['contentType', 'video']], file, (sent, total) => seen.push([sent, total]));
+    const upload = multipartWithFile(
+      [
+        ['contentId', 'abc'],
+        ['contentType', 'video'],
+      ],
+      file,
+      (sent, total) => seen.push([sent, total]),
+    );
     const raw = Buffer.from(await new Response(upload.body).arrayBuffer());
     expect(raw.length).toBe(upload.bytes);
     expect(upload.headers['content-length']).toBe(String(raw.length));
@@ -30,7 +37,9 @@ describe('the upload body of drm analyze --server', () => {
       });
       parser.on('file', (_name, stream, info) => {
         const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c)).on('end', () => files.push({ name: info.filename ?? '', data: Buffer.concat(chunks) }));
+        stream
+          .on('data', (c: Buffer) => chunks.push(c))
+          .on('end', () => files.push({ name: info.filename ?? '', data: Buffer.concat(chunks) }));
       });
       parser.on('close', resolve).on('error', reject);
       Readable.from([raw]).pipe(parser);

@@ -34,7 +34,11 @@ describe('lining a leak up in time with its original', () => {
     const original = film(900);
     // The leak starts 137 frames into the original (its first 137 frames cut) and keeps frames 0, 4, 8, …
     const leak = Array.from({ length: 150 }, (_, k) => original[137 + 4 * k] as Float32Array);
-    const time = alignTime(leak, original, Int32Array.from(leak, (_, k) => 4 * k));
+    const time = alignTime(
+      leak,
+      original,
+      Int32Array.from(leak, (_, k) => 4 * k),
+    );
     expect(time.offset).toBe(137);
     expect(time.correlation).toBeGreaterThan(0.99);
     expect([...time.frameMap]).toEqual(leak.map((_, k) => 137 + 4 * k));
@@ -54,7 +58,13 @@ describe('lining a leak up in time with its original', () => {
   it('refines each sample to the original frame that its finer comparison prefers', () => {
     const original = film(400);
     const leak = Array.from({ length: 60 }, (_, k) => original[20 + 4 * k] as Float32Array);
-    const coarse = { ...alignTime(leak, original, Int32Array.from(leak, (_, k) => 4 * k)) };
+    const coarse = {
+      ...alignTime(
+        leak,
+        original,
+        Int32Array.from(leak, (_, k) => 4 * k),
+      ),
+    };
     // A comparison that (like a pan seen through the crop) says sample 10 is really frame 61, not 60.
     const score = (k: number, i: number) => (k === 10 ? (i === 61 ? 1 : 0.5) : i === 20 + 4 * k ? 1 : 0.5);
     const fine = refineTime(coarse, original.length, score);
@@ -67,16 +77,26 @@ describe('lining a leak up in time with its original', () => {
 describe('lining each piece of a leak up on its own', () => {
   /** A leak made of runs of original frames, sampled every fourth leak frame: [start, length] per run, each at `speed`. */
   function leakOf(original: Float32Array[], runs: Array<[number, number]>, speed = 1) {
-    const frames = runs.flatMap(([start, length]) => Array.from({ length: Math.floor(length / speed) }, (_, i) => start + Math.round(i * speed)));
+    const frames = runs.flatMap(([start, length]) =>
+      Array.from({ length: Math.floor(length / speed) }, (_, i) => start + Math.round(i * speed)),
+    );
     const ks = Array.from({ length: Math.floor(frames.length / 4) }, (_, k) => 4 * k);
-    return { leak: ks.map((i) => original[frames[i] as number] as Float32Array), positions: Int32Array.from(ks), truth: ks.map((i) => frames[i] as number) };
+    return {
+      leak: ks.map((i) => original[frames[i] as number] as Float32Array),
+      positions: Int32Array.from(ks),
+      truth: ks.map((i) => frames[i] as number),
+    };
   }
-  const agreeing = (found: Int32Array, truth: number[]) => truth.filter((t, k) => Math.abs((found[k] as number) - t) <= 1).length / truth.length;
+  const agreeing = (found: Int32Array, truth: number[]) =>
+    truth.filter((t, k) => Math.abs((found[k] as number) - t) <= 1).length / truth.length;
 
   it('finds segments in reverse order where one offset finds only one of them', () => {
     const original = scenes(1500);
     // six 10-s segments at 25 fps (250 frames), leaked last first
-    const { leak, positions, truth } = leakOf(original, [1250, 1000, 750, 500, 250, 0].map((s) => [s, 250] as [number, number]));
+    const { leak, positions, truth } = leakOf(
+      original,
+      [1250, 1000, 750, 500, 250, 0].map((s) => [s, 250] as [number, number]),
+    );
     const global = alignTime(leak, original, positions);
     expect(agreeing(global.frameMap, truth)).toBeLessThan(0.3);
     const pieces = realignPieces(global, leak, original);
@@ -85,7 +105,16 @@ describe('lining each piece of a leak up on its own', () => {
 
   it('follows a leak played 8% fast, with segments dropped and one repeated', () => {
     const original = scenes(1500);
-    const { leak, positions, truth } = leakOf(original, [[0, 250], [500, 250], [500, 250], [1000, 250]], 1.08);
+    const { leak, positions, truth } = leakOf(
+      original,
+      [
+        [0, 250],
+        [500, 250],
+        [500, 250],
+        [1000, 250],
+      ],
+      1.08,
+    );
     const global = alignTime(leak, original, positions);
     expect(agreeing(global.frameMap, truth)).toBeLessThan(0.3);
     const pieces = realignPieces(global, leak, original);
@@ -95,15 +124,30 @@ describe('lining each piece of a leak up on its own', () => {
   it('leaves a leak that one offset explains as it was', () => {
     const original = film(900);
     const leak = Array.from({ length: 150 }, (_, k) => original[137 + 4 * k] as Float32Array);
-    const global = alignTime(leak, original, Int32Array.from(leak, (_, k) => 4 * k));
+    const global = alignTime(
+      leak,
+      original,
+      Int32Array.from(leak, (_, k) => 4 * k),
+    );
     expect(realignPieces(global, leak, original)).toEqual(global);
   });
 
   it('leaves a piece of another film unmatched', () => {
     const original = scenes(900);
     const other = scenes(400, 99);
-    const leak = [...Array.from({ length: 60 }, (_, k) => original[100 + 4 * k] as Float32Array), ...Array.from({ length: 40 }, (_, k) => other[4 * k] as Float32Array)];
-    const pieces = realignPieces(alignTime(leak, original, Int32Array.from(leak, (_, k) => 4 * k)), leak, original);
+    const leak = [
+      ...Array.from({ length: 60 }, (_, k) => original[100 + 4 * k] as Float32Array),
+      ...Array.from({ length: 40 }, (_, k) => other[4 * k] as Float32Array),
+    ];
+    const pieces = realignPieces(
+      alignTime(
+        leak,
+        original,
+        Int32Array.from(leak, (_, k) => 4 * k),
+      ),
+      leak,
+      original,
+    );
     expect([...pieces.frameMap.slice(60)].every((i) => i === -1)).toBe(true);
   });
 });

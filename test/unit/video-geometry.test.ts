@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { findRect } from '../../src/watermark/video/find-rect.js';
 import { fitHomography } from '../../src/watermark/video/fit-homography.js';
 import { type Rect, resizeArea, viewThrough } from '../../src/watermark/video/geometry.js';
-import { compose, corners, type Homography, invert, mapPoint, rectOnto, scaleShift, warpedView } from '../../src/watermark/video/homography.js';
+import {
+  compose,
+  corners,
+  type Homography,
+  invert,
+  mapPoint,
+  rectOnto,
+  scaleShift,
+  warpedView,
+} from '../../src/watermark/video/homography.js';
 
 // A reference plane of 480 × 270 with smooth, seeded content, and leaks that show a rectangle of it.
 const W = 480;
@@ -16,7 +25,9 @@ function picture(seed: number): Uint8Array {
   };
   const waves = Array.from({ length: 6 }, () => [rand() * 0.08, rand() * 0.08, rand() * 6] as const);
   const out = new Uint8Array(W * H);
-  for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) out[y * W + x] = 128 + waves.reduce((sum, [a, b, c]) => sum + 10 * Math.sin(a * x + b * y + c), 0);
+  for (let y = 0; y < H; y++)
+    for (let x = 0; x < W; x++)
+      out[y * W + x] = 128 + waves.reduce((sum, [a, b, c]) => sum + 10 * Math.sin(a * x + b * y + c), 0);
   return out;
 }
 
@@ -25,7 +36,9 @@ function pairsShowing(rect: Rect) {
   const whole = { x: 0, y: 0, w: W, h: H };
   return Array.from({ length: 6 }, (_, n) => {
     const original = picture(n + 1);
-    const leak = Uint8Array.from(viewThrough({ data: original, width: W, height: H }, W, rect, W, H), (v) => Math.round(v));
+    const leak = Uint8Array.from(viewThrough({ data: original, width: W, height: H }, W, rect, W, H), (v) =>
+      Math.round(v),
+    );
     return {
       leak: { data: resizeArea(leak, W, H, whole, 320, 180), width: 320, height: 180 },
       original: { data: resizeArea(original, W, H, whole, 320, 180), width: 320, height: 180 },
@@ -60,7 +73,9 @@ function pairsThrough(map: Homography) {
   const back = invert(map);
   return Array.from({ length: 6 }, (_, n) => {
     const original = resizeArea(picture(n + 1), W, H, { x: 0, y: 0, w: W, h: H }, SW, SH);
-    const leak = Float32Array.from(warpedView({ data: original, width: SW, height: SH }, back, SW, SH), (v) => (Number.isNaN(v) ? 0 : v));
+    const leak = Float32Array.from(warpedView({ data: original, width: SW, height: SH }, back, SW, SH), (v) =>
+      Number.isNaN(v) ? 0 : v,
+    );
     return { leak: { data: leak, width: SW, height: SH }, original: { data: original, width: SW, height: SH } };
   });
 }
@@ -120,7 +135,12 @@ describe('fitting the projective map of a turned or tilted leak', () => {
 /** The projective map taking the corners of the search picture (clockwise from the top left) to `quad`. */
 function quadMap(quad: Array<[number, number]>): Homography {
   // The unit square to the quad (Heckbert's closed form), after the picture to the unit square.
-  const [[x0, y0], [x1, y1], [x2, y2], [x3, y3]] = quad as [[number, number], [number, number], [number, number], [number, number]];
+  const [[x0, y0], [x1, y1], [x2, y2], [x3, y3]] = quad as [
+    [number, number],
+    [number, number],
+    [number, number],
+    [number, number],
+  ];
   const dx1 = x1 - x2;
   const dx2 = x3 - x2;
   const dy1 = y1 - y2;

@@ -3,7 +3,17 @@ import { createCpuDirectBackend } from '../../gpu/cpu-direct.js';
 import { KeyedRandom, watermarkKey } from '../../src/watermark/keyed-random.js';
 import { downsample, reducedSize, upsample, writeVariants } from '../../gpu/resample.js';
 import { clampRms } from '../../gpu/modulate.js';
-import { analyse, DEFAULT_VIDEO_MARK, markedCount, markFrame, markFrames, patternLength, rmsForPsnr, segmentGains, segmentPattern } from '../../src/watermark/video/mark.js';
+import {
+  analyse,
+  DEFAULT_VIDEO_MARK,
+  markedCount,
+  markFrame,
+  markFrames,
+  patternLength,
+  rmsForPsnr,
+  segmentGains,
+  segmentPattern,
+} from '../../src/watermark/video/mark.js';
 import { bitFromZ } from '../../src/watermark/score.js';
 import { nullPatterns, SegmentScore } from '../../src/watermark/video/score.js';
 
@@ -38,7 +48,9 @@ function scene(frames: number, seed = 11): Uint8Array[] {
   }
   return Array.from({ length: frames }, (_, f) => {
     const out = new Uint8Array(W * H);
-    for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) out[y * W + x] = Math.max(0, Math.min(255, Math.round(128 + 90 * (blurred[y * big + x + f] as number))));
+    for (let y = 0; y < H; y++)
+      for (let x = 0; x < W; x++)
+        out[y * W + x] = Math.max(0, Math.min(255, Math.round(128 + 90 * (blurred[y * big + x + f] as number))));
     return out;
   });
 }
@@ -114,7 +126,10 @@ describe('video mark: variants A and B from one analysis, scored against the ori
     const busy = frames[0]?.map((v) => (v < 128 ? 20 : 235)) as Uint8Array; // hard-edged texture
     const gains = segmentGains(pattern);
     const strongest = DEFAULT_VIDEO_MARK.psnrDb?.strongest as number;
-    const unlimited = await markFrame(backend, Uint8Array.from(busy), W, H, gains, 'A', { ...DEFAULT_VIDEO_MARK, psnrDb: undefined });
+    const unlimited = await markFrame(backend, Uint8Array.from(busy), W, H, gains, 'A', {
+      ...DEFAULT_VIDEO_MARK,
+      psnrDb: undefined,
+    });
     const limited = await markFrame(backend, Uint8Array.from(busy), W, H, gains, 'A');
     expect(psnr(unlimited.A as Uint8Array, busy)).toBeLessThan(strongest);
     expect(psnr(limited.A as Uint8Array, busy)).toBeGreaterThanOrEqual(strongest - 0.5); // 8-bit rounding
@@ -155,13 +170,27 @@ describe('video mark: variants A and B from one analysis, scored against the ori
       [854, 480],
       [718, 405],
     ] as const) {
-      expect(patternLength(w, h)).toBe(markedCount(await analyse(backend, new Uint8Array(w * h), w, h, DEFAULT_VIDEO_MARK), DEFAULT_VIDEO_MARK));
+      expect(patternLength(w, h)).toBe(
+        markedCount(await analyse(backend, new Uint8Array(w * h), w, h, DEFAULT_VIDEO_MARK), DEFAULT_VIDEO_MARK),
+      );
     }
   });
 
   it('reads A as bit 0 and B as bit 1 after a noisy re-quantisation', async () => {
-    const zA = (await scoreOf(frames, a.map((f, i) => attack(f, i)), count)).z(pattern);
-    const zB = (await scoreOf(frames, b.map((f, i) => attack(f, 100 + i)), count)).z(pattern);
+    const zA = (
+      await scoreOf(
+        frames,
+        a.map((f, i) => attack(f, i)),
+        count,
+      )
+    ).z(pattern);
+    const zB = (
+      await scoreOf(
+        frames,
+        b.map((f, i) => attack(f, 100 + i)),
+        count,
+      )
+    ).z(pattern);
     expect(zA).toBeGreaterThan(5);
     expect(zB).toBeLessThan(-5);
     expect(bitFromZ(zA)).toBe('0');
@@ -169,30 +198,68 @@ describe('video mark: variants A and B from one analysis, scored against the ori
   });
 
   it('finds nothing in an unmarked copy, nor with another segment’s or key’s pattern', async () => {
-    const unmarked = await scoreOf(frames, frames.map((f, i) => attack(f, 200 + i)), count);
+    const unmarked = await scoreOf(
+      frames,
+      frames.map((f, i) => attack(f, 200 + i)),
+      count,
+    );
     expect(Math.abs(unmarked.z(pattern))).toBeLessThan(4);
     expect(bitFromZ(unmarked.z(pattern))).toBe('?');
-    const marked = await scoreOf(frames, a.map((f, i) => attack(f, 300 + i)), count);
+    const marked = await scoreOf(
+      frames,
+      a.map((f, i) => attack(f, 300 + i)),
+      count,
+    );
     expect(Math.abs(marked.z(segmentPattern(key, content, 4, count)))).toBeLessThan(4);
     for (const p of nullPatterns(key, content, 3, count, 16)) expect(Math.abs(marked.z(p))).toBeLessThan(4.5);
   });
 
-  const changeOf = (marked: Uint8Array, source: Uint8Array) => Int16Array.from(marked.subarray(0, W * H), (v, i) => v - (source[i] as number));
+  const changeOf = (marked: Uint8Array, source: Uint8Array) =>
+    Int16Array.from(marked.subarray(0, W * H), (v, i) => v - (source[i] as number));
   const sameShare = (x: Int16Array, y: Int16Array) => x.reduce((n, v, i) => n + (v === y[i] ? 1 : 0), 0) / x.length;
 
   it('marks a run of frames with the first frame’s change: the next frame of a pan takes the same δ', async () => {
-    const [first, second] = await markFrames(backend, [Uint8Array.from(frames[0] as Uint8Array), Uint8Array.from(frames[1] as Uint8Array)], W, H, segmentGains(pattern), 'both');
+    const [first, second] = await markFrames(
+      backend,
+      [Uint8Array.from(frames[0] as Uint8Array), Uint8Array.from(frames[1] as Uint8Array)],
+      W,
+      H,
+      segmentGains(pattern),
+      'both',
+    );
     const own = await markFrame(backend, Uint8Array.from(frames[1] as Uint8Array), W, H, segmentGains(pattern), 'both');
     // Equal up to the odd rounding tie: the follower got δ of frame 0, not its own.
-    expect(sameShare(changeOf(second?.A as Uint8Array, frames[1] as Uint8Array), changeOf(first?.A as Uint8Array, frames[0] as Uint8Array))).toBeGreaterThan(0.999);
-    expect(sameShare(changeOf(second?.B as Uint8Array, frames[1] as Uint8Array), changeOf(first?.B as Uint8Array, frames[0] as Uint8Array))).toBeGreaterThan(0.999);
-    expect(sameShare(changeOf(own.A as Uint8Array, frames[1] as Uint8Array), changeOf(first?.A as Uint8Array, frames[0] as Uint8Array))).toBeLessThan(0.999);
+    expect(
+      sameShare(
+        changeOf(second?.A as Uint8Array, frames[1] as Uint8Array),
+        changeOf(first?.A as Uint8Array, frames[0] as Uint8Array),
+      ),
+    ).toBeGreaterThan(0.999);
+    expect(
+      sameShare(
+        changeOf(second?.B as Uint8Array, frames[1] as Uint8Array),
+        changeOf(first?.B as Uint8Array, frames[0] as Uint8Array),
+      ),
+    ).toBeGreaterThan(0.999);
+    expect(
+      sameShare(
+        changeOf(own.A as Uint8Array, frames[1] as Uint8Array),
+        changeOf(first?.A as Uint8Array, frames[0] as Uint8Array),
+      ),
+    ).toBeLessThan(0.999);
     expect(psnr(second?.A as Uint8Array, frames[1] as Uint8Array)).toBeGreaterThan(45);
   });
 
   it('gives a frame after a cut its own δ, not the previous shot’s', async () => {
     const other = scene(1, 99)[0] as Uint8Array;
-    const [, afterCut] = await markFrames(backend, [Uint8Array.from(frames[0] as Uint8Array), Uint8Array.from(other)], W, H, segmentGains(pattern), 'A');
+    const [, afterCut] = await markFrames(
+      backend,
+      [Uint8Array.from(frames[0] as Uint8Array), Uint8Array.from(other)],
+      W,
+      H,
+      segmentGains(pattern),
+      'A',
+    );
     const own = await markFrame(backend, Uint8Array.from(other), W, H, segmentGains(pattern), 'A');
     expect(afterCut?.A).toEqual(own.A);
   });
@@ -200,17 +267,38 @@ describe('video mark: variants A and B from one analysis, scored against the ori
   it('reads the bit of a segment marked in runs of two frames as well as one marked frame by frame', async () => {
     const runs: Uint8Array[] = [];
     for (let i = 0; i < frames.length; i += 2) {
-      const marked = await markFrames(backend, frames.slice(i, i + 2).map((f) => Uint8Array.from(f)), W, H, segmentGains(pattern), 'B');
+      const marked = await markFrames(
+        backend,
+        frames.slice(i, i + 2).map((f) => Uint8Array.from(f)),
+        W,
+        H,
+        segmentGains(pattern),
+        'B',
+      );
       runs.push(...marked.map((m) => m.B as Uint8Array));
     }
-    const perFrame = (await scoreOf(frames, b.map((f, i) => attack(f, 400 + i)), count)).z(pattern);
-    const inRuns = (await scoreOf(frames, runs.map((f, i) => attack(f, 400 + i)), count)).z(pattern);
+    const perFrame = (
+      await scoreOf(
+        frames,
+        b.map((f, i) => attack(f, 400 + i)),
+        count,
+      )
+    ).z(pattern);
+    const inRuns = (
+      await scoreOf(
+        frames,
+        runs.map((f, i) => attack(f, 400 + i)),
+        count,
+      )
+    ).z(pattern);
     expect(inRuns).toBeLessThan(-5);
     expect(inRuns).toBeLessThan(0.8 * perFrame);
   });
 
   it('refuses a pattern or a transform of the wrong size', async () => {
-    await expect(markFrame(backend, Uint8Array.from(frames[0] as Uint8Array), W, H, new Float32Array(10), 'A')).rejects.toThrow(/10 gains for \d+ coefficients/);
+    await expect(
+      markFrame(backend, Uint8Array.from(frames[0] as Uint8Array), W, H, new Float32Array(10), 'A'),
+    ).rejects.toThrow(/10 gains for \d+ coefficients/);
     const score = new SegmentScore(count, DEFAULT_VIDEO_MARK);
     expect(() => score.z(new Float32Array(3))).toThrow(/pattern length/);
   });
@@ -222,22 +310,31 @@ describe('resampling for the mark', () => {
     [65, 37],
     [70, 41],
   ] as const;
-  const smooth = (w: number, h: number) => Uint8Array.from({ length: w * h }, (_, i) => 128 + Math.round(60 * Math.sin((i % w) / 9) * Math.cos(Math.floor(i / w) / 7)));
+  const smooth = (w: number, h: number) =>
+    Uint8Array.from(
+      { length: w * h },
+      (_, i) => 128 + Math.round(60 * Math.sin((i % w) / 9) * Math.cos(Math.floor(i / w) / 7)),
+    );
 
-  it.each([2, 4])('round-trips a smooth image closely through a %i× reduction, for sizes that do and do not divide', (factor) => {
-    for (const [w, h] of sizes) {
-      const img = smooth(w, h);
-      const small = downsample(img, w, h, factor);
-      expect(small.length).toBe(reducedSize(w, h, factor).width * reducedSize(w, h, factor).height);
-      const back = upsample(small, w, h, factor);
-      let worst = 0;
-      for (let y = factor; y < h - 2 * factor; y++) for (let x = factor; x < w - 2 * factor; x++) worst = Math.max(worst, Math.abs((back[y * w + x] as number) - (img[y * w + x] as number)));
-      expect(worst).toBeLessThan(3 * factor);
-    }
-  });
+  it.each([2, 4])(
+    'round-trips a smooth image closely through a %i× reduction, for sizes that do and do not divide',
+    (factor) => {
+      for (const [w, h] of sizes) {
+        const img = smooth(w, h);
+        const small = downsample(img, w, h, factor);
+        expect(small.length).toBe(reducedSize(w, h, factor).width * reducedSize(w, h, factor).height);
+        const back = upsample(small, w, h, factor);
+        let worst = 0;
+        for (let y = factor; y < h - 2 * factor; y++)
+          for (let x = factor; x < w - 2 * factor; x++)
+            worst = Math.max(worst, Math.abs((back[y * w + x] as number) - (img[y * w + x] as number)));
+        expect(worst).toBeLessThan(3 * factor);
+      }
+    },
+  );
 
   it('averages whole boxes: a 4x4 checkerboard of 0 and 255 reduces to flat grey', () => {
-    const img = Uint8Array.from({ length: 16 * 8 }, (_, i) => ((i % 16) + Math.floor(i / 16)) % 2 === 0 ? 0 : 255);
+    const img = Uint8Array.from({ length: 16 * 8 }, (_, i) => (((i % 16) + Math.floor(i / 16)) % 2 === 0 ? 0 : 255));
     expect([...downsample(img, 16, 8, 4)]).toEqual(new Array(8).fill(127.5));
   });
 
@@ -250,7 +347,8 @@ describe('resampling for the mark', () => {
         const i = Math.floor(k / Math.floor(width / 4));
         const j = k % Math.floor(width / 4);
         let sum = 0;
-        for (let y = 4 * i; y < 4 * i + 4; y++) for (let x = 4 * j; x < 4 * j + 4; x++) sum += src[y * width + x] as number;
+        for (let y = 4 * i; y < 4 * i + 4; y++)
+          for (let x = 4 * j; x < 4 * j + 4; x++) sum += src[y * width + x] as number;
         return sum / 16;
       });
     expect([...downsample(img.subarray(0, w * h), w, h, 4)]).toEqual(naive(img, w)); // fast path
@@ -262,7 +360,11 @@ describe('resampling for the mark', () => {
   it('writes the variants of frames of any size in turn, clipping at black and white', () => {
     const clip = (v: number) => Math.min(255, Math.max(0, Math.round(v)));
     // Large, small, then large again: the kernel's memory grows and is laid out afresh each time.
-    for (const [w, h] of [[1283, 721], [37, 23], [1920, 1080]] as const) {
+    for (const [w, h] of [
+      [1283, 721],
+      [37, 23],
+      [1920, 1080],
+    ] as const) {
       const r = reducedSize(w, h, 4);
       const luma = Uint8Array.from({ length: w * h }, (_, i) => (i * 7919) % 256);
       const delta = Float32Array.from({ length: r.width * r.height }, (_, i) => ((i * 31) % 61) - 30);
@@ -275,7 +377,11 @@ describe('resampling for the mark', () => {
       for (let i = 0; i < w * h; i++) {
         const plus = (luma[i] as number) + (enlarged[i] as number);
         if (plus < 0 || plus > 255) clipped++;
-        worst = Math.max(worst, Math.abs((a[i] as number) - clip(plus)), Math.abs((b[i] as number) - clip((luma[i] as number) - (enlarged[i] as number))));
+        worst = Math.max(
+          worst,
+          Math.abs((a[i] as number) - clip(plus)),
+          Math.abs((b[i] as number) - clip((luma[i] as number) - (enlarged[i] as number))),
+        );
       }
       expect(worst, `${w}x${h}`).toBeLessThanOrEqual(1);
       expect(clipped).toBeGreaterThan(0);
@@ -286,7 +392,10 @@ describe('resampling for the mark', () => {
     const w = 9;
     const h = 6;
     const luma = Uint8Array.from({ length: w * h }, (_, i) => (i * 37) % 256);
-    const delta = Float32Array.from({ length: reducedSize(w, h, 2).width * reducedSize(w, h, 2).height }, (_, i) => (i % 5) * 3.3 - 6);
+    const delta = Float32Array.from(
+      { length: reducedSize(w, h, 2).width * reducedSize(w, h, 2).height },
+      (_, i) => (i % 5) * 3.3 - 6,
+    );
     const enlarged = upsample(delta, w, h, 2);
     const a = new Uint8Array(w * h);
     const b = new Uint8Array(w * h);

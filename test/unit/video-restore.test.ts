@@ -13,7 +13,9 @@ describe('putting a leak frame back into the original for scoring', () => {
     // The leak shows the original's rectangle (10, 5, 40 × 20), stretched over its whole frame.
     const rect = { x: 10, y: 5, w: 40, h: 20 };
     const proxy = new Float32Array(W * H);
-    for (let v = 0; v < H; v++) for (let u = 0; u < W; u++) proxy[v * W + u] = ramp(rect.x + ((u + 0.5) / W) * rect.w - 0.5, rect.y + ((v + 0.5) / H) * rect.h - 0.5);
+    for (let v = 0; v < H; v++)
+      for (let u = 0; u < W; u++)
+        proxy[v * W + u] = ramp(rect.x + ((u + 0.5) / W) * rect.w - 0.5, rect.y + ((v + 0.5) / H) * rect.h - 0.5);
     const original = new Float32Array(W * H).fill(7);
     const inside = insetRect(rect, 2, W, H);
     expect(inside).toEqual({ x: 12, y: 7, w: 36, h: 16 });
@@ -32,11 +34,23 @@ describe('putting a leak frame back into the original for scoring', () => {
     const active = { x: 0, y: 6, w: W, h: H - 12 };
     const proxy = new Float32Array(W * H);
     for (let v = active.y; v < active.y + active.h; v++) {
-      for (let u = 0; u < W; u++) proxy[v * W + u] = ramp(((u + 0.5) / W) * W - 0.5, ((v - active.y + 0.5) / active.h) * H - 0.5) - 10;
+      for (let u = 0; u < W; u++)
+        proxy[v * W + u] = ramp(((u + 0.5) / W) * W - 0.5, ((v - active.y + 0.5) / active.h) * H - 0.5) - 10;
     }
     const brighten = Uint8Array.from({ length: 256 }, (_, v) => Math.min(255, v + 10));
     const rect = { x: 0, y: 0, w: W, h: H };
-    const out = restoreLeak(proxy, new Float32Array(W * H), W, H, { active, map: rectOnto(rect, active), inside: insetRect(rect, 2, W, H), tone: brighten });
-    for (const [x, y] of [[2, 2], [30, 17], [61, 33], [45, 9]] as const) expect(out[y * W + x], `(${x}, ${y})`).toBeCloseTo(ramp(x, y), 2);
+    const out = restoreLeak(proxy, new Float32Array(W * H), W, H, {
+      active,
+      map: rectOnto(rect, active),
+      inside: insetRect(rect, 2, W, H),
+      tone: brighten,
+    });
+    for (const [x, y] of [
+      [2, 2],
+      [30, 17],
+      [61, 33],
+      [45, 9],
+    ] as const)
+      expect(out[y * W + x], `(${x}, ${y})`).toBeCloseTo(ramp(x, y), 2);
   });
 });

@@ -11,7 +11,14 @@ import {
   rankOf,
   windowOf,
 } from '../../src/domain/identity/nested-code.js';
-import { ID_MARGIN, messageFor, shellOf, viewerIdFor, viewerIdKey, viewerIdWord } from '../../src/domain/identity/viewer-ids.js';
+import {
+  ID_MARGIN,
+  messageFor,
+  shellOf,
+  viewerIdFor,
+  viewerIdKey,
+  viewerIdWord,
+} from '../../src/domain/identity/viewer-ids.js';
 
 // Viewer ids as words of nested cyclic codes of length 40 (DESIGN.md, "Viewers", and issue 17):
 // every level's ids are named by any `dimension` consecutive segments, allocation is a pure
@@ -46,7 +53,10 @@ describe('the nested codes', () => {
     let windows = 0;
     for (const level of CODE_LEVELS) {
       for (let start = 0; start < 40; start++) {
-        expect(rankOf(NESTED_BASIS.slice(0, level.dimension).map((w) => windowOf(w, start, level.dimension))), `level ${level.dimension} at ${start}`).toBe(level.dimension);
+        expect(
+          rankOf(NESTED_BASIS.slice(0, level.dimension).map((w) => windowOf(w, start, level.dimension))),
+          `level ${level.dimension} at ${start}`,
+        ).toBe(level.dimension);
         const message = randomBelow(level.dimension);
         expect(messageFromWindow(level, start, windowOf(codeWord(message), start, level.dimension))).toBe(message);
         windows++;
@@ -78,16 +88,21 @@ describe('allocation from a counter', () => {
     }
   });
 
-  it('spreads a level\'s counters over its whole shell, not its start', () => {
+  it("spreads a level's counters over its whole shell, not its start", () => {
     const shell = shellOf(300n);
-    const offsets = Array.from({ length: 200 }, (_, i) => messageFor(key, shell.start + BigInt(i)).message - shell.messageStart);
+    const offsets = Array.from(
+      { length: 200 },
+      (_, i) => messageFor(key, shell.start + BigInt(i)).message - shell.messageStart,
+    );
     // 200 draws from a shell of 2^28 − 2^24 messages: their maximum is near the top, far past 200
     expect(offsets.reduce((a, b) => (a > b ? a : b)) > shell.messageSpace / 2n).toBe(true);
   });
 
   it('does not show the order of allocation: consecutive counters get unrelated ids', () => {
     const ids = Array.from({ length: 200 }, (_, i) => viewerIdWord(key, BigInt(i)));
-    const distances = ids.slice(1).map((id, i) => [...((id ^ (ids[i] as bigint)).toString(2))].filter((b) => b === '1').length);
+    const distances = ids
+      .slice(1)
+      .map((id, i) => [...(id ^ (ids[i] as bigint)).toString(2)].filter((b) => b === '1').length);
     const mean = distances.reduce((a, b) => a + b, 0) / distances.length;
     expect(mean).toBeGreaterThan(4);
     expect(viewerIdFor(viewerIdKey(Buffer.alloc(32, 43)), 5n)).not.toBe(viewerIdFor(key, 5n));
@@ -99,23 +114,30 @@ describe('allocation from a counter', () => {
     [1_000_000n, 40],
     [100_000_000n, 40],
     [100_000_000_000n, 40],
-  ])('holds at counter %s (level %i): distinct ids, each in its code, named by any window of its dimension', (around, dimension) => {
-    const shell = shellOf(around);
-    expect(shell.level.dimension).toBe(dimension);
-    const counters = Array.from({ length: 400 }, (_, i) => (i < 200 ? around + BigInt(i) : shell.start + (randomBelow(40) % shell.size)));
-    const words = new Map<bigint, bigint>();
-    for (const counter of counters) {
-      const word = viewerIdWord(key, counter);
-      const { message, level } = messageFor(key, counter);
-      expect(level).toBe(shell.level);
-      expect(inCode(word ^ key.mask, level.check)).toBe(true);
-      const start = Number(randomBelow(6) % 40n);
-      expect(messageFromWindow(level, start, windowOf(word ^ key.mask, start, dimension))).toBe(message);
-      const earlier = words.get(word);
-      expect(earlier === undefined || earlier === counter, `counters ${earlier} and ${counter} share an id`).toBe(true);
-      words.set(word, counter);
-    }
-  });
+  ])(
+    'holds at counter %s (level %i): distinct ids, each in its code, named by any window of its dimension',
+    (around, dimension) => {
+      const shell = shellOf(around);
+      expect(shell.level.dimension).toBe(dimension);
+      const counters = Array.from({ length: 400 }, (_, i) =>
+        i < 200 ? around + BigInt(i) : shell.start + (randomBelow(40) % shell.size),
+      );
+      const words = new Map<bigint, bigint>();
+      for (const counter of counters) {
+        const word = viewerIdWord(key, counter);
+        const { message, level } = messageFor(key, counter);
+        expect(level).toBe(shell.level);
+        expect(inCode(word ^ key.mask, level.check)).toBe(true);
+        const start = Number(randomBelow(6) % 40n);
+        expect(messageFromWindow(level, start, windowOf(word ^ key.mask, start, dimension))).toBe(message);
+        const earlier = words.get(word);
+        expect(earlier === undefined || earlier === counter, `counters ${earlier} and ${counter} share an id`).toBe(
+          true,
+        );
+        words.set(word, counter);
+      }
+    },
+  );
 
   it('with no margin fills each level before the next (levels 12 and 13 for the first 8,192 counters)', () => {
     const messages = new Set<bigint>();
@@ -141,10 +163,16 @@ describe('allocation from a counter', () => {
       (k < top - 4096n ? level13 : level12).add(message);
       expect(level.dimension).toBe(k < top - 4096n ? 13 : 12);
     }
-    expect([level12.size, Math.min(...[...level12].map(Number)), Math.max(...[...level12].map(Number))]).toEqual([4096, 0, 4095]);
-    expect([level13.size, Math.min(...[...level13].map(Number)), Math.max(...[...level13].map(Number))]).toEqual([4096, 4096, 8191]);
+    expect([level12.size, Math.min(...[...level12].map(Number)), Math.max(...[...level12].map(Number))]).toEqual([
+      4096, 0, 4095,
+    ]);
+    expect([level13.size, Math.min(...[...level13].map(Number)), Math.max(...[...level13].map(Number))]).toEqual([
+      4096, 4096, 8191,
+    ]);
     // Level 36's leftover words are not the ones it gave out first.
-    const first = new Set(Array.from({ length: 300 }, (_, i) => messageFor(key, shellOf(4095n).start + BigInt(i)).message));
+    const first = new Set(
+      Array.from({ length: 300 }, (_, i) => messageFor(key, shellOf(4095n).start + BigInt(i)).message),
+    );
     for (let i = 0n; i < 300n; i++) expect(first.has(messageFor(key, lastLevelFull + i).message)).toBe(false);
     expect(() => shellOf(top)).toThrow(/past the/);
     expect(() => shellOf(top, 0)).toThrow(/past the/);

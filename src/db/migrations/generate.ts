@@ -43,7 +43,10 @@ export async function emptySnapshots(): Promise<Snapshots> {
  * pragmas are left out: the migration runner turns the checks off around every migration (a
  * pragma inside its transaction would do nothing) and checks the keys before it commits.
  */
-export async function statementsBetween(from: Snapshots, to: Snapshots): Promise<{ postgres: string[]; sqlite: string[] }> {
+export async function statementsBetween(
+  from: Snapshots,
+  to: Snapshots,
+): Promise<{ postgres: string[]; sqlite: string[] }> {
   const k = await kit();
   const sqlite = await k.generateSQLiteMigration(from.sqlite, to.sqlite);
   return {
@@ -119,7 +122,11 @@ function slug(name: string): string {
  * Diffs the description against the folder's snapshots and writes the next step; null when the
  * description has not changed since the newest migration (nothing is written then).
  */
-export async function generateStep(name: string, description: Description, folder: MigrationsFolder): Promise<GeneratedStep | null> {
+export async function generateStep(
+  name: string,
+  description: Description,
+  folder: MigrationsFolder,
+): Promise<GeneratedStep | null> {
   const before = readSnapshots(folder.dir);
   const after = await snapshotsOf(description);
   const sql = await statementsBetween(before, after);
@@ -142,11 +149,17 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const [tables, { generatedSteps }] = await Promise.all([import('../schema/description.js'), import('./steps/index.js')]);
+  const [tables, { generatedSteps }] = await Promise.all([
+    import('../schema/description.js'),
+    import('./steps/index.js'),
+  ]);
   const dir = path.dirname(fileURLToPath(import.meta.url));
   const step = await generateStep(name, tables as unknown as Description, { dir, existing: generatedSteps });
   if (!step) console.log('db:generate: the schema matches the newest migration; nothing written');
-  else console.log(`db:generate: wrote migration ${step.version} (${step.name}) to ${path.relative(process.cwd(), path.join(dir, 'steps'))}`);
+  else
+    console.log(
+      `db:generate: wrote migration ${step.version} (${step.name}) to ${path.relative(process.cwd(), path.join(dir, 'steps'))}`,
+    );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) await main();

@@ -18,15 +18,30 @@ export function chainCursorRepo(x: Executor) {
 
     /** Moves a cursor forward only: a server that read less never moves it back. */
     advanceCursor: (cursorId: string, nextBlock: number, now: number) =>
-      x.run((q) => q.update(c).set({ nextBlock, updatedAt: now }).where(and(eq(c.id, cursorId), lt(c.nextBlock, nextBlock)))),
+      x.run((q) =>
+        q
+          .update(c)
+          .set({ nextBlock, updatedAt: now })
+          .where(and(eq(c.id, cursorId), lt(c.nextBlock, nextBlock))),
+      ),
 
     /** Moves a cursor back to the first block a reorg replaced. */
     rewindCursor: (cursorId: string, nextBlock: number, now: number) =>
-      x.run((q) => q.update(c).set({ nextBlock, updatedAt: now }).where(and(eq(c.id, cursorId), gt(c.nextBlock, nextBlock)))),
+      x.run((q) =>
+        q
+          .update(c)
+          .set({ nextBlock, updatedAt: now })
+          .where(and(eq(c.id, cursorId), gt(c.nextBlock, nextBlock))),
+      ),
 
     /** Remembers the hash of a block read (checkpoints for finding reorgs); ones 256 ranges back are dropped. */
     async checkpoint(cursorId: string, number: number, hash: string): Promise<void> {
-      await x.run((q) => q.insert(b).values({ cursorId, number, hash }).onConflictDoUpdate({ target: [b.cursorId, b.number], set: { hash } }));
+      await x.run((q) =>
+        q
+          .insert(b)
+          .values({ cursorId, number, hash })
+          .onConflictDoUpdate({ target: [b.cursorId, b.number], set: { hash } }),
+      );
       await x.run((q) => q.delete(b).where(and(eq(b.cursorId, cursorId), lt(b.number, number - 256 * 2_000))));
     },
 
@@ -34,7 +49,7 @@ export function chainCursorRepo(x: Executor) {
     checkpoints: (cursorId: string, limit = 256) =>
       x.run((q) => q.select().from(b).where(eq(b.cursorId, cursorId)).orderBy(desc(b.number)).limit(literalInt(limit))),
 
-    forgetFrom: (cursorId: string, number: number) => x.run((q) => q.delete(b).where(and(eq(b.cursorId, cursorId), gte(b.number, number)))),
-
+    forgetFrom: (cursorId: string, number: number) =>
+      x.run((q) => q.delete(b).where(and(eq(b.cursorId, cursorId), gte(b.number, number)))),
   };
 }

@@ -8,7 +8,9 @@ export function contentAdminRepo(x: Executor) {
   return {
     /** Every item (any status), newest first, and how many there are: the operator's list. */
     async listAll(limit: number, offset: number): Promise<{ rows: ContentRow[]; total: number }> {
-      const rows = await x.run((q) => q.select().from(t).orderBy(desc(t.createdAt), desc(t.id)).limit(literalInt(limit)).offset(literalInt(offset)));
+      const rows = await x.run((q) =>
+        q.select().from(t).orderBy(desc(t.createdAt), desc(t.id)).limit(literalInt(limit)).offset(literalInt(offset)),
+      );
       const n = await x.run((q) => q.select({ n: count() }).from(t));
       return { rows, total: Number(n[0]?.n ?? 0) };
     },
@@ -18,10 +20,21 @@ export function contentAdminRepo(x: Executor) {
       const s = x.s.streamSessions;
       const one = async (query: Promise<{ n: number }[]>) => Number((await query)[0]?.n ?? 0);
       return {
-        liveSessions: await one(x.run((q) => q.select({ n: count() }).from(s).where(and(eq(s.contentId, id), eq(s.isActive, true), gt(s.expiresAt, now))))),
+        liveSessions: await one(
+          x.run((q) =>
+            q
+              .select({ n: count() })
+              .from(s)
+              .where(and(eq(s.contentId, id), eq(s.isActive, true), gt(s.expiresAt, now))),
+          ),
+        ),
         sessions: await one(x.run((q) => q.select({ n: count() }).from(s).where(eq(s.contentId, id)))),
-        licenses: await one(x.run((q) => q.select({ n: count() }).from(x.s.licenses).where(eq(x.s.licenses.contentId, id)))),
-        cases: await one(x.run((q) => q.select({ n: count() }).from(x.s.forensicCases).where(eq(x.s.forensicCases.contentId, id)))),
+        licenses: await one(
+          x.run((q) => q.select({ n: count() }).from(x.s.licenses).where(eq(x.s.licenses.contentId, id))),
+        ),
+        cases: await one(
+          x.run((q) => q.select({ n: count() }).from(x.s.forensicCases).where(eq(x.s.forensicCases.contentId, id))),
+        ),
       };
     },
 
@@ -31,10 +44,14 @@ export function contentAdminRepo(x: Executor) {
      */
     async retire(id: string, keepRow: boolean): Promise<void> {
       await x.run((q) => q.delete(x.s.licenses).where(eq(x.s.licenses.contentId, id)));
-      await x.run((q) => q.update(x.s.streamSessions).set({ isActive: false }).where(eq(x.s.streamSessions.contentId, id)));
-      if (keepRow) await x.run((q) => q.update(t).set({ status: 'deleted', storagePath: null, contentKey: null }).where(eq(t.id, id)));
+      await x.run((q) =>
+        q.update(x.s.streamSessions).set({ isActive: false }).where(eq(x.s.streamSessions.contentId, id)),
+      );
+      if (keepRow)
+        await x.run((q) =>
+          q.update(t).set({ status: 'deleted', storagePath: null, contentKey: null }).where(eq(t.id, id)),
+        );
       else await x.run((q) => q.delete(t).where(eq(t.id, id)));
     },
-
   };
 }

@@ -12,7 +12,12 @@ export function contentRepo(x: Executor) {
   const l = x.s.licenses;
   const ORG = sql.placeholder('organizationId');
   // By primary key, so no LIMIT (a bound LIMIT ? is slow on SQLite).
-  const byId = x.prepared('drm_content_by_id', (q) => q.select().from(t).where(eq(t.id, sql.placeholder('id'))));
+  const byId = x.prepared('drm_content_by_id', (q) =>
+    q
+      .select()
+      .from(t)
+      .where(eq(t.id, sql.placeholder('id'))),
+  );
   // The organization's licenses are read once per query (non-correlated IN), and the content index
   // on (status, created_at, id) lets a page stop at its last row however large the catalog is.
   const licensed = (limit: number, offset: number) =>
@@ -25,8 +30,20 @@ export function contentRepo(x: Executor) {
           and(
             eq(t.status, 'ready'),
             or(
-              inArray(t.type, q.select({ type: l.contentType }).from(l).where(active(eq(l.contentId, '*')))),
-              inArray(t.id, q.select({ id: l.contentId }).from(l).where(active(ne(l.contentId, '*')))),
+              inArray(
+                t.type,
+                q
+                  .select({ type: l.contentType })
+                  .from(l)
+                  .where(active(eq(l.contentId, '*'))),
+              ),
+              inArray(
+                t.id,
+                q
+                  .select({ id: l.contentId })
+                  .from(l)
+                  .where(active(ne(l.contentId, '*'))),
+              ),
             ),
           ),
         )

@@ -8,7 +8,16 @@ export type CaseRow = typeof tables.forensicCases.$inferSelect;
 
 export type CaseOutcome = Pick<
   CaseRow,
-  'status' | 'failureReason' | 'classification' | 'binaryId' | 'supportedBits' | 'matchedViewerId' | 'matchedSessionId' | 'report' | 'leakFrames' | 'completedAt'
+  | 'status'
+  | 'failureReason'
+  | 'classification'
+  | 'binaryId'
+  | 'supportedBits'
+  | 'matchedViewerId'
+  | 'matchedSessionId'
+  | 'report'
+  | 'leakFrames'
+  | 'completedAt'
 >;
 
 /**
@@ -30,8 +39,8 @@ export function forensicCasesRepo(x: Executor) {
 /** The case rows: stored, leased by the analysis queue, finished, listed. */
 function caseRows(x: Executor) {
   const t = x.s.forensicCases;
-  const { leakFrames: _frames, ...listed } = getTableColumns(t);
   return {
+    ...caseEnds(x),
     /** How many rows are in each status (metrics gauges). */
     async countByStatus(): Promise<Record<string, number>> {
       const rows = await x.run((q) => q.select({ status: t.status, n: count() }).from(t).groupBy(t.status));
@@ -54,7 +63,10 @@ function caseRows(x: Executor) {
     async claimNext(now: number, leaseUntil: number, by: string): Promise<CaseRow | undefined> {
       const waiting = and(eq(t.status, 'processing'), or(isNull(t.leaseUntil), lte(t.leaseUntil, now)));
       const rows = await x.run((q) => {
-        const next = skippingLocked(x, q.select({ id: t.id }).from(t).where(waiting).orderBy(t.createdAt, t.id).limit(1));
+        const next = skippingLocked(
+          x,
+          q.select({ id: t.id }).from(t).where(waiting).orderBy(t.createdAt, t.id).limit(1),
+        );
         return q
           .update(t)
           .set({ leaseUntil, leasedBy: by, attempts: sql`${t.attempts} + 1` })
@@ -83,27 +95,6 @@ function caseRows(x: Executor) {
     },
 
     /** Ends a case (keeping its leak for the retention), if `by` still holds its lease; false when another process took it after the lease lapsed. */
-    async finish(id: string, by: string, outcome: CaseOutcome): Promise<boolean> {
-      const rows = await x.run((q) =>
-        q
-          .update(t)
-          .set({ ...outcome, leaseUntil: null, leasedBy: null, progress: null })
-          .where(and(eq(t.id, id), eq(t.status, 'processing'), eq(t.leasedBy, by)))
-          .returning({ id: t.id }),
-      );
-      return rows.length > 0;
-    },
-
-    /** One page of cases, most recent first: an organization's, or (null) every case on the platform. */
-    async list(organizationId: string | null, limit: number, offset: number): Promise<{ cases: CaseRow[]; total: number }> {
-      const mine = organizationId === null ? undefined : eq(t.organizationId, organizationId);
-      const [rows, totals] = await Promise.all([
-        // Everything but the frame pairs, which only an evidence report reads.
-        x.run((q) => q.select(listed).from(t).where(mine).orderBy(desc(t.createdAt), desc(t.id)).limit(limit).offset(offset)),
-        x.run((q) => q.select({ n: count() }).from(t).where(mine)),
-      ]);
-      return { cases: rows.map((r) => ({ ...r, leakFrames: null }) as CaseRow), total: Number(totals[0]?.n ?? 0) };
-    },
   };
 }
 
@@ -114,7 +105,13 @@ function workerWrites(x: Executor) {
   return {
     /** Keeps a running case's lease alive; false when it is no longer `by`'s (it lapsed and another process took the case). */
     async extendLease(id: string, by: string, leaseUntil: number): Promise<boolean> {
-      const rows = await x.run((q) => q.update(t).set({ leaseUntil }).where(and(running(id), eq(t.leasedBy, by))).returning({ id: t.id }));
+      const rows = await x.run((q) =>
+        q
+          .update(t)
+          .set({ leaseUntil })
+          .where(and(running(id), eq(t.leasedBy, by)))
+          .returning({ id: t.id }),
+      );
       return rows.length > 0;
     },
 
@@ -140,7 +137,9 @@ function leakEvidence(x: Executor) {
      */
     async candidatesPage(contentId: string, after: string | null, limit: number): Promise<CandidateRow[]> {
       const marked = and(eq(sessions.contentId, contentId), eq(sessions.watermarked, true));
-      const viewersOwn = sql<string | null>`case when ${sessions.viewerBits} is null then (select ${viewers.binaryId} from ${viewers} where ${viewers.id} = ${sessions.viewerId}) end`;
+      const viewersOwn = sql<
+        string | null
+      >`case when ${sessions.viewerBits} is null then (select ${viewers.binaryId} from ${viewers} where ${viewers.id} = ${sessions.viewerId}) end`;
       return x.run((q) =>
         q
           .select({ viewerId: sessions.viewerId, bits: sessions.viewerBits, binaryId: viewersOwn })
@@ -210,7 +209,47 @@ function keptLeaks(x: Executor) {
 
     /** Forgets an ended case's leak (once it is removed from the store). */
     async dropUpload(id: string): Promise<void> {
-      await x.run((q) => q.update(t).set({ uploadPath: null }).where(and(eq(t.id, id), ne(t.status, 'processing'))));
+      await x.run((q) =>
+        q
+          .update(t)
+          .set({ uploadPath: null })
+          .where(and(eq(t.id, id), ne(t.status, 'processing'))),
+      );
+    },
+  };
+}
+
+/** A case finished by the process that holds it, and the pages of cases. */
+function caseEnds(x: Executor) {
+  const t = x.s.forensicCases;
+  const { leakFrames: _frames, ...listed } = getTableColumns(t);
+  return {
+    async finish(id: string, by: string, outcome: CaseOutcome): Promise<boolean> {
+      const rows = await x.run((q) =>
+        q
+          .update(t)
+          .set({ ...outcome, leaseUntil: null, leasedBy: null, progress: null })
+          .where(and(eq(t.id, id), eq(t.status, 'processing'), eq(t.leasedBy, by)))
+          .returning({ id: t.id }),
+      );
+      return rows.length > 0;
+    },
+
+    /** One page of cases, most recent first: an organization's, or (null) every case on the platform. */
+    async list(
+      organizationId: string | null,
+      limit: number,
+      offset: number,
+    ): Promise<{ cases: CaseRow[]; total: number }> {
+      const mine = organizationId === null ? undefined : eq(t.organizationId, organizationId);
+      const [rows, totals] = await Promise.all([
+        // Everything but the frame pairs, which only an evidence report reads.
+        x.run((q) =>
+          q.select(listed).from(t).where(mine).orderBy(desc(t.createdAt), desc(t.id)).limit(limit).offset(offset),
+        ),
+        x.run((q) => q.select({ n: count() }).from(t).where(mine)),
+      ]);
+      return { cases: rows.map((r) => ({ ...r, leakFrames: null }) as CaseRow), total: Number(totals[0]?.n ?? 0) };
     },
   };
 }

@@ -21,7 +21,13 @@ export function idempotencyRepo(x: Executor) {
     },
 
     /** Takes over a row older than `before` for a new request (its key's time is up): false when another did. */
-    async reclaim(organizationId: string, key: string, requestHash: string, now: number, before: number): Promise<boolean> {
+    async reclaim(
+      organizationId: string,
+      key: string,
+      requestHash: string,
+      now: number,
+      before: number,
+    ): Promise<boolean> {
       const rows = await x.run((q) =>
         q
           .update(t)

@@ -31,7 +31,9 @@ function jobRows(x: Executor) {
     },
 
     async list(limit: number): Promise<IngestJobRow[]> {
-      return (await x.run((q) => q.select().from(t).orderBy(desc(t.createdAt), desc(t.id)).limit(limit))) as IngestJobRow[];
+      return (await x.run((q) =>
+        q.select().from(t).orderBy(desc(t.createdAt), desc(t.id)).limit(limit),
+      )) as IngestJobRow[];
     },
   };
 }
@@ -40,10 +42,10 @@ function jobRows(x: Executor) {
 function workerLeases(x: Executor) {
   const t = x.s.ingestJobs;
   /** Queued, or taken by a worker whose lease ran out (it died, or lost the database). */
-  const takeable = (now: number) => and(or(eq(t.status, 'queued'), eq(t.status, 'running')), or(isNull(t.leaseUntil), lte(t.leaseUntil, now)));
+  const takeable = (now: number) =>
+    and(or(eq(t.status, 'queued'), eq(t.status, 'running')), or(isNull(t.leaseUntil), lte(t.leaseUntil, now)));
   const held = (id: string, worker: string) => and(eq(t.id, id), eq(t.status, 'running'), eq(t.worker, worker));
   return {
-
     /**
      * Leases the oldest takeable job to `worker` in one statement (the pick locked and skipped by
      * the other workers on Postgres); `attempts` counts the takes, to give up on a job that kills
@@ -51,7 +53,10 @@ function workerLeases(x: Executor) {
      */
     async claimNext(worker: string, now: number, leaseUntil: number): Promise<IngestJobRow | undefined> {
       const rows = await x.run((q) => {
-        const next = skippingLocked(x, q.select({ id: t.id }).from(t).where(takeable(now)).orderBy(t.createdAt, t.id).limit(1));
+        const next = skippingLocked(
+          x,
+          q.select({ id: t.id }).from(t).where(takeable(now)).orderBy(t.createdAt, t.id).limit(1),
+        );
         return q
           .update(t)
           .set({ status: 'running', worker, leaseUntil, attempts: sql`${t.attempts} + 1` })
@@ -84,7 +89,14 @@ function workerLeases(x: Executor) {
       await x.run((q) =>
         q
           .update(t)
-          .set({ status: 'queued', worker: null, leaseUntil: null, progress: null, contentId: null, attempts: sql`${t.attempts} - 1` })
+          .set({
+            status: 'queued',
+            worker: null,
+            leaseUntil: null,
+            progress: null,
+            contentId: null,
+            attempts: sql`${t.attempts} - 1`,
+          })
           .where(held(id, worker)),
       );
     },

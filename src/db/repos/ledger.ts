@@ -9,6 +9,7 @@ export function ledgerRepo(x: Executor) {
   const t = x.s.ledgerEntries;
   const o = x.s.organizations;
   return {
+    ...ledgerSums(x),
     insert: (row: LedgerRow) => x.run((q) => q.insert(t).values(row)),
 
     async findByKey(idempotencyKey: string): Promise<LedgerRow | undefined> {
@@ -33,10 +34,21 @@ export function ledgerRepo(x: Executor) {
 
     setBalance: (organizationId: string, balanceMicro: number) =>
       x.run((q) => q.update(o).set({ apusdBalanceMicro: balanceMicro }).where(eq(o.id, organizationId))),
+  };
+}
 
+/** What the entries add up to, per organization, kind or reference, the card events taken, and the pages of entries. */
+function ledgerSums(x: Executor) {
+  const t = x.s.ledgerEntries;
+  return {
     /** The sum of every entry of the organization: what the cached balance must always equal. */
     async sumOf(organizationId: string): Promise<number> {
-      const rows = await x.run((q) => q.select({ sum: sql<number | null>`sum(${t.amountMicro})` }).from(t).where(eq(t.organizationId, organizationId)));
+      const rows = await x.run((q) =>
+        q
+          .select({ sum: sql<number | null>`sum(${t.amountMicro})` })
+          .from(t)
+          .where(eq(t.organizationId, organizationId)),
+      );
       return Number(rows[0]?.sum ?? 0);
     },
 
@@ -63,9 +75,16 @@ export function ledgerRepo(x: Executor) {
     },
 
     /** Records a card processor event once: false when it was taken before. */
-    async takeFiatEvent(id: string, type: string, paymentIntentId: string | null, receivedAt: number): Promise<boolean> {
+    async takeFiatEvent(
+      id: string,
+      type: string,
+      paymentIntentId: string | null,
+      receivedAt: number,
+    ): Promise<boolean> {
       const e = x.s.fiatEvents;
-      const rows = await x.run((q) => q.insert(e).values({ id, type, paymentIntentId, receivedAt }).onConflictDoNothing().returning({ id: e.id }));
+      const rows = await x.run((q) =>
+        q.insert(e).values({ id, type, paymentIntentId, receivedAt }).onConflictDoNothing().returning({ id: e.id }),
+      );
       return rows.length === 1;
     },
 
@@ -81,6 +100,5 @@ export function ledgerRepo(x: Executor) {
           .offset(literalInt(page.offset)),
       );
     },
-
   };
 }

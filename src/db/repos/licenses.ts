@@ -54,7 +54,9 @@ export function licensesRepo(x: Executor) {
         const ranked = q
           .select({
             ...getTableColumns(t),
-            rank: sql<number>`row_number() over (partition by ${t.organizationId} order by ${t.createdAt} desc, ${t.id} desc)`.as('rank'),
+            rank: sql<number>`row_number() over (partition by ${t.organizationId} order by ${t.createdAt} desc, ${t.id} desc)`.as(
+              'rank',
+            ),
           })
           .from(t)
           .where(and(inArray(t.organizationId, organizationIds), eq(t.isActive, true)))

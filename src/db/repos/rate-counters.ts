@@ -7,7 +7,11 @@ export function rateCountersRepo(x: Executor) {
   const add = x.prepared('drm_rate_add', (q) =>
     q
       .insert(t)
-      .values({ bucket: sql.placeholder('bucket'), windowStart: sql.placeholder('windowStart'), count: sql.placeholder('n') })
+      .values({
+        bucket: sql.placeholder('bucket'),
+        windowStart: sql.placeholder('windowStart'),
+        count: sql.placeholder('n'),
+      })
       .onConflictDoUpdate({ target: [t.bucket, t.windowStart], set: { count: sql`${t.count} + excluded.count` } })
       .returning({ count: t.count }),
   );

@@ -24,6 +24,11 @@ export function subscriptionsRepo(x: Executor) {
       ),
 
     cancel: (id: string, cancelledAt: number, endsAt: number) =>
-      x.run((q) => q.update(t).set({ cancelledAt, endsAt }).where(and(eq(t.id, id), isNull(t.cancelledAt)))),
+      x.run((q) =>
+        q
+          .update(t)
+          .set({ cancelledAt, endsAt })
+          .where(and(eq(t.id, id), isNull(t.cancelledAt))),
+      ),
   };
 }

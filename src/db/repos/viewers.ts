@@ -16,27 +16,43 @@ export function viewersRepo(x: Executor) {
   const t = x.s.viewers;
   // A new viewer's insert and every session's count of its stream: built once.
   const insertUnlessTaken = x.prepared('drm_viewer_insert', (q) =>
-    q.insert(t).values(rowOfPlaceholders(t) as never).onConflictDoNothing().returning({ id: t.id }),
+    q
+      .insert(t)
+      .values(rowOfPlaceholders(t) as never)
+      .onConflictDoNothing()
+      .returning({ id: t.id }),
   );
   const now = sql.placeholder('now');
   const countStream = x.prepared('drm_viewer_count_stream', (q) =>
     q
       .update(t)
-      .set({ totalStreams: sql`${t.totalStreams} + 1`, lastSeen: sql`case when ${t.lastSeen} > ${now} then ${t.lastSeen} else ${now} end` })
+      .set({
+        totalStreams: sql`${t.totalStreams} + 1`,
+        lastSeen: sql`case when ${t.lastSeen} > ${now} then ${t.lastSeen} else ${now} end`,
+      })
       .where(eq(t.id, sql.placeholder('id')))
       .returning(),
   );
-  const byId = x.prepared('drm_viewer_by_id', (q) => q.select().from(t).where(eq(t.id, sql.placeholder('id'))));
+  const byId = x.prepared('drm_viewer_by_id', (q) =>
+    q
+      .select()
+      .from(t)
+      .where(eq(t.id, sql.placeholder('id'))),
+  );
   const byExternal = x.prepared('drm_viewer_by_external', (q) =>
     q
       .select()
       .from(t)
-      .where(and(eq(t.organizationId, sql.placeholder('organizationId')), eq(t.externalViewerId, sql.placeholder('externalViewerId')))),
+      .where(
+        and(
+          eq(t.organizationId, sql.placeholder('organizationId')),
+          eq(t.externalViewerId, sql.placeholder('externalViewerId')),
+        ),
+      ),
   );
-  const filter = (organizationId: string, blocked?: boolean) =>
-    blocked === undefined ? eq(t.organizationId, organizationId) : and(eq(t.organizationId, organizationId), eq(t.isBlocked, blocked));
 
   return {
+    ...viewerPages(x),
     insert: (row: ViewerRow) => x.run((q) => q.insert(t).values(row)),
 
     /**
@@ -67,7 +83,17 @@ export function viewersRepo(x: Executor) {
     async countStream(id: string, now: number): Promise<ViewerRow | undefined> {
       return inOrder((await countStream({ id, now }))[0]);
     },
+  };
+}
 
+/** Blocking a viewer, and the pages and counts of an organization's viewers. */
+function viewerPages(x: Executor) {
+  const t = x.s.viewers;
+  const filter = (organizationId: string, blocked?: boolean) =>
+    blocked === undefined
+      ? eq(t.organizationId, organizationId)
+      : and(eq(t.organizationId, organizationId), eq(t.isBlocked, blocked));
+  return {
     async setBlocked(id: string, organizationId: string, blocked: boolean, reason: string | null): Promise<boolean> {
       const rows = await x.run((q) =>
         q
@@ -81,7 +107,15 @@ export function viewersRepo(x: Executor) {
 
     /** One page of an organization's viewers, most recently seen first. */
     async list(organizationId: string, o: { blocked?: boolean; limit: number; offset: number }): Promise<ViewerRow[]> {
-      const rows = await x.run((q) => q.select().from(t).where(filter(organizationId, o.blocked)).orderBy(desc(t.lastSeen), t.id).limit(o.limit).offset(o.offset));
+      const rows = await x.run((q) =>
+        q
+          .select()
+          .from(t)
+          .where(filter(organizationId, o.blocked))
+          .orderBy(desc(t.lastSeen), t.id)
+          .limit(o.limit)
+          .offset(o.offset),
+      );
       return rows.map(inOrder);
     },
 

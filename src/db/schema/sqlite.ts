@@ -61,14 +61,17 @@ function sqliteTableFor(table: PgTable, tableNamed: (name: string) => SqliteTabl
     columnKey.set(column.name, key);
     builders[key] = sqliteColumnFor(column);
   }
-  const own = (t: Record<string, SQLiteColumn>, c: { name: string }) => t[columnKey.get(c.name) as string] as SQLiteColumn;
+  const own = (t: Record<string, SQLiteColumn>, c: { name: string }) =>
+    t[columnKey.get(c.name) as string] as SQLiteColumn;
   return sqliteTable(config.name, builders, (t: Record<string, SQLiteColumn>) => [
     ...config.indexes.map((i) => {
       const columns = i.config.columns.map((c) => own(t, c as PgColumn));
       const make = i.config.unique ? uniqueIndex : index;
       return make(i.config.name as string).on(columns[0] as SQLiteColumn, ...columns.slice(1));
     }),
-    ...config.primaryKeys.map((pk) => primaryKey({ name: pk.getName(), columns: pk.columns.map((c) => own(t, c)) as [SQLiteColumn] })),
+    ...config.primaryKeys.map((pk) =>
+      primaryKey({ name: pk.getName(), columns: pk.columns.map((c) => own(t, c)) as [SQLiteColumn] }),
+    ),
     ...config.foreignKeys.map((fk) => {
       const ref = fk.reference();
       const target = tableNamed(getTableConfig(ref.foreignTable).name);
@@ -95,7 +98,9 @@ function keyOfColumn(table: SqliteTable, name: string): string {
 export function buildSqliteTables<D extends Record<string, PgTable> = typeof tables>(
   description: D = tables as unknown as D,
 ): Record<keyof D, SqliteTable> {
-  const described = new Map(Object.entries(description).map(([exportName, t]) => [getTableConfig(t as PgTable).name, { exportName, t }]));
+  const described = new Map(
+    Object.entries(description).map(([exportName, t]) => [getTableConfig(t as PgTable).name, { exportName, t }]),
+  );
   const built = new Map<string, SqliteTable>();
   // A table is built when first needed, so one that references another gets it built first.
   const tableNamed = (name: string): SqliteTable => {

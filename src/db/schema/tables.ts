@@ -1,4 +1,16 @@
-import { type AnyPgColumn, bigint, boolean, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  type AnyPgColumn,
+  bigint,
+  boolean,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 
 /**
  * The one description of drm's tables. It is written with drizzle's pg-core builders (the richer
@@ -13,39 +25,43 @@ import { type AnyPgColumn, bigint, boolean, foreignKey, index, integer, jsonb, p
 export type CaseStatus = 'processing' | 'completed' | 'failed';
 export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed' | 'skipped';
 
-export const organizations = pgTable('organizations', {
-  id: text('id').primaryKey(),
-  name: text('name').notNull(),
-  email: text('email'),
-  walletAddress: text('wallet_address').notNull(),
-  walletIndex: integer('wallet_index'),
-  signingPublicKey: text('signing_public_key'),
-  signingAlgorithm: text('signing_algorithm').notNull(),
-  webhookUrl: text('webhook_url'),
-  webhookSecretSealed: text('webhook_secret_sealed').notNull(),
-  plan: text('plan').notNull(),
-  isActive: boolean('is_active').notNull(),
-  suspendedReason: text('suspended_reason'),
-  suspendedAt: bigint('suspended_at', { mode: 'number' }),
-  apusdBalanceMicro: bigint('apusd_balance_micro', { mode: 'number' }).notNull(),
-  rateLimitPerHour: integer('rate_limit_per_hour'),
-  monthlyStreamLimit: integer('monthly_stream_limit'),
-  lastRotationAt: bigint('last_rotation_at', { mode: 'number' }),
-  createdAt: bigint('created_at', { mode: 'number' }).notNull(),
-  /** invoices are paid from the balance when issued (src/domain/billing/autopay.ts) */
-  autopayEnabled: boolean('autopay_enabled').notNull().default(false),
-  autopayMethod: text('autopay_method'),
-  /** the card processor's customer id (Shape B autopay), kept for the funding issue */
-  fiatCustomerId: text('fiat_customer_id'),
-  /** prices an admin set for this organization (src/domain/billing/terms.ts); null: its plan's */
-  billingTerms: jsonb('billing_terms').$type<Record<string, number>>(),
-  /** a Watermark Pass waives the watermark fee until then */
-  watermarkPassUntil: bigint('watermark_pass_until', { mode: 'number' }),
-  /** where APUSD sent to the organization is credited from (lower case; derived, never its own wallet) */
-  depositAddress: text('deposit_address'),
-  /** when the balance went below zero (a reorg after spending, a lost dispute); null while it is not */
-  negativeSince: bigint('negative_since', { mode: 'number' }),
-}, (t) => [uniqueIndex('organizations_deposit_address').on(t.depositAddress)]);
+export const organizations = pgTable(
+  'organizations',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    email: text('email'),
+    walletAddress: text('wallet_address').notNull(),
+    walletIndex: integer('wallet_index'),
+    signingPublicKey: text('signing_public_key'),
+    signingAlgorithm: text('signing_algorithm').notNull(),
+    webhookUrl: text('webhook_url'),
+    webhookSecretSealed: text('webhook_secret_sealed').notNull(),
+    plan: text('plan').notNull(),
+    isActive: boolean('is_active').notNull(),
+    suspendedReason: text('suspended_reason'),
+    suspendedAt: bigint('suspended_at', { mode: 'number' }),
+    apusdBalanceMicro: bigint('apusd_balance_micro', { mode: 'number' }).notNull(),
+    rateLimitPerHour: integer('rate_limit_per_hour'),
+    monthlyStreamLimit: integer('monthly_stream_limit'),
+    lastRotationAt: bigint('last_rotation_at', { mode: 'number' }),
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+    /** invoices are paid from the balance when issued (src/domain/billing/autopay.ts) */
+    autopayEnabled: boolean('autopay_enabled').notNull().default(false),
+    autopayMethod: text('autopay_method'),
+    /** the card processor's customer id (Shape B autopay), kept for the funding issue */
+    fiatCustomerId: text('fiat_customer_id'),
+    /** prices an admin set for this organization (src/domain/billing/terms.ts); null: its plan's */
+    billingTerms: jsonb('billing_terms').$type<Record<string, number>>(),
+    /** a Watermark Pass waives the watermark fee until then */
+    watermarkPassUntil: bigint('watermark_pass_until', { mode: 'number' }),
+    /** where APUSD sent to the organization is credited from (lower case; derived, never its own wallet) */
+    depositAddress: text('deposit_address'),
+    /** when the balance went below zero (a reorg after spending, a lost dispute); null while it is not */
+    negativeSince: bigint('negative_since', { mode: 'number' }),
+  },
+  (t) => [uniqueIndex('organizations_deposit_address').on(t.depositAddress)],
+);
 
 /** `<table>.organization_id references organizations(id)`, under the name Postgres gave it. */
 const ofOrganization = (table: string, column: AnyPgColumn) =>

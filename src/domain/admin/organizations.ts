@@ -1,14 +1,13 @@
 import { monthStart } from '../../clock.js';
 import type { Context } from '../../context.js';
 import { isEvmAddress } from '../../crypto/wallets.js';
-import type { OrganizationRow, } from '../../db/repos/index.js';
+import type { OrganizationRow } from '../../db/repos/index.js';
 import { badRequest, DrmError, notFound } from '../../errors.js';
 import { recordEvent } from '../events.js';
 import { isAdminWallet, issueAdminToken } from './sign-in.js';
 import { asObject, isUuid, optionalNumber, optionalString, requiredString } from '../validate.js';
 
 const MAX_PER_HOUR = 10_000_000;
-
 
 /** Licenses listed with each organization in the admin overview (activeLicenses counts them all). */
 export const LISTED_LICENSES = 100;
@@ -78,7 +77,11 @@ export async function suspendOrganization(ctx: Context, organizationId: string, 
   await ctx.db.transaction(async (tx) => {
     const org = await findOrganization(tx, organizationId);
     if (!org.isActive) throw new DrmError('CONFLICT', 'organization is already suspended');
-    await tx.repos.organizations.update(org.id, { isActive: false, suspendedReason: reason, suspendedAt: ctx.clock.now() });
+    await tx.repos.organizations.update(org.id, {
+      isActive: false,
+      suspendedReason: reason,
+      suspendedAt: ctx.clock.now(),
+    });
     await recordEvent(tx, org.id, 'organization.suspended', { organizationId: org.id, reason });
   });
 }
@@ -117,8 +120,15 @@ export async function revokeAdmin(ctx: Context, address: string): Promise<string
 }
 
 /** A sign-in token for an admin wallet, made from the deployment's secret (drm admin token). */
-export async function adminTokenFor(ctx: Context, address: string): Promise<{ token: string; address: string; expiresAt: string }> {
+export async function adminTokenFor(
+  ctx: Context,
+  address: string,
+): Promise<{ token: string; address: string; expiresAt: string }> {
   if (!isEvmAddress(address)) throw badRequest(`${address} is not an EVM address`);
-  if (!(await isAdminWallet(ctx, address))) throw new DrmError('ADMIN_REQUIRED', `wallet ${address} is not a platform admin (grant it first: drm admin grant ${address})`);
+  if (!(await isAdminWallet(ctx, address)))
+    throw new DrmError(
+      'ADMIN_REQUIRED',
+      `wallet ${address} is not a platform admin (grant it first: drm admin grant ${address})`,
+    );
   return issueAdminToken(ctx, address);
 }

@@ -25,9 +25,12 @@ export async function payInvoice(ctx: Context, invoice: InvoiceRow): Promise<Inv
     });
     const now = tx.clock.now();
     // Another payment of it got there first (it waited on the balance's lock): that one told the organization.
-    if (!applied || !(await tx.repos.invoices.markPaid(current.id, now))) return (await tx.repos.invoices.find(current.id)) as InvoiceRow;
+    if (!applied || !(await tx.repos.invoices.markPaid(current.id, now)))
+      return (await tx.repos.invoices.find(current.id)) as InvoiceRow;
     const done: InvoiceRow = { ...current, paymentStatus: 'paid', paidAt: now };
-    await recordEvent(tx, current.organizationId, 'invoice.paid', invoiceEventData(done), { webhookUrl: org?.webhookUrl });
+    await recordEvent(tx, current.organizationId, 'invoice.paid', invoiceEventData(done), {
+      webhookUrl: org?.webhookUrl,
+    });
     return done;
   });
   return paid;
@@ -46,12 +49,23 @@ export async function payIssuedInvoice(ctx: Context, invoice: InvoiceRow): Promi
   if (charged.paid || charged.pending) return;
   const reason = charged.reason ?? 'the payment did not go through';
   await ctx.db.transaction((tx) =>
-    recordEvent(tx, invoice.organizationId, 'invoice.payment_failed', { ...invoiceEventData(invoice), reason }, { webhookUrl: org.webhookUrl }),
+    recordEvent(
+      tx,
+      invoice.organizationId,
+      'invoice.payment_failed',
+      { ...invoiceEventData(invoice), reason },
+      { webhookUrl: org.webhookUrl },
+    ),
   );
 }
 
 /** One autopay attempt by the organization's method, and when the next one is due (the method says). */
-async function chargeByMethod(ctx: Context, org: OrganizationRow, invoice: InvoiceRow, attempt: number): Promise<InvoiceCharge> {
+async function chargeByMethod(
+  ctx: Context,
+  org: OrganizationRow,
+  invoice: InvoiceRow,
+  attempt: number,
+): Promise<InvoiceCharge> {
   const method = ctx.payments[(org.autopayMethod ?? 'apusd') as PaymentMethodName];
   if (!method) return { paid: false, reason: `autopay method ${org.autopayMethod} is not one of drm's` };
   const result = await method.chargeInvoice(ctx, org, invoice, attempt);

@@ -8,9 +8,16 @@ export interface DepositView extends DepositRow {
 }
 
 /** The newest deposits (of one organization, or all), with their confirmations now: the operator's view. */
-export async function recentDeposits(ctx: Context, options: { organizationId?: string; limit: number }): Promise<DepositView[]> {
+export async function recentDeposits(
+  ctx: Context,
+  options: { organizationId?: string; limit: number },
+): Promise<DepositView[]> {
   const rows = await ctx.repos.deposits.list(options.organizationId, options.limit);
   const chain = ctx.config.chain;
-  const head = chain ? await apusdReader(chain.rpcUrl, chain.token).head().catch(() => undefined) : undefined;
+  const head = chain
+    ? await apusdReader(chain.rpcUrl, chain.token)
+        .head()
+        .catch(() => undefined)
+    : undefined;
   return rows.map((d) => ({ ...d, confirmations: head === undefined ? null : Math.max(0, head - d.blockNumber + 1) }));
 }

@@ -27,11 +27,17 @@ export async function claimKey(ctx: Context, organizationId: string, key: string
   if (await repo.claim(organizationId, key, hash, now)) return { replay: false };
   const held = await repo.find(organizationId, key);
   if (!held) return claimKey(ctx, organizationId, key, hash);
-  if (held.createdAt < now - IDEMPOTENCY_KEPT_MS && (await repo.reclaim(organizationId, key, hash, now, now - IDEMPOTENCY_KEPT_MS))) {
+  if (
+    held.createdAt < now - IDEMPOTENCY_KEPT_MS &&
+    (await repo.reclaim(organizationId, key, hash, now, now - IDEMPOTENCY_KEPT_MS))
+  ) {
     return { replay: false };
   }
   if (held.requestHash !== hash) {
-    throw new DrmError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another request in the last 24 hours; use a new key');
+    throw new DrmError(
+      'IDEMPOTENCY_KEY_REUSED',
+      'this Idempotency-Key was used for another request in the last 24 hours; use a new key',
+    );
   }
   if (held.statusCode === null || held.responseBody === null) {
     throw new DrmError('CONFLICT', 'a request with this Idempotency-Key is still being answered; retry it in a moment');

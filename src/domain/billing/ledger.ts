@@ -45,14 +45,18 @@ export interface Posted {
  * is recorded on the organization in the same transaction (./negative-balance.ts).
  */
 export async function post(tx: Context, p: Posting): Promise<Posted> {
-  if (!Number.isSafeInteger(p.amountMicro) || p.amountMicro === 0) throw new DrmError('INTERNAL_ERROR', `ledger amount must be a non-zero integer, got ${p.amountMicro}`);
+  if (!Number.isSafeInteger(p.amountMicro) || p.amountMicro === 0)
+    throw new DrmError('INTERNAL_ERROR', `ledger amount must be a non-zero integer, got ${p.amountMicro}`);
   const balance = await tx.repos.ledger.lockBalance(p.organizationId);
   if (balance === undefined) throw notFound('organization');
   const earlier = await tx.repos.ledger.findByKey(p.idempotencyKey);
   if (earlier) return { entry: earlier, applied: false };
   const after = balance + p.amountMicro;
   if (after < 0 && !p.mayGoNegative) {
-    throw new DrmError('INSUFFICIENT_BALANCE', `the balance of ${formatApusd(balance)} APUSD does not cover ${formatApusd(-p.amountMicro)} APUSD`);
+    throw new DrmError(
+      'INSUFFICIENT_BALANCE',
+      `the balance of ${formatApusd(balance)} APUSD does not cover ${formatApusd(-p.amountMicro)} APUSD`,
+    );
   }
   const entry: LedgerRow = {
     id: newId(),
@@ -67,6 +71,6 @@ export async function post(tx: Context, p: Posting): Promise<Posted> {
   };
   await tx.repos.ledger.insert(entry);
   await tx.repos.ledger.setBalance(p.organizationId, after);
-  if ((balance < 0) !== (after < 0)) await crossedZero(tx, entry, balance);
+  if (balance < 0 !== after < 0) await crossedZero(tx, entry, balance);
   return { entry, applied: true };
 }

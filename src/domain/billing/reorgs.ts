@@ -16,7 +16,14 @@ export interface Rewind {
  * another log index) is reversed by a ledger entry, never an edit; the same log in another block is
  * kept at its new place; the cursor goes back to re-read, which credits what moved under its new id.
  */
-export async function rewindReorg(ctx: Context, chainId: number, cursorId: string, reader: ChainReader, floor: number, range: number): Promise<Rewind> {
+export async function rewindReorg(
+  ctx: Context,
+  chainId: number,
+  cursorId: string,
+  reader: ChainReader,
+  floor: number,
+  range: number,
+): Promise<Rewind> {
   const checkpoints = await ctx.repos.chainCursor.checkpoints(cursorId);
   const newest = checkpoints[0];
   if (!newest || (await reader.blockHash(newest.number)) === newest.hash) return { reversed: 0 };
@@ -31,7 +38,11 @@ export async function rewindReorg(ctx: Context, chainId: number, cursorId: strin
       break;
     }
   }
-  if (!agreed) ctx.log.error('chain reorg deeper than the checkpoints kept: reading again from the oldest range', { chainId, from });
+  if (!agreed)
+    ctx.log.error('chain reorg deeper than the checkpoints kept: reading again from the oldest range', {
+      chainId,
+      from,
+    });
   let reversed = 0;
   for (const d of await ctx.repos.deposits.creditedFrom(chainId, from)) {
     const now = await reader.whereIs(d.txHash, d.logIndex);
@@ -41,8 +52,18 @@ export async function rewindReorg(ctx: Context, chainId: number, cursorId: strin
     }
     const taken = await ctx.db.transaction(async (tx) => {
       if (!(await tx.repos.deposits.markReversed(d.id))) return false;
-      const entry = { organizationId: d.organizationId, kind: 'deposit_reversal' as const, amountMicro: -d.amountMicro };
-      await post(tx, { ...entry, idempotencyKey: `reversal:${d.id}:${d.blockHash}`, reference: d.txHash, memo: 'a chain reorg removed the transfer', mayGoNegative: true });
+      const entry = {
+        organizationId: d.organizationId,
+        kind: 'deposit_reversal' as const,
+        amountMicro: -d.amountMicro,
+      };
+      await post(tx, {
+        ...entry,
+        idempotencyKey: `reversal:${d.id}:${d.blockHash}`,
+        reference: d.txHash,
+        memo: 'a chain reorg removed the transfer',
+        mayGoNegative: true,
+      });
       return true;
     });
     if (taken) reversed++;

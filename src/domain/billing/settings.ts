@@ -24,7 +24,8 @@ export async function setAutopay(ctx: Context, org: OrganizationRow, body: unkno
   const f = asObject(body);
   const enabled = optionalBoolean(f, 'enabled');
   if (enabled === undefined) throw badRequest('enabled (true or false) is required');
-  const method = oneOf(optionalString(f, 'method', { max: 20 }), 'method', PAYMENT_METHODS) ?? (enabled ? 'apusd' : null);
+  const method =
+    oneOf(optionalString(f, 'method', { max: 20 }), 'method', PAYMENT_METHODS) ?? (enabled ? 'apusd' : null);
   const customerId = optionalString(f, 'customerId', { min: 1, max: 255 });
   // Only a customer the platform made for this organization: another's would put its invoices on someone else's card.
   if (customerId !== undefined && ctx.config.fiat && !(await ownCustomer(ctx, org, customerId))) {
@@ -46,18 +47,29 @@ export function readFundRequest(body: unknown): FundRequest {
   if (!method) throw badRequest(`method is required: one of ${PAYMENT_METHODS.join(', ')}`);
   const amount = f.amount;
   if (typeof amount !== 'number' || !Number.isFinite(amount)) throw badRequest('amount must be a number of APUSD');
-  if (!(amount > 0) || amount > MAX_FUND_APUSD) throw badRequest(`amount must be above 0 and at most ${MAX_FUND_APUSD.toLocaleString('en-US')}`);
+  if (!(amount > 0) || amount > MAX_FUND_APUSD)
+    throw badRequest(`amount must be above 0 and at most ${MAX_FUND_APUSD.toLocaleString('en-US')}`);
   const amountMicro = toMicro(amount);
   // An amount of money as people write it: dollars and cents (1 APUSD = 1 USD).
-  if (amountMicro <= 0 || amountMicro % 10_000 !== 0 || Math.abs(amountMicro / 1e6 - amount) > 1e-9) throw badRequest('amount must have at most two decimals');
+  if (amountMicro <= 0 || amountMicro % 10_000 !== 0 || Math.abs(amountMicro / 1e6 - amount) > 1e-9)
+    throw badRequest('amount must have at most two decimals');
   const paymentIntentId = optionalString(f, 'paymentIntentId', { min: 1, max: 255 });
   return { method, amountMicro, ...(paymentIntentId !== undefined && { paymentIntentId }) };
 }
 
-export async function fund(ctx: Context, org: OrganizationRow, body: unknown, idempotencyKey?: string): Promise<Record<string, unknown>> {
+export async function fund(
+  ctx: Context,
+  org: OrganizationRow,
+  body: unknown,
+  idempotencyKey?: string,
+): Promise<Record<string, unknown>> {
   const request = readFundRequest(body);
   const method = ctx.payments[request.method];
   const off = method.unavailable(ctx.config);
-  if (off) throw new DrmError('PAYMENT_METHOD_NOT_CONFIGURED', `${off}; ask the operator, or have an admin credit the balance`);
+  if (off)
+    throw new DrmError(
+      'PAYMENT_METHOD_NOT_CONFIGURED',
+      `${off}; ask the operator, or have an admin credit the balance`,
+    );
   return method.fund(ctx, org, { ...request, ...(idempotencyKey !== undefined && { idempotencyKey }) });
 }

@@ -20,7 +20,13 @@ export function subscriptionCharge(s: SubscriptionRow, period: Period): Line | u
   const months = monthsBetween(first, period);
   if (s.interval === 'year' && months % 12 !== 0) return undefined;
   const term = s.interval === 'year' ? `year ${months / 12 + 1}` : 'month';
-  return { kind: 'subscription', description: `${s.product} subscription, ${term}`, quantity: 1, unitPriceMicro: s.priceMicro, amountMicro: s.priceMicro };
+  return {
+    kind: 'subscription',
+    description: `${s.product} subscription, ${term}`,
+    quantity: 1,
+    unitPriceMicro: s.priceMicro,
+    amountMicro: s.priceMicro,
+  };
 }
 
 /** Where a subscription cancelled at `now` stops: the end of its month, or of its current year. */

@@ -25,7 +25,8 @@ export async function subscribe(ctx: Context, org: OrganizationRow, body: unknow
   const f = asObject(body);
   const product = oneOf(requiredString(f, 'product', { max: 20 }), 'product', PRODUCTS) as string;
   const interval = oneOf(requiredString(f, 'interval', { max: 10 }), 'interval', INTERVALS) as string;
-  if (org.plan === 'white-label' && interval === 'month') throw badRequest('a White-Label contract is billed by the year: interval must be year');
+  if (org.plan === 'white-label' && interval === 'month')
+    throw badRequest('a White-Label contract is billed by the year: interval must be year');
   const terms = termsOf(org);
   const now = ctx.clock.now();
   return ctx.db.transaction(async (tx) => {
@@ -34,8 +35,13 @@ export async function subscribe(ctx: Context, org: OrganizationRow, body: unknow
     await tx.repos.ledger.lockBalance(org.id);
     const live = await tx.repos.subscriptions.liveAt(org.id, now);
     const same = live.filter((s) => s.product === product);
-    if (same.some((s) => s.cancelledAt === null)) throw new DrmError('CONFLICT', `${product} is subscribed already; cancel it first to change the interval`);
-    if (live.length >= MAX_LIVE) throw new DrmError('CONFLICT', `${MAX_LIVE} subscriptions are live or ending; wait for the cancelled ones to end`);
+    if (same.some((s) => s.cancelledAt === null))
+      throw new DrmError('CONFLICT', `${product} is subscribed already; cancel it first to change the interval`);
+    if (live.length >= MAX_LIVE)
+      throw new DrmError(
+        'CONFLICT',
+        `${MAX_LIVE} subscriptions are live or ending; wait for the cancelled ones to end`,
+      );
     // A product cancelled but still running: the new subscription takes over where it ends.
     const startedAt = Math.max(now, ...same.map((s) => s.endsAt as number));
     const row: SubscriptionRow = {

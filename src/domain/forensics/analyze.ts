@@ -33,7 +33,8 @@ export async function checkAnalysis(
 ): Promise<ContentRow> {
   const { contentId, contentType, organizationId } = request;
   if (!contentId) throw badRequest('contentId is required: the id of the content the leak was taken from');
-  if (contentType !== 'video' && contentType !== 'music') throw badRequest(`contentType must be video or music, got ${JSON.stringify(contentType)}`);
+  if (contentType !== 'video' && contentType !== 'music')
+    throw badRequest(`contentType must be video or music, got ${JSON.stringify(contentType)}`);
   const content = isUuid(contentId) ? await ctx.repos.content.find(contentId) : undefined;
   if (!content) throw notFound(`content ${contentId}`);
   // An organization traces leaks only of what it may stream: otherwise any key could learn, from a
@@ -42,7 +43,8 @@ export async function checkAnalysis(
     throw new DrmError('LICENSE_REQUIRED', `the organization has no active license for content ${contentId}`);
   }
   if (content.type !== contentType) throw badRequest(`content ${contentId} is ${content.type}, not ${contentType}`);
-  if (!content.isWatermarked) throw badRequest(`content ${contentId} is not watermarked: a leak of it carries no mark to trace`);
+  if (!content.isWatermarked)
+    throw badRequest(`content ${contentId} is not watermarked: a leak of it carries no mark to trace`);
   let kinds: MediaKind[];
   try {
     kinds = await kindsIn(ctx.media, leak);
@@ -50,7 +52,9 @@ export async function checkAnalysis(
     throw badRequest('the uploaded file is not a video or audio file that ffmpeg can read');
   }
   if (!kinds.includes(contentType)) {
-    throw badRequest(`the uploaded file holds no ${contentType === 'video' ? 'video' : 'audio'} stream to compare with the ${contentType} content`);
+    throw badRequest(
+      `the uploaded file holds no ${contentType === 'video' ? 'video' : 'audio'} stream to compare with the ${contentType} content`,
+    );
   }
   return content;
 }
@@ -64,7 +68,10 @@ const kindOf = (content: ContentRow): MediaKind => (content.type === 'video' ? '
  */
 async function referenceOf(ctx: Context, content: ContentRow): Promise<string> {
   const missing = () =>
-    new DrmError('CONFLICT', `content ${content.id} has no detection reference (it was ingested before drm kept one): ingest it again to analyse its leaks`);
+    new DrmError(
+      'CONFLICT',
+      `content ${content.id} has no detection reference (it was ingested before drm kept one): ingest it again to analyse its leaks`,
+    );
   if (!content.storagePath) throw missing();
   try {
     const file = await ctx.storage.localFile(content.storagePath, watermarkEngine(kindOf(content)).referenceFile);
@@ -86,9 +93,14 @@ const CANDIDATES_PAGE = 50_000;
  * point at whichever marked viewer has the most 0 bits. A viewer whose bits are 0 wherever the leak
  * is read ties with it, and a tie names nobody.
  */
-export async function candidatesOf(ctx: Context, content: Pick<ContentRow, 'id'>, pageSize = CANDIDATES_PAGE): Promise<PackedCandidates> {
+export async function candidatesOf(
+  ctx: Context,
+  content: Pick<ContentRow, 'id'>,
+  pageSize = CANDIDATES_PAGE,
+): Promise<PackedCandidates> {
   const packer = new CandidatePacker();
-  if (await ctx.repos.forensicCases.hasUnmarkedSessions(content.id)) packer.add({ viewerId: UNMARKED_SESSIONS, binaryId: '0'.repeat(ID_BITS) });
+  if (await ctx.repos.forensicCases.hasUnmarkedSessions(content.id))
+    packer.add({ viewerId: UNMARKED_SESSIONS, binaryId: '0'.repeat(ID_BITS) });
   let last: string | null = null;
   for (;;) {
     const page = await ctx.repos.forensicCases.candidatesPage(content.id, last, pageSize);
@@ -109,28 +121,56 @@ export async function candidatesOf(ctx: Context, content: Pick<ContentRow, 'id'>
  * who streamed the content. A leak that does not line up with the content at all (another film,
  * a different track) is a finding, not an error: no match, with the detector's reason.
  */
-export async function analyzeLeak(ctx: Context, leak: string, content: ContentRow, hooks: AnalysisHooks): Promise<ForensicReport> {
+export async function analyzeLeak(
+  ctx: Context,
+  leak: string,
+  content: ContentRow,
+  hooks: AnalysisHooks,
+): Promise<ForensicReport> {
   const started = performance.now();
   const original = await referenceOf(ctx, content);
-  const job = { bins: ctx.media, key: ctx.keys.watermark, contentId: content.id, leak, original, reference: true, signal: hooks.signal };
+  const job = {
+    bins: ctx.media,
+    key: ctx.keys.watermark,
+    contentId: content.id,
+    leak,
+    original,
+    reference: true,
+    signal: hooks.signal,
+  };
   let detection: Detection;
   try {
-    detection = await watermarkEngine(kindOf(content)).detect({ ...job, backend: hooks.backend, onProgress: hooks.onProgress });
+    detection = await watermarkEngine(kindOf(content)).detect({
+      ...job,
+      backend: hooks.backend,
+      onProgress: hooks.onProgress,
+    });
   } catch (err) {
     hooks.signal?.throwIfAborted();
     if (!(err instanceof DrmError) || err.code !== 'BAD_REQUEST') throw err;
-    detection = { segments: [], bits: '?'.repeat(40), alignment: { unmatched: err.message.replace(leak, path.basename(leak)) } };
+    detection = {
+      segments: [],
+      bits: '?'.repeat(40),
+      alignment: { unmatched: err.message.replace(leak, path.basename(leak)) },
+    };
   }
   hooks.onProgress?.('match', 0, 1);
   const candidates = await candidatesOf(ctx, content);
-  const found = matchPackedCandidates(detection.segments, candidates, { mask: ctx.keys.viewerIds.mask, strongBelow: ctx.config.strongBelow, standIns: [UNMARKED_SESSIONS] });
+  const found = matchPackedCandidates(detection.segments, candidates, {
+    mask: ctx.keys.viewerIds.mask,
+    strongBelow: ctx.config.strongBelow,
+    standIns: [UNMARKED_SESSIONS],
+  });
   // A leak of an unmarked session carries variant A throughout: it is matched as such and names nobody.
   const unmarked = found.standIn === UNMARKED_SESSIONS;
   const match = unmarked ? { ...found, reason: 'the copy reads as the one served to sessions without a mark' } : found;
   const evidence = match.matched ? await evidenceFor(ctx, match.matched.viewerId, content) : null;
   const suspects = match.mixed && (await listedCandidates(ctx, match.mixed.suspects, UNMARKED_SESSIONS));
   // Named colluders carry their evidence as a named viewer does.
-  const withEvidence = match.mixed?.named && suspects ? await Promise.all(suspects.map(async (s) => ({ ...s, evidence: await evidenceFor(ctx, s.viewerId, content) }))) : suspects;
+  const withEvidence =
+    match.mixed?.named && suspects
+      ? await Promise.all(suspects.map(async (s) => ({ ...s, evidence: await evidenceFor(ctx, s.viewerId, content) })))
+      : suspects;
   const mixed = match.mixed && { ...match.mixed, suspects: withEvidence ?? [] };
   const leakRecord = await recordLeak(ctx, leak, content, detection, hooks.signal);
   hooks.onProgress?.('match', 1, 1);

@@ -27,7 +27,13 @@ export interface LeakUpload {
  * refused, or whose case cannot be stored, is removed. `auth` is null for the platform operator
  * (`drm analyze` on the data directory).
  */
-export async function openCase(ctx: Context, auth: KeyAuth | null, upload: LeakUpload, contentId: string, contentType: string): Promise<CaseRow> {
+export async function openCase(
+  ctx: Context,
+  auth: KeyAuth | null,
+  upload: LeakUpload,
+  contentId: string,
+  contentType: string,
+): Promise<CaseRow> {
   try {
     await checkAnalysis(ctx, upload.path, { contentId, contentType, organizationId: auth?.org.id ?? null });
   } catch (err) {
@@ -47,7 +53,13 @@ export async function openCase(ctx: Context, auth: KeyAuth | null, upload: LeakU
   }
 }
 
-async function insertCase(ctx: Context, auth: KeyAuth | null, upload: LeakUpload, contentId: string, contentType: string): Promise<CaseRow> {
+async function insertCase(
+  ctx: Context,
+  auth: KeyAuth | null,
+  upload: LeakUpload,
+  contentId: string,
+  contentType: string,
+): Promise<CaseRow> {
   const row: CaseRow = {
     id: randomUUID(),
     organizationId: auth?.org.id ?? null,
@@ -60,14 +72,16 @@ async function insertCase(ctx: Context, auth: KeyAuth | null, upload: LeakUpload
     uploadName: upload.name.slice(0, 255),
     uploadBytes: upload.bytes,
     attempts: 0,
-    leaseUntil: null, leasedBy: null,
+    leaseUntil: null,
+    leasedBy: null,
     classification: null,
     binaryId: null,
     supportedBits: null,
     matchedViewerId: null,
     matchedSessionId: null,
     report: null,
-    progress: null, leakFrames: null,
+    progress: null,
+    leakFrames: null,
     createdAt: ctx.clock.now(),
     completedAt: null,
   };

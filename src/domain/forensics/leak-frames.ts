@@ -40,10 +40,19 @@ export interface AlignedTime {
  * last), each at the middle of the part the leak holds. `offset` is where the leak's first
  * frame falls in the original (the detector's alignment), `starts` every segment's start there.
  */
-export function alignedTimes(segments: readonly SegmentReading[], offset: number, leakDuration: number, starts: readonly number[]): AlignedTime[] {
-  const covered = segments.filter((s) => s.coverage >= MIN_COVERAGE && s.index < starts.length).sort((a, b) => a.index - b.index);
+export function alignedTimes(
+  segments: readonly SegmentReading[],
+  offset: number,
+  leakDuration: number,
+  starts: readonly number[],
+): AlignedTime[] {
+  const covered = segments
+    .filter((s) => s.coverage >= MIN_COVERAGE && s.index < starts.length)
+    .sort((a, b) => a.index - b.index);
   const k = Math.min(PAIRS, covered.length);
-  const picked = [...new Set(Array.from({ length: k }, (_, i) => (k === 1 ? 0 : Math.round((i * (covered.length - 1)) / (k - 1)))))];
+  const picked = [
+    ...new Set(Array.from({ length: k }, (_, i) => (k === 1 ? 0 : Math.round((i * (covered.length - 1)) / (k - 1))))),
+  ];
   const times: AlignedTime[] = [];
   for (const at of picked) {
     const segment = (covered[at] as SegmentReading).index;

@@ -58,13 +58,20 @@ async function framesOf(
   signal?: AbortSignal,
 ): Promise<Pick<LeakRecord, 'frames' | 'framesNote'>> {
   const leakDuration = probe.duration;
-  if (content.type !== 'video') return { frames: [], framesNote: 'The content is music: there are no pictures to compare.' };
+  if (content.type !== 'video')
+    return { frames: [], framesNote: 'The content is music: there are no pictures to compare.' };
   const offset = detection.alignment.offsetSeconds;
   if (typeof offset !== 'number' || leakDuration === null || detection.segments.length === 0) {
     return { frames: [], framesNote: 'The leak could not be lined up with the original, so no pictures are paired.' };
   }
   try {
-    const frames = await alignedFrames(ctx, leak, content, { segments: detection.segments, offsetSeconds: offset, leakDuration, leakFormat: probe.format }, signal);
+    const frames = await alignedFrames(
+      ctx,
+      leak,
+      content,
+      { segments: detection.segments, offsetSeconds: offset, leakDuration, leakFormat: probe.format },
+      signal,
+    );
     return frames.length > 0 ? { frames } : { frames, framesNote: 'The leak covers no segment long enough to show.' };
   } catch (err) {
     signal?.throwIfAborted();
@@ -84,5 +91,12 @@ export async function recordLeak(
 ): Promise<LeakRecord> {
   const [sha256, probe] = await Promise.all([sha256Of(leak), probed(ctx, leak)]);
   const pictures = await framesOf(ctx, leak, content, detection, probe, signal);
-  return { sha256, bytes: fs.statSync(leak).size, durationSeconds: probe.duration, analysedAt: ctx.clock.now(), software: softwareVersion(), ...pictures };
+  return {
+    sha256,
+    bytes: fs.statSync(leak).size,
+    durationSeconds: probe.duration,
+    analysedAt: ctx.clock.now(),
+    software: softwareVersion(),
+    ...pictures,
+  };
 }

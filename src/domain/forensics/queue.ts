@@ -122,7 +122,12 @@ export class ForensicsQueue {
   private async runHere(caseId: string, signal?: AbortSignal, onProgress?: AnalysisHooks['onProgress']): Promise<void> {
     await this.slot();
     try {
-      const row = await this.ctx.repos.forensicCases.claim(caseId, this.ctx.clock.now(), this.ctx.clock.now() + this.leaseMs, this.holder);
+      const row = await this.ctx.repos.forensicCases.claim(
+        caseId,
+        this.ctx.clock.now(),
+        this.ctx.clock.now() + this.leaseMs,
+        this.holder,
+      );
       if (row) await this.track(this.analyse(row, signal, onProgress));
     } finally {
       this.release();
@@ -207,16 +212,26 @@ export class ForensicsQueue {
     const end = (outcome: CaseOutcome) => repo.finish(row.id, holder, outcome).catch(() => false);
     let ended = false;
     try {
-      if (row.attempts > MAX_ATTEMPTS) throw new DrmError('INTERNAL_ERROR', `the analysis stopped its server ${MAX_ATTEMPTS} times`);
+      if (row.attempts > MAX_ATTEMPTS)
+        throw new DrmError('INTERNAL_ERROR', `the analysis stopped its server ${MAX_ATTEMPTS} times`);
       if (!row.uploadPath) throw new DrmError('INTERNAL_ERROR', 'the uploaded leak is no longer kept');
       const content = await ctx.repos.content.find(row.contentId);
       if (!content) throw new DrmError('NOT_FOUND', `content ${row.contentId} no longer exists`);
       const reported = progressWriter(ctx, (p) => repo.setProgress(row.id, p), onProgress);
       const stop = signal ? AbortSignal.any([signal, lost.signal]) : lost.signal;
       const leak = await ctx.storage.spool.fetch(row.uploadPath, stop);
-      const report = await analyzeLeak(ctx, leak.path, content, { backend: () => this.backendOnce(), signal: stop, onProgress: reported }).finally(() => leak.release());
+      const report = await analyzeLeak(ctx, leak.path, content, {
+        backend: () => this.backendOnce(),
+        signal: stop,
+        onProgress: reported,
+      }).finally(() => leak.release());
       ended = await end(completedOutcome(report, ctx.clock.now()));
-      if (ended) ctx.log.info('forensic case completed', { caseId: row.id, classification: report.classification, seconds: report.seconds });
+      if (ended)
+        ctx.log.info('forensic case completed', {
+          caseId: row.id,
+          classification: report.classification,
+          seconds: report.seconds,
+        });
     } catch (err) {
       if (lost.signal.aborted) ended = false;
       else if (signal?.aborted) {
@@ -229,7 +244,10 @@ export class ForensicsQueue {
     } finally {
       clearInterval(heartbeat);
     }
-    if (!ended) ctx.log.warn('forensic case taken by another process after this one lost its lease; left to it', { caseId: row.id });
+    if (!ended)
+      ctx.log.warn('forensic case taken by another process after this one lost its lease; left to it', {
+        caseId: row.id,
+      });
     else if (row.uploadPath && ctx.config.keepLeaksMs === 0) await this.forget(row.id, row.uploadPath);
   }
 

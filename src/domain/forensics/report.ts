@@ -14,7 +14,14 @@ export interface Evidence {
   apiKey: { id: string; prefix: string; name: string } | null;
   organization: { id: string; name: string; email: string | null };
   wallet: { address: string; hasOwnWallet: boolean };
-  session: { id: string; binaryId: string; isActive: boolean; bytesServed: number; createdAt: number; expiresAt: number };
+  session: {
+    id: string;
+    binaryId: string;
+    isActive: boolean;
+    bytesServed: number;
+    createdAt: number;
+    expiresAt: number;
+  };
   viewer: { viewerId: string; externalViewerId: string; ipAddress: string | null; userAgent: string | null };
   content: { contentId: string; contentType: string; title: string };
   /** sessions the viewer had of this content (all carry the same bits; `session` is the one that received the most) */
@@ -81,11 +88,19 @@ export function normalizedReport(stored: ForensicReport & { falsePositiveProbabi
 }
 
 /** Whose viewers the listed candidates are (the stand-in for unmarked sessions is nobody's). */
-export async function listedCandidates(ctx: Context, fits: readonly CandidateFit[], unmarkedId: string): Promise<ListedCandidate[]> {
+export async function listedCandidates(
+  ctx: Context,
+  fits: readonly CandidateFit[],
+  unmarkedId: string,
+): Promise<ListedCandidate[]> {
   return Promise.all(
     fits.map(async (fit) => {
       const viewer = fit.viewerId === unmarkedId ? undefined : await ctx.repos.viewers.find(fit.viewerId);
-      return { ...fit, organizationId: viewer?.organizationId ?? null, externalViewerId: viewer?.externalViewerId ?? null };
+      return {
+        ...fit,
+        organizationId: viewer?.organizationId ?? null,
+        externalViewerId: viewer?.externalViewerId ?? null,
+      };
     }),
   );
 }
@@ -114,7 +129,12 @@ export async function evidenceFor(ctx: Context, viewerId: string, content: Conte
       createdAt: session.createdAt,
       expiresAt: session.expiresAt,
     },
-    viewer: { viewerId: viewer.id, externalViewerId: viewer.externalViewerId, ipAddress: session.ipAddress, userAgent: session.userAgent },
+    viewer: {
+      viewerId: viewer.id,
+      externalViewerId: viewer.externalViewerId,
+      ipAddress: session.ipAddress,
+      userAgent: session.userAgent,
+    },
     content: { contentId: content.id, contentType: content.type, title: content.title },
     viewerSessions,
   };

@@ -29,7 +29,13 @@ export interface SubmitOptions {
  * case is opened (the checks, then `processing`; the case owns the file from here on) and run to
  * its end in `queue`, or left to the queue's loop. Returns the case as stored.
  */
-export async function submitLeak(ctx: Context, queue: ForensicsQueue, auth: KeyAuth | null, leak: LeakSubmission, options: SubmitOptions = {}): Promise<CaseRow> {
+export async function submitLeak(
+  ctx: Context,
+  queue: ForensicsQueue,
+  auth: KeyAuth | null,
+  leak: LeakSubmission,
+  options: SubmitOptions = {},
+): Promise<CaseRow> {
   const row = await openCase(ctx, auth, leak.upload, leak.contentId, leak.contentType);
   if (options.queued) {
     queue.wake();

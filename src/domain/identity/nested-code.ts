@@ -149,7 +149,8 @@ export function messageFromWindow(level: CodeLevel, start: number, bits: bigint)
     const pivot = rows.findIndex((row, r) => r >= col && (row >> BigInt(col)) & 1n);
     if (pivot < 0) throw new Error(`positions ${start}… are not an information set of level ${n}`);
     [rows[col], rows[pivot]] = [rows[pivot] as bigint, rows[col] as bigint];
-    for (let r = 0; r < n; r++) if (r !== col && ((rows[r] as bigint) >> BigInt(col)) & 1n) rows[r] = (rows[r] as bigint) ^ (rows[col] as bigint);
+    for (let r = 0; r < n; r++)
+      if (r !== col && ((rows[r] as bigint) >> BigInt(col)) & 1n) rows[r] = (rows[r] as bigint) ^ (rows[col] as bigint);
   }
   return rows.reduce((message, row, j) => message | (((row >> BigInt(n)) & 1n) << BigInt(j)), 0n);
 }

@@ -65,7 +65,8 @@ function countersUpTo(levelIndex: number, margin: number): bigint {
   let total = 0n;
   for (let i = 0; i <= levelIndex; i++) {
     const dimension = (CODE_LEVELS[i] as CodeLevel).dimension;
-    const shell = (1n << BigInt(dimension)) - (i === 0 ? 0n : 1n << BigInt((CODE_LEVELS[i - 1] as CodeLevel).dimension));
+    const shell =
+      (1n << BigInt(dimension)) - (i === 0 ? 0n : 1n << BigInt((CODE_LEVELS[i - 1] as CodeLevel).dimension));
     total += i === CODE_LEVELS.length - 1 ? shell : shell >> BigInt(margin);
   }
   return total;
@@ -137,9 +138,18 @@ export function permuteWithin(key: Buffer, domainLabel: string, size: bigint, va
 }
 
 /** The message (below 2^dimension of its level) that counter k is given. */
-export function messageFor(key: ViewerIdKey, counter: bigint, margin = ID_MARGIN): { message: bigint; level: CodeLevel } {
+export function messageFor(
+  key: ViewerIdKey,
+  counter: bigint,
+  margin = ID_MARGIN,
+): { message: bigint; level: CodeLevel } {
   const shell = shellOf(counter, margin);
-  const offset = permuteWithin(key.permutation, `level ${shell.level.dimension}`, shell.messageSpace, counter - shell.start);
+  const offset = permuteWithin(
+    key.permutation,
+    `level ${shell.level.dimension}`,
+    shell.messageSpace,
+    counter - shell.start,
+  );
   return { message: shell.messageStart + offset, level: shell.level };
 }
 

@@ -34,13 +34,24 @@ export interface IngestQueue {
 
 export async function readIngestQueue(ctx: Context, now: number): Promise<IngestQueue> {
   const repo = ctx.repos.overview;
-  const [counts, running, failures] = await Promise.all([repo.ingestCounts(now), repo.runningIngests(now), repo.ingestFailures(now - FAILURES_WINDOW_MS)]);
+  const [counts, running, failures] = await Promise.all([
+    repo.ingestCounts(now),
+    repo.runningIngests(now),
+    repo.ingestFailures(now - FAILURES_WINDOW_MS),
+  ]);
   const latest = failures.latest ? jobView(failures.latest) : undefined;
   return {
     ...counts,
     jobs: running.map((row) => runningIngest(jobView(row))),
     failedLastHour: failures.count,
-    lastFailure: latest ? { jobId: latest.id, title: latest.title, reason: latest.failureReason, at: iso(latest.finishedAt ?? latest.createdAt) } : null,
+    lastFailure: latest
+      ? {
+          jobId: latest.id,
+          title: latest.title,
+          reason: latest.failureReason,
+          at: iso(latest.finishedAt ?? latest.createdAt),
+        }
+      : null,
   };
 }
 

@@ -9,7 +9,11 @@ const PROGRESS_EVERY_MS = 2000;
  * new stage, at the end of one, and every two seconds within one. The write is never awaited: a
  * lost progress line is not worth a failed job.
  */
-export function progressWriter<Stage extends string>(ctx: Context, write: (progress: string) => Promise<void>, also?: (stage: Stage, done: number, total: number) => void) {
+export function progressWriter<Stage extends string>(
+  ctx: Context,
+  write: (progress: string) => Promise<void>,
+  also?: (stage: Stage, done: number, total: number) => void,
+) {
   let lastWrite = 0;
   let lastStage = '';
   return (stage: Stage, done: number, total: number): void => {

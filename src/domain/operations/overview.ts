@@ -130,7 +130,10 @@ export class OverviewReader {
   private async billingTotals(now: number): Promise<BillingTotals> {
     if (this.billing && now - this.billing.at < BILLING_EVERY_MS && now >= this.billing.at) return this.billing.totals;
     const period = periodOf(now);
-    const [usage, open] = await Promise.all([this.ctx.repos.overview.streamsBetween(period.start, period.end), this.ctx.repos.overview.openInvoices()]);
+    const [usage, open] = await Promise.all([
+      this.ctx.repos.overview.streamsBetween(period.start, period.end),
+      this.ctx.repos.overview.openInvoices(),
+    ]);
     const totals: BillingTotals = {
       period: periodLabel(period),
       periodStart: iso(period.start),

@@ -11,6 +11,9 @@ const ORPHAN_AFTER_MS = 24 * 3600_000;
  */
 export async function sweepSpool(ctx: Context): Promise<void> {
   const { repos } = ctx;
-  const isOwned = async (ref: string) => (await repos.forensicCases.usesUpload(ref)) || (await repos.ingestJobs.usesSource(ref));
-  await ctx.storage.spool.sweep(ORPHAN_AFTER_MS, isOwned).catch((err) => ctx.log.warn('could not sweep the spool', errorFields(err)));
+  const isOwned = async (ref: string) =>
+    (await repos.forensicCases.usesUpload(ref)) || (await repos.ingestJobs.usesSource(ref));
+  await ctx.storage.spool
+    .sweep(ORPHAN_AFTER_MS, isOwned)
+    .catch((err) => ctx.log.warn('could not sweep the spool', errorFields(err)));
 }

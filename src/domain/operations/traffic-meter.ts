@@ -27,7 +27,11 @@ export class TrafficMeter {
     private readonly ctx: Context,
     readonly instanceId = `${os.hostname()}:${process.pid}`,
   ) {
-    this.pass = new RepeatingPass(() => this.flush(), TRAFFIC_BUCKET_MS, (err) => ctx.log.warn('traffic counts not written; kept for the next try', errorFields(err)));
+    this.pass = new RepeatingPass(
+      () => this.flush(),
+      TRAFFIC_BUCKET_MS,
+      (err) => ctx.log.warn('traffic counts not written; kept for the next try', errorFields(err)),
+    );
   }
 
   request(status: number): void {
@@ -69,7 +73,9 @@ export class TrafficMeter {
     if (now - this.lastPrune > 60_000) {
       this.lastPrune = now;
       // Old buckets only cost space: a failed prune is said as such and tried again in a minute.
-      await this.ctx.repos.traffic.prune(now - KEPT_MS).catch((err) => this.ctx.log.warn('old traffic buckets not pruned', errorFields(err)));
+      await this.ctx.repos.traffic
+        .prune(now - KEPT_MS)
+        .catch((err) => this.ctx.log.warn('old traffic buckets not pruned', errorFields(err)));
     }
   }
 

@@ -16,7 +16,8 @@ function failureText(err: unknown): string {
   return `${err.message}${cause}`.slice(0, 300);
 }
 
-export const signBody = (secret: string, body: string) => createHmac('sha256', secret).update(body, 'utf8').digest('hex');
+export const signBody = (secret: string, body: string) =>
+  createHmac('sha256', secret).update(body, 'utf8').digest('hex');
 
 /**
  * Makes one attempt at a delivery and says what became of it; the caller records the outcome.
@@ -31,7 +32,14 @@ export async function attemptDelivery(
   const attempts = row.attempts + 1;
   const org = await ctx.repos.organizations.find(row.organizationId);
   if (!org?.webhookUrl) {
-    return { status: 'skipped', attempts: row.attempts, responseCode: null, lastError: 'no webhookUrl', nextAttemptAt: null, deliveredAt: null };
+    return {
+      status: 'skipped',
+      attempts: row.attempts,
+      responseCode: null,
+      lastError: 'no webhookUrl',
+      nextAttemptAt: null,
+      deliveredAt: null,
+    };
   }
   let responseCode: number | null = null;
   let lastError: string | null = null;

@@ -35,10 +35,19 @@ export async function updateWebhook(
 }
 
 /** POST /webhook/test: sends a webhook.test event now, once, and reports what the receiver answered. */
-export async function sendTestWebhook(ctx: Context, auth: KeyAuth): Promise<{ success: boolean; responseCode: number }> {
+export async function sendTestWebhook(
+  ctx: Context,
+  auth: KeyAuth,
+): Promise<{ success: boolean; responseCode: number }> {
   if (!auth.org.webhookUrl) throw badRequest('no webhookUrl is set; set one with PUT /api/v1/webhook');
   const id = await ctx.db.transaction((tx) =>
-    recordEvent(tx, auth.org.id, 'webhook.test', { message: 'test delivery', organizationId: auth.org.id }, { queue: false }),
+    recordEvent(
+      tx,
+      auth.org.id,
+      'webhook.test',
+      { message: 'test delivery', organizationId: auth.org.id },
+      { queue: false },
+    ),
   );
   const row = (await ctx.repos.webhookDeliveries.find(id)) as DeliveryRow;
   const outcome = await attemptDelivery(ctx, row, { retry: false });

@@ -56,7 +56,8 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
   } catch {
     throw badRequest('webhookUrl must be an http or https URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest('webhookUrl must be an http or https URL');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw badRequest('webhookUrl must be an http or https URL');
   if (url.username || url.password) throw badRequest('webhookUrl must not carry credentials');
   if (allowPrivate) return url;
   // A fully qualified name may end in dots ("localhost." is localhost to the resolver), so the

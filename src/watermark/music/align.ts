@@ -145,7 +145,8 @@ export function coarseAlign(original: Float64Array, leak: Float64Array): CoarseA
     const from = Math.max(0, -lag);
     const to = Math.min(nl, no - lag);
     if (to - from < minOverlap) continue;
-    const energy = ((so[to + lag] as number) - (so[from + lag] as number)) * ((sl[to] as number) - (sl[from] as number));
+    const energy =
+      ((so[to + lag] as number) - (so[from + lag] as number)) * ((sl[to] as number) - (sl[from] as number));
     rho[k] = energy > 0 ? (c[k] as number) / Math.sqrt(energy) : 0;
     if (best < 0 || (rho[k] as number) > (rho[best] as number)) best = k;
   }
@@ -163,9 +164,14 @@ export function coarseAlign(original: Float64Array, leak: Float64Array): CoarseA
  * matches leak[i + range + lag]) and the normalised correlation of the waveforms there: near 1
  * for this original through any codec that keeps the waveform, near 0 for other audio.
  */
-export function fineAlign(original: Float32Array, leak: Float32Array, range: number): { lag: number; correlation: number } {
+export function fineAlign(
+  original: Float32Array,
+  leak: Float32Array,
+  range: number,
+): { lag: number; correlation: number } {
   const lags = 2 * range + 1;
-  if (leak.length < original.length + 2 * range) throw new Error('the leak window must extend range samples past the original on both sides');
+  if (leak.length < original.length + 2 * range)
+    throw new Error('the leak window must extend range samples past the original on both sides');
   const c = correlate(leak, original, lags);
   let best = 0;
   for (let k = 1; k < lags; k++) if ((c[k] as number) > (c[best] as number)) best = k;

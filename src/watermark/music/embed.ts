@@ -19,19 +19,54 @@ export interface MusicEmbedOptions extends EmbedJob {
   onProgress?: (doneSeconds: number, totalSeconds: number) => void;
 }
 
-export async function embedMusic(o: MusicEmbedOptions): Promise<{ segments: number; sampleRate: number; snrDb: number }> {
+export async function embedMusic(
+  o: MusicEmbedOptions,
+): Promise<{ segments: number; sampleRate: number; snrDb: number }> {
   const bits = parseBits(o.bits);
-  if (path.resolve(o.input) === path.resolve(o.output)) throw new DrmError('BAD_REQUEST', 'the output must be a different file from the input');
+  if (path.resolve(o.input) === path.resolve(o.output))
+    throw new DrmError('BAD_REQUEST', 'the output must be a different file from the input');
   const { info, sampleRate, channels } = await audioOf(o.bins, o.input, 'input');
   const decoder = startMedia(
     o.bins.ffmpeg,
-    ['-v', 'error', '-i', o.input, '-map', '0:a:0', '-ac', String(channels), '-ar', String(sampleRate), '-f', 'f32le', 'pipe:1'],
+    [
+      '-v',
+      'error',
+      '-i',
+      o.input,
+      '-map',
+      '0:a:0',
+      '-ac',
+      String(channels),
+      '-ar',
+      String(sampleRate),
+      '-f',
+      'f32le',
+      'pipe:1',
+    ],
     o.signal,
   );
   const encoder = startFed(
     o.bins.ffmpeg,
-    ['-v', 'error', '-y', '-f', 'f32le', '-ar', String(sampleRate), '-ac', String(channels), '-i', 'pipe:0',
-      '-c:a', 'aac', '-b:a', OUTPUT_BITRATE, '-f', 'ipod', o.output],
+    [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'f32le',
+      '-ar',
+      String(sampleRate),
+      '-ac',
+      String(channels),
+      '-i',
+      'pipe:0',
+      '-c:a',
+      'aac',
+      '-b:a',
+      OUTPUT_BITRATE,
+      '-f',
+      'ipod',
+      o.output,
+    ],
     o.signal,
   );
   try {

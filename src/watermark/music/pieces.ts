@@ -81,4 +81,5 @@ export function placePieces(
 }
 
 /** How many of the leak's samples its pieces place. */
-export const placedSamples = (pieces: readonly Piece[]) => pieces.reduce((sum, p) => sum + (p.leakEnd - p.leakStart), 0);
+export const placedSamples = (pieces: readonly Piece[]) =>
+  pieces.reduce((sum, p) => sum + (p.leakEnd - p.leakStart), 0);

@@ -85,12 +85,17 @@ export function interleave(planes: readonly Float32Array[]): Float32Array {
 }
 
 /** The audio stream of a file, or a BAD_REQUEST saying why there is none to work on. */
-export async function audioOf(bins: MediaBinaries, file: string, role: string): Promise<{ info: MediaInfo; sampleRate: number; channels: number }> {
+export async function audioOf(
+  bins: MediaBinaries,
+  file: string,
+  role: string,
+): Promise<{ info: MediaInfo; sampleRate: number; channels: number }> {
   const info = await probeMedia(bins, file);
   const name = path.basename(file);
   if (!info.audio) throw new DrmError('BAD_REQUEST', `${role} ${name} has no audio stream`);
   const { sampleRate, channels } = info.audio;
-  if (!(sampleRate > 0 && channels > 0)) throw new DrmError('BAD_REQUEST', `${role} ${name} has an audio stream without a sample rate or channels`);
+  if (!(sampleRate > 0 && channels > 0))
+    throw new DrmError('BAD_REQUEST', `${role} ${name} has an audio stream without a sample rate or channels`);
   return { info, sampleRate, channels };
 }
 
@@ -104,5 +109,6 @@ export async function stop(...processes: (MediaProcess | FedProcess)[]): Promise
 export async function finishDecoder(decoder: MediaProcess, file: string, signal?: AbortSignal): Promise<void> {
   const { code, stderr } = await decoder.done;
   signal?.throwIfAborted();
-  if (code !== 0) throw new DrmError('BAD_REQUEST', `could not decode the audio of ${path.basename(file)}: ${lastLine(stderr)}`);
+  if (code !== 0)
+    throw new DrmError('BAD_REQUEST', `could not decode the audio of ${path.basename(file)}: ${lastLine(stderr)}`);
 }

@@ -9,6 +9,14 @@ import { transcode } from '../../media/transcode.js';
 export const MUSIC_REFERENCE = 'reference.flac';
 
 /** Writes the music reference of `input` (its first audio stream, mono, lossless). */
-export async function writeMusicReference(bins: MediaBinaries, input: string, file: string, signal?: AbortSignal): Promise<void> {
-  await transcode(bins, ['-i', input, '-map', '0:a:0', '-ac', '1', '-c:a', 'flac', '-f', 'flac', file], { what: 'the detection reference of the music', signal });
+export async function writeMusicReference(
+  bins: MediaBinaries,
+  input: string,
+  file: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  await transcode(bins, ['-i', input, '-map', '0:a:0', '-ac', '1', '-c:a', 'flac', '-f', 'flac', file], {
+    what: 'the detection reference of the music',
+    signal,
+  });
 }

@@ -31,7 +31,13 @@ export const energy = (v: ArrayLike<number>) => {
 };
 
 /** The pattern of a segment of the given length in samples. */
-export function segmentPattern(key: Buffer, contentId: string, segment: number, length: number, sampleRate: number): Float32Array {
+export function segmentPattern(
+  key: Buffer,
+  contentId: string,
+  segment: number,
+  length: number,
+  sampleRate: number,
+): Float32Array {
   const { count } = tileLayout(frameCount(length, DEFAULT_MUSIC_MARK.hop), sampleRate);
   return musicPattern(key, contentId, segment, count);
 }

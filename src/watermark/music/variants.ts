@@ -20,7 +20,21 @@ export async function openMusicVariants(o: VariantsRequest): Promise<MarkedVaria
   async function* pieces(): AsyncGenerator<VariantPiece> {
     const decoder = startMedia(
       o.bins.ffmpeg,
-      ['-v', 'error', '-i', o.input, '-map', '0:a:0', '-ac', String(channels), '-ar', String(sampleRate), '-f', 'f32le', 'pipe:1'],
+      [
+        '-v',
+        'error',
+        '-i',
+        o.input,
+        '-map',
+        '0:a:0',
+        '-ac',
+        String(channels),
+        '-ar',
+        String(sampleRate),
+        '-f',
+        'f32le',
+        'pipe:1',
+      ],
       o.signal,
     );
     const segmentBytes = SEGMENT_SECONDS * sampleRate * channels * 4;
@@ -34,7 +48,12 @@ export async function openMusicVariants(o: VariantsRequest): Promise<MarkedVaria
         const v = musicSegmentVariants(planes, sampleRate, o.key, o.contentId, index);
         index++;
         const total = info.duration || index * SEGMENT_SECONDS;
-        yield { a: bytes(interleave(v.a)), b: bytes(interleave(v.b)), done: Math.min(total, index * SEGMENT_SECONDS), total };
+        yield {
+          a: bytes(interleave(v.a)),
+          b: bytes(interleave(v.b)),
+          done: Math.min(total, index * SEGMENT_SECONDS),
+          total,
+        };
       }
       await finishDecoder(decoder, o.input, o.signal);
       if (index === 0) throw new DrmError('BAD_REQUEST', `${o.input} has no audio samples`);

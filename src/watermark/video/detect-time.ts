@@ -50,7 +50,13 @@ export interface TimedLeak {
  * with the reference's. The reference's thumbnails, of every frame, were written at ingest
  * (content from before that has them made from the reference).
  */
-export async function alignLeakInTime(o: VideoDetectOptions, reference: string, work: string, orig: VideoInfo, leak: VideoInfo): Promise<TimedLeak> {
+export async function alignLeakInTime(
+  o: VideoDetectOptions,
+  reference: string,
+  work: string,
+  orig: VideoInfo,
+  leak: VideoInfo,
+): Promise<TimedLeak> {
   const { width: W, height: H, fps } = orig;
   const { width: tw, height: th } = thumbSize(W, H);
   // The leak's thumbnails keep its own aspect (the whole leak frame, black bars and all).
@@ -60,14 +66,23 @@ export async function alignLeakInTime(o: VideoDetectOptions, reference: string, 
   o.onProgress?.('decode', 0, expected);
   const sample = (skipNonReference: boolean) =>
     sampleLeak(o.bins, o.leak, {
-      duration: leak.duration, parts: Math.min(MAX_PARTS, os.availableParallelism()), dir: work,
-      fps, spacing: (PROXY_EVERY - 0.5) / fps, skipNonReference, thumb: { width: tw, height: lth }, proxy: { width: W, height: H }, signal: o.signal,
+      duration: leak.duration,
+      parts: Math.min(MAX_PARTS, os.availableParallelism()),
+      dir: work,
+      fps,
+      spacing: (PROXY_EVERY - 0.5) / fps,
+      skipNonReference,
+      thumb: { width: tw, height: lth },
+      proxy: { width: W, height: H },
+      signal: o.signal,
       onSample: (n) => {
         if (n % 25 === 0) o.onProgress?.('decode', n, Math.max(n, expected));
       },
     });
   const [origThumbs, sampled] = await Promise.all([
-    collect(lumaFrames(o.bins, fs.existsSync(thumbs) ? thumbs : reference, { width: tw, height: th, fps, signal: o.signal })),
+    collect(
+      lumaFrames(o.bins, fs.existsSync(thumbs) ? thumbs : reference, { width: tw, height: th, fps, signal: o.signal }),
+    ),
     sample(true).then((s) => (meanGap(s.times) * fps > SPARSEST_SAMPLING ? sample(false) : s)),
   ]);
   if (sampled.thumbs.length === 0) throw new DrmError('BAD_REQUEST', `the leak ${o.leak} has no video frames`);
@@ -86,14 +101,21 @@ export async function alignLeakInTime(o: VideoDetectOptions, reference: string, 
 const MIRROR_GAIN = 0.1;
 
 /** The orientation of the leak's pictures that lines up with the original, its signatures and its global alignment. */
-function orientation(thumbs: readonly Uint8Array[], origSigs: readonly Float32Array[], positions: Int32Array, tw: number, lth: number) {
+function orientation(
+  thumbs: readonly Uint8Array[],
+  origSigs: readonly Float32Array[],
+  positions: Int32Array,
+  tw: number,
+  lth: number,
+) {
   let best: { mirror: Mirror; leakSigs: Float32Array[]; time: TimeAlignment } | undefined;
   for (const mirror of MIRRORS) {
     const seen = thumbs.map((t) => flipped(t, tw, lth, mirror));
     const active = activeArea(seen, tw, lth);
     const leakSigs = seen.map((f) => signature(f, tw, centralRegion(active)));
     const time = alignTime(leakSigs, origSigs, positions);
-    if (!best || time.correlation > best.time.correlation + (best.mirror === 'none' ? MIRROR_GAIN : 0)) best = { mirror, leakSigs, time };
+    if (!best || time.correlation > best.time.correlation + (best.mirror === 'none' ? MIRROR_GAIN : 0))
+      best = { mirror, leakSigs, time };
     // no mirror can beat a picture that already lines up this well by the gain: most leaks cost one alignment
     if (mirror === 'none' && time.correlation >= 1 - MIRROR_GAIN) break;
   }
@@ -116,5 +138,7 @@ function meanGap(times: Float64Array): number {
 function sampleSpans(times: Float64Array, alone: number): Float64Array {
   const n = times.length;
   const mean = n < 2 ? alone : meanGap(times);
-  return Float64Array.from({ length: n }, (_, k) => (k + 1 < n ? (times[k + 1] as number) - (times[k] as number) : mean));
+  return Float64Array.from({ length: n }, (_, k) =>
+    k + 1 < n ? (times[k + 1] as number) - (times[k] as number) : mean,
+  );
 }

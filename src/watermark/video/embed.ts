@@ -9,7 +9,14 @@ import { reducedSize } from '../../../gpu/resample.js';
 import { type EmbedJob, segmentAt, variantFor } from '../segments.js';
 import { inOrder } from '../in-order.js';
 import { videoReferenceOutputs } from './reference.js';
-import { DEFAULT_VIDEO_MARK, markFrames, patternLength, segmentGains, segmentPattern, type VideoMarkParams } from './mark.js';
+import {
+  DEFAULT_VIDEO_MARK,
+  markFrames,
+  patternLength,
+  segmentGains,
+  segmentPattern,
+  type VideoMarkParams,
+} from './mark.js';
 
 /** `output` is an .mp4 (x264, the original's audio). */
 export interface VideoEmbedOptions extends EmbedJob {
@@ -93,11 +100,16 @@ export async function openVideoMarking(o: VideoMarkingJob): Promise<VideoMarking
   const info = await probeMedia(o.bins, o.input);
   if (!info.video) throw new DrmError('BAD_REQUEST', `${path.basename(o.input)} has no video stream to mark`);
   const { width, height, fps } = info.video;
-  if (width < 64 || height < 64) throw new DrmError('BAD_REQUEST', `${path.basename(o.input)} is ${width}x${height}: too small to carry a watermark (at least 64x64)`);
+  if (width < 64 || height < 64)
+    throw new DrmError(
+      'BAD_REQUEST',
+      `${path.basename(o.input)} is ${width}x${height}: too small to carry a watermark (at least 64x64)`,
+    );
   if (!(fps > 0)) throw new DrmError('BAD_REQUEST', `${path.basename(o.input)} has no usable frame rate`);
   const params = o.params ?? DEFAULT_VIDEO_MARK;
   const reduced = reducedSize(width, height, params.scale);
-  if (Math.min(reduced.width, reduced.height) < 2 ** params.levels) throw new DrmError('BAD_REQUEST', `${path.basename(o.input)} is too small for ${params.levels} DTCWT levels`);
+  if (Math.min(reduced.width, reduced.height) < 2 ** params.levels)
+    throw new DrmError('BAD_REQUEST', `${path.basename(o.input)} is too small for ${params.levels} DTCWT levels`);
   const count = patternLength(width, height, params);
 
   async function* frames(want: (segment: number) => 'A' | 'B' | 'both') {
@@ -112,10 +124,15 @@ export async function openVideoMarking(o: VideoMarkingJob): Promise<VideoMarking
       }
       return g;
     };
-    const mark = (run: FrameRun) => markFrames(o.backend, run.frames, width, height, gainsOf(run.segment), want(run.segment), params);
+    const mark = (run: FrameRun) =>
+      markFrames(o.backend, run.frames, width, height, gainsOf(run.segment), want(run.segment), params);
     const window = Math.max(2, os.availableParallelism() * 2);
     const sideOutputs = o.reference ? videoReferenceOutputs(o.reference, width, height, params) : undefined;
-    const runs = segmentRuns(yuvFrames(o.bins, o.input, { width, height, fps, sideOutputs, signal: o.signal }), fps, params.deltaFrames ?? 1);
+    const runs = segmentRuns(
+      yuvFrames(o.bins, o.input, { width, height, fps, sideOutputs, signal: o.signal }),
+      fps,
+      params.deltaFrames ?? 1,
+    );
     for await (const marked of inOrder(runs, mark, window)) yield* marked;
   }
   return { info, width, height, fps, expectedFrames: Math.max(1, Math.round(info.duration * fps)), frames };
@@ -129,16 +146,38 @@ export async function openVideoMarking(o: VideoMarkingJob): Promise<VideoMarking
 export async function embedVideo(o: VideoEmbedOptions): Promise<VideoEmbedResult> {
   const marking = await openVideoMarking(o);
   const { info, width, height, fps } = marking;
-  const audio = info.audio ? ['-map', '1:a:0', '-c:a', MP4_AUDIO.has(info.audio.codec) ? 'copy' : 'aac', ...(MP4_AUDIO.has(info.audio.codec) ? [] : ['-b:a', '192k'])] : [];
+  const audio = info.audio
+    ? [
+        '-map',
+        '1:a:0',
+        '-c:a',
+        MP4_AUDIO.has(info.audio.codec) ? 'copy' : 'aac',
+        ...(MP4_AUDIO.has(info.audio.codec) ? [] : ['-b:a', '192k']),
+      ]
+    : [];
   const encoder = startPipeEncoder(
     o.bins.ffmpeg,
     [
-      '-v', 'error', '-y',
+      '-v',
+      'error',
+      '-y',
       ...rawVideoInput(marking),
       ...(info.audio ? ['-i', o.input] : []),
-      '-map', '0:v:0', ...audio,
-      '-c:v', 'libx264', '-crf', String(o.crf ?? 18), '-preset', o.preset ?? 'fast', '-pix_fmt', 'yuv420p',
-      '-movflags', '+faststart', '-f', 'mp4',
+      '-map',
+      '0:v:0',
+      ...audio,
+      '-c:v',
+      'libx264',
+      '-crf',
+      String(o.crf ?? 18),
+      '-preset',
+      o.preset ?? 'fast',
+      '-pix_fmt',
+      'yuv420p',
+      '-movflags',
+      '+faststart',
+      '-f',
+      'mp4',
     ],
     o.output,
     `the marked copy of ${o.input}`,

@@ -19,7 +19,8 @@ function rectScorer(pairs: Pairs, originalWidth: number): (rect: Rect, step: num
         const cols = Math.ceil(leak.width / step);
         const rows = Math.ceil(leak.height / step);
         const pixels = new Float64Array(cols * rows);
-        for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) pixels[r * cols + c] = leak.data[r * step * leak.width + c * step] as number;
+        for (let r = 0; r < rows; r++)
+          for (let c = 0; c < cols; c++) pixels[r * cols + c] = leak.data[r * step * leak.width + c * step] as number;
         return { pixels, view: new Float64Array(cols * rows) };
       });
       grids.set(step, made);
@@ -72,7 +73,13 @@ function rectSearch(pairs: Pairs, width: number, height: number, activeAspect: n
       const h = uniform ? w * activeAspect : s * height;
       return { x: cx - w / 2, y: cy - h / 2, w, h };
     },
-    fits: (r) => r.w <= width + 1e-6 && r.h <= height + 1e-6 && r.x >= -1e-6 && r.y >= -1e-6 && r.x + r.w <= width + 1e-6 && r.y + r.h <= height + 1e-6,
+    fits: (r) =>
+      r.w <= width + 1e-6 &&
+      r.h <= height + 1e-6 &&
+      r.x >= -1e-6 &&
+      r.y >= -1e-6 &&
+      r.x + r.w <= width + 1e-6 &&
+      r.y + r.h <= height + 1e-6,
   };
 }
 
@@ -88,7 +95,9 @@ function untouchedFrame(search: RectSearch, whole: Rect): { rect: Rect; score: n
   const score = search.score(whole, 1);
   const shifts = [-px, 0, px];
   const nearer = shifts.flatMap((dy) => shifts.map((dx) => centred(1 - 0.005, width / 2 + dx, height / 2 + dy)));
-  return score >= WHOLE_FRAME_MATCH && nearer.every((r) => !fits(r) || search.score(r, 1) < score) ? { rect: whole, score } : undefined;
+  return score >= WHOLE_FRAME_MATCH && nearer.every((r) => !fits(r) || search.score(r, 1) < score)
+    ? { rect: whole, score }
+    : undefined;
 }
 
 /** Every scale from minScale to 1 in steps of 1%, at positions two search pixels apart, comparing every fourth pixel. */

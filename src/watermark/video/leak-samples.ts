@@ -15,9 +15,15 @@ export interface LeakSamples {
   /** each sample's time in seconds after the first sample */
   times: Float64Array;
   /** sample k's proxy picture, found by seeking (8-bit luma) */
-  proxyAt(k: number, o: { width: number; height: number; fps: number; signal?: AbortSignal }): Promise<Uint8Array | undefined>;
+  proxyAt(
+    k: number,
+    o: { width: number; height: number; fps: number; signal?: AbortSignal },
+  ): Promise<Uint8Array | undefined>;
   /** the proxy pictures of `samples` (ascending), in that order, as precise luma */
-  proxies(samples: readonly number[], o: { width: number; height: number; signal?: AbortSignal }): AsyncGenerator<Float32Array>;
+  proxies(
+    samples: readonly number[],
+    o: { width: number; height: number; signal?: AbortSignal },
+  ): AsyncGenerator<Float32Array>;
 }
 
 export interface LeakSamplingOptions {
@@ -60,7 +66,12 @@ export async function sampleLeak(bins: MediaBinaries, leak: string, o: LeakSampl
       sampleVideo(bins, leak, {
         ...(p > 0 && { start: p * length }),
         ...(p < n - 1 && { duration: length }),
-        fps: o.fps, spacing: o.spacing, skipNonReference: o.skipNonReference, thumb: o.thumb, proxy: { ...o.proxy, file }, signal: o.signal,
+        fps: o.fps,
+        spacing: o.spacing,
+        skipNonReference: o.skipNonReference,
+        thumb: o.thumb,
+        proxy: { ...o.proxy, file },
+        signal: o.signal,
         onSample: (count) => {
           counts[p] = count;
           o.onSample?.(counts.reduce((a, b) => a + b, 0));
@@ -83,7 +94,9 @@ export async function sampleLeak(bins: MediaBinaries, leak: string, o: LeakSampl
     },
     proxies: async function* (samples, f) {
       for (const part of parts) {
-        const select = samples.filter((k) => k >= part.start && k < part.start + part.count).map((k) => part.skip + k - part.start);
+        const select = samples
+          .filter((k) => k >= part.start && k < part.start + part.count)
+          .map((k) => part.skip + k - part.start);
         if (select.length > 0) yield* preciseLumaFrames(bins, part.file, { ...f, select });
       }
     },
@@ -94,7 +107,10 @@ export async function sampleLeak(bins: MediaBinaries, leak: string, o: LeakSampl
  * The parts' samples as one run, timed from the first. A frame at a boundary that both parts
  * decoded is kept once (by the earlier part); the proxy frames stay in their parts' files.
  */
-function joinParts(sampled: readonly VideoSamples[], files: readonly string[]): { thumbs: Uint8Array[]; times: Float64Array; parts: Part[] } {
+function joinParts(
+  sampled: readonly VideoSamples[],
+  files: readonly string[],
+): { thumbs: Uint8Array[]; times: Float64Array; parts: Part[] } {
   const thumbs: Uint8Array[] = [];
   const times: number[] = [];
   const parts: Part[] = [];

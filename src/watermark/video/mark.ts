@@ -77,7 +77,10 @@ export function segmentPattern(key: Buffer, contentId: string, segment: number, 
  * there is some: a worker pool then reads them in place instead of receiving a copy per frame.
  */
 export function segmentGains(pattern: Float32Array, params: VideoMarkParams = DEFAULT_VIDEO_MARK): Float32Array {
-  const gains = typeof SharedArrayBuffer === 'undefined' ? new Float32Array(pattern.length) : new Float32Array(new SharedArrayBuffer(pattern.byteLength));
+  const gains =
+    typeof SharedArrayBuffer === 'undefined'
+      ? new Float32Array(pattern.length)
+      : new Float32Array(new SharedArrayBuffer(pattern.byteLength));
   for (let i = 0; i < pattern.length; i++) gains[i] = params.alpha * (pattern[i] as number);
   return gains;
 }
@@ -86,14 +89,27 @@ export function segmentGains(pattern: Float32Array, params: VideoMarkParams = DE
  * The reduced transform of a luma frame (shared by embedding and detection). A float plane is one
  * already reduced (a detection reference and the leak brought to it): it is transformed as it is.
  */
-export function analyse(backend: DtcwtBackend, luma: Uint8Array | Float32Array, width: number, height: number, params: VideoMarkParams) {
+export function analyse(
+  backend: DtcwtBackend,
+  luma: Uint8Array | Float32Array,
+  width: number,
+  height: number,
+  params: VideoMarkParams,
+) {
   if (luma instanceof Float32Array) {
     if (params.scale !== 1) throw new RangeError('analyse: a float plane must already be reduced (scale 1)');
     return backend.forward(luma.slice(), height, width, params.levels, undefined, Math.min(...params.markLevels));
   }
   const r = reducedSize(width, height, params.scale);
   // Only the marked levels' highpasses are read, so finer ones are not computed.
-  return backend.forward(downsample(luma, width, height, params.scale), r.height, r.width, params.levels, undefined, Math.min(...params.markLevels));
+  return backend.forward(
+    downsample(luma, width, height, params.scale),
+    r.height,
+    r.width,
+    params.levels,
+    undefined,
+    Math.min(...params.markLevels),
+  );
 }
 
 export type MarkedVariants = { A?: Uint8Array; B?: Uint8Array };
@@ -115,7 +131,10 @@ export function markFrames(
 ): Promise<MarkedVariants[]> {
   const [frame, ...next] = frames;
   if (!frame) return Promise.resolve([]);
-  const variants = (r: MarkedFrame): MarkedVariants => ({ ...(r.plus ? { A: r.plus } : {}), ...(r.minus ? { B: r.minus } : {}) });
+  const variants = (r: MarkedFrame): MarkedVariants => ({
+    ...(r.plus ? { A: r.plus } : {}),
+    ...(r.minus ? { B: r.minus } : {}),
+  });
   return backend
     .modulate({
       frame,
@@ -128,7 +147,11 @@ export function markFrames(
       gains,
       want: want === 'A' ? 'plus' : want === 'B' ? 'minus' : 'both',
       ...(params.psnrDb && {
-        rms: { max: rmsForPsnr(params.psnrDb.strongest), min: rmsForPsnr(params.psnrDb.faintest), maxBoost: params.psnrDb.maxBoost },
+        rms: {
+          max: rmsForPsnr(params.psnrDb.strongest),
+          min: rmsForPsnr(params.psnrDb.faintest),
+          maxBoost: params.psnrDb.maxBoost,
+        },
       }),
     })
     .then((r) => [variants(r), ...(r.next ?? []).map(variants)]);

@@ -30,7 +30,11 @@ export const VIDEO_REFERENCE = 'reference.mp4';
 const REFERENCE_CRF = 12;
 
 /** The size of the reference plane of a width × height video. */
-export function referenceSize(width: number, height: number, params: VideoMarkParams = DEFAULT_VIDEO_MARK): { width: number; height: number } {
+export function referenceSize(
+  width: number,
+  height: number,
+  params: VideoMarkParams = DEFAULT_VIDEO_MARK,
+): { width: number; height: number } {
   return reducedSize(width, height, params.scale);
 }
 
@@ -53,20 +57,46 @@ export function thumbsBeside(reference: string): string {
  * reference to score a leak, and at this bitrate the entropy decoder is most of that (measured on
  * a 2-min reference: 1.6 s of CPU instead of 2.8 s, for a file 16% larger).
  */
-const greyVideo = (format: 'gray' | 'gray10le', file: string) => ['-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'fastdecode', '-crf', String(REFERENCE_CRF), '-pix_fmt', format, '-an', '-f', 'mp4', file];
+const greyVideo = (format: 'gray' | 'gray10le', file: string) => [
+  '-c:v',
+  'libx264',
+  '-preset',
+  'veryfast',
+  '-tune',
+  'fastdecode',
+  '-crf',
+  String(REFERENCE_CRF),
+  '-pix_fmt',
+  format,
+  '-an',
+  '-f',
+  'mp4',
+  file,
+];
 
 /**
  * The outputs that write the reference and its thumbnails (thumbsBeside) from a decode of the
  * source (side outputs of the marking decoder). Area scaling by the whole factor is the box
  * average the mark is computed on; the thumbnails are scaled as a leak's are.
  */
-export function videoReferenceOutputs(file: string, width: number, height: number, params: VideoMarkParams = DEFAULT_VIDEO_MARK): VideoOutput[] {
+export function videoReferenceOutputs(
+  file: string,
+  width: number,
+  height: number,
+  params: VideoMarkParams = DEFAULT_VIDEO_MARK,
+): VideoOutput[] {
   const r = referenceSize(width, height, params);
   const t = thumbSize(r.width, r.height);
   const crop = `crop=${r.width * params.scale}:${r.height * params.scale}:0:0`;
   return [
-    { filters: [crop, `scale=${r.width}:${r.height}:flags=area`, 'format=gray10le'], args: greyVideo('gray10le', file) },
-    { filters: [crop, `scale=${t.width}:${t.height}:flags=bicubic`, 'format=gray'], args: greyVideo('gray', thumbsBeside(file)) },
+    {
+      filters: [crop, `scale=${r.width}:${r.height}:flags=area`, 'format=gray10le'],
+      args: greyVideo('gray10le', file),
+    },
+    {
+      filters: [crop, `scale=${t.width}:${t.height}:flags=bicubic`, 'format=gray'],
+      args: greyVideo('gray', thumbsBeside(file)),
+    },
   ];
 }
 
@@ -74,20 +104,47 @@ export function videoReferenceOutputs(file: string, width: number, height: numbe
  * Writes the video reference of an original and its thumbnails (what ingest keeps beside a
  * watermarked item), for detecting against an original file: detection always reads a reference.
  */
-export async function writeVideoReference(bins: MediaBinaries, input: string, file: string, width: number, height: number, params: VideoMarkParams = DEFAULT_VIDEO_MARK, signal?: AbortSignal): Promise<void> {
+export async function writeVideoReference(
+  bins: MediaBinaries,
+  input: string,
+  file: string,
+  width: number,
+  height: number,
+  params: VideoMarkParams = DEFAULT_VIDEO_MARK,
+  signal?: AbortSignal,
+): Promise<void> {
   const outs = videoReferenceOutputs(file, width, height, params);
-  await transcode(bins, ['-i', input, ...splitOutputs([], outs)], { what: `the detection reference of ${input}`, signal });
+  await transcode(bins, ['-i', input, ...splitOutputs([], outs)], {
+    what: `the detection reference of ${input}`,
+    signal,
+  });
 }
 
 /**
  * The thumbnails of a reference kept before drm wrote them at ingest, made from the reference
  * itself: the detector reads them the same way.
  */
-export async function writeVideoReferenceThumbs(bins: MediaBinaries, reference: string, signal?: AbortSignal): Promise<void> {
+export async function writeVideoReferenceThumbs(
+  bins: MediaBinaries,
+  reference: string,
+  signal?: AbortSignal,
+): Promise<void> {
   const plane = (await probeMedia(bins, reference)).video;
   if (!plane) throw new DrmError('BAD_REQUEST', `the reference ${reference} has no video stream`);
   const t = thumbSize(plane.width, plane.height);
-  await transcode(bins, ['-i', reference, '-map', '0:v:0', '-vf', `scale=${t.width}:${t.height}:flags=bicubic,format=gray`, ...greyVideo('gray', thumbsBeside(reference))], { what: `the thumbnails of ${reference}`, signal });
+  await transcode(
+    bins,
+    [
+      '-i',
+      reference,
+      '-map',
+      '0:v:0',
+      '-vf',
+      `scale=${t.width}:${t.height}:flags=bicubic,format=gray`,
+      ...greyVideo('gray', thumbsBeside(reference)),
+    ],
+    { what: `the thumbnails of ${reference}`, signal },
+  );
 }
 
 /**

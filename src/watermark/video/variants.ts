@@ -14,7 +14,12 @@ export async function openVideoVariants(o: VideoMarkingJob): Promise<MarkedVaria
     let frames = 0;
     for await (const marked of marking.frames(() => 'both')) {
       frames++;
-      yield { a: marked.A as Uint8Array, b: marked.B as Uint8Array, done: frames, total: Math.max(marking.expectedFrames, frames) };
+      yield {
+        a: marked.A as Uint8Array,
+        b: marked.B as Uint8Array,
+        done: frames,
+        total: Math.max(marking.expectedFrames, frames),
+      };
     }
     o.signal?.throwIfAborted();
     if (frames === 0) throw new DrmError('BAD_REQUEST', `${path.basename(o.input)} has no video frames`);

@@ -4,8 +4,10 @@ import type { GeneratedStep } from '../types.js';
 
 const step: GeneratedStep = {
   version: 13,
-  name: "card autopay: attempts and the next one due per invoice",
-  postgres: "ALTER TABLE \"invoices\" ADD COLUMN \"autopay_attempts\" integer DEFAULT 0 NOT NULL;\nALTER TABLE \"invoices\" ADD COLUMN \"next_autopay_at\" bigint;",
-  sqlite: "ALTER TABLE `invoices` ADD `autopay_attempts` integer DEFAULT 0 NOT NULL;\nALTER TABLE `invoices` ADD `next_autopay_at` integer;",
+  name: 'card autopay: attempts and the next one due per invoice',
+  postgres:
+    'ALTER TABLE "invoices" ADD COLUMN "autopay_attempts" integer DEFAULT 0 NOT NULL;\nALTER TABLE "invoices" ADD COLUMN "next_autopay_at" bigint;',
+  sqlite:
+    'ALTER TABLE `invoices` ADD `autopay_attempts` integer DEFAULT 0 NOT NULL;\nALTER TABLE `invoices` ADD `next_autopay_at` integer;',
 };
 export default step;

@@ -5,7 +5,7 @@ import type { GeneratedStep } from '../types.js';
 const step: GeneratedStep = {
   version: 15,
   name: "a case's frame pairs beside its report",
-  postgres: "ALTER TABLE \"forensic_cases\" ADD COLUMN \"leak_frames\" text;",
-  sqlite: "ALTER TABLE `forensic_cases` ADD `leak_frames` text;",
+  postgres: 'ALTER TABLE "forensic_cases" ADD COLUMN "leak_frames" text;',
+  sqlite: 'ALTER TABLE `forensic_cases` ADD `leak_frames` text;',
 };
 export default step;

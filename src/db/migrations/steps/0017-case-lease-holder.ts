@@ -4,8 +4,8 @@ import type { GeneratedStep } from '../types.js';
 
 const step: GeneratedStep = {
   version: 17,
-  name: "case lease holder",
-  postgres: "ALTER TABLE \"forensic_cases\" ADD COLUMN \"leased_by\" text;",
-  sqlite: "ALTER TABLE `forensic_cases` ADD `leased_by` text;",
+  name: 'case lease holder',
+  postgres: 'ALTER TABLE "forensic_cases" ADD COLUMN "leased_by" text;',
+  sqlite: 'ALTER TABLE `forensic_cases` ADD `leased_by` text;',
 };
 export default step;
