@@ -151,6 +151,13 @@ const ENDPOINTS: Endpoint[] = [
     scope: 'billing',
   },
   {
+    name: 'GET /billing/invoices/upcoming',
+    method: 'GET',
+    path: () => '/api/v1/billing/invoices/upcoming',
+    auth: 'key',
+    scope: 'billing',
+  },
+  {
     name: 'GET /billing/invoices/{id}',
     method: 'GET',
     path: (_, id = randomUUID()) => `/api/v1/billing/invoices/${id}`,
