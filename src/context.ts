@@ -2,16 +2,16 @@ import type { ReportSigner } from './report/signature.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { WalletFactory } from './crypto/wallets.js';
-import type { ViewerIdKey } from './domain/identity/viewer-ids.js';
+import type { ViewerIdKey } from './crypto/viewer-id-key.js';
 import type { Database } from './db/database.js';
 import type { Repos } from './db/repos/index.js';
 import type { Logger } from './log.js';
 import type { MediaBinaries } from './media/binaries.js';
 import type { ContentStore } from './storage/content-store.js';
 import type { CardProcessor } from './payments/processor.js';
-import type { Bell } from './domain/webhooks/bell.js';
+import type { Bell } from './bell.js';
 import type { InvoiceRow, OrganizationRow } from './db/repos/index.js';
-import type { PaymentMethodName } from './domain/billing/payment-methods.js';
+import type { PaymentMethodName } from './payments/methods.js';
 import type { DtcwtBackend, DtcwtBackendKind } from '../gpu/index.js';
 
 /** Everything a core service needs, built once per process and passed down; no module singletons. */

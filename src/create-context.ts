@@ -5,14 +5,14 @@ import type { Context } from './context.js';
 import { deriveKey, loadServerSecret } from './crypto/secret.js';
 import { WalletFactory } from './crypto/wallets.js';
 import { watermarkKey } from './watermark/keyed-random.js';
-import { viewerIdKey } from './domain/identity/viewer-ids.js';
+import { viewerIdKey } from './crypto/viewer-id-key.js';
 import { type Database, openDatabase } from './db/database.js';
 import { createLogger, type Logger } from './log.js';
 import { type MediaBinaries, mediaBinaries } from './media/binaries.js';
 import { openContentStore } from './storage/open.js';
 import { createWebhookFetch } from './domain/webhooks/guarded-fetch.js';
 import { cardProcessor } from './payments/processor.js';
-import { Bell } from './domain/webhooks/bell.js';
+import { Bell } from './bell.js';
 import { paymentMethods } from './domain/billing/payment-registry.js';
 
 // The one place a Context is made: complete at once (the payment methods, the DTCWT backend

@@ -1,4 +1,4 @@
-import { PAYMENT_METHODS } from '../../src/domain/billing/payment-methods.js';
+import { PAYMENT_METHODS } from '../../src/payments/methods.js';
 import { INTERVALS, PRODUCTS } from '../../src/domain/billing/subscriptions-rule.js';
 import {
   arrayOf,

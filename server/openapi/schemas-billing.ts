@@ -1,6 +1,6 @@
 import type { ApiShape } from '../../src/config.js';
 import { INTERVALS, PRODUCTS } from '../../src/domain/billing/subscriptions-rule.js';
-import { PAYMENT_METHODS } from '../../src/domain/billing/payment-methods.js';
+import { PAYMENT_METHODS } from '../../src/payments/methods.js';
 import { arrayOf, bool, int, nullable, num, object, ref, type Schema, str, time, uuid } from './build.js';
 import { apusd } from './schemas-core.js';
 

@@ -119,6 +119,11 @@ describe('the layout of the product code', () => {
     expect(circles(importGraph(files))).toEqual([]);
   });
 
+  it('describes the context without the domain: src/context.ts imports no module of src/domain/', () => {
+    const graph = importGraph(['src/context.ts']);
+    expect((graph.get('src/context.ts') ?? []).filter((f) => f.startsWith('src/domain/'))).toEqual([]);
+  });
+
   it('keeps the core free of the edges: src/ never imports hono, commander, ink or cli-table3', () => {
     const edge = /from '(hono(\/[^']*)?|@hono\/[^']+|commander|ink|cli-table3)'/;
     expect(files.filter((f) => f.startsWith('src/') && edge.test(read(f)))).toEqual([]);

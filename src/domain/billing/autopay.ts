@@ -4,7 +4,7 @@ import { DrmError, notFound } from '../../errors.js';
 import { recordEvent } from '../events.js';
 import { invoiceEventData } from './invoice-events.js';
 import { post } from './ledger.js';
-import type { PaymentMethodName } from './payment-methods.js';
+import type { PaymentMethodName } from '../../payments/methods.js';
 
 /**
  * Pays an open invoice from the balance, once: the ledger key is the invoice id, so a second

@@ -5,7 +5,7 @@ import { toMicro } from '../money.js';
 import { asObject, oneOf, optionalBoolean, optionalString } from '../validate.js';
 import { payOpenInvoices } from './autopay.js';
 import { ownCustomer } from './card-funding.js';
-import { PAYMENT_METHODS, type PaymentMethodName } from './payment-methods.js';
+import { PAYMENT_METHODS, type PaymentMethodName } from '../../payments/methods.js';
 
 /** The spec's maximum fund amount per request (section 8). */
 export const MAX_FUND_APUSD = 1_000_000;

@@ -1,6 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { CODE_LEVELS, type CodeLevel, codeWord, WORD_BITS, wordToBinaryId } from './nested-code.js';
 
+export { type ViewerIdKey, viewerIdKey } from '../../crypto/viewer-id-key.js';
+import type { ViewerIdKey } from '../../crypto/viewer-id-key.js';
+
 /**
  * The N-th viewer's permanent id, in constant time: a pure function of a counter and a key
  * derived from the server secret (DESIGN.md, "Viewers"; ./nested-code.ts for the codes).
@@ -14,19 +17,6 @@ import { CODE_LEVELS, type CodeLevel, codeWord, WORD_BITS, wordToBinaryId } from
  * known to the detector's side, never to viewers) and no viewer is handed a public code word such
  * as 00…0, which an unmarked copy would read as.
  */
-
-export interface ViewerIdKey {
-  /** keys the permutation of each level's shell */
-  permutation: Buffer;
-  /** XORed onto every code word */
-  mask: bigint;
-}
-
-export function viewerIdKey(secretKey: Buffer): ViewerIdKey {
-  const derive = (label: string) => createHmac('sha256', secretKey).update(label).digest();
-  const maskBytes = derive('drm viewer ids: mask').subarray(0, 5);
-  return { permutation: derive('drm viewer ids: permutation'), mask: BigInt(`0x${maskBytes.toString('hex')}`) };
-}
 
 /**
  * Each level holds at most 2^−20 of its shell's words (DESIGN.md, "Mind framing", "What a verdict
