@@ -5,11 +5,10 @@ import type { InvoiceRow, OrganizationRow } from '../../db/repos/index.js';
 import { badRequest, DrmError } from '../../errors.js';
 import type { CardProcessor } from '../../payments/processor.js';
 import { payInvoice, payOpenInvoices } from './autopay.js';
-import { shownAmount } from './format.js';
+import { MICRO_PER_CENT, shownAmount } from './format.js';
 import { takeDispute, takeRefund } from './card-reversals.js';
 import { post } from './ledger.js';
 
-const MICRO_PER_CENT = 10_000;
 /** The processor's smallest charge in USD: 50 cents. */
 export const MIN_CENTS = 50;
 /** After a card autopay attempt fails: the next attempts wait 1 h, 6 h, 24 h and 72 h, then stop. */

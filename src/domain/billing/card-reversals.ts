@@ -3,9 +3,9 @@ import type { Context } from '../../context.js';
 import type { LedgerRow } from '../../db/repos/index.js';
 import type { CardProcessor } from '../../payments/processor.js';
 import { recordEvent } from '../events.js';
+import { MICRO_PER_CENT } from './format.js';
 import { type EntryKind, post } from './ledger.js';
 
-const MICRO_PER_CENT = 10_000;
 type Event = { id: string; type: string };
 const idOf = (x: string | { id: string } | null | undefined) => (typeof x === 'string' ? x : x?.id);
 

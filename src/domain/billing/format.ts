@@ -15,6 +15,9 @@ export function roundMicro(micro: number, unitMicro: number): number {
   return sign * Number((2n * m + u) / (2n * u));
 }
 
+/** Micro-APUSD in one US cent (1 APUSD = 1 USD): the card processor counts in cents. */
+export const MICRO_PER_CENT = 10_000;
+
 /** An amount as the API shows it: whole APUSD (Shape A) or APUSD to the cent (Shape B). */
 export const shownAmount = (micro: number, shape: ApiShape): number =>
   shape === 'a' ? roundMicro(micro, 1_000_000) : roundMicro(micro, 10_000) / 100;
