@@ -1,7 +1,7 @@
 import type { Context } from '../src/context.js';
 import type { IngestJobRow } from '../src/db/repos/index.js';
-import type { IngestRequest, IngestResult } from '../src/ingest/ingest.js';
-import { findJob, jobView, queueIngest, waitForJob } from '../src/ingest/ingest-queue.js';
+import type { IngestRequest, IngestResult } from '../src/domain/ingest/ingest.js';
+import { findJob, jobView, queueIngest, waitForJob } from '../src/domain/ingest/ingest-queue.js';
 import type { Output } from './output.js';
 import { printJson } from './output.js';
 import { createProgress } from './progress.js';

@@ -1,7 +1,7 @@
 import type { DtcwtBackend, DtcwtBackendKind } from '../gpu/index.js';
 import { formatApusd } from '../src/domain/billing/format.js';
 import { badRequest } from '../src/errors.js';
-import { type ContentType, ingestContent } from '../src/ingest/ingest.js';
+import { type ContentType, ingestContent } from '../src/domain/ingest/ingest.js';
 import { INGEST_UNITS, ingestedLine, ingestQueued } from './ingest-queued.js';
 import { type DbOptions, typedOption } from './options.js';
 import { printJson } from './output.js';

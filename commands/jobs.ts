@@ -1,4 +1,4 @@
-import { jobView, percentDone } from '../src/ingest/ingest-queue.js';
+import { jobView, percentDone } from '../src/domain/ingest/ingest-queue.js';
 import { showJob } from './ingest-queued.js';
 import type { DbOptions } from './options.js';
 import { printJson, printTable } from './output.js';

@@ -4,7 +4,7 @@ import type { ConfigInput } from '../src/config.js';
 import type { Context } from '../src/context.js';
 import { ForensicsQueue } from '../src/domain/forensics/queue.js';
 import { badRequest } from '../src/errors.js';
-import { IngestWorker } from '../src/ingest/ingest-worker.js';
+import { IngestWorker } from '../src/domain/ingest/ingest-worker.js';
 import type { DbOptions } from './options.js';
 import type { Output } from './output.js';
 import { withContext } from './with-context.js';

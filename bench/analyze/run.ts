@@ -22,7 +22,7 @@ import { resolveConfig } from '../../src/config.js';
 import { createContext } from '../../src/create-context.js';
 import type { ContentRow } from '../../src/db/repos/index.js';
 import { analyzeLeak } from '../../src/domain/forensics/analyze.js';
-import { ingestContent } from '../../src/ingest/ingest.js';
+import { ingestContent } from '../../src/domain/ingest/ingest.js';
 import { thumbsBeside, VIDEO_REFERENCE, writeVideoReferenceThumbs } from '../../src/watermark/video/reference.js';
 import { embedVideo } from '../../src/watermark/video/embed.js';
 import { createLogger } from '../../src/log.js';

@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { wordToBinaryId } from '../../src/domain/identity/nested-code.js';
 import { ID_MARGIN, viewerIdKey, viewerIdWord } from '../../src/domain/identity/viewer-ids.js';
-import { matchCandidates } from '../../src/forensics/matching.js';
+import { matchCandidates } from '../../src/domain/forensics/matching/matching.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { watermarkKey } from '../../src/watermark/keyed-random.js';
 import { detectVideo } from '../../src/watermark/video/detect.js';

@@ -1,6 +1,6 @@
 import { NESTED_BASIS, wordToBinaryId } from '../../src/domain/identity/nested-code.js';
-import { matchCandidates } from '../../src/forensics/matching.js';
-import type { Candidate } from '../../src/forensics/packed-ids.js';
+import { matchCandidates } from '../../src/domain/forensics/matching/matching.js';
+import type { Candidate } from '../../src/domain/forensics/matching/packed-ids.js';
 import { agreeingOn, type Population, random40 } from './populations.js';
 
 // The colluders' attacks, each counted as framing when the leak they make would name a viewer who

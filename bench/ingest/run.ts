@@ -17,7 +17,7 @@ import { median } from '../stats.js';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { resolveConfig } from '../../src/config.js';
 import { createContext } from '../../src/create-context.js';
-import { ingestContent } from '../../src/ingest/ingest.js';
+import { ingestContent } from '../../src/domain/ingest/ingest.js';
 import { createLogger } from '../../src/log.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { hlsMuxArgs, keyframeGridArgs, playlistIn, writeKeyInfo } from '../../src/media/hls.js';

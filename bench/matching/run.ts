@@ -1,6 +1,6 @@
 // Matching at scale: `npm run bench:matching -- [--candidates 10000,100000,1000000] [--segments 24] [--runs 5] [--json]`.
 //
-// A leak's per-segment scores matched against N candidates of one content (src/forensics/
+// A leak's per-segment scores matched against N candidates of one content (src/domain/forensics/matching/
 // matching.ts), as `drm analyze` does after detection: the median of --runs timed runs after a
 // warm-up, beside packIds alone on the same candidates in the same run (parsing every
 // candidate's id once is the floor any matching pays). Candidates carry code-word ids as drm
@@ -11,8 +11,8 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { codeWord, wordToBinaryId } from '../../src/domain/identity/nested-code.js';
 import { viewerIdKey } from '../../src/domain/identity/viewer-ids.js';
-import { matchCandidates } from '../../src/forensics/matching.js';
-import { type Candidate, packIds } from '../../src/forensics/packed-ids.js';
+import { matchCandidates } from '../../src/domain/forensics/matching/matching.js';
+import { type Candidate, packIds } from '../../src/domain/forensics/matching/packed-ids.js';
 import { median } from '../stats.js';
 
 const { values } = parseArgs({

@@ -2,8 +2,8 @@ import Table from 'cli-table3';
 import { randomBytes } from 'node:crypto';
 import { wordToBinaryId } from '../../src/domain/identity/nested-code.js';
 import { ID_MARGIN, viewerIdKey } from '../../src/domain/identity/viewer-ids.js';
-import { matchPackedCandidates } from '../../src/forensics/matching.js';
-import { type Candidate, packCandidates } from '../../src/forensics/packed-ids.js';
+import { matchPackedCandidates } from '../../src/domain/forensics/matching/matching.js';
+import { type Candidate, packCandidates } from '../../src/domain/forensics/matching/packed-ids.js';
 import { codeWordPopulation, type Population, randomPopulation } from '../framing/populations.js';
 
 // Issue 17, point 7: the shortest leak with strong_match over many leakers and starting offsets,

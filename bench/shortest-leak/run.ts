@@ -27,7 +27,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { allocateBinaryId } from './random-ids.js';
-import { matchCandidates, signFor } from '../../src/forensics/matching.js';
+import { matchCandidates, signFor } from '../../src/domain/forensics/matching/matching.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { watermarkKey } from '../../src/watermark/keyed-random.js';

@@ -1,6 +1,6 @@
-import { identificationBound, type LevelCensus, othersThan } from '../../src/forensics/id-levels.js';
-import { matchPackedCandidates, STRONG_BELOW } from '../../src/forensics/matching.js';
-import type { PackedCandidates } from '../../src/forensics/packed-ids.js';
+import { identificationBound, type LevelCensus, othersThan } from '../../src/domain/forensics/matching/id-levels.js';
+import { matchPackedCandidates, STRONG_BELOW } from '../../src/domain/forensics/matching/matching.js';
+import type { PackedCandidates } from '../../src/domain/forensics/matching/packed-ids.js';
 import { ID_BITS } from '../../src/watermark/segments.js';
 import type { Population } from '../framing/populations.js';
 import { makeLeak } from './leaks.js';

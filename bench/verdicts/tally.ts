@@ -1,4 +1,4 @@
-import type { MatchResult } from '../../src/forensics/matching.js';
+import type { MatchResult } from '../../src/domain/forensics/matching/matching.js';
 
 // What the verdicts of one family of leaks came to, and how the identification figure fared
 // against the truth. The figure bounds the chance that some innocent fits every decided bit: over

@@ -1,7 +1,7 @@
 import { type Context as HonoContext, Hono } from 'hono';
 import type { Context } from '../../src/context.js';
 import { getLicensedContent, listCatalog, publishedFile } from '../../src/domain/catalog.js';
-import { PREVIEW_FILE, THUMBNAIL_FILE } from '../../src/ingest/previews.js';
+import { PREVIEW_FILE, THUMBNAIL_FILE } from '../../src/domain/ingest/previews.js';
 import { paging } from '../../src/domain/validate.js';
 import { contentDetail, contentSummary } from '../../src/present/content.js';
 import type { AppEnv } from '../env.js';

@@ -1,4 +1,4 @@
-import { DECIDED_Z } from '../forensics/matching.js';
+import { DECIDED_Z } from '../domain/forensics/matching/matching.js';
 import { ID_BITS, readOut } from '../watermark/segments.js';
 import { atMost, type Html, html, utc } from './html.js';
 import { contentName, type ReportInput } from './report-facts.js';

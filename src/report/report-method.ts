@@ -1,4 +1,4 @@
-import { DECIDED_Z } from '../forensics/matching.js';
+import { DECIDED_Z } from '../domain/forensics/matching/matching.js';
 import { ID_BITS, SEGMENT_SECONDS } from '../watermark/segments.js';
 import { type Html, html } from './html.js';
 import type { ReportInput } from './report-facts.js';

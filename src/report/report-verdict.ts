@@ -1,5 +1,5 @@
 import type { ForensicReport, ListedCandidate } from '../domain/forensics/report.js';
-import { STRONG_BELOW, STRONG_FP, WEAK_FP } from '../forensics/matching.js';
+import { STRONG_BELOW, STRONG_FP, WEAK_FP } from '../domain/forensics/matching/matching.js';
 import { ID_BITS } from '../watermark/segments.js';
 import { atMost, type Html, html, oneIn, probability } from './html.js';
 import type { ReportInput } from './report-facts.js';
@@ -15,7 +15,7 @@ export function innocentChance(p: number | null): Html {
 }
 
 /**
- * The two figures in plain words, with this case's numbers (src/forensics/matching.ts), then what
+ * The two figures in plain words, with this case's numbers (src/domain/forensics/matching/matching.ts), then what
  * a result that names nobody offers instead: the candidates that fit, or the suspects of a mix.
  */
 export function chanceParagraph(input: ReportInput, report: ForensicReport): Html {

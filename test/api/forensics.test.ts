@@ -13,7 +13,7 @@ import { ForensicsQueue } from '../../src/domain/forensics/queue.js';
 import { reportOf } from '../../src/domain/forensics/cases.js';
 import { sweepExpiredLeaks } from '../../src/domain/forensics/leak-retention.js';
 import { grantLicense } from '../../src/domain/licenses.js';
-import { ingestContent } from '../../src/ingest/ingest.js';
+import { ingestContent } from '../../src/domain/ingest/ingest.js';
 import { createLogger } from '../../src/log.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { adminToken } from '../helpers/admin.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { creditBalance } from '../../src/domain/billing/admin.js';
 import { chargeWatermarkFee } from '../../src/domain/billing/watermark-fee.js';
 import type { Context } from '../../src/context.js';
-import { settleEarlierAttempt } from '../../src/ingest/ingest-attempts.js';
+import { settleEarlierAttempt } from '../../src/domain/ingest/ingest-attempts.js';
 import { openContentStore } from '../../src/storage/open.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { addContent, registerOrg } from '../helpers/fixtures.js';

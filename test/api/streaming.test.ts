@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { unseal } from '../../src/crypto/sealed.js';
 import type { ContentRow } from '../../src/db/repos/index.js';
-import { ingestContent } from '../../src/ingest/ingest.js';
+import { ingestContent } from '../../src/domain/ingest/ingest.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import {
   binaryIdToWord,

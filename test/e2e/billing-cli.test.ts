@@ -10,7 +10,7 @@ import type { OrganizationRow } from '../../src/db/repos/index.js';
 import { creditBalance } from '../../src/domain/billing/admin.js';
 import { subscribe } from '../../src/domain/billing/subscriptions.js';
 import { chargeWatermarkFee } from '../../src/domain/billing/watermark-fee.js';
-import { ingestContent } from '../../src/ingest/ingest.js';
+import { ingestContent } from '../../src/domain/ingest/ingest.js';
 import { registerOrganization } from '../../src/domain/organizations.js';
 import { createLogger } from '../../src/log.js';
 import { makePanFilm } from '../helpers/media.js';

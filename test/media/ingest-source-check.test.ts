@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { creditBalance } from '../../src/domain/billing/admin.js';
 import { refundAbandonedFee } from '../../src/domain/billing/watermark-fee.js';
 import { DrmError } from '../../src/errors.js';
-import { ingestContent, sweepAbandonedIngests } from '../../src/ingest/ingest.js';
+import { ingestContent, sweepAbandonedIngests } from '../../src/domain/ingest/ingest.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { makeTestApp, type TestApp } from '../helpers/context.js';
 import { contentRowsIn, registerOrg } from '../helpers/fixtures.js';

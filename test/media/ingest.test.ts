@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import type { ContentRow } from '../../src/db/repos/index.js';
 import { DrmError } from '../../src/errors.js';
-import { ingestContent } from '../../src/ingest/ingest.js';
+import { ingestContent } from '../../src/domain/ingest/ingest.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { readPlaylist } from '../../src/media/hls.js';
 import { probeMedia } from '../../src/media/probe.js';

@@ -9,7 +9,7 @@ import { mediaBinaries } from '../../src/media/binaries.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { watermarkKey } from '../../src/watermark/keyed-random.js';
 import type { Detection } from '../../src/watermark/segments.js';
-import { readPositions } from '../../src/forensics/readings.js';
+import { readPositions } from '../../src/domain/forensics/matching/readings.js';
 import { detectVideo } from '../../src/watermark/video/detect.js';
 import { embedVideo } from '../../src/watermark/video/embed.js';
 

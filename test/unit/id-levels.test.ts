@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { wordToBinaryId } from '../../src/domain/identity/nested-code.js';
 import { viewerIdKey, viewerIdWord } from '../../src/domain/identity/viewer-ids.js';
-import { identificationBound, levelCensus, othersThan } from '../../src/forensics/id-levels.js';
-import { packCandidates } from '../../src/forensics/packed-ids.js';
+import { identificationBound, levelCensus, othersThan } from '../../src/domain/forensics/matching/id-levels.js';
+import { packCandidates } from '../../src/domain/forensics/matching/packed-ids.js';
 import { rng } from '../helpers/seeded.js';
 
 // The identification figure rests on where each id lies among the nested codes: the census must

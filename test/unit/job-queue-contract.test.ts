@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IngestJobRow } from '../../src/db/repos/index.js';
-import { queueIngest } from '../../src/ingest/ingest-queue.js';
+import { queueIngest } from '../../src/domain/ingest/ingest-queue.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 
 // The ingest queue as workers see it, on both dialects: each job is taken by one worker at a

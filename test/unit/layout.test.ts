@@ -124,6 +124,13 @@ describe('the layout of the product code', () => {
     expect((graph.get('src/context.ts') ?? []).filter((f) => f.startsWith('src/domain/'))).toEqual([]);
   });
 
+  it('puts each thing in one place: matching under src/domain/forensics/, ingest under src/domain/ingest/', () => {
+    const folders = new Set(files.filter((f) => f.startsWith('src/')).map((f) => f.split('/')[1]));
+    expect([...folders].filter((f) => f === 'forensics' || f === 'ingest')).toEqual([]);
+    expect(files.some((f) => f.startsWith('src/domain/forensics/matching/'))).toBe(true);
+    expect(files.some((f) => f.startsWith('src/domain/ingest/'))).toBe(true);
+  });
+
   it('keeps the core free of the edges: src/ never imports hono, commander, ink or cli-table3', () => {
     const edge = /from '(hono(\/[^']*)?|@hono\/[^']+|commander|ink|cli-table3)'/;
     expect(files.filter((f) => f.startsWith('src/') && edge.test(read(f)))).toEqual([]);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, postgresMigrationTarget, sqliteMigrationTarget } from '../../src/db/migrate.js';
 import { migrationsFor } from '../../src/db/migrations/index.js';
 import { candidatesOf } from '../../src/domain/forensics/analyze.js';
-import { binaryIdAt } from '../../src/forensics/packed-ids.js';
+import { binaryIdAt } from '../../src/domain/forensics/matching/packed-ids.js';
 import { DIALECTS, freshDatabaseUrl, makeTestApp, type TestApp } from '../helpers/context.js';
 import { addContent, registerOrg } from '../helpers/fixtures.js';
 

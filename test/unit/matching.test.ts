@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { wordToBinaryId } from '../../src/domain/identity/nested-code.js';
 import { viewerIdKey, viewerIdWord } from '../../src/domain/identity/viewer-ids.js';
-import { type MatchResult, matchCandidates, signFor, STRONG_BELOW } from '../../src/forensics/matching.js';
-import type { Candidate } from '../../src/forensics/packed-ids.js';
+import {
+  type MatchResult,
+  matchCandidates,
+  signFor,
+  STRONG_BELOW,
+} from '../../src/domain/forensics/matching/matching.js';
+import type { Candidate } from '../../src/domain/forensics/matching/packed-ids.js';
 import { gauss, rng } from '../helpers/seeded.js';
 
 // The verdict rules, one scenario each, on readings made up the way the detector gives them. The

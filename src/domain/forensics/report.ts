@@ -1,7 +1,7 @@
 import type { Context } from '../../context.js';
 import type { ContentRow, SessionRow } from '../../db/repos/index.js';
-import type { CandidateFit } from '../../forensics/candidate-set.js';
-import type { Classification, MixedCopy } from '../../forensics/matching.js';
+import type { CandidateFit } from './matching/candidate-set.js';
+import type { Classification, MixedCopy } from './matching/matching.js';
 import type { Detection } from '../../watermark/segments.js';
 import type { LeakRecord } from './leak-record.js';
 

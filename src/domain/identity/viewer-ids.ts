@@ -26,7 +26,7 @@ import type { ViewerIdKey } from '../../crypto/viewer-id-key.js';
  * belongs to a viewer only as often as the level is full, so counters go to the smallest level
  * whose shell still has room at that density: an aimed splice, or a leak that covers the level's
  * dimension, then names an innocent with chance ≤ 2^−20 ≈ 9.5 · 10^−7, below the 10^−6 a strong match
- * needs (src/forensics/id-levels.ts computes the figure from the candidates). Spread by a keyed
+ * needs (src/domain/forensics/matching/id-levels.ts computes the figure from the candidates). Spread by a keyed
  * permutation over the whole shell, the taken words are a keyed sample, so a shorter window usually
  * names the leaker too (as with random ids). Viewers given ids at 2^−16 before keep them: the
  * counter goes on from where it was, and a level's later counters take offsets of its permutation

@@ -1,6 +1,6 @@
 import { iso } from '../../clock.js';
 import type { Context } from '../../context.js';
-import { type IngestJobView, jobView, percentDone } from '../../ingest/ingest-queue.js';
+import { type IngestJobView, jobView, percentDone } from '../ingest/ingest-queue.js';
 
 /** Failures are counted over the last hour: long enough to see a pattern, short enough to clear once fixed. */
 const FAILURES_WINDOW_MS = 3_600_000;

@@ -52,7 +52,7 @@ export class SegmentScore {
    * How far this segment's z reaches per unit of mark kept: energy / √(Σ m²). A single copy's
    * segments read z ≈ κ·α·reach with one κ for the whole leak (the share of the mark the attack
    * kept), so a segment that reads nothing where the others say it should read a lot lost its mark
-   * to something else: opposite marks averaged together (src/forensics/readings.ts).
+   * to something else: opposite marks averaged together (src/domain/forensics/matching/readings.ts).
    */
   reach(): number {
     let spread = 0;

@@ -1,7 +1,7 @@
 import path from 'node:path';
-import type { MediaBinaries } from '../media/binaries.js';
-import type { MediaInfo } from '../media/probe.js';
-import { transcode } from '../media/transcode.js';
+import type { MediaBinaries } from '../../media/binaries.js';
+import type { MediaInfo } from '../../media/probe.js';
+import { transcode } from '../../media/transcode.js';
 
 /** The catalog's pictures of an item: a thumbnail for all, a short low-resolution preview for video. */
 export const THUMBNAIL_FILE = 'thumbnail.jpg';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { badRequest } from '../errors.js';
-import type { MediaInfo } from '../media/probe.js';
+import { badRequest } from '../../errors.js';
+import type { MediaInfo } from '../../media/probe.js';
 
 // What an ingest request must be before any work starts; `drm ingest --queue` checks the same
 // on the caller's side, so a bad request is refused before its file is sent to the spool.

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { MediaBinaries } from '../media/binaries.js';
-import { startPipeEncoder } from '../media/encode.js';
-import { hlsMuxArgs, playlistIn } from '../media/hls.js';
-import type { MediaInfo } from '../media/probe.js';
-import type { MarkedVariants } from '../watermark/engine.js';
+import type { MediaBinaries } from '../../media/binaries.js';
+import { startPipeEncoder } from '../../media/encode.js';
+import { hlsMuxArgs, playlistIn } from '../../media/hls.js';
+import type { MediaInfo } from '../../media/probe.js';
+import type { MarkedVariants } from '../../watermark/engine.js';
 
 /** What packaging one item needs: the input, where its variants go, how to encrypt and encode. */
 export interface PackageJob {

@@ -1,4 +1,4 @@
-import { CODE_LEVELS, NESTED_BASIS, rankOf, WORD_BITS } from '../domain/identity/nested-code.js';
+import { CODE_LEVELS, NESTED_BASIS, rankOf, WORD_BITS } from '../../identity/nested-code.js';
 import { BYTES, type PackedCandidates } from './packed-ids.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { Context } from '../context.js';
-import { refundAbandonedFee } from '../domain/billing/watermark-fee.js';
+import type { Context } from '../../context.js';
+import { refundAbandonedFee } from '../billing/watermark-fee.js';
 import type { IngestResult } from './ingest.js';
 
 /**

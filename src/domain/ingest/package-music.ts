@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { hlsMuxArgs, playlistIn } from '../media/hls.js';
-import { transcode } from '../media/transcode.js';
+import { hlsMuxArgs, playlistIn } from '../../media/hls.js';
+import { transcode } from '../../media/transcode.js';
 import { type PackageJob, type Packaging, variantDir } from './packaging.js';
 
 /** Music is served as audio-only TS segments of AAC, which hls.js and Safari play. */

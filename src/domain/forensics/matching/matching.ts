@@ -1,4 +1,4 @@
-import { ID_BITS } from '../watermark/segments.js';
+import { ID_BITS } from '../../../watermark/segments.js';
 import { fitOf, listed, separate } from './candidate-set.js';
 import { mixedOrNone } from './mixed-copy.js';
 import { identificationBound, levelCensus, othersThan } from './id-levels.js';

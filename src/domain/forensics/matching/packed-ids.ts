@@ -1,4 +1,4 @@
-import { ID_BITS } from '../watermark/segments.js';
+import { ID_BITS } from '../../../watermark/segments.js';
 
 // Viewers' 40-bit ids packed into bytes, so that matching scores 100,000 candidates in milliseconds.
 

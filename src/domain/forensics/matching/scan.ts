@@ -1,4 +1,4 @@
-import { ID_BITS } from '../watermark/segments.js';
+import { ID_BITS } from '../../../watermark/segments.js';
 import { BYTES, byteTable, type PackedCandidates } from './packed-ids.js';
 import { misreadChance, type Readings } from './readings.js';
 

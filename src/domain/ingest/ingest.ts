@@ -1,16 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { DtcwtBackend } from '../../gpu/backend.js';
-import type { Context } from '../context.js';
-import { seal } from '../crypto/sealed.js';
-import { DrmError } from '../errors.js';
-import { type HlsSegment, playlistIn, readPlaylist, writeKeyInfo } from '../media/hls.js';
-import { type MediaInfo, probeMedia, resolutionLabel } from '../media/probe.js';
-import { markVariantDiscontinuities } from '../media/segment-discontinuity.js';
-import { checkSourceIntact } from '../media/source-check.js';
-import type { Staging } from '../storage/content-store.js';
-import { watermarkEngine } from '../watermark/engine.js';
+import type { DtcwtBackend } from '../../../gpu/backend.js';
+import type { Context } from '../../context.js';
+import { seal } from '../../crypto/sealed.js';
+import { DrmError } from '../../errors.js';
+import { type HlsSegment, playlistIn, readPlaylist, writeKeyInfo } from '../../media/hls.js';
+import { type MediaInfo, probeMedia, resolutionLabel } from '../../media/probe.js';
+import { markVariantDiscontinuities } from '../../media/segment-discontinuity.js';
+import { checkSourceIntact } from '../../media/source-check.js';
+import type { Staging } from '../../storage/content-store.js';
+import { watermarkEngine } from '../../watermark/engine.js';
 import { musicPackaging } from './package-music.js';
 import { type ContentType, checkMedia, checkRequest, type IngestRequest } from './ingest-checks.js';
 import { videoPackaging } from './package-video.js';
@@ -21,8 +21,8 @@ import {
   refundAbandonedFee,
   refundWatermarkFee,
   type WatermarkCharge,
-} from '../domain/billing/watermark-fee.js';
-import { newId } from '../crypto/tokens.js';
+} from '../billing/watermark-fee.js';
+import { newId } from '../../crypto/tokens.js';
 
 /** Content ingested for an organization is licensed to it, marked as ingested. */
 async function licenseForOrganization(

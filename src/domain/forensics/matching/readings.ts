@@ -1,4 +1,4 @@
-import { ID_BITS } from '../watermark/segments.js';
+import { ID_BITS } from '../../../watermark/segments.js';
 
 /**
  * What a leak says about each of the 40 bit positions, from the detector's per-segment scores.

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { hlsMuxArgs, keyframeGridArgs, playlistIn } from '../media/hls.js';
-import { transcode } from '../media/transcode.js';
+import { hlsMuxArgs, keyframeGridArgs, playlistIn } from '../../media/hls.js';
+import { transcode } from '../../media/transcode.js';
 import { type PackageJob, type Packaging, variantDir } from './packaging.js';
 
 /** x264 on the keyframe grid, and the audio as AAC that every HLS player decodes. */

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Context } from '../context.js';
-import type { IngestJobRow } from '../db/repos/index.js';
-import { notFound } from '../errors.js';
-import { probeMedia } from '../media/probe.js';
-import { checkSourceIntact } from '../media/source-check.js';
-import type { PutOptions } from '../storage/s3-upload.js';
+import type { Context } from '../../context.js';
+import type { IngestJobRow } from '../../db/repos/index.js';
+import { notFound } from '../../errors.js';
+import { probeMedia } from '../../media/probe.js';
+import { checkSourceIntact } from '../../media/source-check.js';
+import type { PutOptions } from '../../storage/s3-upload.js';
 import { checkMedia, checkRequest, type IngestRequest, type IngestResult } from './ingest.js';
 
 /** What a queued job keeps of its request: everything but the input, which is in the spool. */

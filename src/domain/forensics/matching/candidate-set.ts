@@ -1,4 +1,4 @@
-import { ID_BITS } from '../watermark/segments.js';
+import { ID_BITS } from '../../../watermark/segments.js';
 import { identificationBound } from './id-levels.js';
 import { binaryIdAt, bitAt, type PackedCandidates } from './packed-ids.js';
 import type { Readings } from './readings.js';
