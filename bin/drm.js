@@ -36,6 +36,10 @@ process.stdout.on('error', (err) => {
   process.stdout.write = () => true;
 });
 
+// The pinned AWS SDK supports Node 20 (docs/architecture.md); its notice is about its releases
+// after January 2027, and would otherwise be printed by every command that opens an s3:// store.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 let main;
 if (process.env.DRM_FROM_SOURCE !== '1' && builtAndFresh()) {
   ({ main } = await import('../dist/commands/main.js'));

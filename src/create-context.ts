@@ -91,6 +91,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       wallets: new WalletFactory(secret),
       storage: await openContentStore(config.storage, config.dataDir, deriveKey(secret, 'object-names'), {
         runsAnalyses: config.analysis,
+        clock,
       }),
       webhookBell: new Bell(),
       fetch: overrides.fetch ?? createWebhookFetch(config.allowPrivateWebhooks),

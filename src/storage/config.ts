@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { Clock } from '../clock.js';
 import { badRequest } from '../errors.js';
 
 export type StoreSpec = { kind: 'file'; root: string } | { kind: 's3'; bucket: string; prefix: string };
@@ -17,6 +18,13 @@ export interface StorageConfig {
   s3: S3Options;
   /** proxy: the server streams each segment; redirect: a 302 to a presigned URL of the store (an object store only) */
   segmentDelivery: SegmentDelivery;
+}
+
+export interface StoreOptions {
+  /** a process that runs analyses keeps its own copy of a leak it received */
+  runsAnalyses?: boolean;
+  /** ages of spooled files and leftovers are measured on the context's clock */
+  clock?: Clock;
 }
 
 export interface StorageInput {
@@ -38,7 +46,11 @@ export function resolveStorageConfig(input: StorageInput, env: NodeJS.ProcessEnv
     throw badRequest(
       '--segment-delivery redirect needs an object store (--store s3://bucket/prefix): a disk has no URLs to redirect to',
     );
-  return { store, s3: { endpoint, region: input.s3Region ?? env.DRM_S3_REGION }, segmentDelivery: delivery };
+  return {
+    store,
+    s3: { endpoint, region: input.s3Region ?? env.DRM_S3_REGION ?? env.AWS_REGION },
+    segmentDelivery: delivery,
+  };
 }
 
 /** `--store file:DIR` or `--store s3://bucket/prefix` (default: the data directory's content/). */

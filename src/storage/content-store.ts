@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { type HlsSegment, PLAYLIST_FILE, parsePlaylist } from '../media/hls.js';
+import { type Clock, systemClock } from '../clock.js';
 import type { ContentBackend } from './backend.js';
 import { DiskLifecycle } from './disk-lifecycle.js';
 import { FileBackend } from './file-backend.js';
@@ -37,10 +38,11 @@ export class ContentStore {
     readonly backend: ContentBackend = new FileBackend(root),
     /** files waiting for a job: leaks, queued ingest sources */
     readonly spool: Spool = new DiskSpool(path.join(root, '..', 'uploads')),
+    clock: Clock = systemClock,
   ) {
     // by its location, not instanceof: a disk store must not load the object store's code
     this.lifecycle = backend.location.startsWith('s3://')
-      ? new ObjectLifecycle(root, backend as S3Backend)
+      ? new ObjectLifecycle(root, backend as S3Backend, clock)
       : new DiskLifecycle(root);
   }
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DrmError } from '../errors.js';
@@ -49,7 +50,7 @@ export class DiskLifecycle implements ItemLifecycle {
     const trashRoot = path.join(this.root, '.trash');
     fs.mkdirSync(trashRoot, { recursive: true, mode: 0o700 });
     const from = path.join(this.root, storagePath);
-    const to = path.join(trashRoot, `${path.basename(storagePath)}-${process.pid}-${Date.now()}`);
+    const to = path.join(trashRoot, `${path.basename(storagePath)}-${randomBytes(6).toString('hex')}`);
     const present = fs.existsSync(from);
     if (present) fs.renameSync(from, to);
     return {

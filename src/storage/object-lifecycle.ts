@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import type { S3Backend } from './s3-backend.js';
 import { abandonedStagings, type ItemLifecycle, makeStagingDir, type Staging } from './staging.js';
+import { type Clock, systemClock } from '../clock.js';
 
 /** Objects of publishes killed midway, and published items without a catalog row, are swept once this old. */
 const SWEEP_AFTER_MS = 60 * 60 * 1000;
@@ -16,6 +17,7 @@ export class ObjectLifecycle implements ItemLifecycle {
   constructor(
     private readonly localRoot: string,
     private readonly backend: S3Backend,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   stage(id: string): Staging {
@@ -61,10 +63,10 @@ export class ObjectLifecycle implements ItemLifecycle {
       fs.rmSync(dir, { recursive: true, force: true });
       removed.push(dir);
     }
-    if (Date.now() - this.lastBucketSweep < SWEEP_AFTER_MS) return removed;
-    this.lastBucketSweep = Date.now();
+    if (this.clock.now() - this.lastBucketSweep < SWEEP_AFTER_MS) return removed;
+    this.lastBucketSweep = this.clock.now();
     await this.backend.sweep(SWEEP_AFTER_MS);
-    const cutoff = Date.now() - SWEEP_AFTER_MS;
+    const cutoff = this.clock.now() - SWEEP_AFTER_MS;
     for await (const item of this.backend.published()) {
       if (item.at >= cutoff || (await isCatalogued(item.id))) continue;
       await beforeRemoving(item.id);

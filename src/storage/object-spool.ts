@@ -8,6 +8,7 @@ import { DrmError } from '../errors.js';
 import type { S3Location } from './s3-backend.js';
 import { putFile } from './s3-upload.js';
 import { freshName, type KeepOptions, LOCAL_COPY_MS, OBJECT_REF, type Spool, wrongStore } from './spool.js';
+import { type Clock, systemClock } from '../clock.js';
 
 // Apart from ./spool.ts so that a deployment on a disk never loads the AWS SDK.
 
@@ -27,6 +28,7 @@ export class ObjectSpool implements Spool {
     private readonly where: S3Location,
     readonly localDir: string,
     private readonly localCopies = false,
+    private readonly clock: Clock = systemClock,
   ) {
     this.keyPrefix = `${where.prefix ? `${where.prefix}/` : ''}.spool/`;
   }
@@ -41,7 +43,7 @@ export class ObjectSpool implements Spool {
     this.dropOldCopies();
     if (options.move && this.localCopies && path.resolve(path.dirname(file)) === path.resolve(this.localDir)) {
       fs.renameSync(file, this.copyPath(name));
-      this.copies.set(name, Date.now());
+      this.copies.set(name, this.clock.now());
     } else if (options.move) fs.rmSync(file, { force: true });
     return OBJECT_REF + name;
   }
@@ -95,11 +97,11 @@ export class ObjectSpool implements Spool {
 
   /** Copies whose case another process took are of no use after a while: an hour bounds what they hold. */
   private dropOldCopies(): void {
-    for (const [name, at] of this.copies) if (Date.now() - at > LOCAL_COPY_MS) this.dropCopy(name);
+    for (const [name, at] of this.copies) if (this.clock.now() - at > LOCAL_COPY_MS) this.dropCopy(name);
   }
 
   async sweep(olderThanMs: number, isOwned: (ref: string) => Promise<boolean>): Promise<number> {
-    const cutoff = Date.now() - olderThanMs;
+    const cutoff = this.clock.now() - olderThanMs;
     let removed = sweepLocalLeftovers(this.localDir, cutoff);
     let token: string | undefined;
     do {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { StorageConfig } from './config.js';
+import type { StorageConfig, StoreOptions } from './config.js';
 import { ContentStore } from './content-store.js';
 import { FileBackend } from './file-backend.js';
 import { DiskSpool } from './spool.js';
@@ -15,11 +15,16 @@ export async function openContentStore(
   storage: StorageConfig,
   dataDir: string,
   namesKey: Buffer,
-  options: { runsAnalyses?: boolean } = {},
+  options: StoreOptions = {},
 ): Promise<ContentStore> {
   const { store } = storage;
   if (store.kind === 'file')
-    return new ContentStore(store.root, new FileBackend(store.root), new DiskSpool(path.join(dataDir, 'uploads')));
+    return new ContentStore(
+      store.root,
+      new FileBackend(store.root),
+      new DiskSpool(path.join(dataDir, 'uploads'), options.clock),
+      options.clock,
+    );
   const { openS3Store } = await import('./s3-store.js');
   return openS3Store(storage, dataDir, namesKey, options);
 }

@@ -13,6 +13,7 @@ import type { ContentBackend, Manifest, PublishResult } from './backend.js';
 import { objectName } from './object-keys.js';
 import { putFile } from './s3-upload.js';
 import { isItemFileName, itemFilesUnder } from './staged-files.js';
+import { type Clock, systemClock } from '../clock.js';
 
 const MANIFEST = 'manifest.json';
 /** Files sent at once while publishing: enough to fill a link, few enough for a small machine. */
@@ -38,6 +39,7 @@ export class S3Backend implements ContentBackend {
     private readonly s3: S3Client,
     private readonly where: S3Location,
     private readonly keyOfNames: Buffer,
+    private readonly clock: Clock = systemClock,
   ) {
     this.location = `s3://${where.bucket}${where.prefix ? `/${where.prefix}` : ''}`;
   }
@@ -45,7 +47,7 @@ export class S3Backend implements ContentBackend {
   async publish(id: string, stagedDir: string): Promise<PublishResult> {
     if (await this.manifestOf(id)) throw new DrmError('CONFLICT', `content ${id} already exists in ${this.location}`);
     const names = itemFilesUnder(stagedDir);
-    const manifest: Manifest = { id, publishedAt: Date.now(), files: {} };
+    const manifest: Manifest = { id, publishedAt: this.clock.now(), files: {} };
     let multipart = 0;
     try {
       await inBatches(names, PARALLEL_PUTS, async (name) => {
@@ -109,7 +111,7 @@ export class S3Backend implements ContentBackend {
   }
 
   async sweep(olderThanMs: number): Promise<number> {
-    const cutoff = Date.now() - olderThanMs;
+    const cutoff = this.clock.now() - olderThanMs;
     const byItem = new Map<string, Array<{ key: string; at: number }>>();
     for await (const object of this.listed(this.where.prefix ? `${this.where.prefix}/` : '')) {
       const id = object.key.slice(this.where.prefix ? this.where.prefix.length + 1 : 0).split('/')[0] as string;

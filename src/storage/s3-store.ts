@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { ContentBackend } from './backend.js';
-import type { S3Options, StorageConfig, StoreSpec } from './config.js';
+import type { S3Options, StorageConfig, StoreOptions, StoreSpec } from './config.js';
 import { ContentStore } from './content-store.js';
 import { FileBackend } from './file-backend.js';
 import { ObjectSpool } from './object-spool.js';
@@ -18,10 +18,8 @@ import { S3Backend } from './s3-backend.js';
  * sent only where the API requires one (WHEN_REQUIRED), as before.
  */
 export function s3Client(options: S3Options): S3Client {
-  // The pinned SDK supports Node 20; its warning is about releases after January 2027 (README).
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   return new S3Client({
-    region: options.region ?? process.env.AWS_REGION ?? 'us-east-1',
+    region: options.region ?? 'us-east-1',
     ...(options.endpoint && { endpoint: options.endpoint, forcePathStyle: true }),
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
@@ -44,16 +42,17 @@ export function openS3Store(
   storage: StorageConfig,
   dataDir: string,
   namesKey: Buffer,
-  options: { runsAnalyses?: boolean },
+  options: StoreOptions,
 ): ContentStore {
   const store = storage.store as Extract<StoreSpec, { kind: 's3' }>;
   const client = s3Client(storage.s3);
-  const backend = contentBackend(store, namesKey, storage.s3, client);
+  const backend = new S3Backend(client, { bucket: store.bucket, prefix: store.prefix }, namesKey, options.clock);
   const spool = new ObjectSpool(
     client,
     { bucket: store.bucket, prefix: store.prefix },
     path.join(dataDir, 'uploads'),
     options.runsAnalyses,
+    options.clock,
   );
-  return new ContentStore(path.join(dataDir, 'content'), backend, spool);
+  return new ContentStore(path.join(dataDir, 'content'), backend, spool, options.clock);
 }

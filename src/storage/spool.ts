@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DrmError } from '../errors.js';
 import type { PutOptions } from './s3-upload.js';
+import { type Clock, systemClock } from '../clock.js';
 
 /**
  * Where files wait for a job: a leak for its analysis, a source for its queued ingest. A row
@@ -52,7 +53,10 @@ export function freshName(file: string): string {
 
 /** The spool of a disk store: the uploads directory of the data directory. */
 export class DiskSpool implements Spool {
-  constructor(readonly localDir: string) {}
+  constructor(
+    readonly localDir: string,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   async keep(file: string, options: KeepOptions): Promise<string> {
     fs.mkdirSync(this.localDir, { recursive: true, mode: 0o700 });
@@ -85,7 +89,7 @@ export class DiskSpool implements Spool {
     for (const name of fs.readdirSync(this.localDir)) {
       const file = path.join(path.resolve(this.localDir), name);
       if (!fs.statSync(file).isFile()) continue;
-      const age = Date.now() - fs.statSync(file).mtimeMs;
+      const age = this.clock.now() - fs.statSync(file).mtimeMs;
       if (age > olderThanMs && !(await isOwned(file))) {
         fs.rmSync(file, { force: true });
         removed++;

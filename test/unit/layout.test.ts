@@ -131,6 +131,12 @@ describe('the layout of the product code', () => {
     expect(files.some((f) => f.startsWith('src/domain/ingest/'))).toBe(true);
   });
 
+  it('gives storage its clock and configuration from the context: src/storage/ reads no Date.now() nor process.env', () => {
+    const storage = files.filter((f) => f.startsWith('src/storage/'));
+    expect(storage.length).toBeGreaterThan(5);
+    expect(storage.filter((f) => /Date\.now\(|process\.env/.test(read(f)))).toEqual([]);
+  });
+
   it('keeps the core free of the edges: src/ never imports hono, commander, ink or cli-table3', () => {
     const edge = /from '(hono(\/[^']*)?|@hono\/[^']+|commander|ink|cli-table3)'/;
     expect(files.filter((f) => f.startsWith('src/') && edge.test(read(f)))).toEqual([]);
