@@ -40,14 +40,19 @@ process.stdout.on('error', (err) => {
 // after January 2027, and would otherwise be printed by every command that opens an s3:// store.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-let main;
-if (process.env.DRM_FROM_SOURCE !== '1' && builtAndFresh()) {
-  ({ main } = await import('../dist/commands/main.js'));
+// `drm --version` alone is answered here: the version is all it needs, so it need not load a command.
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  process.stdout.write(`${JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version}\n`);
 } else {
+  process.exitCode = await (await loadMain())(process.argv);
+}
+
+async function loadMain() {
+  if (process.env.DRM_FROM_SOURCE !== '1' && builtAndFresh()) return (await import('../dist/main.js')).main;
   // The repository's tsconfig wherever drm is run from (tsx would look in the working directory),
   // so that its settings (the React JSX transform of drm top) always apply.
   const { register } = await import('tsx/esm/api');
   register({ tsconfig: path.join(root, 'tsconfig.json') });
-  ({ main } = await import('../commands/main.ts'));
+  return (await import('../commands/main.ts')).main;
 }
-process.exitCode = await main(process.argv);

@@ -14,9 +14,13 @@ export async function serve(opts: DbOptions & ConfigInput): Promise<number> {
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     const config = resolveConfig(opts);
-    // Said first, so that an operator who mistyped --data-dir sees it before anything else.
-    if (isNewDeployment(config))
-      out.error(`drm serve: creating a new deployment in ${config.dataDir} (no database there yet)`);
+    // Said at once, before migrations and the rest of start-up, so that a silent terminal is never
+    // the first thing an operator sees, and one who mistyped --data-dir sees it before anything else.
+    out.error(
+      isNewDeployment(config)
+        ? `drm serve: starting, creating a new deployment in ${config.dataDir} (no database there yet)`
+        : `drm serve: starting on the deployment in ${config.dataDir} (database ${config.db.startsWith('postgres') ? 'postgres' : config.db})`,
+    );
     ctx = await createContext(config);
     server = await startServer(ctx);
   } catch (err) {

@@ -149,13 +149,16 @@ describe('drm serve on SQLite, over HTTP', () => {
   });
 
   it(
-    'says in its first line that it creates a new deployment, and only then',
+    'says at once that it starts, that it creates a new deployment only when it does, and then where it listens',
     async () => {
       expect(server.stderr().split('\n')[0]).toBe(
-        `drm serve: creating a new deployment in ${dir} (no database there yet)`,
+        `drm serve: starting, creating a new deployment in ${dir} (no database there yet)`,
       );
       const again = await startServe({ dataDir: dir });
       try {
+        expect(again.stderr().split('\n')[0]).toMatch(
+          new RegExp(`^drm serve: starting on the deployment in ${dir} \\(database `),
+        );
         expect(again.stderr()).not.toMatch(/creating a new deployment/);
       } finally {
         await again.stop();
@@ -189,10 +192,12 @@ describe('drm serve on SQLite, over HTTP', () => {
       const second = await runDrm(['serve', '--port', String(server.port), '--data-dir', dir, '--log-level', 'warn']);
       expect(second.code).not.toBe(0);
       expect(second.stdout).toBe('');
+      // the line said at once, then the one refusal
       const lines = second.stderr.trim().split('\n');
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(/^drm: .*already in use/);
-      expect(lines[0]).toContain(String(server.port));
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toMatch(/^drm serve: starting on the deployment in /);
+      expect(lines[1]).toMatch(/^drm: .*already in use/);
+      expect(lines[1]).toContain(String(server.port));
       // The first one is unharmed.
       expect((await fetch(`${server.url}/health`)).status).toBe(200);
     },
@@ -308,7 +313,9 @@ describe('drm serve on Postgres', () => {
           'warn',
         ]);
         expect(second.code).not.toBe(0);
-        expect(second.stderr.trim()).toMatch(/^drm: cannot listen on .*already in use[^\n]*$/);
+        expect(second.stderr.trim()).toMatch(
+          /^drm serve: starting on the deployment in [^\n]* \(database postgres\)\ndrm: cannot listen on .*already in use[^\n]*$/,
+        );
         expect(Date.now() - started).toBeLessThan(9_000);
       } finally {
         expect(await server.stop()).toEqual({ code: 0, signal: null });
