@@ -88,7 +88,7 @@ export const json = (schema: Schema, example?: unknown): Record<string, MediaTyp
 
 export const jsonResponse = (description: string, schema: Schema): Response => ({ description, content: json(schema) });
 
-/** A JSON request body; `example` is sent as it is by the drift test (test/api/openapi.test.ts). */
+/** A JSON request body; `example` is sent as it is by the drift test (test/api/openapi-drift.test.ts). */
 export const jsonBody = (schema: Schema, example: unknown, required = true) => ({
   required,
   content: json(schema, example),

@@ -15,8 +15,10 @@ import { CORE_SCHEMAS } from './schemas-core.js';
 import { forensicSchemas } from './schemas-forensics.js';
 
 /**
- * Every endpoint the app serves. test/api/openapi.test.ts compares this list with the routes hono
- * registers, both ways, so that a route added without its description (or the other way) fails.
+ * Every endpoint the app serves, each described once: the document is built from this list, and
+ * the abuse and bad-input suites read their tables from the document (test/helpers/openapi-
+ * endpoints.ts). openapi-drift.test.ts and route-coverage.test.ts hold it against the routes hono
+ * registers, so that a route added without its description (or the other way) fails.
  */
 export const ENDPOINTS: readonly Endpoint[] = [
   ...PUBLIC_ENDPOINTS,

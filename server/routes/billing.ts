@@ -15,7 +15,7 @@ import {
   upcomingBody,
   usageBody,
 } from '../../src/present/billing.js';
-import { readJson } from '../body.js';
+import { readJson, readText } from '../body.js';
 import type { AppEnv } from '../env.js';
 import { requireKey } from '../middleware/api-key.js';
 import { idempotent, keyOrganization } from '../middleware/idempotency.js';
@@ -28,9 +28,10 @@ export function billingRoutes(ctx: Context) {
   app.get('/plans', (c) => c.json({ plans: PLANS }));
 
   // The card processor's events: no key, the signature is the authentication; the card method takes them.
+  // Read under the JSON limit: the route is open, and a body without a length is otherwise read whole.
   const cardEvents = ctx.payments.fiat_card.takeEvent as NonNullable<PaymentMethod['takeEvent']>;
   app.post('/webhooks/fiat', async (c) =>
-    c.json(await cardEvents(ctx, await c.req.text(), c.req.header('stripe-signature'))),
+    c.json(await cardEvents(ctx, await readText(c, ctx.config.maxJsonBytes), c.req.header('stripe-signature'))),
   );
 
   // What is owed and paying it stay open to a suspended organization; the rest does not.

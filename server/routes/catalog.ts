@@ -22,16 +22,18 @@ export function catalogRoutes(ctx: Context) {
   app.get('/:contentId/thumbnail.jpg', picture(THUMBNAIL_FILE, 'image/jpeg'));
   app.get('/:contentId/preview.mp4', picture(PREVIEW_FILE, 'video/mp4'));
 
-  app.use('*', requireKey(ctx, 'catalog'));
+  // The key guards the keyed routes only: on '*' it would also catch a wrong method on the open
+  // pictures above and answer "API key missing" where NOT_FOUND is the truth.
+  const keyed = requireKey(ctx, 'catalog');
 
-  app.get('/', async (c) => {
+  app.get('/', keyed, async (c) => {
     const page = paging(c.req.query('page'), c.req.query('limit'), 200);
     const items = await listCatalog(ctx, c.get('auth'), page);
     const base = baseUrl(c, ctx);
     return c.json({ content: items.map((i) => contentSummary(i, base)), page: page.page, limit: page.limit });
   });
 
-  app.get('/:contentId', async (c) => {
+  app.get('/:contentId', keyed, async (c) => {
     const item = await getLicensedContent(ctx, c.get('auth'), c.req.param('contentId'));
     return c.json(contentDetail(item, baseUrl(c, ctx)));
   });

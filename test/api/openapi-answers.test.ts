@@ -15,8 +15,8 @@ import {
   without,
 } from '../helpers/openapi-fixture.js';
 
-// Issue 20, point 5 (part): GET /openapi.json describes every endpoint, and these checks keep the
-// description from drifting from the code, for a server of each API shape: what the server
+// GET /openapi.json describes every endpoint, and these checks keep the description from
+// drifting from the code, for a server of each API shape: what the server
 // answers is a status the operation documents, in its media type, and a JSON answer fits the
 // documented schema with no undocumented field; the same for the webhook events; and the document
 // is well formed. The routes, the security and the validators are openapi-drift.test.ts's. SQLite

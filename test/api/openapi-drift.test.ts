@@ -24,8 +24,8 @@ import {
   without,
 } from '../helpers/openapi-fixture.js';
 
-// Issue 20, point 5 (part): GET /openapi.json describes every endpoint, and these checks keep the
-// description from drifting from the code, for a server of each API shape:
+// GET /openapi.json describes every endpoint, and these checks keep the description from
+// drifting from the code, for a server of each API shape:
 // - the routes hono registers and the documented operations are the same set;
 // - the documented security is what the middleware asks (no credentials: refused; the scope named
 //   and no other);

@@ -9,11 +9,12 @@ import { toNextMonth } from './billing.js';
 import { makeTestApp, type TestApp } from './context.js';
 import { addContent, license, registerOrg } from './fixtures.js';
 import { deref, schemaProblems } from './openapi.js';
+import { endpointNamed, pathOf } from './openapi-endpoints.js';
 
-// The server that test/api/openapi-drift.test.ts and openapi-answers.test.ts check their
-// OpenAPI document against (issue 20, point 5), and what the checks send it: an organization
-// with a licensed film, a stream session, a failed and a decided forensic case and an issued
-// invoice, a second organization for the admin operations to act on, and an admin token.
+// The server that test/api/openapi-drift.test.ts and openapi-answers.test.ts check their OpenAPI
+// document against, and what the checks send it: an organization with a licensed film, a stream
+// session, a failed and a decided forensic case and an issued invoice, a second organization for
+// the admin operations to act on, and an admin token.
 
 export type Json = Record<string, unknown>;
 export interface Op {
@@ -215,24 +216,12 @@ export function useOpenApiFixture(
   return holder;
 }
 
-/** A real value for each path parameter; `{id}` depends on the resource it names. */
+/** A real value for each path parameter (test/helpers/openapi-endpoints.ts says what each names). */
 export function realPath({ f }: OpenApiFixture, p: string, method: string): string {
-  const ids: Array<[RegExp, string]> = [
-    [/^\/api\/v1\/admin\/organizations\/\{id\}/, f.target],
-    [/^\/api\/v1\/admin\/content\/\{id\}/, f.filmId],
-    [/^\/api\/v1\/stream\/\{id\}$/, method === 'post' ? f.filmId : f.sessionId],
-    [/^\/api\/v1\/billing\/invoices\/\{id\}/, f.invoiceId],
-    [/^\/api\/v1\/billing\/subscriptions\/\{id\}/, f.subscriptionId || randomUUID()],
-    [/\{id\}/, randomUUID()],
-  ];
-  const id = ids.find(([re]) => re.test(p))?.[1] as string;
-  return p
-    .replace('{id}', id)
-    .replace('{contentId}', f.filmId)
-    .replace('{sessionId}', f.sessionId)
-    .replace('{viewerId}', f.viewerId)
-    .replace('{caseId}', f.caseId)
-    .replace('{seg}', '0');
+  return pathOf(endpointNamed(`${method.toUpperCase()} ${p}`), {
+    ...{ organization: f.target, content: f.filmId, session: f.sessionId, viewer: f.viewerId, case: f.caseId },
+    ...{ invoice: f.invoiceId, subscription: f.subscriptionId || randomUUID(), segment: '0' },
+  });
 }
 
 /** The credentials an operation's security asks for: a header, or the session in the query. */
