@@ -127,6 +127,14 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
       await expectError(await send(endpointNamed(name), { query }), 400, 'BAD_REQUEST');
     });
 
+    it("a plan's terms that are not an object are named as the field to fix, not as the body", async () => {
+      const res = await send(endpointNamed('POST /api/v1/admin/organizations/{id}/plan'), {
+        body: { plan: 'paid', terms: 'cheap' },
+      });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toBe('terms must be a JSON object');
+    });
+
     it('a sign-in message whose signature is not valid for it is 401 INVALID_ADMIN_TOKEN', async () => {
       const account = newAccount();
       const message = await siweMessage(t, account);

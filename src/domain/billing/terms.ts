@@ -66,8 +66,8 @@ const ADMIN_FIELDS: [field: string, key: keyof Terms, apusd: boolean, max: numbe
 ];
 
 /** Custom terms from an admin's request: only the fields given, each checked; an empty object clears them. */
-export function readTerms(body: unknown): Partial<Terms> {
-  const f: Fields = asObject(body);
+export function readTerms(terms: unknown): Partial<Terms> {
+  const f: Fields = asObject(terms, 'terms');
   const out: Partial<Terms> = {};
   for (const [field, key, apusd, max] of ADMIN_FIELDS) {
     const v = optionalNumber(f, field, { min: 0, max, integer: !apusd });
