@@ -65,6 +65,11 @@ export const EXAMPLES: Record<string, string[]> = {
   ],
   'jobs list': ['drm jobs list --db postgres://drm@db/drm', 'drm jobs list --limit 100 --json'],
   'jobs show': ['drm jobs show 6f1c0c1e-0c4a-4d55-9d36-0c1a3b2f9e11 --wait'],
+  'jobs cancel': ['drm jobs cancel 6f1c0c1e-0c4a-4d55-9d36-0c1a3b2f9e11'],
+  'jobs retry': [
+    'drm jobs retry 6f1c0c1e-0c4a-4d55-9d36-0c1a3b2f9e11',
+    'drm jobs retry 6f1c0c1e-0c4a-4d55-9d36-0c1a3b2f9e11 --json --db postgres://drm@db/drm',
+  ],
   'storage setup': [
     'drm storage setup --store s3://drm-media/content --s3-endpoint http://127.0.0.1:9000',
     'drm storage setup --origin https://films.example --origin https://www.films.example --json',

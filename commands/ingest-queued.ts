@@ -57,7 +57,7 @@ async function sendAndQueue(ctx: Context, out: Output, request: IngestRequest): 
   }
 }
 
-/** Waits for a job with a progress line, then prints how it ended: exit 0 done, 1 failed, 130 when the wait is interrupted. */
+/** Waits for a job with a progress line, then prints how it ended: exit 0 done, 1 failed or cancelled, 130 when the wait is interrupted. */
 export async function followJob(ctx: Context, out: Output, id: string): Promise<number> {
   const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
   const controller = new AbortController();
@@ -81,8 +81,8 @@ export async function followJob(ctx: Context, out: Output, id: string): Promise<
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
   }
-  if (ended.status === 'failed') progress.stop();
-  else progress.finish('ingest done');
+  if (ended.status === 'done') progress.finish('ingest done');
+  else progress.stop();
   return printEnded(out, ended);
 }
 
@@ -90,8 +90,9 @@ function printEnded(out: Output, row: IngestJobRow): number {
   const view = jobView(row);
   if (out.json) printJson(out, view);
   else if (view.status === 'failed') out.error(`drm: ingest job ${view.id} failed: ${view.failureReason}`);
+  else if (view.status === 'cancelled') out.error(`drm: ingest job ${view.id} was cancelled`);
   else out.write(ingestedLine(view.result as IngestResult, `by worker ${view.worker ?? '?'}`));
-  return view.status === 'failed' ? 1 : 0;
+  return view.status === 'done' ? 0 : 1;
 }
 
 export function ingestedLine(result: IngestResult, by?: string): string {

@@ -1,4 +1,5 @@
 import { jobView, percentDone } from '../src/domain/ingest/ingest-queue.js';
+import { cancelJob, retryJob, SOURCE_KEPT_MS } from '../src/domain/ingest/job-control.js';
 import { showJob } from './ingest-queued.js';
 import type { DbOptions } from './options.js';
 import { printJson, printTable } from './output.js';
@@ -36,4 +37,30 @@ export function listJobs(opts: DbOptions & { limit?: string }): Promise<number> 
 /** `drm jobs show ID [--wait]`. */
 export function showJobCommand(id: string, opts: DbOptions & { wait?: boolean }): Promise<number> {
   return withContext(opts, (ctx, out) => showJob(ctx, out, id, Boolean(opts.wait)));
+}
+
+/** `drm jobs cancel ID`: one line, or the job as it stands with --json. */
+export function cancelJobCommand(id: string, opts: DbOptions): Promise<number> {
+  return withContext(opts, async (ctx, out) => {
+    const { row, wasRunning } = await cancelJob(ctx, id);
+    const days = SOURCE_KEPT_MS / 86_400_000;
+    const stops = `its worker ${row.worker} stops it within ${Math.ceil(ctx.config.analysisLeaseMs / 3000)} s and removes what it made`;
+    if (out.json) printJson(out, jobView(row));
+    else
+      out.write(
+        `cancelled ingest job ${row.id}${wasRunning ? `; ${stops}` : ''} (its source is kept ${days} days: drm jobs retry ${row.id} queues it again)`,
+      );
+    return 0;
+  });
+}
+
+/** `drm jobs retry ID`: one line, or the job as queued again with --json. */
+export function retryJobCommand(id: string, opts: DbOptions): Promise<number> {
+  return withContext(opts, async (ctx, out) => {
+    const row = await retryJob(ctx, id);
+    if (out.json) printJson(out, jobView(row));
+    else
+      out.write(`queued ingest job ${row.id} again for a drm worker; follow it with: drm jobs show ${row.id} --wait`);
+    return 0;
+  });
 }

@@ -53,6 +53,18 @@ export function defineWorkers(program: Command, run: Runner): void {
     jobs
       .command('show <id>')
       .description('one queued ingest and how it stands')
-      .option('--wait', 'follow it until it ends (exit 0 done, 1 failed)'),
+      .option('--wait', 'follow it until it ends (exit 0 done, 1 failed or cancelled)'),
   ).action(run(async () => (await import('./jobs.js')).showJobCommand));
+  dbOptions(
+    jobs
+      .command('cancel <id>')
+      .description(
+        'cancel a queued or running ingest (a running one is stopped by its worker at its next lease renewal)',
+      ),
+  ).action(run(async () => (await import('./jobs.js')).cancelJobCommand));
+  dbOptions(
+    jobs
+      .command('retry <id>')
+      .description('queue a failed or cancelled ingest again, while its source is still kept (3 days)'),
+  ).action(run(async () => (await import('./jobs.js')).retryJobCommand));
 }

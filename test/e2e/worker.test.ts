@@ -5,9 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePanFilm } from '../helpers/media.js';
 import { drm, killAll, runDrm, startServe } from '../helpers/serve-process.js';
 
-// Issue 21, point 4: `drm worker` on a data directory (SQLite, the disk store). A worker that
-// dies mid-ingest leaves its job to the next one once its lease runs out; a worker told to stop
-// gives its job back at once. Either way the job is ingested once, by the worker that finishes it.
+// `drm worker` on a data directory (SQLite, the disk store). A worker that dies mid-ingest
+// leaves its job to the next one once its lease runs out; a worker told to stop gives its job
+// back at once. Either way the job is ingested once, by the worker that finishes it. A job
+// cancelled while it runs is stopped by its worker, leaving nothing made.
 
 const T = 600_000;
 let dir: string;
@@ -107,6 +108,28 @@ describe('drm worker', () => {
       // The sources are gone from the spool with their jobs; no staging is left behind.
       expect(fs.readdirSync(path.join(dir, 'data', 'uploads'))).toEqual([]);
       expect(fs.readdirSync(path.join(dir, 'data', 'content', '.staging'))).toEqual([]);
+    },
+    T,
+  );
+
+  it(
+    'stops a running job cancelled with drm jobs cancel at its next lease renewal, leaving nothing made; retry ingests it',
+    async () => {
+      const id = await queueFilm('Cancelled');
+      const w = await startWorker();
+      await jobUntil(id, underWay);
+      const cancel = await runDrm(['jobs', 'cancel', id, ...data()], env);
+      expect(cancel.code, cancel.stderr).toBe(0);
+      expect(cancel.stdout).toContain(`cancelled ingest job ${id}; its worker ${w.info.worker} stops it within 2 s`);
+      await w.waitForStderr('"ingest job cancelled"');
+      expect(await show(id)).toMatchObject({ status: 'cancelled', progress: null });
+      // What the attempt made is gone; its source stays for the retry.
+      expect(fs.readdirSync(path.join(dir, 'data', 'content', '.staging'))).toEqual([]);
+      expect(fs.readdirSync(path.join(dir, 'data', 'uploads'))).toHaveLength(1);
+      await drm(['jobs', 'retry', id, ...data()], env);
+      expect(await jobUntil(id, (j) => j.status === 'done')).toMatchObject({ worker: w.info.worker, attempts: 1 });
+      await w.stop();
+      expect(fs.readdirSync(path.join(dir, 'data', 'uploads'))).toEqual([]);
     },
     T,
   );

@@ -7,7 +7,8 @@ import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 
 // The ingest queue as workers see it, on both dialects: each job is taken by one worker at a
 // time (on Postgres, the pick is locked and skipped by the others), a lease that runs out gives
-// the job to another worker, and a job given back is queued again.
+// the job to another worker, a job given back is queued again, and a cancelled or failed one
+// keeps its source for a retry.
 
 const LEASE = 60_000;
 
@@ -189,6 +190,49 @@ describe.each(DIALECTS)('the ingest queue on %s', (dialect) => {
     t.clock.advance(LEASE * 10);
     expect(await claim('late')).toBeUndefined();
     expect(await t.ctx.repos.ingestJobs.find(job.id)).toMatchObject({ status: 'done', sourceRef: null });
+  });
+
+  it('cancels a queued job for good, keeping its source for a retry, which queues it afresh', async () => {
+    const jobs = t.ctx.repos.ingestJobs;
+    const job = await queued();
+    expect(await jobs.cancel(job.id, t.clock.now())).toMatchObject({ status: 'cancelled', sourceRef: job.sourceRef });
+    expect(await jobs.cancel(job.id, t.clock.now())).toBeUndefined();
+    t.clock.advance(LEASE * 10);
+    expect(await claim('w')).toBeUndefined();
+    expect(await jobs.usesSource(job.sourceRef as string)).toBe(true);
+    expect(await jobs.requeue(job.id)).toMatchObject({ status: 'queued', attempts: 0, finishedAt: null });
+    expect(await jobs.requeue(job.id)).toBeUndefined();
+    expect(await claim('w')).toMatchObject({ id: job.id, attempts: 1 });
+    await endAll();
+  });
+
+  it('stops a cancelled running job at its next renewal; a done end that came first still counts', async () => {
+    const jobs = t.ctx.repos.ingestJobs;
+    const job = await queued();
+    await claim('w');
+    expect(await jobs.cancel(job.id, t.clock.now())).toMatchObject({ status: 'cancelled', worker: 'w' });
+    expect(await jobs.extendLease(job.id, 'w', t.clock.now() + LEASE)).toBe(false);
+    expect(await jobs.finish(job.id, 'w', failed)).toBe(false);
+    expect(await jobs.finish(job.id, 'other', { ...failed, status: 'done' })).toBe(false);
+    expect(await jobs.finish(job.id, 'w', { ...failed, status: 'done', contentId: 'made', failureReason: null })).toBe(
+      true,
+    );
+    expect(await jobs.find(job.id)).toMatchObject({ status: 'done', contentId: 'made', sourceRef: null });
+  });
+
+  it('keeps the source of a failed job until its retry window ends, then lets it go', async () => {
+    const jobs = t.ctx.repos.ingestJobs;
+    const job = await queued();
+    await claim('w');
+    expect(await jobs.finish(job.id, 'w', { ...failed, finishedAt: t.clock.now() })).toBe(true);
+    expect(await jobs.find(job.id)).toMatchObject({ status: 'failed', sourceRef: job.sourceRef });
+    // Earlier tests' jobs ended failed long ago, and keep their sources too.
+    const kept = async (endedBy: number) => (await jobs.keptSources(endedBy, 100)).map((r) => r.id);
+    expect(await kept(t.clock.now() - 1)).not.toContain(job.id);
+    expect(await kept(t.clock.now())).toContain(job.id);
+    expect(await jobs.dropSource(job.id)).toBe(true);
+    expect(await kept(t.clock.now())).not.toContain(job.id);
+    expect(await jobs.requeue(job.id)).toBeUndefined();
   });
 
   it('refuses to queue what is not media, keeping nothing in the spool', async () => {

@@ -115,6 +115,16 @@ function workerWrites(x: Executor) {
       return rows.length > 0;
     },
 
+    /** Gives a case taken as its holder stopped back to the queue, the take not counted against it. */
+    async release(id: string, by: string): Promise<void> {
+      await x.run((q) =>
+        q
+          .update(t)
+          .set({ leaseUntil: null, leasedBy: null, progress: null, attempts: sql`${t.attempts} - 1` })
+          .where(and(running(id), eq(t.leasedBy, by))),
+      );
+    },
+
     /** What a running analysis is doing, for the live view. */
     async setProgress(id: string, progress: string): Promise<void> {
       await x.run((q) => q.update(t).set({ progress }).where(running(id)));

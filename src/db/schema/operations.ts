@@ -20,12 +20,12 @@ export const trafficBuckets = pgTable(
   (t) => [primaryKey({ name: 'traffic_buckets_pkey', columns: [t.bucketStart, t.instanceId] })],
 );
 
-export type IngestJobStatus = 'queued' | 'running' | 'done' | 'failed';
+export type IngestJobStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
 
 /**
  * An ingest queued for a worker (`drm ingest --queue`): the source waits in the store's spool, a
  * worker leases the job (a lease that runs out gives it to another worker), writes its progress,
- * and ends it done (with the content it made) or failed.
+ * and ends it done (with the content it made) or failed; `drm jobs cancel` ends it cancelled.
  */
 export const ingestJobs = pgTable(
   'ingest_jobs',

@@ -21,24 +21,47 @@ export interface LeakUpload {
   bytes: number;
 }
 
+/** What a case is a leak of, as asked. */
+export interface LeakOf {
+  contentId: string;
+  contentType: string;
+}
+
 /**
  * Opens a case for a leak on disk: checks what was asked (content, license, type, media), keeps
  * the leak in the spool and queues the case as `processing`. The case owns the file from here on; the file of a request that is
- * refused, or whose case cannot be stored, is removed. `auth` is null for the platform operator
- * (`drm analyze` on the data directory).
+ * refused, or whose case cannot be stored, is removed. `auth` is null for the platform operator.
  */
-export async function openCase(
-  ctx: Context,
-  auth: KeyAuth | null,
-  upload: LeakUpload,
-  contentId: string,
-  contentType: string,
-): Promise<CaseRow> {
+export async function openCase(ctx: Context, auth: KeyAuth | null, upload: LeakUpload, of: LeakOf): Promise<CaseRow> {
+  await checkLeak(ctx, auth, upload, of);
+  return storeCase(ctx, auth, upload, of);
+}
+
+/** The checks of a leak before its analysis; the file of a refused one is removed. */
+export async function checkLeak(ctx: Context, auth: KeyAuth | null, upload: LeakUpload, of: LeakOf): Promise<void> {
   try {
-    await checkAnalysis(ctx, upload.path, { contentId, contentType, organizationId: auth?.org.id ?? null });
+    await checkAnalysis(ctx, upload.path, { ...of, organizationId: auth?.org.id ?? null });
   } catch (err) {
     fs.rmSync(upload.path, { force: true });
     throw err;
+  }
+}
+
+/**
+ * Keeps the leak in the spool and stores its case: `processing` for a queue to take, or, with
+ * `decided`, already ended (`drm analyze` on the data directory runs its analysis before), and
+ * with --keep-leaks 0 then without its leak.
+ */
+export async function storeCase(
+  ctx: Context,
+  auth: KeyAuth | null,
+  upload: LeakUpload,
+  of: LeakOf,
+  decided?: { outcome: CaseOutcome; openedAt: number },
+): Promise<CaseRow> {
+  if (decided && ctx.config.keepLeaksMs === 0) {
+    fs.rmSync(upload.path, { force: true });
+    return insertCase(ctx, auth, { ...upload, path: null }, of, decided);
   }
   // Kept where any worker can read it (on an object store, sent there) before the case is queued.
   const ref = await ctx.storage.spool.keep(upload.path, { move: true }).catch((err) => {
@@ -46,47 +69,52 @@ export async function openCase(
     throw err;
   });
   try {
-    return await insertCase(ctx, auth, { ...upload, path: ref }, contentId, contentType);
+    return await insertCase(ctx, auth, { ...upload, path: ref }, of, decided);
   } catch (err) {
     await ctx.storage.spool.remove(ref).catch(() => {});
     throw err;
   }
 }
 
+/** The outcome's fields of a case that waits for its analysis. */
+const UNDECIDED: CaseOutcome = {
+  status: 'processing',
+  failureReason: null,
+  classification: null,
+  binaryId: null,
+  supportedBits: null,
+  matchedViewerId: null,
+  matchedSessionId: null,
+  report: null,
+  leakFrames: null,
+  completedAt: null,
+};
+
 async function insertCase(
   ctx: Context,
   auth: KeyAuth | null,
-  upload: LeakUpload,
-  contentId: string,
-  contentType: string,
+  upload: Omit<LeakUpload, 'path'> & { path: string | null },
+  of: LeakOf,
+  decided?: { outcome: CaseOutcome; openedAt: number },
 ): Promise<CaseRow> {
   const row: CaseRow = {
     id: randomUUID(),
     organizationId: auth?.org.id ?? null,
     apiKeyId: auth?.key.id ?? null,
-    contentId,
-    contentType,
-    status: 'processing',
-    failureReason: null,
+    ...of,
+    ...(decided?.outcome ?? UNDECIDED),
     uploadPath: upload.path,
     uploadName: upload.name.slice(0, 255),
     uploadBytes: upload.bytes,
-    attempts: 0,
+    attempts: decided ? 1 : 0,
     leaseUntil: null,
     leasedBy: null,
-    classification: null,
-    binaryId: null,
-    supportedBits: null,
-    matchedViewerId: null,
-    matchedSessionId: null,
-    report: null,
     progress: null,
-    leakFrames: null,
-    createdAt: ctx.clock.now(),
-    completedAt: null,
+    createdAt: decided?.openedAt ?? ctx.clock.now(),
   };
   await ctx.repos.forensicCases.insert(row);
-  ctx.log.info('forensic case opened', { caseId: row.id, contentId, bytes: upload.bytes });
+  if (decided) ctx.log.info('forensic case decided here', { caseId: row.id, status: row.status });
+  else ctx.log.info('forensic case opened', { caseId: row.id, contentId: of.contentId, bytes: upload.bytes });
   return row;
 }
 

@@ -3,12 +3,21 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { DtcwtBackend } from '../../../gpu/backend.js';
 import type { Context } from '../../context.js';
-import type { CaseRow } from '../../db/repos/index.js';
-import { notFound } from '../../errors.js';
+import type { CaseOutcome, CaseRow, ContentRow } from '../../db/repos/index.js';
+import { jobFailureReason, notFound } from '../../errors.js';
+import { errorFields } from '../../log.js';
 import type { KeyAuth } from '../auth.js';
-import type { AnalysisHooks } from './analyze.js';
-import { type LeakUpload, openCase, uploadsDir } from './cases.js';
-import { ForensicsQueue } from './queue.js';
+import { type AnalysisHooks, analyzeLeak } from './analyze.js';
+import {
+  checkLeak,
+  completedOutcome,
+  failedOutcome,
+  type LeakUpload,
+  openCase,
+  storeCase,
+  uploadsDir,
+} from './cases.js';
+import type { ForensicsQueue } from './queue.js';
 
 /** A leak waiting in the uploads directory, and what it is said to be a leak of. */
 export interface LeakSubmission {
@@ -25,9 +34,9 @@ export interface SubmitOptions {
 }
 
 /**
- * How every leak is analysed, uploaded to the API or named on `drm analyze`'s command line: its
- * case is opened (the checks, then `processing`; the case owns the file from here on) and run to
- * its end in `queue`, or left to the queue's loop. Returns the case as stored.
+ * How a leak uploaded to the API is analysed: its case is opened (the checks, then
+ * `processing`; the case owns the file from here on) and run to its end in `queue`, or left to
+ * the queue's loop. Returns the case as stored.
  */
 export async function submitLeak(
   ctx: Context,
@@ -36,7 +45,7 @@ export async function submitLeak(
   leak: LeakSubmission,
   options: SubmitOptions = {},
 ): Promise<CaseRow> {
-  const row = await openCase(ctx, auth, leak.upload, leak.contentId, leak.contentType);
+  const row = await openCase(ctx, auth, leak.upload, { contentId: leak.contentId, contentType: leak.contentType });
   if (options.queued) {
     queue.wake();
     return row;
@@ -44,15 +53,17 @@ export async function submitLeak(
   return queue.run(row.id, options.signal, options.onProgress);
 }
 
-export interface LocalAnalysisOptions extends SubmitOptions {
-  /** the DTCWT backend's maker; the analysis's own queue closes what it makes */
+export interface LocalAnalysisOptions extends AnalysisHooks {
+  /** the DTCWT backend's maker; what it makes is closed once the analysis ended */
   backend: () => Promise<DtcwtBackend>;
 }
 
 /**
  * `drm analyze` on a data directory, as the platform operator: the leak is copied into the uploads
- * directory (the case removes its copy when done, and the user's own file is never taken), its
- * type is the content's unless named, and its case runs in this process on a queue of its own.
+ * directory (the user's own file is never taken), its type is the content's unless named, and it
+ * is analysed here and now, with no lease and no queue: only its decided case is stored, with
+ * the copy kept for the retention (--keep-leaks). A process killed mid-analysis leaves no case
+ * for a server to finish later, only a copy that the spool's sweep removes.
  */
 export async function analyzeLocalLeak(
   ctx: Context,
@@ -64,15 +75,32 @@ export async function analyzeLocalLeak(
   if (!content) throw notFound(`content ${request.contentId}`);
   const upload = path.join(uploadsDir(ctx), `${randomUUID()}.upload`);
   fs.copyFileSync(file, upload);
-  const leak: LeakSubmission = {
-    upload: { path: upload, name: path.basename(file), bytes: fs.statSync(upload).size },
-    contentId: content.id,
-    contentType: request.contentType ?? content.type,
-  };
-  const queue = new ForensicsQueue(ctx, { backend: options.backend });
+  const leak: LeakUpload = { path: upload, name: path.basename(file), bytes: fs.statSync(upload).size };
+  const of = { contentId: content.id, contentType: request.contentType ?? content.type };
+  await checkLeak(ctx, null, leak, of);
+  const openedAt = ctx.clock.now();
+  let backend: Promise<DtcwtBackend> | undefined;
   try {
-    return await submitLeak(ctx, queue, null, leak, options);
+    const outcome = await decideHere(ctx, upload, content, {
+      ...options,
+      backend: () => (backend ??= options.backend()),
+    });
+    return await storeCase(ctx, null, leak, of, { outcome, openedAt });
+  } catch (err) {
+    fs.rmSync(upload, { force: true });
+    throw err;
   } finally {
-    await queue.stop();
+    await (await backend?.catch(() => undefined))?.close();
+  }
+}
+
+/** The analysis's outcome: its finding, or why it failed (cancelled by the signal, or refused). */
+async function decideHere(ctx: Context, leak: string, content: ContentRow, hooks: AnalysisHooks): Promise<CaseOutcome> {
+  try {
+    return completedOutcome(await analyzeLeak(ctx, leak, content, hooks), ctx.clock.now());
+  } catch (err) {
+    if (hooks.signal?.aborted) return failedOutcome('analysis cancelled', ctx.clock.now());
+    ctx.log.error('forensic case failed', errorFields(err));
+    return failedOutcome(jobFailureReason(err, 'analysis'), ctx.clock.now());
   }
 }

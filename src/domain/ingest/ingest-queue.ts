@@ -110,8 +110,9 @@ export async function findJob(ctx: Context, id: string): Promise<IngestJobRow> {
 }
 
 /**
- * Waits for a job to end (`drm ingest --queue --wait`), telling `onProgress` what its worker
- * writes; returns the job as it ended. The signal stops the waiting, not the job.
+ * Waits for a job to end, done, failed or cancelled (`drm ingest --queue --wait`), telling
+ * `onProgress` what its worker writes; returns the job as it ended. The signal stops the
+ * waiting, not the job.
  */
 export async function waitForJob(
   ctx: Context,
@@ -127,7 +128,7 @@ export async function waitForJob(
       seen = row.progress;
       onProgress(JSON.parse(row.progress) as JobProgress, row);
     }
-    if (row.status === 'done' || row.status === 'failed') return row;
+    if (row.status === 'done' || row.status === 'failed' || row.status === 'cancelled') return row;
     signal?.throwIfAborted();
     await new Promise((r) => setTimeout(r, pollMs));
   }
