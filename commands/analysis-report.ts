@@ -151,7 +151,8 @@ function evidenceRows(body: Json, chain: Json | undefined): string[][] | null {
   const content = obj(chain?.content);
 
   const viewerId = text(m?.viewerId) ?? text(viewer?.viewerId) ?? text(chain?.viewer) ?? text(body.matchedViewerId);
-  const external = text(m?.externalViewerId);
+  // the analyze response names it in matchedSession, a case detail (--server, polled) beside the case's fields
+  const external = text(m?.externalViewerId) ?? text(body.matchedExternalViewerId);
   const address = text(wallet?.address) ?? text(m?.walletAddress) ?? text(chain?.wallet) ?? text(body.matchedWallet);
   const sessionId = text(m?.sessionId) ?? text(session?.id);
   const created =
@@ -169,7 +170,8 @@ function evidenceRows(body: Json, chain: Json | undefined): string[][] | null {
         : (text(chain?.organization) ?? text(m?.organization) ?? text(body.matchedOrganization)),
     ],
     ['API key', key ? `${text(key.prefix) ?? '?'} (${text(key.name) ?? 'unnamed'})` : text(m?.apiKey)],
-    ['viewer', viewerId && (external && external !== viewerId ? `${viewerId} (external id ${external})` : viewerId)],
+    // The organization's own name for the viewer is what its investigator knows; the platform's id follows it.
+    ['viewer', external && external !== viewerId ? `${external} (platform id ${viewerId ?? '?'})` : viewerId],
     [
       'wallet',
       address &&

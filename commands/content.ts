@@ -81,23 +81,23 @@ export const casesList = (opts: Paged) =>
   withContext(opts, async (ctx, out) => {
     const page = paging(opts.page, opts.limit, 100);
     const { cases, total } = await listCases(ctx, null, page);
-    const shape = ctx.config.apiShape;
-    if (out.json)
-      printJson(out, {
-        cases: cases.map((c) => ({ ...caseBody(c, shape, 'operator'), organizationId: c.organizationId })),
-        total,
-      });
+    const bodies = cases.map((c) => ({
+      ...caseBody(c, ctx.config.apiShape, 'operator'),
+      organizationId: c.organizationId,
+    }));
+    if (out.json) printJson(out, { cases: bodies, total });
     else {
+      // The matched viewer by the name its organization gave it (drm cases show has the platform's id too).
       printTable(
         out,
         ['case', 'created (UTC)', 'status', 'classification', 'content', 'matched viewer', 'asked by'],
-        cases.map((c) => [
+        cases.map((c, i) => [
           c.id,
           when(c.createdAt),
           c.status,
           c.classification,
           c.contentId,
-          c.matchedViewerId,
+          bodies[i]?.matchedExternalViewerId ?? c.matchedViewerId,
           c.organizationId ?? 'local (drm analyze)',
         ]),
       );

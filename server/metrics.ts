@@ -13,7 +13,7 @@ export interface AppMetrics {
   registry: Registry;
   middleware: MiddlewareHandler<AppEnv>;
   sessionCreated(): void;
-  segmentSent(bytes: number): void;
+  segmentSent(bytes: number, sessionId?: string): void;
 }
 
 /** Routes of the operators' tools, left out of the live view's traffic (Prometheus still counts them). */
@@ -74,9 +74,9 @@ export function createMetrics(ctx: Context, traffic?: TrafficMeter): AppMetrics 
       sessionsCreated.inc();
       traffic?.sessionStarted();
     },
-    segmentSent(bytes) {
+    segmentSent(bytes, sessionId) {
       segmentBytes.inc(bytes);
-      traffic?.segmentBytes(bytes);
+      traffic?.segmentBytes(bytes, sessionId);
     },
   };
 }

@@ -2,6 +2,7 @@ import { Box, Text } from 'ink';
 import type { ReactNode } from 'react';
 import type { Overview } from '../../src/domain/operations/overview.js';
 import { ago, bar, formatBytes, formatRate, padOrCut, shortId } from './format.js';
+import { NowPlayingList } from './now-playing.js';
 
 /** At this width and more the panels sit two by two; below it, one under another. */
 export const TWO_COLUMNS_FROM = 100;
@@ -51,6 +52,16 @@ export function Dashboard({ overview, source, columns, error, refreshSeconds }: 
           <Panel title="Webhooks" width={panelWidth}>
             <Webhooks overview={overview} />
           </Panel>
+          {/* The whole width: a title, a viewer and an organization need it. A server of an older drm sends no list. */}
+          {overview.nowPlaying ? (
+            <Panel title={nowPlayingTitle(overview)} width="100%">
+              <NowPlayingList
+                playing={overview.nowPlaying}
+                width={columns - 4}
+                windowSeconds={overview.traffic.windowSeconds}
+              />
+            </Panel>
+          ) : null}
           {/* The whole width, as the recent cases: a job's line (title, stage, bar, worker) needs it, and the
               two by two above stays whole. A server of an older drm (--server) sends no ingest part. */}
           {overview.ingest ? (
@@ -70,6 +81,12 @@ export function Dashboard({ overview, source, columns, error, refreshSeconds }: 
       ) : null}
     </Box>
   );
+}
+
+function nowPlayingTitle(overview: Overview): string {
+  const shown = overview.nowPlaying.length;
+  const active = overview.sessions.active;
+  return shown < active ? `Now playing (newest ${shown} of ${active})` : 'Now playing';
 }
 
 function Panel({ title, width, children }: { title: string; width: string; children: ReactNode }) {
@@ -100,7 +117,10 @@ function Streaming({ overview }: { overview: Overview }) {
   const t = overview.traffic;
   return (
     <>
-      <Row label="active sessions" value={String(overview.sessions.active)} />
+      <Row
+        label="active sessions"
+        value={`${overview.sessions.active}${overview.sessions.open === undefined ? '' : ` (${overview.sessions.open} open)`}`}
+      />
       <Row label="streams / min" value={formatRate(t.streamsPerMinute)} />
       <Row label="segment bytes / s" value={`${formatBytes(t.segmentBytesPerSecond)}/s`} />
       <Row label="requests / min" value={formatRate(t.requestsPerMinute)} />
@@ -114,7 +134,7 @@ function Streaming({ overview }: { overview: Overview }) {
         value={formatRate(t.clientErrorsPerMinute)}
         tone={t.clientErrorsPerMinute > 0 ? 'warn' : undefined}
       />
-      <Row label="servers counting" value={`${t.servers} (last ${t.windowSeconds} s)`} />
+      <Row label="servers running" value={`${t.servers} (last ${t.windowSeconds} s)`} />
     </>
   );
 }

@@ -34,3 +34,18 @@ export function bar(share: number, width: number): string {
 /** Text cut (with an ellipsis) or padded to `cells`, so that what follows it lines up from line to line. */
 export const padOrCut = (text: string, cells: number): string =>
   text.length > cells ? `${text.slice(0, cells - 1)}…` : text.padEnd(cells);
+
+/**
+ * Column widths that fit `room` cells: as commands/output.ts folds a table, the widest column
+ * gives up a cell at a time, so short columns stay whole; here a cut cell ends in an ellipsis
+ * (padOrCut) rather than folding, as a live view keeps one line per row.
+ */
+export function fitWidths(natural: number[], room: number, least = 4): number[] {
+  const widths = [...natural];
+  while (widths.reduce((a, b) => a + b, 0) > room) {
+    const widest = widths.indexOf(Math.max(...widths));
+    if ((widths[widest] as number) <= least) break;
+    widths[widest] = (widths[widest] as number) - 1;
+  }
+  return widths;
+}

@@ -20,7 +20,24 @@ const perMinute = (what: string) => num(`${what} per minute over the window`);
 
 const Overview = object({
   at: time(),
-  sessions: object({ active: int() }),
+  sessions: object({
+    active: int('sessions sent a segment in the traffic window, neither ended nor expired'),
+    open: int('sessions neither ended nor expired, playing or not'),
+  }),
+  nowPlaying: arrayOf(
+    object({
+      sessionId: uuid(),
+      organizationId: uuid(),
+      organizationName: str(),
+      contentId: uuid(),
+      title: str(),
+      externalViewerId: str("the organization's own name for the viewer"),
+      viewerId: uuid(),
+      startedAt: time(),
+      bytesPerSecond: int('segment bytes per second over the window (or since the session started)'),
+    }),
+    'the newest active sessions (at most 10)',
+  ),
   traffic: object({
     windowSeconds: int(),
     requestsPerMinute: perMinute('requests'),
@@ -28,7 +45,7 @@ const Overview = object({
     serverErrorsPerMinute: perMinute('5xx answers'),
     streamsPerMinute: perMinute('sessions started'),
     segmentBytesPerSecond: int(),
-    servers: int('servers that counted traffic in the window'),
+    servers: int('servers running in the window (each writes its bucket every 5 s, idle or not)'),
   }),
   forensics: object({
     waiting: int(),

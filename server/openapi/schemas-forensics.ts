@@ -85,6 +85,9 @@ function caseFields(shape: ApiShape): Record<string, Schema> {
     ),
     matchedViewer: nullable(uuid()),
     matchedViewerId: nullable(uuid()),
+    matchedExternalViewerId: nullable(
+      str("the organization's own name for the matched viewer (its viewerId, or its token's sub)"),
+    ),
     matchedOrganization: nullable(str()),
     matchedIpAddress: nullable(str()),
     matchedWallet: nullable(str()),

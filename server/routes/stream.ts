@@ -54,7 +54,7 @@ export function streamRoutes(ctx: Context, metrics?: Pick<AppMetrics, 'sessionCr
     const segment = servedSegment(ctx, s, c.req.param('seg'));
     const counted = (bytes: number) => {
       segment.countBytes(bytes);
-      metrics?.segmentSent(bytes);
+      metrics?.segmentSent(bytes, s.serving.session.id);
     };
     if (ctx.config.storage.segmentDelivery === 'redirect') {
       // The store (or a CDN in front of it) sends the bytes; the server authorises and meters.

@@ -204,6 +204,7 @@ export function caseBody(row: CaseRow, shape: ApiShape, audience: Audience) {
     matchedOutsideOrganization,
     matchedViewer: e?.viewer.viewerId ?? null,
     matchedViewerId: e?.viewer.viewerId ?? null,
+    matchedExternalViewerId: e?.viewer.externalViewerId ?? null,
     matchedOrganization: e?.organization.name ?? null,
     matchedIpAddress: e?.viewer.ipAddress ?? null,
     matchedWallet: e?.wallet.address ?? null,

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Overview } from '../../src/domain/operations/overview.js';
 import { registerOver } from '../helpers/fixtures.js';
+import { makePanFilm } from '../helpers/media.js';
 import { DRM_BIN, drm, ROOT, runDrm, type ServeProcess, startServe } from '../helpers/serve-process.js';
 
 // Issue 20, point 1: drm top for real, in a tmux terminal (send-keys, capture-pane), on the
@@ -28,6 +29,7 @@ describe('drm top', () => {
   let dir: string;
   let server: ServeProcess;
   let apiKey: string;
+  let filmId: string;
   // Traffic for the dashboard, made by each test that reads it (the view shows the last minute
   // only, and a loaded machine may take that long between tests): a refused session and an unknown route.
   const makeTraffic = async () => {
@@ -37,13 +39,37 @@ describe('drm top', () => {
       body: '{"viewerId":"v1"}',
     });
     await fetch(`${server.url}/api/v1/nothing-here`);
+    await play();
+  };
+  // alice's player: a session of the film, its playlist, and every segment it names.
+  const play = async () => {
+    const res = await fetch(`${server.url}/api/v1/stream/${filmId}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: '{"viewerId":"alice"}',
+    });
+    expect(res.status).toBe(201);
+    const { playlistUrl } = (await res.json()) as { playlistUrl: string };
+    const playlist = await (await fetch(`${server.url}${playlistUrl}`)).text();
+    for (const uri of playlist.split('\n').filter((l) => l.includes('/segment/'))) {
+      const segment = await fetch(`${server.url}${uri}`);
+      expect(segment.status).toBe(200);
+      await segment.arrayBuffer();
+    }
   };
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-top-'));
     server = await startServe({ dataDir: dir, port: 0, timeoutMs: T });
-    apiKey = (await registerOver(server.url, 'Top Films')).apiKey;
+    const org = await registerOver(server.url, 'Top Films');
+    apiKey = org.apiKey;
     await drm(['admin', 'grant', ADMIN_WALLET, '--data-dir', dir]);
+    // A plain film of two segments (no watermark: quick to ingest), licensed to the organization.
+    const film = makePanFilm(path.join(dir, 'film.mp4'), 12);
+    const ingest = ['ingest', film, '--title', 'Pan Film', '--type', 'video', '--data-dir', dir, '--json'];
+    filmId = (JSON.parse(await drm(ingest)) as { contentId: string }).contentId;
+    const license = ['admin', 'license', '--org', org.organizationId, '--content', filmId, '--type', 'video'];
+    await drm([...license, '--data-dir', dir]);
   }, T);
 
   afterAll(async () => {
@@ -72,7 +98,10 @@ describe('drm top', () => {
       // Both requests, which may land in different buckets: the first flush can hold one of them alone.
       await until(
         'the traffic to show',
-        () => /requests \/ min\s+[1-9]/.test(pane()) && /refused \/ min \(4xx\)\s+[1-9]/.test(pane()),
+        () =>
+          /requests \/ min\s+[1-9]/.test(pane()) &&
+          /refused \/ min \(4xx\)\s+[1-9]/.test(pane()) &&
+          /Pan Film\s+alice/.test(pane()),
         90_000,
       );
       const wide = pane();
@@ -80,7 +109,10 @@ describe('drm top', () => {
       const lines = wide.split('\n');
       expect(lines.find((l) => l.includes('Streaming'))).toContain('Forensics queue');
       expect(wide).toMatch(/refused \/ min \(4xx\)\s+[1-9]/);
-      expect(wide).toMatch(/servers counting\s+1/);
+      expect(wide).toMatch(/servers running\s+1/);
+      // alice's session, by the name her organization gave her, with the bytes per second sent to it
+      expect(wide).toMatch(/active sessions\s+1 \(1 open\)/);
+      expect(wide).toMatch(/Now playing[\s\S]*Pan Film\s+alice\s+Top Films\s+[\d.]+ (B|kB|MB)\/s/);
       expect(wide).toContain('Billing');
       expect(wide).toContain('q or Ctrl-C to quit');
       expect(wide).not.toContain('before-top');
@@ -96,6 +128,7 @@ describe('drm top', () => {
       const narrow = pane();
       fs.writeFileSync(path.join(dir, 'top-narrow.txt'), narrow);
       expect(narrow.split('\n').every((l) => l.length <= 70)).toBe(true);
+      expect(narrow).toMatch(/Pan Film\s+alice\s+Top Films\s+[\d.]+ (B|kB|MB)\/s/);
 
       tmux('send-keys', '-t', 'top', 'q');
       await until('drm top to exit', () => pane().includes('top exited 0'));
@@ -132,11 +165,15 @@ describe('drm top', () => {
       expect(plain.stdout).toContain('active sessions');
       expect(plain.stdout).toMatch(/Ingest queue[\s\S]*no ingest running/);
       expect(plain.stdout).not.toContain('\x1b[?1049h');
+      // the server runs, idle or not: it writes its bucket every 5 s
+      expect(plain.stdout).toMatch(/servers running\s+1 /);
       const token = (await drm(['admin', 'token', '--wallet', ADMIN_WALLET, '--data-dir', dir])).trim();
       await makeTraffic();
       let fromServer: Overview | undefined;
       const deadline = Date.now() + 60_000;
-      while (!(fromServer && fromServer.traffic.clientErrorsPerMinute > 0) && Date.now() < deadline) {
+      const shown = (o: Overview | undefined) =>
+        o !== undefined && o.traffic.clientErrorsPerMinute > 0 && o.nowPlaying.length > 0;
+      while (!shown(fromServer) && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 1000));
         // DRM_DATA_DIR set for the servers does not stand in the way of --server.
         fromServer = JSON.parse(
@@ -145,6 +182,14 @@ describe('drm top', () => {
       }
       expect(fromServer?.traffic.clientErrorsPerMinute).toBeGreaterThan(0);
       expect(fromServer?.traffic.servers).toBe(1);
+      expect(fromServer?.nowPlaying[0]).toMatchObject({
+        title: 'Pan Film',
+        externalViewerId: 'alice',
+        organizationName: 'Top Films',
+        bytesPerSecond: expect.any(Number),
+      });
+      expect(fromServer?.nowPlaying[0]?.viewerId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(fromServer?.sessions.active).toBeGreaterThanOrEqual(1);
       expect(fromServer?.billing.period).toMatch(/^\d{4}-\d{2}$/);
       expect(fromServer?.ingest).toEqual({ waiting: 0, running: 0, jobs: [], failedLastHour: 0, lastFailure: null });
     },

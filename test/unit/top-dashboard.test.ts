@@ -1,3 +1,4 @@
+import { renderToString } from 'ink';
 import { render } from 'ink-testing-library';
 import { createElement } from 'react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -8,9 +9,25 @@ import type { Overview } from '../../src/domain/operations/overview.js';
 
 // Issue 20, point 1: drm top's screen, drawn by ink from an overview (ink's testing library).
 
+const playing = (title: string, viewer: string, organization: string, bytesPerSecond: number) => ({
+  sessionId: `5e55${viewer.length}000-1111-2222-3333-444455556666`,
+  organizationId: 'a1b2c3d4-1111-2222-3333-444455556666',
+  organizationName: organization,
+  contentId: 'f11f0000-1111-2222-3333-444455556666',
+  title,
+  externalViewerId: viewer,
+  viewerId: 'e0e0e0e0-1111-2222-3333-444455556666',
+  startedAt: '2026-11-25T11:59:00.000Z',
+  bytesPerSecond,
+});
+
 const overview = (fields: Partial<Overview> = {}): Overview => ({
   at: '2026-11-25T12:00:00.000Z',
-  sessions: { active: 42 },
+  sessions: { active: 42, open: 50 },
+  nowPlaying: [
+    playing('Big Buck Bunny', 'alice', 'Top Films', 1_250_000),
+    playing('Sintel, the director’s cut with a title too long for a narrow terminal', 'bob@example.org', 'Films', 800),
+  ],
   traffic: {
     windowSeconds: 60,
     requestsPerMinute: 1234,
@@ -164,6 +181,44 @@ describe('the drm top dashboard', () => {
   });
 });
 
+describe("the drm top dashboard's now-playing panel", () => {
+  const at = (o: Overview, columns: number) =>
+    renderToString(createElement(Dashboard, { overview: o, source: 'sqlite:/srv/drm.db', columns }), { columns });
+  const at80 = (o: Overview) => at(o, 80);
+
+  it("lists the newest sessions playing: title, the organization's own viewer name, organization, bytes / s", () => {
+    const frame = at(overview(), 120);
+    expect(lineWith(frame, 'Now playing')).toContain('Now playing (newest 2 of 42)');
+    expect(lineWith(frame, 'active sessions')).toMatch(/active sessions\s+42 \(50 open\)/);
+    expect(lineWith(frame, 'servers running')).toMatch(/servers running\s+2 \(last 60 s\)/);
+    expect(lineWith(frame, 'Big Buck Bunny')).toMatch(/Big Buck Bunny\s+alice\s+Top Films\s+1\.3 MB\/s/);
+    expect(lineWith(frame, 'bob@example.org')).toMatch(/Sintel.*bob@example\.org\s+Films\s+800 B\/s/);
+    // the viewer as its organization named it, never the platform's id
+    expect(frame).not.toContain('e0e0e0e0');
+  });
+
+  it('keeps every line within 80 columns, cutting the longest name rather than a viewer or a rate', () => {
+    const frame = at80(overview());
+    const lines = frame.split('\n');
+    expect(lines.every((l) => l.length <= 80)).toBe(true);
+    expect(lineWith(frame, 'Now playing')).not.toContain('Streaming');
+    expect(lineWith(frame, 'Big Buck Bunny')).toMatch(/alice\s+Top Films\s+1\.3 MB\/s/);
+    expect(lineWith(frame, 'bob@example.org')).toMatch(/Sintel, the director.*… bob@example\.org\s+Films\s+800 B\/s/);
+  });
+
+  it('says when nothing plays, and leaves the panel out for an older server that sends no list', () => {
+    const idle = overview({ sessions: { active: 0, open: 3 }, nowPlaying: [] });
+    const frame = at80(idle);
+    expect(lineWith(frame, 'Now playing')).not.toContain('newest');
+    expect(frame).toContain('no session playing (none was sent a segment in the last 60 s)');
+    expect(lineWith(frame, 'active sessions')).toMatch(/active sessions\s+0 \(3 open\)/);
+    const { nowPlaying: _, ...older } = overview({ sessions: { active: 7 } as Overview['sessions'] });
+    const old = at80(older as Overview);
+    expect(old).not.toContain('Now playing');
+    expect(lineWith(old, 'active sessions')).toMatch(/active sessions\s+7\s*│/);
+  });
+});
+
 describe('the live drm top', () => {
   const sourceOf = (read: OverviewSource['read']): OverviewSource => ({
     label: 'test-db',
@@ -173,7 +228,7 @@ describe('the live drm top', () => {
 
   it('reads again every interval and draws what it read', async () => {
     let active = 0;
-    const read = vi.fn(async () => overview({ sessions: { active: ++active } }));
+    const read = vi.fn(async () => overview({ sessions: { active: ++active, open: 50 } }));
     const app = render(createElement(TopApp, { source: sourceOf(read), intervalMs: 50 }));
     const activeShown = () => Number(/active sessions\s+(\d+)/.exec(app.lastFrame() ?? '')?.[1] ?? 0);
     await vi.waitFor(() => expect(activeShown()).toBeGreaterThanOrEqual(3), { timeout: 10_000 });

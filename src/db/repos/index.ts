@@ -73,6 +73,6 @@ export type { LicenseRow } from './licenses.js';
 export type { OrganizationRow } from './organizations.js';
 export type { ServingSession, SessionRow } from './sessions.js';
 export type { SubscriptionRow } from './subscriptions.js';
-export type { TrafficRow, TrafficTotals } from './traffic.js';
+export type { PlayingRow, SessionTrafficRow, TrafficRow, TrafficTotals } from './traffic.js';
 export type { ViewerRow } from './viewers.js';
 export type { DeliveryOutcome, DeliveryRow, DeliveryStatus } from './webhook-deliveries.js';

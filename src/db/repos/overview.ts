@@ -18,7 +18,8 @@ export function overviewRepo(x: Executor) {
     ...overviewCases(x),
     ...ingestQueueFigures(x),
 
-    async activeSessions(now: number): Promise<number> {
+    /** Sessions neither ended nor expired: playing or not (the playing ones are read off the traffic buckets). */
+    async openSessions(now: number): Promise<number> {
       const rows = await x.run((q) =>
         q
           .select({ n: count() })

@@ -1,8 +1,9 @@
-import { and, countDistinct, gte, lt, sql } from 'drizzle-orm';
-import type { Executor } from '../executor.js';
+import { and, countDistinct, desc, eq, gt, gte, lt, sql } from 'drizzle-orm';
+import type { Executor, Q } from '../executor.js';
 import type * as operations from '../schema/operations.js';
 
 export type TrafficRow = typeof operations.trafficBuckets.$inferSelect;
+export type SessionTrafficRow = typeof operations.sessionTraffic.$inferSelect;
 
 /** The totals of every server's buckets in a window. */
 export interface TrafficTotals {
@@ -11,14 +12,29 @@ export interface TrafficTotals {
   serverErrors: number;
   segmentBytes: number;
   sessionsStarted: number;
-  /** servers that counted anything in the window */
+  /** servers that wrote a bucket in the window (an idle server writes an empty one: a heartbeat) */
   servers: number;
+}
+
+/** A session that was sent segment bytes in a window, with what the live view names it by. */
+export interface PlayingRow {
+  sessionId: string;
+  organizationId: string;
+  organizationName: string;
+  contentId: string;
+  title: string;
+  viewerId: string;
+  externalViewerId: string;
+  createdAt: number;
+  /** segment bytes sent in the window */
+  bytes: number;
 }
 
 export function trafficRepo(x: Executor) {
   const t = x.s.trafficBuckets;
+  const st = x.s.sessionTraffic;
   return {
-    /** Adds a server's counts into its buckets (a bucket flushed twice adds up, never overwrites). */
+    /** Adds a server's counts into its buckets: a bucket flushed twice adds up, never overwrites. */
     async add(rows: TrafficRow[]): Promise<void> {
       if (rows.length === 0) return;
       await x.run((q) =>
@@ -34,6 +50,20 @@ export function trafficRepo(x: Executor) {
               segmentBytes: sql`${t.segmentBytes} + excluded.segment_bytes`,
               sessionsStarted: sql`${t.sessionsStarted} + excluded.sessions_started`,
             },
+          }),
+      );
+    },
+
+    /** Adds sessions' segment bytes into their buckets, adding up as the servers' counts do. */
+    async addSessions(rows: SessionTrafficRow[]): Promise<void> {
+      if (rows.length === 0) return;
+      await x.run((q) =>
+        q
+          .insert(st)
+          .values(rows)
+          .onConflictDoUpdate({
+            target: [st.bucketStart, st.sessionId],
+            set: { segmentBytes: sql`${st.segmentBytes} + excluded.segment_bytes` },
           }),
       );
     },
@@ -64,8 +94,67 @@ export function trafficRepo(x: Executor) {
       };
     },
 
+    ...playingSessions(x),
+
     async prune(before: number): Promise<void> {
       await x.run((q) => q.delete(t).where(lt(t.bucketStart, before)));
+      await x.run((q) => q.delete(st).where(lt(st.bucketStart, before)));
+    },
+  };
+}
+
+/**
+ * The sessions playing: sent segment bytes in [from, to), neither ended nor expired at `now`.
+ * The window's rows are grouped by session first, then each joined to its session by primary key.
+ */
+function playingSessions(x: Executor) {
+  const { sessionTraffic: t, streamSessions: s, viewers: v, content: c, organizations: o } = x.s;
+  const recent = (q: Q, from: number, to: number) =>
+    q
+      .select({
+        sessionId: sql<string>`${t.sessionId}`.as('playing_session_id'),
+        bytes: sql<number>`sum(${t.segmentBytes})`.as('playing_bytes'),
+      })
+      .from(t)
+      .where(and(gte(t.bucketStart, from), lt(t.bucketStart, to)))
+      .groupBy(t.sessionId)
+      .as('playing');
+  const live = (now: number) => and(eq(s.isActive, true), gt(s.expiresAt, now));
+  return {
+    async countPlaying(from: number, to: number, now: number): Promise<number> {
+      const rows = await x.run((q) => {
+        const p = recent(q, from, to);
+        return q.select({ n: sql<number>`count(*)` }).from(p).innerJoin(s, eq(s.id, p.sessionId)).where(live(now));
+      });
+      return Number(rows[0]?.n ?? 0);
+    },
+
+    /** The newest `limit` of them, by when they started. */
+    async newestPlaying(from: number, to: number, now: number, limit: number): Promise<PlayingRow[]> {
+      const rows = await x.run((q) => {
+        const p = recent(q, from, to);
+        return q
+          .select({
+            sessionId: s.id,
+            organizationId: s.organizationId,
+            organizationName: o.name,
+            contentId: s.contentId,
+            title: c.title,
+            viewerId: s.viewerId,
+            externalViewerId: v.externalViewerId,
+            createdAt: s.createdAt,
+            bytes: p.bytes,
+          })
+          .from(p)
+          .innerJoin(s, eq(s.id, p.sessionId))
+          .innerJoin(v, eq(v.id, s.viewerId))
+          .innerJoin(c, eq(c.id, s.contentId))
+          .innerJoin(o, eq(o.id, s.organizationId))
+          .where(live(now))
+          .orderBy(desc(s.createdAt), s.id)
+          .limit(limit);
+      });
+      return rows.map((r) => ({ ...r, createdAt: Number(r.createdAt), bytes: Number(r.bytes) }));
     },
   };
 }

@@ -20,6 +20,21 @@ export const trafficBuckets = pgTable(
   (t) => [primaryKey({ name: 'traffic_buckets_pkey', columns: [t.bucketStart, t.instanceId] })],
 );
 
+/**
+ * The segment bytes each session was sent, in the same five-second buckets: which sessions are
+ * playing and how fast, for the live view's active sessions and its now-playing list, without a
+ * write to the sessions table per segment. Two servers that serve one session add into one row.
+ */
+export const sessionTraffic = pgTable(
+  'session_traffic',
+  {
+    bucketStart: bigint('bucket_start', { mode: 'number' }).notNull(),
+    sessionId: text('session_id').notNull(),
+    segmentBytes: bigint('segment_bytes', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ name: 'session_traffic_pkey', columns: [t.bucketStart, t.sessionId] })],
+);
+
 export type IngestJobStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
 
 /**

@@ -3,6 +3,7 @@ import { iso } from '../../clock.js';
 import { formatApusd } from '../billing/format.js';
 import { periodLabel, periodOf } from '../billing/periods.js';
 import { type IngestQueue, readIngestQueue } from './ingest-overview.js';
+import { type PlayingSession, readNowPlaying } from './now-playing.js';
 import { TRAFFIC_BUCKET_MS } from './traffic-meter.js';
 
 /** The traffic rates read the last minute of whole buckets. */
@@ -35,7 +36,14 @@ export interface BillingTotals {
 /** What the live view shows: one read of the database, the same on every server. */
 export interface Overview {
   at: string;
-  sessions: { active: number };
+  sessions: {
+    /** sessions sent a segment in the traffic window, neither ended nor expired */
+    active: number;
+    /** sessions neither ended nor expired, playing or not (a finished download stays open until it expires) */
+    open: number;
+  };
+  /** the newest active sessions (at most 10): content, the organization's own viewer name, bytes per second */
+  nowPlaying: PlayingSession[];
   traffic: {
     windowSeconds: number;
     requestsPerMinute: number;
@@ -43,7 +51,7 @@ export interface Overview {
     serverErrorsPerMinute: number;
     streamsPerMinute: number;
     segmentBytesPerSecond: number;
-    /** servers that counted traffic in the window */
+    /** servers running in the window: each writes its bucket every five seconds, idle or not */
     servers: number;
   };
   forensics: { waiting: number; running: number; queue: QueuedCase[] };
@@ -70,9 +78,11 @@ export class OverviewReader {
   async read(): Promise<Overview> {
     const { repos, clock } = this.ctx;
     const now = clock.now();
-    const [active, traffic, counts, queued, ingest, deliveries, recent, billing] = await Promise.all([
-      repos.overview.activeSessions(now),
-      this.traffic(now),
+    const window = trafficWindow(now);
+    const [open, playing, traffic, counts, queued, ingest, deliveries, recent, billing] = await Promise.all([
+      repos.overview.openSessions(now),
+      readNowPlaying(this.ctx, window.from, window.to, now),
+      this.traffic(window),
       repos.overview.queueCounts(now),
       repos.overview.queuedCases(now),
       readIngestQueue(this.ctx, now),
@@ -83,7 +93,8 @@ export class OverviewReader {
     const queue = queued.map((row) => queuedCase(row, now));
     return {
       at: iso(now),
-      sessions: { active },
+      sessions: { active: playing.active, open },
+      nowPlaying: playing.playing,
       traffic,
       forensics: { ...counts, queue },
       ingest,
@@ -106,13 +117,7 @@ export class OverviewReader {
     };
   }
 
-  /**
-   * The rates of the last whole minute of buckets: the one still filling is left out, since its
-   * counts reach the database only at the next flush and would read low.
-   */
-  private async traffic(now: number): Promise<Overview['traffic']> {
-    const to = Math.floor(now / TRAFFIC_BUCKET_MS) * TRAFFIC_BUCKET_MS;
-    const from = to - TRAFFIC_WINDOW_BUCKETS * TRAFFIC_BUCKET_MS;
+  private async traffic({ from, to }: { from: number; to: number }): Promise<Overview['traffic']> {
     const t = await this.ctx.repos.traffic.totalsBetween(from, to);
     const seconds = (to - from) / 1000;
     const perMinute = (n: number) => Math.round((n * 600) / seconds) / 10;
@@ -145,6 +150,15 @@ export class OverviewReader {
     this.billing = { at: now, totals };
     return totals;
   }
+}
+
+/**
+ * The last whole minute of buckets: the one still filling is left out, since its counts reach the
+ * database only at the next flush and would read low.
+ */
+function trafficWindow(now: number): { from: number; to: number } {
+  const to = Math.floor(now / TRAFFIC_BUCKET_MS) * TRAFFIC_BUCKET_MS;
+  return { from: to - TRAFFIC_WINDOW_BUCKETS * TRAFFIC_BUCKET_MS, to };
 }
 
 type QueuedRow = Awaited<ReturnType<Context['repos']['overview']['queuedCases']>>[number];
