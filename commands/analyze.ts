@@ -4,7 +4,7 @@ import { analyzeLocalLeak } from '../src/domain/forensics/submit.js';
 import type { Logger } from '../src/log.js';
 import { analysisBody } from '../src/present/forensics.js';
 import { evidenceReport } from '../src/report/evidence-report.js';
-import type { AnalyzeOptions } from './options.js';
+import { ANALYZE_USAGE_EXIT, type AnalyzeOptions } from './options.js';
 import { CANCELLED, EXIT, FAILED, type Json, printAnalysis, stageOf } from './analysis-report.js';
 import { analyzeOnServer, checkLeak } from './analyze-server.js';
 import { checkReportPath, writeReportFile } from './report-file.js';
@@ -17,7 +17,8 @@ import { withContext } from './with-context.js';
  * as POST /api/v1/forensics/analyze. Locally (the default) the case is opened and run in this
  * process on the data directory's database; with --server and --api-key the leak is uploaded to
  * a running `drm serve`. The exit code is the finding, for scripts: 0 strong match, 2 weak
- * match, 3 no match, 1 any error (a failed case included), 130 cancelled.
+ * match, 4 mixed copy, 3 no match, 1 any error (a failed case included), 64 a usage error or
+ * refused input (ANALYZE_USAGE_EXIT), 130 cancelled.
  */
 export async function analyze(leak: string, opts: AnalyzeOptions): Promise<number> {
   if (opts.server !== undefined || opts.apiKey !== undefined) {
@@ -39,20 +40,19 @@ export async function analyze(leak: string, opts: AnalyzeOptions): Promise<numbe
     }
   });
   // withContext reports its own errors (a bad --db) as 2 for BAD_REQUEST: here 2 is a weak match.
-  return code === EXIT.weak_match && !decided ? FAILED : code;
+  return code === EXIT.weak_match && !decided ? ANALYZE_USAGE_EXIT : code;
 }
 
-/** One line on stderr, like every drm error; always exit 1, since 2 and 3 are findings here. */
+/** One line on stderr, like every drm error; refused input exits 64 and the rest 1, since 2, 3 and 4 are findings here. */
 function failWith(out: Output, err: unknown): number {
-  reportError(out, err);
-  return FAILED;
+  return reportError(out, err) === 2 ? ANALYZE_USAGE_EXIT : FAILED;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Local: the data directory's database, the case run in this process.
 
 /**
- * The queue logs a failed case with its error; here the case's reason is printed instead, so its
+ * The analysis logs a failed case with its error; here the case's reason is printed instead, so its
  * warnings wait and are shown only where that reason is the terse one of an internal error.
  */
 function holdWarnings(log: Logger): { log: Logger; show: () => void } {

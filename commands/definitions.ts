@@ -30,7 +30,7 @@ export function defineDataCommands(program: Command, run: Runner): void {
     program
       .command('analyze <leak>')
       .description(
-        'trace a leaked copy to the viewer who received it, on the local data directory or with --server on a running drm serve; exit 0 strong match, 2 weak match, 4 mixed copy, 3 no match, 1 error',
+        'trace a leaked copy to the viewer who received it, on the local data directory or with --server on a running drm serve; exit 0 strong match, 2 weak match, 4 mixed copy, 3 no match, 1 error, 64 usage error',
       )
       .requiredOption('--content <id>', 'id of the content the leak was taken from')
       .addOption(

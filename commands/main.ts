@@ -7,7 +7,7 @@ import { defineOperations } from './operations-definitions.js';
 import { defineStorage } from './storage-definitions.js';
 import { defineWorkers } from './worker-definitions.js';
 import { flagNamesOf, finishCommands } from './help.js';
-import { FLAG_NAMES, type Runner, TYPED } from './options.js';
+import { ANALYZE_USAGE_EXIT, FLAG_NAMES, type Runner, TYPED } from './options.js';
 import { packageVersion } from '../src/version.js';
 import { createOutput, reportError } from './output.js';
 
@@ -60,8 +60,7 @@ export async function main(argv: string[]): Promise<number> {
       // --help and --version exit 0; help shown because a subcommand is missing exits 1; usage errors 2.
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version')
         return err.exitCode;
-      // `drm analyze` answers 2 for a weak match: its usage errors are plain errors (1).
-      return argv[2] === 'analyze' ? 1 : 2;
+      return argv[2] === 'analyze' ? ANALYZE_USAGE_EXIT : 2;
     }
     return reportError(createOutput(argv.includes('--json')), err);
   }

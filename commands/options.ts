@@ -63,6 +63,14 @@ export function dbOptions(cmd: Command): Command {
 }
 
 /** Where the runner leaves the names of the options typed on the command line. */
+/**
+ * The exit code of `drm analyze`'s usage errors and refused input. Every other command exits 2
+ * for those, but there 2 is a finding (a weak match), 3 and 4 are findings too: a script that
+ * tests for a weak match must never take a mistyped flag for one, so usage takes sysexits.h's
+ * EX_USAGE, which no finding uses.
+ */
+export const ANALYZE_USAGE_EXIT = 64;
+
 export const TYPED = Symbol('options typed on the command line');
 
 /**

@@ -61,8 +61,9 @@ function keptLeaks(): string[] {
   return rows.map((r) => path.basename(r.ref)).sort();
 }
 
-function expectOneLineError(r: CliResult, pattern: RegExp) {
-  expect(r.code, r.stderr).toBe(1);
+/** analyze's exit codes 2, 3 and 4 are findings: refused input exits 64 (EX_USAGE), other errors 1. */
+function expectOneLineError(r: CliResult, pattern: RegExp, code: 1 | 64 = 1) {
+  expect(r.code, r.stderr).toBe(code);
   expect(r.stdout).toBe('');
   expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
   expect(r.stderr).toMatch(pattern);
@@ -183,6 +184,16 @@ describe('drm analyze --server', () => {
         headers: { authorization: `Bearer ${org.apiKey}` },
       });
       expect(((await cases.json()) as Json).cases.map((c: Json) => c.id)).toContain(body.caseId);
+      // What --server polls for an async case names alice as her organization did, beside the platform's id.
+      const detail = (await (
+        await fetch(`${server.url}/api/v1/forensics/cases/${body.caseId}`, {
+          headers: { authorization: `Bearer ${org.apiKey}` },
+        })
+      ).json()) as Json;
+      expect(detail.case).toMatchObject({
+        matchedExternalViewerId: 'alice',
+        matchedViewerId: body.matchedSession.viewerId,
+      });
     },
     T,
   );
@@ -213,7 +224,7 @@ describe('drm analyze --server', () => {
       ]);
       expectOneLineError(badKey, /^drm: .*\(INVALID_API_KEY\)$/m);
       const noKey = await runDrm(['analyze', file('alice-leak.mp4'), '--content', filmId, '--server', server.url]);
-      expectOneLineError(noKey, /^drm: --server and --api-key go together/);
+      expectOneLineError(noKey, /^drm: --server and --api-key go together/, 64);
     },
     T,
   );
@@ -234,8 +245,8 @@ describe('drm analyze --server', () => {
         '--db',
         'postgres://elsewhere/drm',
       ]);
-      // analyze answers 2 for a weak match, so its refusals are 1.
-      expect(typed.code).toBe(1);
+      // analyze answers 2 for a weak match, so its refusals are 64.
+      expect(typed.code).toBe(64);
       expect(typed.stderr).toBe('drm: --db applies to local analysis only, not with --server\n');
       // A cluster machine has DRM_DB in its environment: an unknown content answer shows the request went to the server.
       const fromEnv = await runDrm(
@@ -278,7 +289,7 @@ describe('drm analyze on the data directory', () => {
         /identification\s+0 \(chance that an innocent viewer fits the decided bits, 1 candidate\)/,
       );
       expect(r.stdout).toMatch(new RegExp(`│ session\\s+│ ${alice.sessionId}, created \\d{4}-`));
-      expect(r.stdout).toMatch(/│ viewer\s+│ [0-9a-f-]{36} \(external id alice\)/);
+      expect(r.stdout).toMatch(/│ viewer\s+│ alice \(platform id [0-9a-f-]{36}\)/);
       expect(r.stdout).toMatch(/│ organization\s+│ Analysts Inc \(/);
       expect(r.stdout).toMatch(/│ user agent\s+│ player of alice/);
       expect(r.stdout).toMatch(/│ wallet\s+│ 0x[0-9a-fA-F]{40} \(own wallet: no\)/);
@@ -321,7 +332,7 @@ describe('drm analyze on the data directory', () => {
   );
 
   it(
-    'unknown content, a text file and a missing file are one line each, exit 1',
+    'unknown content (exit 1), a text file, a missing file and a missing flag (exit 64) are one line each',
     async () => {
       const unknown = await runDrm([
         'analyze',
@@ -336,11 +347,11 @@ describe('drm analyze on the data directory', () => {
         /^drm: content 00000000-0000-4000-8000-000000000000 not found; drm content list shows the catalog$/m,
       );
       const text = await runDrm(['analyze', file('notes.txt'), '--content', filmId, '--data-dir', dataDir]);
-      expectOneLineError(text, /^drm: the uploaded file is not a video or audio file that ffmpeg can read$/m);
+      expectOneLineError(text, /^drm: the leak is not a video or audio file that ffmpeg can read$/m, 64);
       const missing = await runDrm(['analyze', file('nothing.mp4'), '--content', filmId, '--data-dir', dataDir]);
-      expectOneLineError(missing, /^drm: leak .*nothing\.mp4 does not exist$/m);
+      expectOneLineError(missing, /^drm: leak .*nothing\.mp4 does not exist$/m, 64);
       const usage = await runDrm(['analyze', file('alice-leak.mp4'), '--data-dir', dataDir]);
-      expectOneLineError(usage, /--content/);
+      expectOneLineError(usage, /--content/, 64);
       // A refused leak leaves nothing behind in the uploads directory (only the leaks decided cases keep), and the user's file stays.
       expect(fs.readdirSync(path.join(dataDir, 'uploads')).sort()).toEqual(keptLeaks());
       expect(fs.existsSync(file('notes.txt'))).toBe(true);
@@ -409,6 +420,17 @@ describe('the evidence report of the local case', () => {
       db.close();
       expect(stored.frames).toBeGreaterThan(20_000);
       expect(stored.report).toBeLessThan(20_000);
+      // drm cases list names the matched viewer as the organization did; its JSON keeps the platform's id too.
+      // (COLUMNS unset: the table is not folded to a terminal's width, one case a line)
+      const table = await drm(['cases', 'list', '--data-dir', dataDir], { COLUMNS: '' });
+      expect(table.split('\n').find((l) => l.includes(localCase))).toMatch(/│ alice\s+│ local \(drm analyze\)/);
+      const listed = (JSON.parse(await drm(['cases', 'list', '--data-dir', dataDir, '--json'])) as Json).cases.find(
+        (c: Json) => c.id === localCase,
+      );
+      expect(listed).toMatchObject({
+        matchedExternalViewerId: 'alice',
+        matchedViewerId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      });
     },
     T,
   );

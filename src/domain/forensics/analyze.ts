@@ -49,11 +49,11 @@ export async function checkAnalysis(
   try {
     kinds = await kindsIn(ctx.media, leak);
   } catch {
-    throw badRequest('the uploaded file is not a video or audio file that ffmpeg can read');
+    throw badRequest('the leak is not a video or audio file that ffmpeg can read');
   }
   if (!kinds.includes(contentType)) {
     throw badRequest(
-      `the uploaded file holds no ${contentType === 'video' ? 'video' : 'audio'} stream to compare with the ${contentType} content`,
+      `the leak holds no ${contentType === 'video' ? 'video' : 'audio'} stream to compare with the ${contentType} content`,
     );
   }
   return content;
