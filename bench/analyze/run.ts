@@ -1,6 +1,6 @@
 // Analysis speed: `npm run bench:analyze -- [--input FILE] [--minutes 10] [--runs 3] [--work DIR] [--json]` (--runs 0 with --work: prepare only).
 //
-// A 10-minute 1080p leak, as issue 5 asks, made honestly: the corpus's 60-s 1080p clip is played
+// A 10-minute 1080p leak, made honestly: the corpus's 60-s 1080p clip is played
 // over and over to --minutes as the film (each pass flipped or zoomed its own way, so the film never
 // repeats itself), and one viewer's marked copy of that whole film is the leak, so the
 // detector aligns and scores every one of its segments (60 for 10 minutes), not one minute seen
@@ -10,7 +10,7 @@
 // x264 superfast CRF 20 for the copy) and, from the same decode, the film's detection reference in
 // place of the clip's. Then, interleaved per run: ffmpeg decoding the leak to nothing (the
 // baseline), and the whole analysis of the leak (`analyzeLeak`: decode, alignment, scoring,
-// matching). Prints medians and the ratio. Target (issue 5): ≤ 1.5× the decode.
+// matching). Prints medians and the ratio. Target: ≤ 1.5× the decode.
 import Table from 'cli-table3';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';

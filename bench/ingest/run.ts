@@ -7,7 +7,7 @@
 //   watermarked  `drm ingest --watermark` (one decode, the mark, two x264 encodes: A and B).
 // Runs are interleaved (baseline, plain, watermarked, baseline, …) so that a slow spell of the
 // machine falls on all three; each figure is the median of --runs, and the ratios divide medians
-// measured in the same run. Targets (issue 4): plain ≤ 1.1×, watermarked ≤ 2.5×. Prints numbers.
+// measured in the same run. Targets: plain ≤ 1.1×, watermarked ≤ 2.5×. Prints numbers.
 import Table from 'cli-table3';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -5,7 +5,7 @@
 // warm-up, beside packIds alone on the same candidates in the same run (parsing every
 // candidate's id once is the floor any matching pays). Candidates carry code-word ids as drm
 // allocates them (src/domain/identity/); the leaker is one of them, its segments read at
-// |z| 6–10 with some noise. Target (issue 17): 1,000,000 candidates in ≤ 5 s. Prints numbers; not a test.
+// |z| 6–10 with some noise. Target: 1,000,000 candidates in ≤ 5 s. Prints numbers; not a test.
 import Table from 'cli-table3';
 import os from 'node:os';
 import { parseArgs } from 'node:util';

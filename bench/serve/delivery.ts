@@ -9,7 +9,7 @@ import { cpuSeconds, machineBusySeconds } from './proc-cpu.js';
 import { benchOrganization } from './sessions.js';
 import { startStore, type StoreProcess } from './store.js';
 
-// Part 3 of bench:serve (issue 21): content in an S3-compatible store (s3rver, a child process of
+// Part 3 of bench:serve: content in an S3-compatible store (s3rver, a child process of
 // its own), N players playing whole sessions through one `drm serve` in proxy mode (the server
 // streams each segment from the store) and through another in redirect mode (a 302 to a presigned
 // URL: the bytes come from s3rver), beside nginx serving the same playlists and segment files

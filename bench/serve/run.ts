@@ -10,7 +10,7 @@
 //    on SQLite and on a private Postgres cluster: --sessions first-time viewers a run, then the
 //    same viewers returning, beside bare insert transactions on the same kind of database.
 //    --sessions-only skips parts 1 and 3 (no nginx, no corpus: a generated 12-s clip is ingested).
-// 3. Delivery (./delivery.ts, issue 21): the item in s3rver, --players players each playing --plays
+// 3. Delivery (./delivery.ts): the item in s3rver, --players players each playing --plays
 //    whole sessions (POST, playlist, every segment) through `drm serve --segment-delivery proxy`
 //    and `redirect`, beside nginx serving the same playlists and files from disk: sessions/s,
 //    segments/s, MB/s and each process's own CPU per GB. --delivery-only skips parts 1 and 2.

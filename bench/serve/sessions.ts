@@ -7,7 +7,7 @@ import pg from 'pg';
 import { drm, type ServeProcess } from '../../test/helpers/serve-process.js';
 import { median } from '../stats.js';
 
-// Sessions per second through `drm serve` (issue 17, point 6): POST /api/v1/stream/{id} with
+// Sessions per second through `drm serve`: POST /api/v1/stream/{id} with
 // RS256 viewer tokens signed beforehand, 10 connections. Each run takes --sessions fresh tokens
 // (first-time viewers: a viewer, its id and wallet are made) and then the same tokens again
 // (returning viewers); beside them, in the same run, the floor: bare one-row insert transactions

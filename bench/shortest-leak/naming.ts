@@ -6,7 +6,7 @@ import { matchPackedCandidates } from '../../src/domain/forensics/matching/match
 import { type Candidate, packCandidates } from '../../src/domain/forensics/matching/packed-ids.js';
 import { codeWordPopulation, type Population, randomPopulation } from '../framing/populations.js';
 
-// Issue 17, point 7: the shortest leak with strong_match over many leakers and starting offsets,
+// The shortest leak with strong_match over many leakers and starting offsets,
 // among N viewers, for drm's ids, for code words without a margin, and for random ids. Every
 // segment is read at the strength of a real reading (its |z| taken in turn from `magnitudes`),
 // so what varies is the ids: a leak is strong once no other id agrees with the leaker on every

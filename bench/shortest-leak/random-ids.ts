@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-// The allocation drm used before issue 17, kept as this benchmark's baseline: ids drawn at random
+// The allocation drm used before the nested codes, kept as this benchmark's baseline: ids drawn at random
 // and redrawn while any existing id lies within Hamming distance 8 (a scan of every id per draw,
 // refused ever more often past ~50,000 viewers).
 

@@ -1,6 +1,6 @@
 // Shortest leak: `npm run bench:shortest-leak -- [--input FILE] [--minutes 4] [--viewers 10000] [--trials 1000] [--leakers 200] [--naming 10000,1000000] [--naming-only] [--work DIR] [--json]`.
 //
-// Issue 5: the shortest leak that still gives strong_match among 10,000 candidates (simulated
+// The shortest leak that still gives strong_match among 10,000 candidates (simulated
 // viewers with real binaryIds: drawn as drm draws them, each at Hamming distance ≥ 9 from the
 // others) after 720p CRF 28, with no false match in 1,000 trials on unmarked or wrong content.
 // Target: ≤ 200 s of leak.
@@ -14,7 +14,7 @@
 // Null trials: the detector also scores every segment against patterns of keys that were never
 // used (a wrong content reads exactly so); half the trials on the leak, half on the unmarked film
 // through the same 720p CRF 28, each trial matched over the whole length against all candidates.
-// Naming (issue 17, ./naming.ts): with this reading's strength per segment, the shortest strong
+// Naming (./naming.ts): with this reading's strength per segment, the shortest strong
 // leak over --leakers leakers and 5 starting segments among each of --naming viewers, for drm's
 // ids, code words without a margin and random ids. --naming-only runs just that, with the reading
 // a full run left in --work (reading.json), or |z| 6–10 without one.

@@ -22,7 +22,7 @@ import {
   uuid,
 } from './build.js';
 
-// The operator's side of billing (README, "Billing"): credits, plans and contract prices, passes,
+// The operator's side of billing (docs/billing.md): credits, plans and contract prices, passes,
 // statements, deposits, closing periods.
 
 const ADMIN = 'Admin';

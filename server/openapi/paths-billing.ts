@@ -22,7 +22,7 @@ import {
   uuid,
 } from './build.js';
 
-// Spec 4.7 (scope billing) and what README "Billing" adds: invoice detail and payment,
+// Spec 4.7 (scope billing) and what docs/billing.md adds: invoice detail and payment,
 // subscriptions per product, and the card processor's signed events.
 
 const BILLING = 'Billing';

@@ -4,7 +4,7 @@ import { PAYMENT_METHODS } from '../../src/payments/methods.js';
 import { arrayOf, bool, int, nullable, num, object, ref, type Schema, str, time, uuid } from './build.js';
 import { apusd } from './schemas-core.js';
 
-// Section 2's usage, balance and invoice, and the billing this server adds (README, "Billing"),
+// Section 2's usage, balance and invoice, and the billing this server adds (docs/billing.md),
 // as src/present/billing.ts sends them.
 
 const usageFields = {

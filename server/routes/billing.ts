@@ -20,7 +20,7 @@ import type { AppEnv } from '../env.js';
 import { requireKey } from '../middleware/api-key.js';
 import { idempotent, keyOrganization } from '../middleware/idempotency.js';
 
-/** Section 4.7 (scope billing) and the open plan list (4.2). README, "Billing", has the rules. */
+/** Section 4.7 (scope billing) and the open plan list (4.2). docs/billing.md has the rules. */
 export function billingRoutes(ctx: Context) {
   const app = new Hono<AppEnv>();
   const shape = ctx.config.apiShape;

@@ -1,7 +1,7 @@
 /**
  * The plans of the spec's section 1. Prices are APUSD. The spec gives Paid's base price; the
  * per-stream, per-GB, included amounts and Enterprise/White-Label figures are list prices of
- * our own (README, "Plans"): White-Label is priced per contract, so its base shows 0.
+ * our own (docs/api.md, "Plans"): White-Label is priced per contract, so its base shows 0.
  */
 export interface Plan {
   name: 'Paid' | 'Enterprise' | 'White-Label';

@@ -121,7 +121,7 @@ async function storeSession(tx: Context, r: SessionRequest): Promise<CreatedSess
     createdAt: now,
     // Fixed for the session's life: a license changed later applies to the next session.
     watermarked: content.isWatermarked && r.license.watermarkingEnabled,
-    // A license's own price (above 0) is what this stream costs; 0 leaves it to the plan (README, "Billing").
+    // A license's own price (above 0) is what this stream costs; 0 leaves it to the plan (docs/billing.md).
     pricePerStreamMicro: r.license.pricePerStreamMicro > 0 ? r.license.pricePerStreamMicro : null,
     viewerBits: Number.parseInt(viewer.binaryId, 2),
   };

@@ -8,7 +8,7 @@ import { ID_BITS } from '../watermark/segments.js';
 /**
  * The forensic views of section 4.8 in both shapes. Where the shapes do not collide the union is
  * sent (matchedViewer and matchedViewerId, streamDate and sessionDate); `confidence`, the evidence
- * chain and the case detail's nesting follow --api-shape (README, "API shapes").
+ * chain and the case detail's nesting follow --api-shape (docs/api.md, the decisions on the two shapes).
  *
  * Who looks decides what is shown. Matching weighs every viewer who streamed the content, of any
  * organization, but an organization sees identities only of its own viewers: when the best match

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 
 /**
  * Where a published content item's files live, behind one interface: a directory on this
- * machine's disk, or an S3-compatible object store (issue 21). An item is published from a
+ * machine's disk, or an S3-compatible object store. An item is published from a
  * staged directory in one step as far as a reader can tell (a rename; or every object, then the
  * manifest last), and read back by the names ingest gave its files (`a/00003.ts`, `thumbnail.jpg`).
  */

@@ -6,7 +6,7 @@ import { createLogger } from '../../src/log.js';
 import { billedOrg, stream } from '../helpers/billing.js';
 import { makeTestApp, type TestApp } from '../helpers/context.js';
 
-// Issue 20, point 5 (part): one access-log line per request at info level (method, route pattern,
+// One access-log line per request at info level (method, route pattern,
 // status, duration, request id), never a key, an id from the path or the session query; JSON for
 // collectors and a readable line for a terminal.
 

@@ -6,7 +6,7 @@ import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { expectError } from '../helpers/expect-error.js';
 import { addContent, license, registerOrg } from '../helpers/fixtures.js';
 
-// Issue 20, point 3: the operator lists, shows and deletes content. A delete is refused while
+// The operator lists, shows and deletes content. A delete is refused while
 // sessions play the item (unless forced), removes files and rows in one step, and keeps the row as
 // a tombstone while sessions or cases name it.
 

@@ -17,7 +17,7 @@ import { billedOrg, stream, toNextMonth } from '../helpers/billing.js';
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
 
-// Issue 18, point 10: on both dialects, two servers metering one organization lose nothing, a
+// On both dialects, two servers metering one organization lose nothing, a
 // close that dies half-way leaves exactly one invoice once run again, two servers closing at once
 // issue one, and the ledger always sums to the balance.
 

@@ -4,7 +4,7 @@ import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { expectError } from '../helpers/expect-error.js';
 import { asAdmin, billedOrg, getJson, type Json, stream, toNextMonth } from '../helpers/billing.js';
 
-// Spec section 4.7 and issue 18: metering, the period's invoice, late usage, autopay, subscriptions.
+// Spec section 4.7: metering, the period's invoice, late usage, autopay, subscriptions.
 // Terms are set so that the figures are small: 2 streams and 1 GB included at the plan's price.
 
 describe.each(DIALECTS)('billing on %s', (dialect) => {

@@ -7,7 +7,7 @@ import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { expectError } from '../helpers/expect-error.js';
 import { registerOrg } from '../helpers/fixtures.js';
 
-// Issue 19, point 2: card payments through the official SDK pointed at a local stand-in for the
+// Card payments through the official SDK pointed at a local stand-in for the
 // processor. A PaymentIntent per fund request; money is credited on the signed succeeded event,
 // or on Shape B's retrieval of a succeeded intent, once per intent and once per event.
 

@@ -20,7 +20,7 @@ import { adminToken } from '../helpers/admin.js';
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
 
-// Issue 19, point 1: APUSD sent to an organization's deposit address on a real chain (anvil, the
+// APUSD sent to an organization's deposit address on a real chain (anvil, the
 // project's token compiled with solc-js) is credited once it has its confirmations, exactly once
 // however many watchers read it, and a restart goes on from the stored cursor.
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { billedOrg, stream } from '../helpers/billing.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 
-// Issue 20, point 5 (part): /ready says whether the server can work (database, migrations, data
+// /ready says whether the server can work (database, migrations, data
 // directory); /metrics gives Prometheus text with route patterns, never ids.
 
 describe.each(DIALECTS)('readiness and metrics on %s', (dialect) => {

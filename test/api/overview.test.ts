@@ -5,7 +5,7 @@ import type { Overview } from '../../src/domain/operations/overview.js';
 import { asAdmin, billedOrg, stream } from '../helpers/billing.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 
-// Issue 20, point 1: what drm top shows, read from the database (every server's traffic buckets,
+// What drm top shows, read from the database (every server's traffic buckets,
 // sessions, the forensics queue, webhooks, cases, the billing period) at GET /api/v1/admin/overview.
 
 const caseRow = (t: TestApp, contentId: string, fields: Partial<CaseRow>): CaseRow => ({

@@ -7,7 +7,7 @@ import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { expectError } from '../helpers/expect-error.js';
 import { addContent, license, registerOrg } from '../helpers/fixtures.js';
 
-// Issue 17, point 6: a session is made without a lock or a count of the month's sessions. Streams
+// A session is made without a lock or a count of the month's sessions. Streams
 // are counted per organization and month in a counter, new viewers take their id and wallet index
 // from counters before their transaction; these are the scenarios that must still hold under
 // concurrent requests, on both dialects.

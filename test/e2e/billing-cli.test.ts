@@ -16,7 +16,7 @@ import { createLogger } from '../../src/log.js';
 import { makePanFilm } from '../helpers/media.js';
 import { drm, runDrm } from '../helpers/serve-process.js';
 
-// Issue 18, points 7 and 8: `drm ingest --org` takes the watermark fee from the organization's
+// `drm ingest --org` takes the watermark fee from the organization's
 // balance before any work (refused with nothing written when it is short, waived by a Watermark
 // Pass, refunded once when the ingest fails), and `drm admin billing` shows and moves the money
 // (`show --upcoming`: the next invoice as it stands).

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLES } from '../../commands/help.js';
 import { DRM_BIN, drm, runDrm } from '../helpers/serve-process.js';
 
-// Issue 20, point 6: --help with an example per command and required options marked; usage
+// --help with an example per command and required options marked; usage
 // errors that point at the command's own help; messages that name the flags typed; completion.
 
 const T = 120_000;

@@ -17,7 +17,7 @@ import { makePanFilm } from '../helpers/media.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 import { drm, killAll, runDrm, type ServeProcess, startServe } from '../helpers/serve-process.js';
 
-// Issue 21, point 5: a deployment of several machines, each with a disk of its own. One Postgres,
+// A deployment of several machines, each with a disk of its own. One Postgres,
 // one S3 server (s3rver), two `drm serve` that leave analyses to workers, one `drm worker`, and a
 // CLI on a third machine. Nothing is shared but the database, the bucket and DRM_SECRET.
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { drm, runDrm } from '../helpers/serve-process.js';
 
-// Issue 20, point 6 (part): `drm doctor` checks what the machine and the deployment need, each with its fix.
+// `drm doctor` checks what the machine and the deployment need, each with its fix.
 
 const T = 120_000;
 type Report = { ok: boolean; checks: { name: string; status: string; fix?: string }[] };

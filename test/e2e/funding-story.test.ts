@@ -17,7 +17,7 @@ import { type CardStandIn, SECRET_KEY, startCardStandIn, WEBHOOK_SECRET } from '
 import { type Chain, startChain } from '../helpers/chain.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 
-// Issue 19, point 5, the whole story: an organization funds 50 APUSD on the chain and 20 by card,
+// An organization funds 50 APUSD on the chain and 20 by card,
 // streams, its period closes, autopay pays the invoice, its webhook receiver hears it (signatures
 // checked), and the ledger, the balance in both shapes and the invoice agree to the micro-APUSD.
 // DRM_STORY_TRANSCRIPT=1 prints what happened, step by step.

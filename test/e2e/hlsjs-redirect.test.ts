@@ -9,7 +9,7 @@ import { makePanFilm } from '../helpers/media.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 import { drm, killAll, runDrm, type ServeProcess, startServe } from '../helpers/serve-process.js';
 
-// Issue 21, point 2: hls.js in headless Chromium plays a watermarked film kept in an object store
+// Hls.js in headless Chromium plays a watermarked film kept in an object store
 // (s3rver), by redirect (the server answers each segment with a 302 to a presigned URL; the key
 // still comes from the server) and by proxy. s3rver keeps the CORS configuration that
 // PutBucketCors sends and answers by it (its cors middleware): a bucket without a rule sends no

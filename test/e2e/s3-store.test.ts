@@ -13,7 +13,7 @@ import { makePanFilm } from '../helpers/media.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 import { drm, killAll, runDrm, type ServeProcess, startServe } from '../helpers/serve-process.js';
 
-// Issue 21, points 1 to 3: content in a real S3 server (s3rver). `drm ingest` publishes a
+// Content in a real S3 server (s3rver). `drm ingest` publishes a
 // watermarked film into the bucket, `drm serve` plays it to ffmpeg with the server streaming each
 // segment (proxy) and with a 302 to a presigned URL of the store (redirect), metering both.
 

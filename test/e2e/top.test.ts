@@ -8,7 +8,7 @@ import { registerOver } from '../helpers/fixtures.js';
 import { makePanFilm } from '../helpers/media.js';
 import { DRM_BIN, drm, ROOT, runDrm, type ServeProcess, startServe } from '../helpers/serve-process.js';
 
-// Issue 20, point 1: drm top for real, in a tmux terminal (send-keys, capture-pane), on the
+// Drm top for real, in a tmux terminal (send-keys, capture-pane), on the
 // database of a running drm serve; and on the server itself with an admin token, as a script would.
 
 const T = 180_000;

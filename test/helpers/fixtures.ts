@@ -21,7 +21,7 @@ export async function registerOrg(t: TestApp, body: Record<string, unknown> = {}
   };
 }
 
-/** Content rows stand in for ingest until it exists (issue 4): the catalog reads the same table. */
+/** Content rows stand in for ingest until it exists: the catalog reads the same table. */
 export async function addContent(t: TestApp, fields: Partial<ContentRow> = {}): Promise<ContentRow> {
   const row: ContentRow = {
     id: newId(),

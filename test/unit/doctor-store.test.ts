@@ -9,7 +9,7 @@ import type { SegmentDelivery, StorageConfig } from '../../src/storage/config.js
 import { setUpStore } from '../../src/storage/setup.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 
-// Issue 21 (drm doctor): the content store is checked as drm will use it. Against a real s3rver in
+// The content store is checked as drm will use it. Against a real s3rver in
 // this process: the bucket answers with these credentials, or the failure names its fix; with
 // redirect, drm's CORS rule for players is there. A disk store: its directory can be written.
 

@@ -13,7 +13,7 @@ import { DIALECTS, freshDatabaseUrl, makeTestApp, type TestApp } from '../helper
 import { addContent, registerOrg } from '../helpers/fixtures.js';
 
 // A leak's candidates are every viewer who streamed the item marked, read from the database a
-// page at a time and packed as they come (issue 17: a million of them without a million row
+// page at a time and packed as they come (a million of them without a million row
 // objects). The pages must add up to exactly that set, whatever the page size.
 
 // leading zeros on purpose: the session holds the number the id spells, and it must come back whole

@@ -14,7 +14,7 @@ import { PART_BYTES } from '../../src/storage/s3-upload.js';
 import { ObjectSpool } from '../../src/storage/object-spool.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 
-// Issue 21's two leftovers on an object store: a send stopped half-way (Ctrl-C during
+// Two leftovers on an object store: a send stopped half-way (Ctrl-C during
 // `drm ingest --queue`) leaves nothing behind, and a leak the receiving process analyses itself is
 // read from its own disk rather than sent up to the bucket and fetched back down.
 

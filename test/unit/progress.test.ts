@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createProgress, formatDuration, progressLine } from '../../commands/progress.js';
 
-// Issue 20, point 2: one progress style for ingest, watermark embed/detect and analyze: stage,
+// One progress style for ingest, watermark embed/detect and analyze: stage,
 // percent, units, elapsed and ETA, and a last line with the total time.
 
 function capture() {

@@ -9,7 +9,7 @@ import type { ContentStore } from '../../src/storage/content-store.js';
 import { PART_BYTES } from '../../src/storage/s3-upload.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 
-// Issue 21, point 1 ("uploads live in the store too"): files that wait for a job — a leak for
+// Files that wait for a job — a leak for
 // its analysis, a source for a queued ingest — kept where any worker can read them back, on the
 // disk and in a real S3 server alike.
 

@@ -10,7 +10,7 @@ import { contentBackend, s3Client } from '../../src/storage/s3-store.js';
 import { PART_BYTES } from '../../src/storage/s3-upload.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 
-// Issue 21, points 1 and 3: one storage contract, run on the local disk and on a real S3 server
+// One storage contract, run on the local disk and on a real S3 server
 // (s3rver): an item is published whole or not at all, read back by its files' names, removed.
 
 const NAMES_KEY = Buffer.alloc(32, 7);

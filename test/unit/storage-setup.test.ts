@@ -7,7 +7,7 @@ import { s3Client } from '../../src/storage/s3-store.js';
 import { PLAYER_RULE_ID, parseOrigins, setUpStore } from '../../src/storage/setup.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 
-// Issue 21, point 2: `drm storage setup` readies a bucket for players in browsers. Run against a
+// `drm storage setup` readies a bucket for players in browsers. Run against a
 // real s3rver, which keeps the CORS configuration PutBucketCors sends and answers cross-origin
 // GETs by it (its cors middleware): no rule, no Access-Control-Allow-Origin.
 

@@ -7,7 +7,7 @@ import { TopApp } from '../../commands/top/live.js';
 import type { OverviewSource } from '../../commands/top/source.js';
 import type { Overview } from '../../src/domain/operations/overview.js';
 
-// Issue 20, point 1: drm top's screen, drawn by ink from an overview (ink's testing library).
+// Drm top's screen, drawn by ink from an overview (ink's testing library).
 
 const playing = (title: string, viewer: string, organization: string, bytesPerSecond: number) => ({
   sessionId: `5e55${viewer.length}000-1111-2222-3333-444455556666`,

@@ -6,7 +6,7 @@ import busboy from 'busboy';
 import { describe, expect, it } from 'vitest';
 import { multipartWithFile } from '../../commands/upload-body.js';
 
-// Issue 20, point 2: drm analyze --server shows the upload's percent, so the leak goes up as a
+// Drm analyze --server shows the upload's percent, so the leak goes up as a
 // multipart body of its own that counts the bytes read from disk.
 
 describe('the upload body of drm analyze --server', () => {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -156,10 +157,14 @@ async function main(): Promise<void> {
   const dir = path.dirname(fileURLToPath(import.meta.url));
   const step = await generateStep(name, tables as unknown as Description, { dir, existing: generatedSteps });
   if (!step) console.log('db:generate: the schema matches the newest migration; nothing written');
-  else
+  else {
+    // written as the house formats code, so that the format check passes on what was generated
+    const biome = path.resolve(dir, '../../../node_modules/.bin/biome');
+    execFileSync(biome, ['format', '--write', path.join(dir, 'steps')], { stdio: 'ignore' });
     console.log(
       `db:generate: wrote migration ${step.version} (${step.name}) to ${path.relative(process.cwd(), path.join(dir, 'steps'))}`,
     );
+  }
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) await main();

@@ -66,7 +66,7 @@ export const invoices = pgTable(
     nextAutopayAt: bigint('next_autopay_at', { mode: 'number' }),
     /**
      * issued below the card minimum (0.50) under card autopay: not charged; while it stays open,
-     * the next invoice takes its amount as a carried_forward line (README, "Dust")
+     * the next invoice takes its amount as a carried_forward line (docs/billing.md, "Dust")
      */
     carryForward: boolean('carry_forward').notNull().default(false),
     /** the invoice that took this one's amount (this one is then void): set once, with that invoice */

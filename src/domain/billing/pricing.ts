@@ -1,6 +1,6 @@
 import type { Terms } from './terms.js';
 
-/** GB here is 10^9 bytes, as disks and networks count (README, "Billing"). */
+/** GB here is 10^9 bytes, as disks and networks count (docs/billing.md). */
 export const BYTES_PER_GB = 1_000_000_000;
 
 /** What one period's sessions measure: streams and bytes per price (null: the plan's price). */

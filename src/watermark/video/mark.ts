@@ -9,11 +9,11 @@ import { segmentRandom } from '../keyed-random.js';
  * local energy (texture masks it, flat areas get almost none). The transform is linear:
  * inverting the change alone gives δ, and A = Y + δ, B = Y − δ come from one analysis.
  *
- * Defaults from the measurement spike (issue 3 note): the scales of 16–64 frame pixels (levels
+ * Defaults from the measurement spike: the scales of 16–64 frame pixels (levels
  * 4–5 of the frame) survived CRF 35, 0.5× downscale and 1080p→480p with |z| ≥ 15 at α = 0.13,
  * where finer ones needed more energy for less. Those scales are levels 2–3 of the luma reduced
  * 4×, which costs a sixteenth of a full-size transform (a quarter of the half-size one first
- * used) and left the robustness table unchanged (README, "The watermark").
+ * used) and left the robustness table unchanged (docs/architecture.md, "The watermark").
  */
 export interface VideoMarkParams {
   /** the luma is box-reduced by this factor before the transform, δ enlarged by it after */

@@ -16,4 +16,20 @@ import step0020 from './0020-idempotent-money-requests-when-a-balance.js';
 import step0021 from './0021-usage-counters-per-period-kept-by.js';
 import step0022 from './0022-segment-bytes-per-session-per-bucket-for.js';
 
-export const generatedSteps: GeneratedStep[] = [step0008, step0009, step0010, step0011, step0012, step0013, step0014, step0015, step0016, step0017, step0018, step0019, step0020, step0021, step0022];
+export const generatedSteps: GeneratedStep[] = [
+  step0008,
+  step0009,
+  step0010,
+  step0011,
+  step0012,
+  step0013,
+  step0014,
+  step0015,
+  step0016,
+  step0017,
+  step0018,
+  step0019,
+  step0020,
+  step0021,
+  step0022,
+];

@@ -9,7 +9,7 @@ import type { Readings } from './readings.js';
  * The search is bounded: pairs among the PAIR_POOL candidates that miss the fewest readings, and
  * triples among the TRIPLE_POOL of them (ranked by misses, then viewer id, so that the order in
  * which candidates come never changes the outcome). What it finds are suspects, never a verdict:
- * many coalitions of innocents explain a short window as well (see the README's method).
+ * many coalitions of innocents explain a short window as well (see docs/forensics.md).
  */
 
 export const PAIR_POOL = 1024;
