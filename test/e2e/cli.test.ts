@@ -354,8 +354,8 @@ describe('the CLI never starts a new deployment by mistake', SLOW, () => {
     ]);
     for (const r of runs.slice(0, 6))
       expectOneLineError(r, 2, /names no deployment; `drm serve` or `drm migrate` starts a new one/);
-    // analyze answers 2 for a weak match, so its errors are 1; watermark needs the secret only.
-    expectOneLineError(runs[6] as Run, 1, /names no deployment/);
+    // analyze answers 2 for a weak match, so its refusals are 64 (EX_USAGE); watermark needs the secret only.
+    expectOneLineError(runs[6] as Run, 64, /names no deployment/);
     expectOneLineError(runs[7] as Run, 2, /no secret: set DRM_SECRET or point --data-dir/);
     expect(fs.existsSync(nowhere)).toBe(false);
   });

@@ -134,18 +134,7 @@ export function completedOutcome(report: ForensicReport, now: number): CaseOutco
 }
 
 export function failedOutcome(reason: string, now: number): CaseOutcome {
-  return {
-    status: 'failed',
-    failureReason: reason,
-    classification: null,
-    binaryId: null,
-    supportedBits: null,
-    matchedViewerId: null,
-    matchedSessionId: null,
-    report: null,
-    leakFrames: null,
-    completedAt: now,
-  };
+  return { ...UNDECIDED, status: 'failed', failureReason: reason, completedAt: now };
 }
 
 function withFramesApart(report: ForensicReport): Pick<CaseOutcome, 'report' | 'leakFrames'> {
