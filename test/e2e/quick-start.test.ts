@@ -158,7 +158,10 @@ describe('the quick start of the README', () => {
       expect(blocks.length).toBe(2);
       const [setup, story] = blocks as [string, string];
 
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-quick-start-'));
+      // inside the checkout (an ignored folder), so that node_modules can be hard-linked: the
+      // system's temporary folder may be another file system
+      fs.mkdirSync(path.join(ROOT, '.test-tmp'), { recursive: true });
+      dir = fs.mkdtempSync(path.join(ROOT, '.test-tmp', 'quick-start-'));
       const clone = path.join(dir, 'drm');
       copyCheckout(clone);
       fs.writeFileSync(path.join(dir, 'tmux.conf'), 'set -g history-limit 100000\n');
