@@ -7,15 +7,19 @@
 // the load generator and the server never share an event loop. Prints numbers; it is not a test
 // and does not fail on a missed target. `--cpu-prof DIR` writes a CPU profile of each drm serve.
 // `--keys N` spreads the load over N organizations' keys, request by request (default 1: one
-// valid key, as the issue states), which shows the server without concurrent requests of one
-// key sharing their lookups (src/db/per-turn.ts).
+// valid key), which shows the server without concurrent requests of one key sharing their
+// lookups (src/db/per-turn.ts). `--baseline REV` also runs another commit (a git worktree sharing
+// node_modules) on its own database, its runs alternated with this checkout's after the same
+// ceiling run, and prints its rows and this checkout's ratio to it. Both then run their sources
+// through tsx, so that neither has a build the other lacks.
 import autocannon from 'autocannon';
 import Table from 'cli-table3';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { baselineTree } from '../baseline.js';
 import { median } from '../stats.js';
 import { resolveConfig } from '../../src/config.js';
 import { createContext } from '../../src/create-context.js';
@@ -34,9 +38,10 @@ interface Options {
   targets: string[];
   keys: number;
   cpuProf?: string;
+  baseline?: string;
 }
 
-type Target = 'ceiling' | 'sqlite' | 'postgres';
+type Target = 'ceiling' | 'sqlite' | 'postgres' | `${'sqlite' | 'postgres'} @ ${string}`;
 
 interface RunFigures {
   rps: number;
@@ -55,6 +60,8 @@ interface Row {
   ratio: number;
   goal?: number;
   pass?: boolean;
+  /** this checkout's req/s over the baseline's (median of the alternated pairs) */
+  vsBaseline?: number;
   non2xx: number;
   errors: number;
   runs: RunFigures[];
@@ -76,6 +83,7 @@ function options(): Options {
       targets: { type: 'string', default: 'sqlite,postgres' },
       keys: { type: 'string', default: '1' },
       'cpu-prof': { type: 'string' },
+      baseline: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -83,7 +91,7 @@ function options(): Options {
   if (values.help) {
     process.stdout.write(
       'usage: npm run bench:api -- [--runs 3] [--duration 5 (s)] [--warmup 2 (s)] [--connections 50]\n' +
-        '                           [--targets sqlite,postgres] [--keys 1] [--cpu-prof DIR] [--json]\n',
+        '                           [--targets sqlite,postgres] [--keys 1] [--cpu-prof DIR] [--baseline REV] [--json]\n',
     );
     process.exit(0);
   }
@@ -104,6 +112,7 @@ function options(): Options {
     targets,
     keys: Math.round(positive('keys', values.keys)),
     cpuProf: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : undefined,
+    baseline: values.baseline,
   };
 }
 
@@ -138,28 +147,38 @@ function summary(runs: RunFigures[]): Figures {
   };
 }
 
+interface Side {
+  url: string;
+  keys: string[];
+}
+
 /**
- * Warm-up, then `runs` timed runs of the endpoint, each right after a run of the ceiling: the
- * ratio is the median of the pairs' ratios, so that load from elsewhere on the machine, which
- * drifts over a benchmark, weighs on both sides of each ratio alike.
+ * Warm-up, then `runs` timed runs of the endpoint on each side (this checkout, and the baseline
+ * when there is one), each round right after a run of the ceiling: a ratio is the median of its
+ * rounds' ratios, so that load from elsewhere on the machine, which drifts over a benchmark,
+ * weighs on both sides of each ratio alike. The sides' order is swapped every round.
  */
 async function measure(
   opts: Options,
   ceiling: { url: string; runs: RunFigures[] },
-  url: string,
-  keys: string[],
-): Promise<Figures & { ratio: number }> {
-  await once(opts, url, keys, opts.warmup);
-  const runs: RunFigures[] = [];
-  const ratios: number[] = [];
+  sides: Side[],
+): Promise<Array<Figures & { ratio: number }>> {
+  for (const side of sides) await once(opts, side.url, side.keys, opts.warmup);
+  const runs: RunFigures[][] = sides.map(() => []);
+  const ratios: number[][] = sides.map(() => []);
   for (let i = 0; i < opts.runs; i++) {
     const top = await once(opts, ceiling.url, [], opts.duration);
     ceiling.runs.push(top);
-    const run = await once(opts, url, keys, opts.duration);
-    runs.push(run);
-    ratios.push(run.rps / top.rps);
+    const order = sides.map((_, j) => j);
+    if (i % 2) order.reverse();
+    for (const j of order) {
+      const side = sides[j] as Side;
+      const run = await once(opts, side.url, side.keys, opts.duration);
+      runs[j]?.push(run);
+      ratios[j]?.push(run.rps / top.rps);
+    }
   }
-  return { ...summary(runs), ratio: median(ratios) };
+  return sides.map((_, j) => ({ ...summary(runs[j] ?? []), ratio: median(ratios[j] ?? []) }));
 }
 
 /** The ceiling server in its own process; resolves once it printed its address. */
@@ -186,6 +205,7 @@ async function prepareDrm(
   dataDir: string,
   db: string | undefined,
   keys: number,
+  cli: (args: string[]) => Promise<string> = drm,
 ): Promise<string[]> {
   const orgs: Array<{ organizationId: string; apiKey: string }> = [];
   for (let i = 0; i < keys; i++) {
@@ -200,11 +220,12 @@ async function prepareDrm(
   const where = ['--data-dir', dataDir, ...(db ? ['--db', db] : [])];
   // The first organization is set up with the CLI, the rest through the same core calls.
   const first = orgs[0] as { organizationId: string; apiKey: string };
-  await drm(['admin', 'rate-limit', '--org', first.organizationId, '--per-hour', PER_HOUR, ...where]);
-  await drm(['admin', 'license', '--org', first.organizationId, '--content', '*', '--type', 'video', ...where]);
+  await cli(['admin', 'rate-limit', '--org', first.organizationId, '--per-hour', PER_HOUR, ...where]);
+  await cli(['admin', 'license', '--org', first.organizationId, '--content', '*', '--type', 'video', ...where]);
 
-  // Content rows stand in for ingest: written through the core on the same database.
-  const ctx = await createContext(resolveConfig({ dataDir, db, logLevel: 'warn' }, {}));
+  // Content rows stand in for ingest: written through the core on the same database, as it is
+  // (a baseline's schema is its own, not migrated to this checkout's).
+  const ctx = await createContext(resolveConfig({ dataDir, db, logLevel: 'warn' }, {}), { migrate: false });
   try {
     for (const { organizationId } of orgs.slice(1)) {
       await setRateLimit(ctx, organizationId, { rateLimitPerHour: Number(PER_HOUR) });
@@ -246,11 +267,52 @@ async function prepareDrm(
   return orgs.map((o) => o.apiKey);
 }
 
+async function createDatabase(clusterUrl: string, name: string): Promise<string> {
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: clusterUrl });
+  await client.connect();
+  await client.query(`create database ${name}`);
+  await client.end();
+  return clusterUrl.replace(/\/postgres$/, `/${name}`);
+}
+
+/** One drm serve of a checkout (this one or the baseline's), prepared for load: its keys. */
+async function startSide(
+  opts: Options,
+  target: 'sqlite' | 'postgres',
+  label: string,
+  tree: string,
+  dataDir: string,
+  databases: (name: string) => Promise<string | undefined>,
+): Promise<{ server: ServeProcess; keys: string[] }> {
+  const db = await databases(tree === ROOT ? 'drm_bench' : 'drm_baseline');
+  const bin = path.join(tree, 'bin/drm.js');
+  // with a baseline, both run their sources: the baseline may predate the build in dist/
+  const env = opts.baseline ? { DRM_FROM_SOURCE: '1' } : {};
+  progress(`${target}: starting drm serve (${label})`);
+  const server = await startServe({
+    dataDir,
+    db,
+    bin,
+    env,
+    logLevel: 'warn',
+    // --keys N registers N organizations from this one address.
+    args: ['--register-limit', String(Math.max(20, opts.keys))],
+    nodeArgs:
+      opts.cpuProf && tree === ROOT
+        ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProf, '--cpu-prof-name', `drm-serve-${target}.cpuprofile`]
+        : [],
+  });
+  const cli = async (args: string[]) =>
+    execFileSync(process.execPath, [bin, ...args], { cwd: tree, encoding: 'utf8', env: { ...process.env, ...env } });
+  return { server, keys: await prepareDrm(server, dataDir, db, opts.keys, cli) };
+}
+
 function printTable(rows: Row[], opts: Options): void {
   const table = new Table({
-    head: ['target', 'endpoint', 'req/s', 'p99 ms', 'of ceiling', 'goal', 'result', 'non-2xx/errors'],
+    head: ['target', 'endpoint', 'req/s', 'p99 ms', 'of ceiling', 'goal', 'result', 'vs baseline', 'non-2xx/errors'],
     style: { head: [], border: [] },
-    colAligns: ['left', 'left', 'right', 'right', 'right', 'right', 'left', 'right'],
+    colAligns: ['left', 'left', 'right', 'right', 'right', 'right', 'left', 'right', 'right'],
   });
   for (const r of rows) {
     table.push([
@@ -261,6 +323,7 @@ function printTable(rows: Row[], opts: Options): void {
       `${(r.ratio * 100).toFixed(1)}%`,
       r.goal === undefined ? '' : `≥ ${r.goal * 100}%`,
       r.pass === undefined ? '' : r.pass ? 'PASS' : 'FAIL',
+      r.vsBaseline === undefined ? '' : `${r.vsBaseline.toFixed(2)}×`,
       `${r.non2xx}/${r.errors}`,
     ]);
   }
@@ -277,12 +340,15 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   const servers: ServeProcess[] = [];
   let cluster: Cluster | undefined;
+  let baseline: ReturnType<typeof baselineTree> | undefined;
   // Whatever happens (an error, Ctrl-C), no server and no Postgres cluster outlives the benchmark.
   const emergency = () => {
     killAll();
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     cluster?.stop();
     cluster = undefined;
+    baseline?.remove();
+    baseline = undefined;
     fs.rmSync(temp, { recursive: true, force: true });
   };
   process.once('exit', emergency);
@@ -302,45 +368,42 @@ async function main(): Promise<void> {
     for (let i = 0; i < opts.runs; i++) ceiling.runs.push(await once(opts, ceiling.url, [], opts.duration));
     progress(`ceiling: ${Math.round(median(ceiling.runs.map((r) => r.rps)))} req/s`);
 
+    baseline = opts.baseline ? baselineTree(ROOT, opts.baseline, path.join(temp, 'baseline')) : undefined;
     for (const target of opts.targets as Array<'sqlite' | 'postgres'>) {
-      const dataDir = path.join(temp, target);
-      let db: string | undefined;
+      let databases: (name: string) => Promise<string | undefined> = async () => undefined;
       if (target === 'postgres') {
         progress('postgres: starting a private cluster');
-        cluster = await startCluster();
-        const pg = (await import('pg')).default;
-        const client = new pg.Client({ connectionString: cluster.url });
-        await client.connect();
-        await client.query('create database drm_bench');
-        await client.end();
-        db = cluster.url.replace(/\/postgres$/, '/drm_bench');
+        const started = await startCluster();
+        cluster = started;
+        databases = (name) => createDatabase(started.url, name);
       }
-      progress(`${target}: starting drm serve`);
-      const server = await startServe({
-        dataDir,
-        db,
-        logLevel: 'warn',
-        // --keys N registers N organizations from this one address.
-        args: ['--register-limit', String(Math.max(20, opts.keys))],
-        nodeArgs: opts.cpuProf
-          ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProf, '--cpu-prof-name', `drm-serve-${target}.cpuprofile`]
-          : [],
-      });
-      servers.push(server);
-      const apiKeys = await prepareDrm(server, dataDir, db, opts.keys);
+      const sides = [await startSide(opts, target, 'this checkout', ROOT, path.join(temp, target), databases)];
+      servers.push(sides[0]?.server as ServeProcess);
+      if (baseline) {
+        const dataDir = path.join(temp, `${target}-baseline`);
+        sides.push(await startSide(opts, target, `baseline ${opts.baseline}`, baseline.dir, dataDir, databases));
+        servers.push(sides[1]?.server as ServeProcess);
+      }
       for (const endpoint of ['/api/v1/auth/verify', '/api/v1/catalog']) {
         progress(`${target}: GET ${endpoint}`);
-        const m = await measure(opts, ceiling, `${server.url}${endpoint}`, apiKeys);
+        const sideRuns = sides.map((side) => ({ url: `${side.server.url}${endpoint}`, keys: side.keys }));
+        const [mine, theirs] = await measure(opts, ceiling, sideRuns);
         const goal = GOALS[target];
-        rows.push({ target, endpoint: `GET ${endpoint}`, goal, pass: m.ratio >= goal, ...m });
+        const m = mine as Figures & { ratio: number };
+        const vsBaseline = theirs
+          ? median(m.runs.map((r, i) => r.rps / (theirs.runs[i]?.rps ?? Number.NaN)))
+          : undefined;
+        rows.push({ target, endpoint: `GET ${endpoint}`, goal, pass: m.ratio >= goal, vsBaseline, ...m });
+        if (theirs) rows.push({ target: `${target} @ ${opts.baseline}`, endpoint: `GET ${endpoint}`, ...theirs });
         progress(`${target}: GET ${endpoint}: ${Math.round(m.rps)} req/s (${(m.ratio * 100).toFixed(1)}% of ceiling)`);
       }
-      const exit = await server.stop();
-      if (exit.code !== 0) progress(`${target}: drm serve exited ${exit.code ?? exit.signal}:\n${server.stderr()}`);
-      if (cluster) {
-        cluster.stop();
-        cluster = undefined;
+      for (const side of sides) {
+        const exit = await side.server.stop();
+        if (exit.code !== 0)
+          progress(`${target}: drm serve exited ${exit.code ?? exit.signal}:\n${side.server.stderr()}`);
       }
+      cluster?.stop();
+      cluster = undefined;
     }
     // The ceiling's row: every run of it, the first ones and those paired with the endpoints.
     rows.unshift({ target: 'ceiling', endpoint: 'GET / (constant JSON)', ratio: 1, ...summary(ceiling.runs) });

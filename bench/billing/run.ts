@@ -24,6 +24,7 @@ import { median } from '../stats.js';
 import { billingReads } from './reads.js';
 import { countersTables } from './tables.js';
 import { writeCost } from './writes.js';
+import { baselineTree } from '../baseline.js';
 
 const { values } = parseArgs({
   options: {
@@ -41,14 +42,6 @@ const { values } = parseArgs({
 const runs = Math.max(1, Number(values.runs));
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-bench-billing-'));
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
-
-/** The baseline checkout: a worktree of --baseline, using this checkout's node_modules. */
-function baselineTree(): string {
-  const dir = path.join(work, 'baseline');
-  execFileSync('git', ['-C', ROOT, 'worktree', 'add', '--detach', dir, values.baseline as string], { stdio: 'ignore' });
-  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
-  return dir;
-}
 
 function clip(): string {
   const file = path.join(work, 'clip.mp4');
@@ -248,7 +241,9 @@ async function compare(target: string, db: (name: string) => Promise<string | un
 
 const results: Awaited<ReturnType<typeof compare>>[] = [];
 try {
-  const baseline = values['reads-only'] ? '' : baselineTree();
+  const baseline = values['reads-only']
+    ? ''
+    : baselineTree(ROOT, values.baseline as string, path.join(work, 'baseline')).dir;
   const targets = (values.targets as string).split(',');
   if (targets.includes('sqlite')) results.push(await compare('SQLite', async () => undefined, baseline));
   if (targets.includes('postgres')) {
