@@ -7,8 +7,7 @@ import { createMetrics } from './metrics.js';
 import { readiness } from '../src/readiness.js';
 import type { AppEnv } from './env.js';
 import { onError, onNotFound } from './errors.js';
-import { rateHeadersOnEdgeRefusals } from './middleware/keyed-refusals.js';
-import { requestLog } from './middleware/request-log.js';
+import { edge } from './middleware/edge.js';
 import { adminRoutes } from './routes/admin.js';
 import { adminBillingRoutes } from './routes/admin-billing.js';
 import { adminContentRoutes } from './routes/admin-content.js';
@@ -36,9 +35,7 @@ const UPLOAD_PATH = '/api/v1/forensics/analyze';
 export function createApp(ctx: Context, services: AppServices = {}) {
   const metrics = createMetrics(ctx, services.traffic);
   const app = new Hono<AppEnv>();
-  app.use('*', metrics.middleware);
-  app.use('*', requestLog(ctx.log));
-  app.use('*', rateHeadersOnEdgeRefusals(ctx));
+  app.use('*', edge(ctx, metrics));
   const jsonLimit = bodySizeLimit(ctx.config.maxJsonBytes);
   app.use('*', (c, next) => (c.req.path === UPLOAD_PATH ? next() : jsonLimit(c, next)));
 

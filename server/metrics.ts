@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context as HonoContext } from 'hono';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Context } from '../src/context.js';
 import type { TrafficMeter } from '../src/domain/operations/traffic-meter.js';
@@ -11,7 +11,8 @@ import type { AppEnv } from './env.js';
  */
 export interface AppMetrics {
   registry: Registry;
-  middleware: MiddlewareHandler<AppEnv>;
+  /** counts a request that was answered, from `started` (performance.now()) */
+  observe(c: HonoContext<AppEnv>, started: number): void;
   sessionCreated(): void;
   segmentSent(bytes: number, sessionId?: string): void;
 }
@@ -51,9 +52,7 @@ export function createMetrics(ctx: Context, traffic?: TrafficMeter): AppMetrics 
     ctx.repos.forensicCases.countByStatus(),
   );
   byStatus('drm_webhook_deliveries', 'webhook deliveries by status', () => ctx.repos.webhookDeliveries.countByStatus());
-  const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
-    const started = performance.now();
-    await next();
+  const observe = (c: HonoContext<AppEnv>, started: number) => {
     // The matched pattern (/api/v1/stream/:contentId/segment/:seg), so ids never become labels.
     const route = c.req.routePath === '/*' ? 'unmatched' : c.req.routePath;
     requests.inc({ method: c.req.method, route, status: String(c.res.status) });
@@ -69,7 +68,7 @@ export function createMetrics(ctx: Context, traffic?: TrafficMeter): AppMetrics 
   });
   return {
     registry,
-    middleware,
+    observe,
     sessionCreated() {
       sessionsCreated.inc();
       traffic?.sessionStarted();

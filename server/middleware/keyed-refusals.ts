@@ -1,4 +1,4 @@
-import type { Context as HonoContext, MiddlewareHandler } from 'hono';
+import type { Context as HonoContext } from 'hono';
 import type { Context } from '../../src/context.js';
 import { authenticateApiKey } from '../../src/domain/auth.js';
 import { countRequest, rateHeaders } from '../../src/domain/rate-limits.js';
@@ -13,13 +13,10 @@ import { bearer } from '../origin.js';
  * key it is counted here, once, and its answer gets the headers; a missing or unknown key changes
  * nothing, the refusal stands as it was.
  */
-export function rateHeadersOnEdgeRefusals(ctx: Context): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    await next();
-    const unrouted = c.res.status === 404 && c.error === undefined;
-    if (!(unrouted || c.res.status === 413) || c.res.headers.has('X-RateLimit-Limit')) return;
-    for (const [name, value] of Object.entries(await keyedRateHeaders(ctx, c))) c.header(name, value);
-  };
+export async function rateHeadersOnEdgeRefusal(ctx: Context, c: HonoContext<AppEnv>): Promise<void> {
+  const unrouted = c.res.status === 404 && c.error === undefined;
+  if (!(unrouted || c.res.status === 413) || c.res.headers.has('X-RateLimit-Limit')) return;
+  for (const [name, value] of Object.entries(await keyedRateHeaders(ctx, c))) c.header(name, value);
 }
 
 async function keyedRateHeaders(ctx: Context, c: HonoContext): Promise<Record<string, string>> {
