@@ -2,7 +2,6 @@ import { Hono } from 'hono';
 import type { Context } from '../src/context.js';
 import { ForensicsQueue } from '../src/domain/forensics/queue.js';
 import type { TrafficMeter } from '../src/domain/operations/traffic-meter.js';
-import { bodySizeLimit } from './body.js';
 import { createMetrics } from './metrics.js';
 import { readiness } from '../src/readiness.js';
 import type { AppEnv } from './env.js';
@@ -28,16 +27,11 @@ export interface AppServices {
   traffic?: TrafficMeter;
 }
 
-/** The one route whose body is a file, streamed to disk under its own limit (config.maxUploadBytes). */
-const UPLOAD_PATH = '/api/v1/forensics/analyze';
-
 /** The whole REST API of the spec as one hono app over a context; no sockets needed (app.request in tests). */
 export function createApp(ctx: Context, services: AppServices = {}) {
   const metrics = createMetrics(ctx, services.traffic);
   const app = new Hono<AppEnv>();
-  app.use('*', edge(ctx, metrics));
-  const jsonLimit = bodySizeLimit(ctx.config.maxJsonBytes);
-  app.use('*', (c, next) => (c.req.path === UPLOAD_PATH ? next() : jsonLimit(c, next)));
+  app.use('*', edge(ctx, metrics, onError(ctx.log)));
 
   app.get('/health', (c) => c.json({ ok: true }));
   app.get('/ready', async (c) => {

@@ -1,16 +1,13 @@
-import type { Context as HonoContext, MiddlewareHandler } from 'hono';
+import type { Context as HonoContext } from 'hono';
 import { badRequest, DrmError } from '../src/errors.js';
 
 const tooLarge = (max: number) =>
   new DrmError('PAYLOAD_TOO_LARGE', `request body is larger than ${Math.round(max / 1024)} KiB`);
 
-/** Refuses a declared Content-Length over the limit before anything is read. */
-export function bodySizeLimit(max: number): MiddlewareHandler {
-  return async (c, next) => {
-    const declared = Number(c.req.header('content-length') ?? 0);
-    if (declared > max) throw tooLarge(max);
-    await next();
-  };
+/** The refusal of a declared Content-Length over the limit, made before anything is read. */
+export function declaredTooLarge(c: HonoContext, max: number): DrmError | undefined {
+  const declared = Number(c.req.header('content-length') ?? 0);
+  return declared > max ? tooLarge(max) : undefined;
 }
 
 /**

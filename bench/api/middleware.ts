@@ -9,7 +9,8 @@
 // figure is the median of the rounds. Prints numbers; not a test.
 import { type Context as HonoContext, Hono, type MiddlewareHandler } from 'hono';
 import { parseArgs } from 'node:util';
-import { bodySizeLimit } from '../../server/body.js';
+import { declaredTooLarge } from '../../server/body.js';
+import { onError } from '../../server/errors.js';
 import { createMetrics } from '../../server/metrics.js';
 import { requireKey } from '../../server/middleware/api-key.js';
 import { edge } from '../../server/middleware/edge.js';
@@ -50,7 +51,7 @@ const part =
 
 const MIDDLEWARE: Array<[name: string, make: () => MiddlewareHandler]> = [
   ['a layer that does nothing (await next())', () => async (_c, next) => next()],
-  ['edge, whole: the four parts below in one layer', () => edge(ctx, metrics) as MiddlewareHandler],
+  ['edge, whole: the five parts below in one layer', () => edge(ctx, metrics, onError(ctx.log)) as MiddlewareHandler],
   ['· request id (X-Request-Id)', part(requestIdOf, () => undefined)],
   [
     '· rate headers of a refusal before any route',
@@ -67,13 +68,19 @@ const MIDDLEWARE: Array<[name: string, make: () => MiddlewareHandler]> = [
     ),
   ],
   [
+    '· JSON body size limit (the declared length)',
+    part(
+      (c) => declaredTooLarge(c, ctx.config.maxJsonBytes),
+      () => undefined,
+    ),
+  ],
+  [
     '· access log line (info)',
     part(
       () => 'id',
       (c, started) => logRequest(ctx.log, c, started, 'id'),
     ),
   ],
-  ['JSON body size limit', () => bodySizeLimit(ctx.config.maxJsonBytes)],
   ['API key, rate count, scope', () => requireKey(ctx, 'any') as MiddlewareHandler],
 ];
 
