@@ -79,7 +79,10 @@ export const show = (opts: DbOptions & { org?: string; limit: string; upcoming?:
     return 0;
   });
 
-/** Without --org: the organizations whose balance is below zero, longest first, and whether their new sessions are refused yet. */
+/**
+ * Without --org: the organizations whose balance is below zero, longest first, and whether their new sessions are
+ * refused yet.
+ */
 async function showNegative(ctx: Context, out: Output, limit: number): Promise<number> {
   const now = ctx.clock.now();
   const grace = ctx.config.negativeGraceMs;

@@ -94,7 +94,10 @@ function scientific(p: number): string {
   return p.toExponential(1);
 }
 
-/** A weak result's candidate set, or a mixed copy's suspects: who fits, and how many more segments would tell them apart. */
+/**
+ * A weak result's candidate set, or a mixed copy's suspects: who fits, and how many more segments would tell them
+ * apart.
+ */
 function printCandidates(out: Output, analysis: Json | undefined): void {
   const mixed = obj(analysis?.mixedCopy);
   const list = (mixed ? mixed.suspects : analysis?.candidateSet) as unknown;

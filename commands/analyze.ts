@@ -43,7 +43,9 @@ export async function analyze(leak: string, opts: AnalyzeOptions): Promise<numbe
   return code === EXIT.weak_match && !decided ? ANALYZE_USAGE_EXIT : code;
 }
 
-/** One line on stderr, like every drm error; refused input exits 64 and the rest 1, since 2, 3 and 4 are findings here. */
+/**
+ * One line on stderr, like every drm error; refused input exits 64 and the rest 1, since 2, 3 and 4 are findings here.
+ */
 function failWith(out: Output, err: unknown): number {
   return reportError(out, err) === 2 ? ANALYZE_USAGE_EXIT : FAILED;
 }

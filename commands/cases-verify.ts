@@ -26,7 +26,10 @@ function deploymentKey(opts: VerifyOptions): string | undefined {
   return reportSigner(deriveKey(loadServerSecret(dataDir), 'evidence-report')).publicKey;
 }
 
-/** 0 when the report is intact and signed by the expected key (or, with no key to compare, by the key it names); 1 otherwise. */
+/**
+ * 0 when the report is intact and signed by the expected key (or, with no key to compare, by the key it names); 1
+ * otherwise.
+ */
 export async function casesVerify(file: string, opts: VerifyOptions): Promise<number> {
   const out = createOutput(Boolean(opts.json));
   try {

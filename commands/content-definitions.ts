@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
 import { dbOptions, envOption, type Runner } from './options.js';
 
-/** drm content list|show|delete, drm cases list|show and drm doctor: the operator's catalog, cases and health of the install. */
+/**
+ * drm content list|show|delete, drm cases list|show and drm doctor: the operator's catalog, cases and health of the
+ * install.
+ */
 export function defineContent(program: Command, run: Runner): void {
   const content = program.command('content').description('the catalog as an operator sees it: list, show, delete');
   dbOptions(

@@ -57,7 +57,10 @@ async function sendAndQueue(ctx: Context, out: Output, request: IngestRequest): 
   }
 }
 
-/** Waits for a job with a progress line, then prints how it ended: exit 0 done, 1 failed or cancelled, 130 when the wait is interrupted. */
+/**
+ * Waits for a job with a progress line, then prints how it ended: exit 0 done, 1 failed or cancelled, 130 when the wait
+ * is interrupted.
+ */
 export async function followJob(ctx: Context, out: Output, id: string): Promise<number> {
   const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
   const controller = new AbortController();

@@ -11,7 +11,10 @@ import { ANALYZE_USAGE_EXIT, FLAG_NAMES, type Runner, TYPED } from './options.js
 import { packageVersion } from '../src/version.js';
 import { createOutput, reportError } from './output.js';
 
-/** commander's "error: …" (and a "(Did you mean …?)" line) as the CLI's single `drm: …` line, pointing at the command's own help. */
+/**
+ * commander's "error: …" (and a "(Did you mean …?)" line) as the CLI's single `drm: …` line, pointing at the command's
+ * own help.
+ */
 function usageLine(str: string, help: string): string {
   const text = str
     .replace(/^error:\s*/, '')

@@ -46,7 +46,8 @@ export function worker(opts: WorkerOptions): Promise<number> {
     ingest?.start();
     forensics?.start();
     sayReady(ctx, out, { name, kinds, backend });
-    // The job loops' timers never hold a process open (a test's or a server's must end without them): the worker holds itself until a signal.
+    // The job loops' timers never hold a process open (a test's or a server's must end without them): the worker holds
+    // itself until a signal.
     const alive = setInterval(() => {}, 3_600_000);
     const signal = await new Promise<string>((resolve) => {
       process.once('SIGTERM', () => resolve('SIGTERM'));

@@ -26,7 +26,10 @@ export interface StartOptions {
   drainMs?: number;
 }
 
-/** Starts the HTTP server, the webhook worker, the forensics queue, the billing period closer and the hourly housekeeping for one context. */
+/**
+ * Starts the HTTP server, the webhook worker, the forensics queue, the billing period closer and the hourly
+ * housekeeping for one context.
+ */
 export async function startServer(ctx: Context, options: StartOptions = {}): Promise<RunningServer> {
   // With --no-analysis cases are queued here and decided by `drm worker` processes.
   const forensics = new ForensicsQueue(ctx, { analyses: ctx.config.analysis });

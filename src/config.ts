@@ -33,7 +33,10 @@ export interface Config {
   analysis: boolean;
   /** Leak analyses this process runs at once (1 or 2), so that streaming stays fast meanwhile. */
   analysisConcurrency: number;
-  /** How long a case taken by a server that stopped answering waits before another server (or this one, restarted) takes it. */
+  /**
+   * How long a case taken by a server that stopped answering waits before another server (or this one, restarted) takes
+   * it.
+   */
   analysisLeaseMs: number;
   /** Registrations one client IP may make per clock hour (POST /auth/register is open). */
   registerLimitPerHour: number;
@@ -51,7 +54,9 @@ export interface Config {
   strongBelow: number;
   /** how long a case keeps the leak it analysed after it ended (`--keep-leaks`, default 90 days; 0: deleted at once) */
   keepLeaksMs: number;
-  /** how long after a month ends the period closer waits before issuing its invoices (`--invoice-grace`, default 1 h) */
+  /**
+   * how long after a month ends the period closer waits before issuing its invoices (`--invoice-grace`, default 1 h)
+   */
   invoiceGraceMs: number;
   /** how long a balance may stay below zero before new sessions are refused (`--negative-grace`, default 72 h) */
   negativeGraceMs: number;

@@ -26,7 +26,10 @@ import {
 // subscriptions per product, and the card processor's signed events.
 
 const BILLING = 'Billing';
-/** Said of the keyed endpoints that a suspended organization may still call (test/helpers/openapi-endpoints.ts reads it). */
+/**
+ * Said of the keyed endpoints that a suspended organization may still call (test/helpers/openapi-endpoints.ts reads
+ * it).
+ */
 export const SUSPENDED_MAY = 'Open to a suspended organization: it may still see what it owes and pay it.';
 const invoiceId = pathParam('id', 'the invoice', uuid());
 const method = { type: 'string', enum: [...PAYMENT_METHODS] };

@@ -13,7 +13,10 @@ import { idempotent } from '../middleware/idempotency.js';
 import type { AppEnv } from '../env.js';
 import { requireAdmin } from '../middleware/admin.js';
 
-/** The operator's side of billing (docs/billing.md): credits, plans and contract prices, passes, statements, closing periods. */
+/**
+ * The operator's side of billing (docs/billing.md): credits, plans and contract prices, passes, statements, closing
+ * periods.
+ */
 export function adminBillingRoutes(ctx: Context) {
   const app = new Hono<AppEnv>();
   const shape = ctx.config.apiShape;

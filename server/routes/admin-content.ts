@@ -8,7 +8,10 @@ import { contentAdminBody } from '../../src/present/content.js';
 import type { AppEnv } from '../env.js';
 import { requireAdmin } from '../middleware/admin.js';
 
-/** The operator's content management (docs/operations.md, "Content management"): list, show, delete; and the live view's overview (drm top --server). */
+/**
+ * The operator's content management (docs/operations.md, "Content management"): list, show, delete; and the live view's
+ * overview (drm top --server).
+ */
 export function adminContentRoutes(ctx: Context) {
   const app = new Hono<AppEnv>();
   const admin = requireAdmin(ctx);

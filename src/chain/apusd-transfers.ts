@@ -20,7 +20,10 @@ export interface ChainReader {
   transfers(fromBlock: number, toBlock: number): Promise<Transfer[]>;
   /** The hash of the block at a height on the chain as it is now (lower case), or undefined past the head. */
   blockHash(number: number): Promise<string | undefined>;
-  /** Where a transfer is now (same transaction, same log index): its block, or undefined when it is no longer on the chain. */
+  /**
+   * Where a transfer is now (same transaction, same log index): its block, or undefined when it is no longer on the
+   * chain.
+   */
   whereIs(txHash: string, logIndex: number): Promise<{ blockNumber: number; blockHash: string } | undefined>;
 }
 

@@ -1,6 +1,9 @@
 import { createHmac } from 'node:crypto';
 
-/** The key of the viewer-id permutation and mask, derived from the server secret (src/domain/identity/viewer-ids.ts uses it). */
+/**
+ * The key of the viewer-id permutation and mask, derived from the server secret (src/domain/identity/viewer-ids.ts uses
+ * it).
+ */
 export interface ViewerIdKey {
   /** keys the permutation of each level's shell */
   permutation: Buffer;

@@ -18,7 +18,10 @@ export type Params = Record<string, unknown>;
 export interface Executor {
   readonly dialect: Dialect;
   readonly s: Schema;
-  /** Runs one query built on q; on SQLite, outside a transaction, it takes its turn after the transactions open or waiting. */
+  /**
+   * Runs one query built on q; on SQLite, outside a transaction, it takes its turn after the transactions open or
+   * waiting.
+   */
   run<T>(build: (q: Q) => PromiseLike<T>): Promise<T>;
   /**
    * A query built and prepared once, then run with new parameters (sql.placeholder): for the
@@ -57,7 +60,10 @@ export interface Preparable<T> {
   prepare(name: string): { execute(params: Params): PromiseLike<T> };
 }
 
-/** Runs a statement where no transaction is open (SQLite's one connection outside a transaction); fn runs the SQL synchronously. */
+/**
+ * Runs a statement where no transaction is open (SQLite's one connection outside a transaction); fn runs the SQL
+ * synchronously.
+ */
 export type Exclusive = <T>(fn: () => Promise<T>) => Promise<T>;
 
 /** Builds an executor over q; with `exclusive`, every statement runs through it. */
@@ -94,7 +100,8 @@ interface Lockable extends SQLWrapper {
  * The subquery that picks a queue's next row, for an UPDATE … WHERE id = (it) that leases the row
  * in one statement. It must be compared with `=`, a scalar subquery that Postgres runs once: as
  * `id IN (…)` it may run again for every row the UPDATE scans, each run locking and returning
- * another row, so that one worker takes the whole queue (the queue contract test saw it). On Postgres it locks the row it picks and skips rows other workers are
+ * another row, so that one worker takes the whole queue (the queue contract test saw it). On Postgres it locks the row
+ * it picks and skips rows other workers are
  * locking (FOR UPDATE SKIP LOCKED), so workers polling together each take a different job
  * instead of queueing behind one row's lock; SQLite has one writer, and the statement is atomic.
  */

@@ -1,6 +1,9 @@
 import type BetterSqlite from 'better-sqlite3';
 
-/** How many distinct SQL texts keep their compiled statement: every repository query, with room for LIMIT/OFFSET variants. */
+/**
+ * How many distinct SQL texts keep their compiled statement: every repository query, with room for LIMIT/OFFSET
+ * variants.
+ */
 const CACHED_STATEMENTS = 500;
 
 type Statement = BetterSqlite.Statement;

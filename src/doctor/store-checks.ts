@@ -7,7 +7,10 @@ import { storeError } from '../storage/s3-errors.js';
 import { PLAYER_RULE_ID } from '../storage/setup.js';
 import type { Check } from './check.js';
 
-/** A store that has not answered in this long is reported, rather than holding drm doctor up (a firewall that drops packets). */
+/**
+ * A store that has not answered in this long is reported, rather than holding drm doctor up (a firewall that drops
+ * packets).
+ */
 const ANSWER_WITHIN_MS = 10_000;
 
 const CREDENTIALS_FIX =

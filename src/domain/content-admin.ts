@@ -20,7 +20,10 @@ export async function contentOverview(ctx: Context, id: string): Promise<Content
 
 export interface Deletion {
   id: string;
-  /** removed: the row is gone; tombstone: the row stays (status deleted, no files) for the sessions and cases that name it */
+  /**
+   * removed: the row is gone; tombstone: the row stays (status deleted, no files) for the sessions and cases that name
+   * it
+   */
   outcome: 'removed' | 'tombstone';
   endedSessions: number;
 }

@@ -114,7 +114,9 @@ export async function registerOrganization(ctx: Context, body: unknown, defaultP
 
 export const ROTATION_COOLDOWN_MS = HOUR_MS;
 
-/** POST /auth/rotate: a new key with the same name, scopes and limit; the old one is revoked in the same transaction. */
+/**
+ * POST /auth/rotate: a new key with the same name, scopes and limit; the old one is revoked in the same transaction.
+ */
 export async function rotateApiKey(ctx: Context, keyId: string): Promise<{ apiKey: string; apiKeyId: string }> {
   const now = ctx.clock.now();
   return ctx.db.transaction(async (tx) => {

@@ -37,7 +37,10 @@ export interface CreatedSession {
   isNewViewer: boolean;
 }
 
-/** Who the request names: a verified token, else Shape B's viewerId on the organization's word, else a new anonymous viewer. */
+/**
+ * Who the request names: a verified token, else Shape B's viewerId on the organization's word, else a new anonymous
+ * viewer.
+ */
 async function identify(ctx: Context, auth: KeyAuth, body: unknown): Promise<ViewerIdentity> {
   const f = asObject(body);
   const token = optionalString(f, 'viewerToken', { max: 8192 });

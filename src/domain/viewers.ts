@@ -46,7 +46,10 @@ export async function takeViewerNumbers(ctx: Context, who: ViewerIdentity): Prom
 /** The organization a viewer is made for, as the request's key found it. */
 type WebhookOwner = Pick<OrganizationRow, 'id' | 'webhookUrl'>;
 
-/** Ids an older viewer already holds are rare (an older random id lies in a code's coset with chance 2^(d−40)); this bounds a broken table. */
+/**
+ * Ids an older viewer already holds are rare (an older random id lies in a code's coset with chance 2^(d−40)); this
+ * bounds a broken table.
+ */
 const MAX_TAKEN_IDS = 1000;
 
 /**

@@ -78,7 +78,10 @@ export async function sampleVideo(bins: MediaBinaries, file: string, o: VideoSam
   }
 }
 
-/** ffmpeg's arguments for one sampling pass: the kept frames' proxy file, their thumbnails on stdout, their times in `log`. */
+/**
+ * ffmpeg's arguments for one sampling pass: the kept frames' proxy file, their thumbnails on stdout, their times in
+ * `log`.
+ */
 function samplingArgs(file: string, o: VideoSamplingOptions, log: string): string[] {
   const { thumb, proxy } = o;
   const graph = [

@@ -18,11 +18,17 @@ export interface ContentBackend {
   read(id: string, name: string): Promise<Buffer>;
   /** A file as a stream, with its size (the segments a proxying server sends on). */
   stream(id: string, name: string): Promise<{ body: Readable; bytes: number }>;
-  /** A URL a player may fetch the file from for `seconds` without credentials, with the file's size; undefined where the store has none (a disk). */
+  /**
+   * A URL a player may fetch the file from for `seconds` without credentials, with the file's size; undefined where the
+   * store has none (a disk).
+   */
   signedUrl(id: string, name: string, seconds: number): Promise<{ url: string; bytes: number } | undefined>;
   /** Removes a published item: it stops being published first, then its files go. */
   remove(id: string): Promise<void>;
-  /** Removes what publishes killed midway left (objects of no published item, older than `olderThanMs`); returns how many. */
+  /**
+   * Removes what publishes killed midway left (objects of no published item, older than `olderThanMs`); returns how
+   * many.
+   */
   sweep(olderThanMs: number): Promise<number>;
 }
 

@@ -79,7 +79,10 @@ export class ObjectSpool implements Spool {
     return path.join(this.localDir, `kept-${process.pid}-${name}`);
   }
 
-  /** A hard link to this process's own copy (free, and the copy may go while the link is read); false when there is none. */
+  /**
+   * A hard link to this process's own copy (free, and the copy may go while the link is read); false when there is
+   * none.
+   */
   private linkLocalCopy(name: string, link: string): boolean {
     if (!this.copies.has(name)) return false;
     try {

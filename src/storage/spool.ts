@@ -16,7 +16,9 @@ export interface Spool {
   readonly localDir: string;
   /** Keeps a file: `move` hands the file over (it is gone from its path), otherwise it is copied. */
   keep(file: string, options: KeepOptions): Promise<string>;
-  /** The kept file as a path to read, and `release` for the copy fetched (nothing on a disk); `signal` stops a download. */
+  /**
+   * The kept file as a path to read, and `release` for the copy fetched (nothing on a disk); `signal` stops a download.
+   */
   fetch(ref: string, signal?: AbortSignal): Promise<{ path: string; release(): void }>;
   remove(ref: string): Promise<void>;
   /** Removes kept files older than `olderThanMs` that no job owns (a process died between keeping and queueing). */

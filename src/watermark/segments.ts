@@ -43,7 +43,10 @@ export interface SegmentReading {
   coverage: number;
   /** the segment's z under patterns of keys that were never used, when asked for (calibration checks, benchmarks) */
   nullZ?: number[];
-  /** how far z reaches per unit of mark kept (video; ./video/score.ts): what |z| a single copy should read here, up to one factor for the whole leak */
+  /**
+   * how far z reaches per unit of mark kept (video; ./video/score.ts): what |z| a single copy should read here, up to
+   * one factor for the whole leak
+   */
   reach?: number;
 }
 

@@ -47,7 +47,9 @@ export function countersRepo(x: Executor) {
     }
   };
   return {
-    /** A number of a named counter no one else takes, from this process's block of them (in no order across processes). */
+    /**
+     * A number of a named counter no one else takes, from this process's block of them (in no order across processes).
+     */
     distinct: (name: string): Promise<number> => fromBlock(name, 0),
 
     /**

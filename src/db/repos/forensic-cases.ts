@@ -94,7 +94,10 @@ function caseRows(x: Executor) {
       return rows.length > 0;
     },
 
-    /** Ends a case (keeping its leak for the retention), if `by` still holds its lease; false when another process took it after the lease lapsed. */
+    /**
+     * Ends a case (keeping its leak for the retention), if `by` still holds its lease; false when another process took
+     * it after the lease lapsed.
+     */
   };
 }
 
@@ -103,7 +106,10 @@ function workerWrites(x: Executor) {
   const t = x.s.forensicCases;
   const running = (id: string) => and(eq(t.id, id), eq(t.status, 'processing'));
   return {
-    /** Keeps a running case's lease alive; false when it is no longer `by`'s (it lapsed and another process took the case). */
+    /**
+     * Keeps a running case's lease alive; false when it is no longer `by`'s (it lapsed and another process took the
+     * case).
+     */
     async extendLease(id: string, by: string, leaseUntil: number): Promise<boolean> {
       const rows = await x.run((q) =>
         q

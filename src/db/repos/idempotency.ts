@@ -45,7 +45,10 @@ export function idempotencyRepo(x: Executor) {
     release: (organizationId: string, key: string) =>
       x.run((q) => q.delete(t).where(and(row(organizationId, key), isNull(t.statusCode)))),
 
-    /** Forgets keys older than `before` (the hourly housekeeping); one still unanswered by then belonged to a process that died. */
+    /**
+     * Forgets keys older than `before` (the hourly housekeeping); one still unanswered by then belonged to a process
+     * that died.
+     */
     async prune(before: number): Promise<void> {
       await x.run((q) => q.delete(t).where(lt(t.createdAt, before)));
     },

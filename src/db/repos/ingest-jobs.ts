@@ -27,7 +27,10 @@ function jobRows(x: Executor) {
       return rows[0] as IngestJobRow | undefined;
     },
 
-    /** Whether a job still owns this spooled source: one not done yet, or one that keeps it for a retry (the spool's sweep leaves those). */
+    /**
+     * Whether a job still owns this spooled source: one not done yet, or one that keeps it for a retry (the spool's
+     * sweep leaves those).
+     */
     async usesSource(ref: string): Promise<boolean> {
       const rows = await x.run((q) => q.select({ id: t.id }).from(t).where(eq(t.sourceRef, ref)).limit(1));
       return rows.length > 0;

@@ -144,7 +144,10 @@ function openInvoices(x: Executor) {
 function carriedInvoices(x: Executor) {
   const t = x.s.invoices;
   return {
-    /** Open invoices issued to be carried forward (below the card minimum) that no invoice has taken yet, of periods before `before`. */
+    /**
+     * Open invoices issued to be carried forward (below the card minimum) that no invoice has taken yet, of periods
+     * before `before`.
+     */
     carryable: (organizationId: string, before: number): Promise<InvoiceRow[]> =>
       x.run((q) =>
         q

@@ -78,12 +78,17 @@ export function overviewRepo(x: Executor) {
 /** The ingest queue's figures: its counts, the running jobs and the last hour's failures. */
 function ingestQueueFigures(x: Executor) {
   const j = x.s.ingestJobs;
-  /** A job is running while its worker keeps the lease; a lapsed one waits for the next worker (ingest-jobs.ts, takeable). */
+  /**
+   * A job is running while its worker keeps the lease; a lapsed one waits for the next worker (ingest-jobs.ts,
+   * takeable).
+   */
   const ingestRunning = (now: number) => and(eq(j.status, 'running'), gt(j.leaseUntil, now));
   const ingestWaiting = (now: number) =>
     or(eq(j.status, 'queued'), and(eq(j.status, 'running'), or(isNull(j.leaseUntil), lte(j.leaseUntil, now))));
   return {
-    /** How many ingests wait (queued, or their worker's lease ran out) and how many run: both read the queue's index. */
+    /**
+     * How many ingests wait (queued, or their worker's lease ran out) and how many run: both read the queue's index.
+     */
     async ingestCounts(now: number): Promise<{ waiting: number; running: number }> {
       const [waiting, running] = await Promise.all([
         x.run((q) => q.select({ n: count() }).from(j).where(ingestWaiting(now))),

@@ -38,7 +38,10 @@ export function sessionsRepo(x: Executor) {
   return {
     insert: (row: SessionRow) => insert(row),
 
-    /** Many sessions in one statement (seeding a benchmark's month); the usage counters' trigger runs per row all the same. */
+    /**
+     * Many sessions in one statement (seeding a benchmark's month); the usage counters' trigger runs per row all the
+     * same.
+     */
     insertMany: (rows: SessionRow[]) => x.run((q) => q.insert(t).values(rows)),
 
     async find(id: string): Promise<SessionRow | undefined> {

@@ -229,7 +229,8 @@ export const streamSessions = pgTable(
   (t) => [
     index('sessions_org_created').on(t.organizationId, t.createdAt),
     index('sessions_viewer').on(t.viewerId),
-    // a leak's candidates (every viewer with a marked session of the item, with their bits) read from this index alone, in viewer order
+    // a leak's candidates (every viewer with a marked session of the item, with their bits) read from this index alone,
+    // in viewer order
     index('sessions_content_viewer').on(t.contentId, t.viewerId, t.watermarked, t.viewerBits),
     // the live view counts unexpired sessions and a period's streams across organizations
     index('sessions_expires').on(t.expiresAt),
@@ -266,7 +267,9 @@ export const forensicCases = pgTable(
     matchedSessionId: text('matched_session_id'),
     /** JSON of the whole report (src/domain/forensics/report.ts) */
     report: text('report'),
-    /** JSON of the leak's frame pairs for the evidence report (≈100 KB): kept out of `report`, which every list reads */
+    /**
+     * JSON of the leak's frame pairs for the evidence report (≈100 KB): kept out of `report`, which every list reads
+     */
     leakFrames: text('leak_frames'),
     /** JSON {stage, done, total} of a running analysis, written now and then by its worker */
     progress: text('progress'),

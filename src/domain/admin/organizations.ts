@@ -12,7 +12,10 @@ const MAX_PER_HOUR = 10_000_000;
 /** Licenses listed with each organization in the admin overview (activeLicenses counts them all). */
 export const LISTED_LICENSES = 100;
 
-/** The admin overview of organizations, with this month's streams, balance, keys and licenses (each with its watermarking flag). */
+/**
+ * The admin overview of organizations, with this month's streams, balance, keys and licenses (each with its
+ * watermarking flag).
+ */
 export async function listOrganizations(ctx: Context, page: { limit: number; offset: number }) {
   const orgs = await ctx.repos.organizations.listWithStats({ monthStart: monthStart(ctx.clock.now()), ...page });
   const licenses = await ctx.repos.licenses.activeFor(

@@ -112,7 +112,8 @@ async function chargeOnce(
   invoice: InvoiceRow,
   attempt: number,
 ): Promise<InvoiceCharge> {
-  // Not configured here (a command run without the processor's keys): a later attempt, by a server that has them, may be.
+  // Not configured here (a command run without the processor's keys): a later attempt, by a server that has them, may
+  // be.
   if (!ctx.cardProcessor) return { paid: false, reason: 'card payments are not configured on this deployment' };
   if (!org.fiatCustomerId)
     return { paid: false, reason: 'autopay by card needs the customer id (customerId in the autopay request)' };
@@ -135,7 +136,8 @@ async function chargeOnce(
       },
       { idempotencyKey: attempt === 1 ? `invoice:${invoice.id}` : `invoice:${invoice.id}:${attempt}` },
     );
-    // A bank debit clearing, or a payment waiting on the customer: its event pays the invoice; charging again could charge twice.
+    // A bank debit clearing, or a payment waiting on the customer: its event pays the invoice; charging again could
+    // charge twice.
     if (intent.status === 'processing' || intent.status === 'requires_action')
       return { paid: false, pending: true, reason: `the card payment is ${intent.status}` };
     if (intent.status !== 'succeeded') return { paid: false, reason: `the card payment is ${intent.status}` };

@@ -44,7 +44,9 @@ export interface ScanResult {
  */
 export const confirmedHead = (head: number, confirmations: number): number => head - Math.max(1, confirmations) + 1;
 
-/** Pending fund requests older than FUND_REQUEST_TTL_MS become expired (all hourly; an organization's on its deposits). */
+/**
+ * Pending fund requests older than FUND_REQUEST_TTL_MS become expired (all hourly; an organization's on its deposits).
+ */
 export const expireFundRequests = (ctx: Context, organizationId?: string): Promise<number> =>
   ctx.repos.deposits.expireFundRequests(ctx.clock.now() - FUND_REQUEST_TTL_MS, organizationId);
 

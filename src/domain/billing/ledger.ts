@@ -26,7 +26,10 @@ export interface Posting {
   idempotencyKey: string;
   reference?: string;
   memo?: string;
-  /** a debit that must be recorded even when the balance cannot cover it (money taken back: a reorg, a refund, a dispute) */
+  /**
+   * a debit that must be recorded even when the balance cannot cover it (money taken back: a reorg, a refund, a
+   * dispute)
+   */
   mayGoNegative?: boolean;
 }
 

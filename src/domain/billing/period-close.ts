@@ -5,7 +5,9 @@ import { closePeriod } from './invoicing.js';
 import { nextPeriod, type Period, periodLabel, periodOf, previousPeriod } from './periods.js';
 
 const PAGE = 500;
-/** The migration that brought billing: a deployment upgraded to it bills from that month on, not for the months before. */
+/**
+ * The migration that brought billing: a deployment upgraded to it bills from that month on, not for the months before.
+ */
 const BILLING_MIGRATION = 9;
 
 export interface CloseSummary {
@@ -22,7 +24,10 @@ export interface CloseSummary {
 export const billingSinceOf = async (ctx: Context): Promise<number> =>
   (await ctx.db.migratedAt(BILLING_MIGRATION)) ?? 0;
 
-/** An organization's first period not invoiced: the month after its last invoice, else the month it registered in or billing came in. */
+/**
+ * An organization's first period not invoiced: the month after its last invoice, else the month it registered in or
+ * billing came in.
+ */
 export function firstUninvoiced(
   org: { createdAt: number },
   lastInvoiced: number | undefined,
@@ -33,7 +38,10 @@ export function firstUninvoiced(
     : nextPeriod(periodOf(lastInvoiced));
 }
 
-/** The last period whose invoices are due: it ended at least the grace window ago (late events land on the right invoice). */
+/**
+ * The last period whose invoices are due: it ended at least the grace window ago (late events land on the right
+ * invoice).
+ */
 export const lastDuePeriod = (now: number, graceMs: number): Period => previousPeriod(periodOf(now - graceMs));
 
 /**
@@ -73,7 +81,10 @@ export async function closeDuePeriods(ctx: Context, options: { until?: Period } 
   }
 }
 
-/** Open invoices of organizations with APUSD autopay on: an autopay that failed for any reason but a short balance is tried again each pass. */
+/**
+ * Open invoices of organizations with APUSD autopay on: an autopay that failed for any reason but a short balance is
+ * tried again each pass.
+ */
 async function retryAutopay(ctx: Context, summary: CloseSummary): Promise<void> {
   try {
     await retryDueAutopay(ctx);
@@ -93,7 +104,8 @@ async function retryAutopay(ctx: Context, summary: CloseSummary): Promise<void> 
 
 /**
  * The server's period closer: looks once a minute (and at start) whether a period has ended (and
- * its grace window passed) and closes what is due. Every server runs one; the invoices' unique index keeps them from doubling.
+ * its grace window passed) and closes what is due. Every server runs one; the invoices' unique index keeps them from
+ * doubling.
  */
 export class PeriodCloser extends RepeatingPass {
   constructor(ctx: Context, everyMs = 60_000) {

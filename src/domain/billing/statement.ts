@@ -16,7 +16,9 @@ export interface Statement {
   invoiceTotal: number;
 }
 
-/** An organization's money as an operator sees it: balance, usage, recent ledger entries and invoices (bounded pages). */
+/**
+ * An organization's money as an operator sees it: balance, usage, recent ledger entries and invoices (bounded pages).
+ */
 export async function statementOf(
   ctx: Context,
   organizationId: string,

@@ -29,7 +29,8 @@ export interface LeakOf {
 
 /**
  * Opens a case for a leak on disk: checks what was asked (content, license, type, media), keeps
- * the leak in the spool and queues the case as `processing`. The case owns the file from here on; the file of a request that is
+ * the leak in the spool and queues the case as `processing`. The case owns the file from here on; the file of a request
+ * that is
  * refused, or whose case cannot be stored, is removed. `auth` is null for the platform operator.
  */
 export async function openCase(ctx: Context, auth: KeyAuth | null, upload: LeakUpload, of: LeakOf): Promise<CaseRow> {
@@ -127,7 +128,8 @@ export function completedOutcome(report: ForensicReport, now: number): CaseOutco
     supportedBits: report.supportedBits,
     matchedViewerId: report.evidence?.viewer.viewerId ?? null,
     matchedSessionId: report.evidence?.session.id ?? null,
-    // The frame pairs (≈100 KB) go beside the report: lists of cases read every report, only the evidence report reads them.
+    // The frame pairs (≈100 KB) go beside the report: lists of cases read every report, only the evidence report reads
+    // them.
     ...withFramesApart(report),
     completedAt: now,
   };

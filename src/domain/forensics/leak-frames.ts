@@ -21,7 +21,10 @@ export interface FramePair {
   original: string;
 }
 
-/** Three pairs show the alignment holds at the start, the middle and the end without weighing much (about 15 KB each inline). */
+/**
+ * Three pairs show the alignment holds at the start, the middle and the end without weighing much (about 15 KB each
+ * inline).
+ */
 const PAIRS = 3;
 const WIDTH = 320;
 /** Longer than the keyframe interval of the segments ingest writes (10 s) and of most encoders' defaults. */

@@ -51,7 +51,10 @@ export interface ForensicReport {
   supportedBits: number;
   /** the mark figure: the chance that a copy without this content's mark reads as strongly */
   markProbability: number;
-  /** the identification figure: the chance that an innocent fits the decided bits (null in reports made before it was computed) */
+  /**
+   * the identification figure: the chance that an innocent fits the decided bits (null in reports made before it was
+   * computed)
+   */
   identificationProbability: number | null;
   /** the identification figure a strong match needed when the case was decided */
   strongBelow?: number;
@@ -78,7 +81,9 @@ export interface ForensicReport {
   leak?: LeakRecord;
 }
 
-/** A report as stored: those of cases decided before the two figures carry the mark figure as falsePositiveProbability. */
+/**
+ * A report as stored: those of cases decided before the two figures carry the mark figure as falsePositiveProbability.
+ */
 export function normalizedReport(stored: ForensicReport & { falsePositiveProbability?: number }): ForensicReport {
   return {
     ...stored,

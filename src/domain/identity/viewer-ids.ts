@@ -64,7 +64,10 @@ function countersUpTo(levelIndex: number, margin: number): bigint {
 
 const shellsByMargin = new Map<number, Shell[]>();
 
-/** Each level's shell: its counters and its messages, with `margin` spare dimensions (ID_MARGIN); worked out once per margin. */
+/**
+ * Each level's shell: its counters and its messages, with `margin` spare dimensions (ID_MARGIN); worked out once per
+ * margin.
+ */
 function shells(margin: number): Shell[] {
   const known = shellsByMargin.get(margin);
   if (known) return known;

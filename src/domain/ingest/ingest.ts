@@ -160,7 +160,8 @@ export async function sweepAbandonedIngests(ctx: Context): Promise<string[]> {
 /**
  * `drm ingest`: probes the input (refusing one cut short or damaged), packages it as AES-128 HLS
  * (with variants A and B for --watermark), makes the thumbnail and preview, and publishes: the
- * files move into place in one rename and the catalog row follows. Any failure, or the signal, removes everything it wrote.
+ * files move into place in one rename and the catalog row follows. Any failure, or the signal, removes everything it
+ * wrote.
  */
 export async function ingestContent(ctx: Context, r: IngestRequest, hooks: IngestHooks = {}): Promise<IngestResult> {
   checkRequest(r);

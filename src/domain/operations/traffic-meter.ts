@@ -9,7 +9,10 @@ export const TRAFFIC_BUCKET_MS = 5_000;
 /** Buckets are kept this long (the live view needs a minute; the rest is for a look back). */
 const KEPT_MS = 60 * 60 * 1000;
 
-/** Session rows per insert: SQLite binds at most 32,766 values to a statement (a busy server has a row per session playing). */
+/**
+ * Session rows per insert: SQLite binds at most 32,766 values to a statement (a busy server has a row per session
+ * playing).
+ */
 const ROWS_PER_STATEMENT = 1000;
 
 type Counts = Omit<TrafficRow, 'bucketStart' | 'instanceId'>;

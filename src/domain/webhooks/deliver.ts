@@ -9,7 +9,9 @@ export const BACKOFF_MS = [30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_4
 export const MAX_ATTEMPTS = BACKOFF_MS.length + 1;
 const TIMEOUT_MS = 10_000;
 
-/** Why no answer came: fetch says only "fetch failed" and keeps the reason (refused address, DNS, reset) in its cause. */
+/**
+ * Why no answer came: fetch says only "fetch failed" and keeps the reason (refused address, DNS, reset) in its cause.
+ */
 function failureText(err: unknown): string {
   if (!(err instanceof Error)) return 'delivery failed';
   const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';

@@ -13,13 +13,21 @@ import { dot, pickNear, type TimeAlignment } from './align.js';
  * original, 70 ms for 10 minutes, on one core), paid only where the pirate cut.
  */
 
-/** A piece spans this many original frames of the leak (3 s at 25 fps): short enough to sit inside a 10-s segment mostly. */
+/**
+ * A piece spans this many original frames of the leak (3 s at 25 fps): short enough to sit inside a 10-s segment
+ * mostly.
+ */
 export const PIECE_FRAMES = 75;
 
-/** Playback speeds searched for a piece: ±10% in steps that the per-sample refinement (±3 frames) covers over a piece. */
+/**
+ * Playback speeds searched for a piece: ±10% in steps that the per-sample refinement (±3 frames) covers over a piece.
+ */
 export const SPEEDS = [0.9, 0.95, 1, 1.05, 1.1];
 
-/** A piece is taken where its best place correlates at least this well on average (the same pictures, not just similar ones). */
+/**
+ * A piece is taken where its best place correlates at least this well on average (the same pictures, not just similar
+ * ones).
+ */
 const MATCH = 0.7;
 
 /** A piece that fits this well near where the last one says it should be is not looked for anywhere else. */
@@ -129,7 +137,8 @@ export function realignPieces(
       ? [track.start + Math.round((position - track.position) * track.speed), PIECE_FRAMES / 3]
       : [time.predicted[ks[0] as number] as number, Math.max(PIECE_FRAMES / 3, DRIFT * span)];
     const near = bestPlace(ks, time, leak, original, Math.round(at - reach), Math.round(at + reach));
-    // where the pictures barely change (a slow pan) a wrong place near by can still look alike: only a sure fit stays near
+    // where the pictures barely change (a slow pan) a wrong place near by can still look alike: only a sure fit stays
+    // near
     const found =
       near.score >= SURE
         ? near

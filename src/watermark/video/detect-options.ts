@@ -22,7 +22,10 @@ export interface VideoDetectOptions extends DetectJob {
   nullPatterns?: number;
   /** where the working files go (a reference made from an original, the leak's proxies); the system's by default */
   tempDir?: string;
-  /** decode: leak samples (about every fourth frame) decoded of those expected; align: steps done of 2; score: frames scored */
+  /**
+   * decode: leak samples (about every fourth frame) decoded of those expected; align: steps done of 2; score: frames
+   * scored
+   */
   onProgress?: (stage: DetectStage, done: number, total: number) => void;
 }
 

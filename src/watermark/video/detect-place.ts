@@ -17,7 +17,9 @@ const SEARCH_FRAMES = 6;
 export interface PlacedLeak {
   /** the time alignment, refined frame by frame once the geometry is known */
   time: TimeAlignment;
-  /** the rectangle of the original (reference plane pixels) that the leak shows: its bounds where the map is projective */
+  /**
+   * the rectangle of the original (reference plane pixels) that the leak shows: its bounds where the map is projective
+   */
   rect: Rect;
   /** where each reference plane point is in the leak's proxy */
   map: Homography;

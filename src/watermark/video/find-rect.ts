@@ -55,7 +55,9 @@ interface RectSearch {
   /** one search-picture pixel, in original pixels */
   px: number;
   score: (rect: Rect, step: number) => number;
-  /** the rectangle of scale s (of the width) centred on (cx, cy), with the leak's aspect where it was cropped uniformly */
+  /**
+   * the rectangle of scale s (of the width) centred on (cx, cy), with the leak's aspect where it was cropped uniformly
+   */
   centred: (s: number, cx: number, cy: number) => Rect;
   fits: (r: Rect) => boolean;
 }
@@ -100,7 +102,9 @@ function untouchedFrame(search: RectSearch, whole: Rect): { rect: Rect; score: n
     : undefined;
 }
 
-/** Every scale from minScale to 1 in steps of 1%, at positions two search pixels apart, comparing every fourth pixel. */
+/**
+ * Every scale from minScale to 1 in steps of 1%, at positions two search pixels apart, comparing every fourth pixel.
+ */
 function coarseRect(search: RectSearch, minScale: number): Rect {
   const { width, height, px, centred, fits } = search;
   let coarse: { rect: Rect; score: number } = { rect: centred(1, width / 2, height / 2), score: -2 };

@@ -43,7 +43,10 @@ export interface LeakSamplingOptions {
   signal?: AbortSignal;
 }
 
-/** No part is shorter: a short leak would save a second or two and pay a second seek and process (not measured below this). */
+/**
+ * No part is shorter: a short leak would save a second or two and pay a second seek and process (not measured below
+ * this).
+ */
 const SHORTEST_PART = 30;
 
 interface Part {

@@ -14,7 +14,10 @@ import { markedCount, markedPlanes, type VideoMarkParams } from './mark.js';
 export class SegmentScore {
   private readonly m: Float64Array;
   private frameCount = 0;
-  /** Σ |o|² over the marked coefficients of every frame: what S grows by per unit of mark (S ≈ α·κ·energy for a mark kept at κ) */
+  /**
+   * Σ |o|² over the marked coefficients of every frame: what S grows by per unit of mark (S ≈ α·κ·energy for a mark
+   * kept at κ)
+   */
   private energy = 0;
 
   constructor(
@@ -66,7 +69,10 @@ export class SegmentScore {
   }
 }
 
-/** |c| of every coefficient of a level (sqrt of the squares: Math.hypot is several times slower, and its overflow care is not needed here). */
+/**
+ * |c| of every coefficient of a level (sqrt of the squares: Math.hypot is several times slower, and its overflow care
+ * is not needed here).
+ */
 function magnitudes(h: Transform['highpasses'][number]): Float64Array {
   const out = new Float64Array(h.re.length);
   for (let i = 0; i < out.length; i++) {

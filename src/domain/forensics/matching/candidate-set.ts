@@ -23,7 +23,10 @@ export interface CandidateFit {
   agreement: number;
   /** its probability of being the source, were the copy from one viewer, all candidates alike beforehand */
   posterior: number;
-  /** further segments after the leak's last one that would tell it apart from every other candidate that fits; null beyond one cycle */
+  /**
+   * further segments after the leak's last one that would tell it apart from every other candidate that fits; null
+   * beyond one cycle
+   */
   separatingSegments: number | null;
 }
 
@@ -94,7 +97,9 @@ export function separate(
   return { all, each, toName };
 }
 
-/** The candidates a weak result lists: those that fit, by viewer id (they are alike in every figure), at most LISTED. */
+/**
+ * The candidates a weak result lists: those that fit, by viewer id (they are alike in every figure), at most LISTED.
+ */
 export function listed(candidates: PackedCandidates, fitting: Int32Array): number[] {
   const ids = candidates.viewerIds;
   return [...fitting].sort((a, b) => ((ids[a] as string) < (ids[b] as string) ? -1 : 1)).slice(0, LISTED);

@@ -56,7 +56,10 @@ export function matchCandidates(
   return matchPackedCandidates(segments, packCandidates(candidates), options);
 }
 
-/** The verdict, on candidates packed once (packCandidates, CandidatePacker): a million read from the database, or one population matched many times. */
+/**
+ * The verdict, on candidates packed once (packCandidates, CandidatePacker): a million read from the database, or one
+ * population matched many times.
+ */
 export function matchPackedCandidates(
   segments: readonly Segment[],
   candidates: PackedCandidates,

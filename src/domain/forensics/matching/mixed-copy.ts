@@ -37,7 +37,8 @@ function averagedPair(facts: Facts, mark: number): MatchResult | undefined {
   return {
     ...blank(facts, mark),
     classification: 'mixed_copy',
-    // the same question as every verdict's figure (could an innocent fit the decided bits?); the pair's own is pairProbability
+    // the same question as every verdict's figure (could an innocent fit the decided bits?); the pair's own is
+    // pairProbability
     identificationProbability: identificationBound(othersThan(facts.census, ...pair), readings.decided),
     supportedBits: readings.decided.length,
     mixed: {

@@ -40,7 +40,10 @@ export interface MatchResult {
   matched?: { viewerId: string; binaryId: string; score: number; contradictions: number };
   /** the mark figure (see above) */
   markProbability: number;
-  /** the identification figure: for a strong match, the chance that the named is innocent; otherwise what naming the best fit would risk */
+  /**
+   * the identification figure: for a strong match, the chance that the named is innocent; otherwise what naming the
+   * best fit would risk
+   */
   identificationProbability: number;
   strongBelow: number;
   /** candidates whose ids agree with every decided position */
@@ -73,7 +76,10 @@ export interface MatchOptions {
   /** the secret mask of the viewer-id key (src/domain/identity/viewer-ids.ts): it places each id in its level */
   mask: bigint;
   strongBelow?: number;
-  /** candidates that stand for no person (the plain copy of unmarked sessions): never counted among the possible innocents */
+  /**
+   * candidates that stand for no person (the plain copy of unmarked sessions): never counted among the possible
+   * innocents
+   */
   standIns?: readonly string[];
   /** levelCensus(candidates, mask), when the same candidates are matched many times (benchmarks) */
   census?: LevelCensus;
