@@ -40,7 +40,10 @@ export const show = (opts: DbOptions & { org?: string; limit: string; upcoming?:
     const u = s.usage;
     out.write(`${s.organization.name} (${s.organization.id}), plan ${s.organization.plan}`);
     out.write(
-      `balance ${formatApusd(u.balanceMicro)} APUSD; pending ${formatApusd(u.pendingChargesMicro)}; this month (${periodLabel(u.period)}) ${u.totalStreams} streams, ${u.totalBytes} bytes, ${formatApusd(u.amountDueMicro)} due so far`,
+      `balance ${formatApusd(u.balanceMicro)} APUSD; ` +
+        `pending ${formatApusd(u.pendingChargesMicro)}; this month ` +
+        `(${periodLabel(u.period)}) ${u.totalStreams} streams, ${u.totalBytes} ` +
+        `bytes, ${formatApusd(u.amountDueMicro)} due so far`,
     );
     const since = s.organization.negativeSince;
     if (since !== null) {
@@ -114,7 +117,9 @@ async function showUpcoming(ctx: Context, out: Output, organizationId: string): 
   }
   const { draft } = u;
   out.write(
-    `upcoming invoice for ${periodLabel(draft.period)} as of ${date(u.asOf)} UTC (issued after ${date(u.finalizesAt)} UTC): ${formatApusd(draft.amountMicro)} APUSD, ${draft.totalStreams} streams, ${draft.totalBytes} bytes`,
+    `upcoming invoice for ${periodLabel(draft.period)} as of ${date(u.asOf)} UTC ` +
+      `(issued after ${date(u.finalizesAt)} UTC): ${formatApusd(draft.amountMicro)} ` +
+      `APUSD, ${draft.totalStreams} streams, ${draft.totalBytes} bytes`,
   );
   const rows = draft.lines.map(({ line, periodStart }) => [
     periodLabel(periodOf(periodStart)),
@@ -143,7 +148,8 @@ export const closePeriodCommand = (opts: DbOptions & { period?: string; invoiceG
       });
     else
       out.write(
-        `closed up to ${periodLabel(s.period)}: ${s.issued} invoice(s) issued${s.existing ? `, ${s.existing} issued before` : ''}`,
+        `closed up to ${periodLabel(s.period)}: ${s.issued} invoice(s) ` +
+          `issued${s.existing ? `, ${s.existing} issued before` : ''}`,
       );
     if (s.failed > 0)
       out.error(`drm: ${s.failed} organization(s) could not be closed or paid (see the log); run close-period again`);
@@ -157,7 +163,8 @@ export const credit = (opts: DbOptions & { org: string; amount: string; reason?:
     if (out.json) printJson(out, { success: true, applied, entry: ledgerEntryBody(entry, ctx.config.apiShape) });
     else if (!applied)
       out.write(
-        `credit ${opts.key} was made before (${formatApusd(entry.amountMicro)} APUSD on ${date(entry.createdAt)}): nothing more credited`,
+        `credit ${opts.key} was made before (${formatApusd(entry.amountMicro)} APUSD ` +
+          `on ${date(entry.createdAt)}): nothing more credited`,
       );
     else
       out.write(

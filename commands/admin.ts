@@ -112,7 +112,8 @@ export const license = (
     else {
       const what = opts.content === '*' ? `all ${opts.type}` : opts.content;
       out.write(
-        `license ${row.id}: organization ${opts.org} may stream ${what}, ${row.watermarkingEnabled ? 'watermarked per viewer' : 'unmarked (variant A for every viewer)'}`,
+        `license ${row.id}: organization ${opts.org} may ` +
+          `stream ${what}, ${row.watermarkingEnabled ? 'watermarked per viewer' : 'unmarked (variant A for every viewer)'}`,
       );
     }
     return 0;

@@ -88,7 +88,9 @@ export async function analyzeOnServer(leak: string, opts: AnalyzeOptions, out: O
       );
     } catch (err) {
       out.error(
-        `drm: case ${id} is decided, but its report could not be fetched: ${(err as Error).message} (GET /api/v1/forensics/cases/${id}/report fetches it again)`,
+        `drm: case ${id} is decided, but its report could not be ` +
+          `fetched: ${(err as Error).message} (GET /api/v1/forensics/cases/${id}/report ` +
+          `fetches it again)`,
       );
     }
     return code;

@@ -119,7 +119,9 @@ async function analyzeLocally(ctx: Context, out: Output, leak: string, opts: Ana
         writeReportFile(out, opts.report, await evidenceReport(ctx, outcome, 'operator'));
       } catch (err) {
         out.error(
-          `drm: case ${outcome.id} is decided, but its report could not be written: ${(err as Error).message} (drm cases show ${outcome.id} --report FILE tries again)`,
+          `drm: case ${outcome.id} is decided, but its report could not be ` +
+            `written: ${(err as Error).message} (drm cases show ${outcome.id} --report FILE ` +
+            `tries again)`,
         );
       }
     }

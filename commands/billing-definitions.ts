@@ -18,7 +18,8 @@ export function defineAdminBilling(admin: Command, run: Runner): void {
     billing
       .command('show')
       .description(
-        "an organization's balance, current usage, ledger and invoices (newest first); without --org, the organizations whose balance is below zero",
+        "an organization's balance, current usage, ledger and invoices (newest " +
+          'first); without --org, the organizations whose balance is below zero',
       )
       .option('--org <id>', 'organization id')
       .option('--limit <n>', 'ledger entries and invoices shown (at most 100)', '20')
@@ -33,7 +34,8 @@ export function defineAdminBilling(admin: Command, run: Runner): void {
       )
       .option(
         '--period <YYYY-MM>',
-        'close up to this month as soon as it has ended, without waiting for the grace window (what lands later goes on the next invoice as late usage)',
+        'close up to this month as soon as it has ended, without waiting for the ' +
+          'grace window (what lands later goes on the next invoice as late usage)',
       )
       .addOption(grace()),
   ).action(run(async () => (await import('./admin-billing.js')).closePeriodCommand));

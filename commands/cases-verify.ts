@@ -40,7 +40,8 @@ export async function casesVerify(file: string, opts: VerifyOptions): Promise<nu
     else {
       out.write(`${file}: ${intact ? 'intact and signed' : 'NOT INTACT'}`);
       out.write(
-        `  SHA-256    ${check.sha256} (${check.digestMatches ? 'matches the file' : 'does not match the file: it was changed'})`,
+        `  SHA-256    ${check.sha256} ` +
+          `(${check.digestMatches ? 'matches the file' : 'does not match the file: it was changed'})`,
       );
       out.write(`  signature  ${check.signatureValid ? 'valid' : 'INVALID'} (Ed25519)`);
       const whose =

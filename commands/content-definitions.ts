@@ -38,7 +38,8 @@ export function defineContent(program: Command, run: Runner): void {
     program
       .command('doctor')
       .description(
-        'check ffmpeg, ffprobe, the DTCWT and GPU backends, the data directory, its secret and database, the content store, and Chromium; each with its fix',
+        'check ffmpeg, ffprobe, the DTCWT and GPU backends, the data directory, its ' +
+          'secret and database, the content store, and Chromium; each with its fix',
       )
       // as drm serve takes it: with redirect, the store's bucket needs the CORS rule players in browsers use
       .addOption(

@@ -59,7 +59,8 @@ export const contentShow = (id: string, opts: DbOptions) =>
           .map(([k, v]) => [k, v as string]),
       );
       out.write(
-        `sessions ${refs.sessions} (${refs.liveSessions} playing now), licenses ${refs.licenses}, forensic cases ${refs.cases}`,
+        `sessions ${refs.sessions} (${refs.liveSessions} playing now), ` +
+          `licenses ${refs.licenses}, forensic cases ${refs.cases}`,
       );
     }
     return 0;
@@ -72,7 +73,8 @@ export const contentDelete = (id: string, opts: DbOptions & { force?: boolean })
     else if (d.outcome === 'removed') out.write(`deleted ${d.id}: files and catalog row removed`);
     else
       out.write(
-        `deleted ${d.id}: files removed; the row stays as a tombstone for the sessions and cases that name it${d.endedSessions ? `; ${d.endedSessions} session(s) ended` : ''}`,
+        `deleted ${d.id}: files removed; the row stays as a tombstone for the sessions ` +
+          `and cases that name it${d.endedSessions ? `; ${d.endedSessions} session(s) ended` : ''}`,
       );
     return 0;
   });

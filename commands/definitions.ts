@@ -8,7 +8,8 @@ export function defineDataCommands(program: Command, run: Runner): void {
     program
       .command('ingest <file>')
       .description(
-        'package a video or a track as AES-128 HLS (10-s segments) into the catalog; --watermark makes variants A and B',
+        'package a video or a track as AES-128 HLS (10-s segments) into the catalog; ' +
+          '--watermark makes variants A and B',
       )
       .requiredOption('--title <title>', 'catalog title')
       .addOption(new Option('--type <type>', 'what the file is').choices(['video', 'music']).makeOptionMandatory())
@@ -30,7 +31,9 @@ export function defineDataCommands(program: Command, run: Runner): void {
     program
       .command('analyze <leak>')
       .description(
-        'trace a leaked copy to the viewer who received it, on the local data directory or with --server on a running drm serve; exit 0 strong match, 2 weak match, 4 mixed copy, 3 no match, 1 error, 64 usage error',
+        'trace a leaked copy to the viewer who received it, on the local data ' +
+          'directory or with --server on a running drm serve; exit 0 strong match, 2 ' +
+          'weak match, 4 mixed copy, 3 no match, 1 error, 64 usage error',
       )
       .requiredOption('--content <id>', 'id of the content the leak was taken from')
       .addOption(

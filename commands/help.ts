@@ -9,7 +9,8 @@ export const EXAMPLES: Record<string, string[]> = {
   ingest: [
     'drm ingest film.mp4 --title "The Film" --type video --watermark',
     'drm ingest song.m4a --title "A Song" --type music --watermark --org ORG_ID',
-    'drm ingest film.mp4 --title "The Film" --type video --watermark --queue --wait --db postgres://drm@db/drm --store s3://drm-media/content',
+    'drm ingest film.mp4 --title "The Film" --type video --watermark --queue ' +
+      '--wait --db postgres://drm@db/drm --store s3://drm-media/content',
   ],
   analyze: [
     'drm analyze leak.mp4 --content CONTENT_ID --report case.html',
@@ -56,7 +57,9 @@ export const EXAMPLES: Record<string, string[]> = {
   ],
   top: [
     'drm top',
-    'DRM_ADMIN_TOKEN=$(drm admin token --wallet 0x1111111111111111111111111111111111111111) drm top --server http://127.0.0.1:8080',
+    'DRM_ADMIN_TOKEN=$(drm admin token --wallet ' +
+      '0x1111111111111111111111111111111111111111) drm top --server ' +
+      'http://127.0.0.1:8080',
   ],
   completion: ['drm completion bash >> ~/.bashrc', 'drm completion zsh >> ~/.zshrc'],
   worker: [

@@ -106,7 +106,11 @@ export function ingestedLine(result: IngestResult, by?: string): string {
   ]
     .filter(Boolean)
     .join(', ');
-  return `ingested "${result.title}" as ${result.contentId}: ${what}, ${result.duration} s in ${result.segmentCount} AES-128 segment(s), in ${result.seconds.toFixed(1)} s${by ? ` ${by}` : ''}`;
+  return (
+    `ingested "${result.title}" as ${result.contentId}: ${what}, ${result.duration} ` +
+    `s in ${result.segmentCount} AES-128 segment(s), in ${result.seconds.toFixed(1)} ` +
+    `s${by ? ` ${by}` : ''}`
+  );
 }
 
 /** `drm jobs show ID [--wait]`. */
@@ -119,7 +123,9 @@ export async function showJob(ctx: Context, out: Output, id: string, wait: boole
       ? `, ${view.progress.stage} ${Math.round(view.progress.done)}/${Math.round(view.progress.total)}`
       : '';
     out.write(
-      `job ${view.id}: ${view.status}${progress}; "${view.title}" (${view.type}) from ${view.source.name}, ${view.attempts} attempt(s)${view.worker ? `, worker ${view.worker}` : ''}`,
+      `job ${view.id}: ${view.status}${progress}; "${view.title}" (${view.type}) ` +
+        `from ${view.source.name}, ${view.attempts} ` +
+        `attempt(s)${view.worker ? `, worker ${view.worker}` : ''}`,
     );
     if (view.contentId) out.write(`content ${view.contentId}`);
     if (view.failureReason) out.write(`failed: ${view.failureReason}`);

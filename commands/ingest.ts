@@ -41,7 +41,8 @@ export function ingest(file: string, opts: IngestOptions): Promise<number> {
       throw badRequest('--wait goes with --queue (an ingest without --queue runs here and always waits)');
     if (opts.queue && typedOption(opts, 'backend'))
       throw badRequest(
-        "--backend applies to an ingest run here; a queued one is marked with its worker's backend (drm worker --backend)",
+        '--backend applies to an ingest run here; a queued one is marked with its ' +
+          "worker's backend (drm worker --backend)",
       );
     if (opts.queue) return ingestQueued(ctx, out, request, Boolean(opts.wait));
     const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
@@ -73,7 +74,9 @@ export function ingest(file: string, opts: IngestOptions): Promise<number> {
           out.write(`licensed to organization ${charge.organizationId}, ${fee}`);
         } else {
           out.write(
-            `license it with: drm admin license --org <organizationId> --content ${result.contentId} --type ${result.type}${result.isWatermarked ? ' --watermark' : ''}`,
+            `license it with: drm admin license --org <organizationId> ` +
+              `--content ${result.contentId} ` +
+              `--type ${result.type}${result.isWatermarked ? ' --watermark' : ''}`,
           );
         }
       }

@@ -44,11 +44,14 @@ export function cancelJobCommand(id: string, opts: DbOptions): Promise<number> {
   return withContext(opts, async (ctx, out) => {
     const { row, wasRunning } = await cancelJob(ctx, id);
     const days = SOURCE_KEPT_MS / 86_400_000;
-    const stops = `its worker ${row.worker} stops it within ${Math.ceil(ctx.config.analysisLeaseMs / 3000)} s and removes what it made`;
+    const stops =
+      `its worker ${row.worker} stops it ` +
+      `within ${Math.ceil(ctx.config.analysisLeaseMs / 3000)} s and removes what it made`;
     if (out.json) printJson(out, jobView(row));
     else
       out.write(
-        `cancelled ingest job ${row.id}${wasRunning ? `; ${stops}` : ''} (its source is kept ${days} days: drm jobs retry ${row.id} queues it again)`,
+        `cancelled ingest job ${row.id}${wasRunning ? `; ${stops}` : ''} (its source is ` +
+          `kept ${days} days: drm jobs retry ${row.id} queues it again)`,
       );
     return 0;
   });

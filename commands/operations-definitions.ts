@@ -7,7 +7,8 @@ export function defineOperations(program: Command, run: Runner): void {
     program
       .command('top')
       .description(
-        'live view of the service: sessions, traffic, the forensics queue, webhooks, recent cases and the billing period',
+        'live view of the service: sessions, traffic, the forensics queue, webhooks, ' +
+          'recent cases and the billing period',
       )
       .option('--server <url>', "read a running drm server's admin API instead of the database (with --token)")
       .addOption(

@@ -70,7 +70,9 @@ const SETTINGS: Setting[] = [
   },
   {
     flags: '--negative-grace <duration>',
-    help: 'how long a balance may stay below zero before new sessions are refused with 402, e.g. 72h, 3d, 0 (default 72h)',
+    help:
+      'how long a balance may stay below zero before new sessions are refused with ' +
+      '402, e.g. 72h, 3d, 0 (default 72h)',
     env: 'DRM_NEGATIVE_GRACE',
   },
   {

@@ -19,7 +19,8 @@ export async function serve(opts: DbOptions & ConfigInput): Promise<number> {
     out.error(
       isNewDeployment(config)
         ? `drm serve: starting, creating a new deployment in ${config.dataDir} (no database there yet)`
-        : `drm serve: starting on the deployment in ${config.dataDir} (database ${config.db.startsWith('postgres') ? 'postgres' : config.db})`,
+        : `drm serve: starting on the deployment in ${config.dataDir} ` +
+            `(database ${config.db.startsWith('postgres') ? 'postgres' : config.db})`,
     );
     ctx = await createContext(config);
     server = await startServer(ctx);
@@ -54,7 +55,8 @@ export async function serve(opts: DbOptions & ConfigInput): Promise<number> {
     const store = ctx.storage.backend.location;
     const delivery = config.storage.segmentDelivery === 'redirect' ? ', segments by redirect' : '';
     out.write(
-      `drm serve listening on ${server.url} (database ${dialect}, content ${store}${delivery}, api shape ${config.apiShape}${worker})`,
+      `drm serve listening on ${server.url} (database ${dialect}, ` +
+        `content ${store}${delivery}, api shape ${config.apiShape}${worker})`,
     );
   }
   return new Promise<number>((resolve) => {

@@ -12,7 +12,8 @@ export function defineStorage(program: Command, run: Runner): void {
   const setup = storage
     .command('setup')
     .description(
-      "create the store's bucket if missing and let browsers on the given origins fetch segments from it (CORS: GET and HEAD, Range)",
+      "create the store's bucket if missing and let browsers on the given origins " +
+        'fetch segments from it (CORS: GET and HEAD, Range)',
     )
     .option(
       '--origin <url>',

@@ -13,7 +13,9 @@ export async function storageSetup(opts: DbOptions & { origin?: string[] }): Pro
     else if (result.kind === 'file') out.write(`${result.store}: ${result.message}`);
     else {
       out.write(
-        `${result.store} at ${result.endpoint}: bucket ${result.bucket} ${result.bucketCreated ? 'created' : 'already there'}; CORS set, and read back as:`,
+        `${result.store} at ${result.endpoint}: ` +
+          `bucket ${result.bucket} ${result.bucketCreated ? 'created' : 'already there'}; ` +
+          `CORS set, and read back as:`,
       );
       printTable(
         out,

@@ -30,7 +30,9 @@ export function multipartWithFile(
     fields
       .map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`)
       .join('') +
-      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${headerSafe(path.basename(file))}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; ` +
+      `filename="${headerSafe(path.basename(file))}"\r\nContent-Type: ` +
+      `application/octet-stream\r\n\r\n`,
   );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   async function* parts() {

@@ -42,7 +42,8 @@ function existingKey(opts: WatermarkOptions): Buffer {
   if (!process.env.DRM_SECRET && !fs.existsSync(path.join(dir, 'secret.key'))) {
     throw new DrmError(
       'BAD_REQUEST',
-      `no secret: set DRM_SECRET or point --data-dir at the data directory of the deployment that marks and reads copies (${dir} has no secret.key)`,
+      `no secret: set DRM_SECRET or point --data-dir at the data directory of the ` +
+        `deployment that marks and reads copies (${dir} has no secret.key)`,
     );
   }
   return watermarkKey(loadServerSecret(dir));
@@ -114,14 +115,16 @@ export function embed(input: string, opts: WatermarkOptions & { bits: string; ou
         if (out.json) printJson(out, { output: opts.out, kind: 'video', contentId, bits, backend: copy.backend, ...r });
         else
           out.write(
-            `wrote ${opts.out}: ${r.frames} frames of ${r.width}x${r.height}, ${r.segments} segment(s) of ${SEGMENT_SECONDS} s marked for ${bits}`,
+            `wrote ${opts.out}: ${r.frames} frames of ${r.width}x${r.height}, ${r.segments} ` +
+              `segment(s) of ${SEGMENT_SECONDS} s marked for ${bits}`,
           );
       } else {
         const r = copy.result;
         if (out.json) printJson(out, { output: opts.out, kind: 'music', contentId, bits, ...r });
         else
           out.write(
-            `wrote ${opts.out}: ${r.segments} segment(s) of ${SEGMENT_SECONDS} s marked for ${bits}, mark at ${r.snrDb.toFixed(1)} dB below the music`,
+            `wrote ${opts.out}: ${r.segments} segment(s) of ${SEGMENT_SECONDS} s marked ` +
+              `for ${bits}, mark at ${r.snrDb.toFixed(1)} dB below the music`,
           );
       }
       return 0;
@@ -204,7 +207,8 @@ export function detect(leak: string, opts: WatermarkOptions & { original: string
     out.write(`bits: ${detection.bits}`);
     const decided = detection.segments.filter((s) => s.bit !== '?').length;
     out.write(
-      `${decided} of ${detection.segments.length} segment(s) decided (|z| ≥ 4); alignment ${JSON.stringify(detection.alignment)}`,
+      `${decided} of ${detection.segments.length} segment(s) decided (|z| ≥ 4); ` +
+        `alignment ${JSON.stringify(detection.alignment)}`,
     );
     return 0;
   });

@@ -71,6 +71,7 @@ function sayReady(ctx: Context, out: Output, w: { name: string; kinds: Set<JobKi
   if (out.json) out.write(JSON.stringify({ worker: w.name, jobs, backend: w.backend.name, db: database, store }));
   else
     out.write(
-      `drm worker ${w.name} taking ${jobs.join(' and ')} jobs (database ${database}, content ${store}, DTCWT backend ${w.backend.name})`,
+      `drm worker ${w.name} taking ${jobs.join(' and ')} jobs (database ${database}, ` +
+        `content ${store}, DTCWT backend ${w.backend.name})`,
     );
 }

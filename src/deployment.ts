@@ -13,7 +13,8 @@ import { DrmError } from './errors.js';
 const noDeployment = (what: string) =>
   new DrmError(
     'BAD_REQUEST',
-    `${what}: --data-dir (or DRM_DATA_DIR, --db) names no deployment; \`drm serve\` or \`drm migrate\` starts a new one`,
+    `${what}: --data-dir (or DRM_DATA_DIR, --db) names no deployment; \`drm serve\` ` +
+      `or \`drm migrate\` starts a new one`,
   );
 
 /** The checks that need no database connection: the SQLite file and the server secret are there. */

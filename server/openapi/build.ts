@@ -196,7 +196,11 @@ export const idempotencyKeyParam: Parameter = {
   in: 'header',
   required: false,
   description:
-    "1 to 255 visible ASCII characters, the organization's own for 24 h: a retry with the same key and body gets the first success again (header Idempotent-Replayed: true) and moves nothing; another body is 409 IDEMPOTENCY_KEY_REUSED, a retry while the first is still answered 409 CONFLICT. A failed request lets the key go.",
+    "1 to 255 visible ASCII characters, the organization's own for 24 h: a retry " +
+    'with the same key and body gets the first success again (header ' +
+    'Idempotent-Replayed: true) and moves nothing; another body is 409 ' +
+    'IDEMPOTENCY_KEY_REUSED, a retry while the first is still answered 409 ' +
+    'CONFLICT. A failed request lets the key go.',
   schema: { type: 'string', minLength: 1, maxLength: 255 },
 };
 export const errorResponse = responseRef;

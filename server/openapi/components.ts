@@ -107,21 +107,28 @@ export const SECURITY_SCHEMES = {
     type: 'http',
     scheme: 'bearer',
     description:
-      "The organization's API key (`drm_live_…`) as `Authorization: Bearer <API_KEY>` (spec section 5). The security requirement names the scope the endpoint needs (catalog, stream, billing, forensics); none listed means any scope.",
+      "The organization's API key (`drm_live_…`) as `Authorization: Bearer " +
+      '<API_KEY>` (spec section 5). The security requirement names the scope the ' +
+      'endpoint needs (catalog, stream, billing, forensics); none listed means any ' +
+      'scope.',
   },
   AdminToken: {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'JWT',
     description:
-      'A platform admin token from the SIWE sign-in (GET /api/v1/admin/auth/nonce, then POST /api/v1/admin/auth/verify), 12 hours, as `Authorization: Bearer <ACCESS_TOKEN>`.',
+      'A platform admin token from the SIWE sign-in (GET /api/v1/admin/auth/nonce, ' +
+      'then POST /api/v1/admin/auth/verify), 12 hours, as `Authorization: Bearer ' +
+      '<ACCESS_TOKEN>`.',
   },
   ViewerSession: {
     type: 'apiKey',
     in: 'query',
     name: 'session',
     description:
-      'The stream session id (from POST /api/v1/stream/{contentId}): the capability a player holds for the playlist, key and segments. A missing one is 400 BAD_REQUEST; an ended or expired one 403 SESSION_EXPIRED.',
+      'The stream session id (from POST /api/v1/stream/{contentId}): the capability ' +
+      'a player holds for the playlist, key and segments. A missing one is 400 ' +
+      'BAD_REQUEST; an ended or expired one 403 SESSION_EXPIRED.',
   },
 };
 

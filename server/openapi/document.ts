@@ -49,8 +49,13 @@ const TAGS = [
 const DESCRIPTION = [
   'Forensic DRM streaming: AES-128 HLS with per-viewer A/B watermarks, leak tracing and billing.',
   '',
-  'Errors are `{error, code, status}` (components.schemas.Error). Keyed responses carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.',
-  "Where the interface has two shapes, responses carry the union of both; where they collide (forensic confidence, the evidence chain, the case detail's nesting) the server's --api-shape decides, and this document is the one for the shape the server runs with.",
+  'Errors are `{error, code, status}` (components.schemas.Error). Keyed ' +
+    'responses carry X-RateLimit-Limit, X-RateLimit-Remaining and ' +
+    'X-RateLimit-Reset.',
+  'Where the interface has two shapes, responses carry the union of both; where ' +
+    "they collide (forensic confidence, the evidence chain, the case detail's " +
+    "nesting) the server's --api-shape decides, and this document is the one for " +
+    'the shape the server runs with.',
 ].join('\n');
 
 export interface DocumentOptions {

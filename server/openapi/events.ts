@@ -41,7 +41,8 @@ const EVENTS: Record<EventType, { summary: string; data: Record<string, Schema> 
   'invoice.payment_failed': { summary: 'Autopay could not pay an invoice', data: { ...invoice, reason: str() } },
   'balance.negative': {
     summary:
-      'The balance went below zero (money taken back after it was spent); new sessions are refused after the grace period',
+      'The balance went below zero (money taken back after it was spent); new ' +
+      'sessions are refused after the grace period',
     data: {
       balanceMicroApusd: int('millionths of APUSD, below 0'),
       since: time(),
@@ -87,7 +88,9 @@ function event(type: EventType): Operation {
     operationId: `event_${type.replace(/[._](\w)/g, (_, c: string) => c.toUpperCase())}`,
     summary,
     tags: ['Webhooks'],
-    description: `Retried with backoff (${BACKOFF_MS.map(wait).join(', ')}) until the receiver answers 2xx; attempts and responseCode show in GET /api/v1/webhook/deliveries.`,
+    description:
+      `Retried with backoff (${BACKOFF_MS.map(wait).join(', ')}) until the receiver ` +
+      `answers 2xx; attempts and responseCode show in GET /api/v1/webhook/deliveries.`,
     parameters: [
       header(
         'X-Service-Signature',

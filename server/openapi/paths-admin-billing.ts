@@ -63,7 +63,9 @@ export const ADMIN_BILLING_ENDPOINTS: Endpoint[] = [
       operationId: 'adminCredit',
       summary: "Credit an organization's balance",
       description:
-        'A repeated idempotencyKey makes one credit (applied false the second time); the same key with another amount is 409 IDEMPOTENCY_KEY_REUSED. Open invoices are paid from it when autopay is on.',
+        'A repeated idempotencyKey makes one credit (applied false the second time); ' +
+        'the same key with another amount is 409 IDEMPOTENCY_KEY_REUSED. Open ' +
+        'invoices are paid from it when autopay is on.',
       parameters: [orgId, idempotencyKeyParam],
       requestBody: jsonBody(
         object(

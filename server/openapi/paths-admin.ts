@@ -62,7 +62,10 @@ const signIn: Endpoint[] = [
       operationId: 'adminSignIn',
       summary: 'Exchange a signed EIP-4361 message for a 12-hour admin token',
       description:
-        "The message's domain must be the host the server is reached at (or --public-url's); its nonce is consumed once. A bad signature, domain, time or nonce is 401 INVALID_ADMIN_TOKEN; a wallet that is not granted admin 403 ADMIN_REQUIRED.",
+        "The message's domain must be the host the server is reached at (or " +
+        "--public-url's); its nonce is consumed once. A bad signature, domain, time " +
+        'or nonce is 401 INVALID_ADMIN_TOKEN; a wallet that is not granted admin 403 ' +
+        'ADMIN_REQUIRED.',
       requestBody: jsonBody(
         object({
           message: str('the EIP-4361 message', { maxLength: 4000 }),
@@ -163,7 +166,8 @@ const organizations: Endpoint[] = [
       operationId: 'adminSuspend',
       summary: 'Suspend an organization',
       description:
-        'Its keys get 403 ORGANIZATION_SUSPENDED (billing reads and payments excepted); emits organization.suspended. 409 when already suspended.',
+        'Its keys get 403 ORGANIZATION_SUSPENDED (billing reads and payments ' +
+        'excepted); emits organization.suspended. 409 when already suspended.',
       parameters: [orgId],
       requestBody: jsonBody(object({ reason: str(undefined, { maxLength: 500 }) }), { reason: 'unpaid invoices' }),
       responses: { '200': jsonResponse('suspended', ref('Success')), '404': notFound, '409': conflict },
@@ -216,7 +220,9 @@ const content: Endpoint[] = [
       operationId: 'adminDeleteContent',
       summary: 'Delete a content item: its files, licenses and row in one step',
       description:
-        'Refused (409) while sessions play it unless force=true, which ends them. A row that sessions or cases name stays as a tombstone (status deleted, no files): who streamed it is evidence.',
+        'Refused (409) while sessions play it unless force=true, which ends them. A ' +
+        'row that sessions or cases name stays as a tombstone (status deleted, no ' +
+        'files): who streamed it is evidence.',
       parameters: [
         contentId,
         queryParam('force', 'end the sessions playing it', {

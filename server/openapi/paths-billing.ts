@@ -102,7 +102,12 @@ const reads: Endpoint[] = [
     operation: keyed('billing', BILLING, {
       operationId: 'getUpcomingInvoice',
       summary: 'The next invoice as it stands now',
-      description: `The invoice the period closer will issue next, computed as the close computes it (subscriptions, usage at the organization's terms, late usage of earlier periods, amounts carried forward) and stored nowhere: the current month's, or between a month's end and its close (the grace window) that month's. With what autopay will do with it. ${SUSPENDED_MAY}`,
+      description:
+        `The invoice the period closer will issue next, computed as the close computes ` +
+        `it (subscriptions, usage at the organization's terms, late usage of earlier ` +
+        `periods, amounts carried forward) and stored nowhere: the current month's, or ` +
+        `between a month's end and its close (the grace window) that month's. With what ` +
+        `autopay will do with it. ${SUSPENDED_MAY}`,
       responses: { '200': jsonResponse('the upcoming invoice', ref('UpcomingInvoice')) },
     }),
   },
@@ -142,7 +147,9 @@ const changes: Endpoint[] = [
     operation: keyed('billing', BILLING, {
       operationId: 'fund',
       summary: 'Fund the balance by APUSD transfer or card payment',
-      description: `${SUSPENDED_MAY} 422 when the method is not configured on this deployment. A card payment intent's own idempotency key at the processor derives from the Idempotency-Key.`,
+      description:
+        `${SUSPENDED_MAY} 422 when the method is not configured on this deployment. A ` +
+        `card payment intent's own idempotency key at the processor derives from the Idempotency-Key.`,
       parameters: [idempotencyKeyParam],
       requestBody: jsonBody(
         object(
@@ -181,7 +188,9 @@ const changes: Endpoint[] = [
       operationId: 'subscribe',
       summary: 'Subscribe to a product, monthly or yearly',
       description:
-        'A product already subscribed is 409 CONFLICT: cancel it first to change the interval. A White-Label contract runs by the year only. A balance below zero for longer than the grace (--negative-grace) is 402.',
+        'A product already subscribed is 409 CONFLICT: cancel it first to change the ' +
+        'interval. A White-Label contract runs by the year only. A balance below zero ' +
+        'for longer than the grace (--negative-grace) is 402.',
       parameters: [idempotencyKeyParam],
       requestBody: jsonBody(
         object({
@@ -215,7 +224,12 @@ const changes: Endpoint[] = [
       operationId: 'cardProcessorEvent',
       summary: "The card processor's signed events",
       description:
-        "Called by the card processor, not by organizations: the Stripe-Signature header over the raw body (300 s tolerance) is the authentication. Each event's object is fetched from the processor before anything moves. A payment_intent.succeeded is credited once (credited); charge.refunded, charge.dispute.created and charge.dispute.closed take money back or give it back (reversed); other events are acknowledged.",
+        'Called by the card processor, not by organizations: the Stripe-Signature ' +
+        'header over the raw body (300 s tolerance) is the authentication. Each ' +
+        "event's object is fetched from the processor before anything moves. A " +
+        'payment_intent.succeeded is credited once (credited); charge.refunded, ' +
+        'charge.dispute.created and charge.dispute.closed take money back or give it ' +
+        'back (reversed); other events are acknowledged.',
       parameters: [
         {
           name: 'Stripe-Signature',

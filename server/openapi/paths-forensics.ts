@@ -36,7 +36,11 @@ export const FORENSIC_ENDPOINTS: Endpoint[] = [
       operationId: 'analyzeLeak',
       summary: 'Analyse a leaked file and open a forensic case',
       description:
-        "The upload streams to disk under the server's upload limit (413 beyond it). Short leaks are decided within the request; with async=true the answer is 202 at once and the case is analysed by the queue (poll GET /api/v1/forensics/cases/{caseId}). The caller sees identities of its own organization's viewers only.",
+        "The upload streams to disk under the server's upload limit (413 beyond it). " +
+        'Short leaks are decided within the request; with async=true the answer is ' +
+        '202 at once and the case is analysed by the queue (poll GET ' +
+        '/api/v1/forensics/cases/{caseId}). The caller sees identities of its own ' +
+        "organization's viewers only.",
       parameters: [
         queryParam('async', 'answer 202 at once and analyse in the background', {
           type: 'string',
@@ -69,7 +73,8 @@ export const FORENSIC_ENDPOINTS: Endpoint[] = [
       operationId: 'getCase',
       summary: 'One case with its evidence chain and the numbers behind it',
       description:
-        "Shape A: the case fields flat with evidenceChain; Shape B: {case, evidenceChain}. This document follows the server's --api-shape.",
+        'Shape A: the case fields flat with evidenceChain; Shape B: {case, ' +
+        "evidenceChain}. This document follows the server's --api-shape.",
       parameters: [caseId],
       responses: { '200': jsonResponse('the case', ref('CaseDetail')), '404': notFound },
     }),
@@ -81,7 +86,11 @@ export const FORENSIC_ENDPOINTS: Endpoint[] = [
       operationId: 'getCaseReport',
       summary: 'The case as one self-contained HTML evidence report',
       description:
-        "For an investigator to hand to a lawyer: the evidence chain, the leak's SHA-256, size and duration, each segment's z against the threshold, the false-positive probability explained, frame thumbnails, the method. No external assets; sent as an attachment (case-{caseId}.html) under a Content-Security-Policy that loads and runs nothing.",
+        "For an investigator to hand to a lawyer: the evidence chain, the leak's " +
+        "SHA-256, size and duration, each segment's z against the threshold, the " +
+        'false-positive probability explained, frame thumbnails, the method. No ' +
+        'external assets; sent as an attachment (case-{caseId}.html) under a ' +
+        'Content-Security-Policy that loads and runs nothing.',
       parameters: [caseId],
       responses: {
         '200': {

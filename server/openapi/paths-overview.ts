@@ -113,7 +113,8 @@ export const OVERVIEW_ENDPOINTS: Endpoint[] = [
     operation: admin('Admin', {
       operationId: 'adminOverview',
       summary:
-        "The live view: sessions, traffic, the forensics and ingest queues, webhooks, recent cases, the period's billing",
+        'The live view: sessions, traffic, the forensics and ingest queues, webhooks, ' +
+        "recent cases, the period's billing",
       description: 'One read of the database, the same on every server; sent with Cache-Control: no-store.',
       responses: { '200': jsonResponse('the overview', { $ref: '#/components/schemas/Overview' }) },
     }),

@@ -48,7 +48,9 @@ const operations: Endpoint[] = [
       operationId: 'metrics',
       summary: 'Prometheus metrics',
       description:
-        'Requests by method, route pattern and status, latency, sessions, segment bytes, forensic cases and webhook deliveries by status; never an id or a key.',
+        'Requests by method, route pattern and status, latency, sessions, segment ' +
+        'bytes, forensic cases and webhook deliveries by status; never an id or a ' +
+        'key.',
       responses: {
         '200': {
           description: 'Prometheus text exposition format',
@@ -88,7 +90,8 @@ const auth: Endpoint[] = [
       operationId: 'register',
       summary: 'Register an organization',
       description:
-        'Returns the API key and the webhook secret, shown once. Limited per client address and hour (X-RateLimit headers).',
+        'Returns the API key and the webhook secret, shown once. Limited per client ' +
+        'address and hour (X-RateLimit headers).',
       requestBody: jsonBody(
         object(
           {

@@ -21,7 +21,8 @@ const CATALOG = 'Catalog';
 const STREAM = 'Streaming';
 const contentId = pathParam('contentId', 'the content item', uuid());
 const PRIVATE =
-  "Sent with Cache-Control: private, no-store, and Access-Control-Allow-Origin: * (players run on the organizations' own sites).";
+  'Sent with Cache-Control: private, no-store, and Access-Control-Allow-Origin: ' +
+  "* (players run on the organizations' own sites).";
 
 function picture(file: string, type: string, what: string): Endpoint {
   return {
@@ -85,7 +86,8 @@ const streamBody = object(
     viewerId: str("Shape B: the organization's own id for the viewer, on its word", { minLength: 1, maxLength: 256 }),
   },
   ['viewerToken', 'walletAddress', 'viewerId'],
-  "With a valid viewerToken the viewer is the token's subject; else viewerId names one; with neither a random viewer is made.",
+  "With a valid viewerToken the viewer is the token's subject; else viewerId " +
+    'names one; with neither a random viewer is made.',
 );
 
 const endSession = (operationId: string, path: string, param: string, shape: string): Endpoint => ({
@@ -108,7 +110,11 @@ const stream: Endpoint[] = [
       operationId: 'createSession',
       summary: 'Start a stream session for a viewer (spec: POST /api/v1/stream/{contentId})',
       description:
-        'Needs a license for the content (403 LICENSE_REQUIRED); a blocked viewer is 403 VIEWER_BLOCKED; over the monthly stream limit 429. A new viewer gets a permanent binaryId and a wallet (event viewer.created); every session emits viewer.stream. The path shares its template with the Shape B DELETE of a session, so it is named {id}.',
+        'Needs a license for the content (403 LICENSE_REQUIRED); a blocked viewer is ' +
+        '403 VIEWER_BLOCKED; over the monthly stream limit 429. A new viewer gets a ' +
+        'permanent binaryId and a wallet (event viewer.created); every session emits ' +
+        'viewer.stream. The path shares its template with the Shape B DELETE of a ' +
+        'session, so it is named {id}.',
       parameters: [pathParam('id', 'the content id', uuid())],
       requestBody: jsonBody(streamBody, { viewerId: 'viewer-42' }, false),
       responses: { '201': jsonResponse('the session', ref('CreatedSession')), '404': notFound },
@@ -120,7 +126,10 @@ const stream: Endpoint[] = [
     operation: capability(STREAM, {
       operationId: 'getPlaylist',
       summary: "The session's HLS playlist",
-      description: `AES-128 (#EXT-X-KEY with the key URI below), #EXT-X-TARGETDURATION:10; segment URIs are /api/v1/stream/{contentId}/segment/{n}.ts?session=…, served per viewer from variant A or B. ${PRIVATE}`,
+      description:
+        `AES-128 (#EXT-X-KEY with the key URI below), #EXT-X-TARGETDURATION:10; segment ` +
+        `URIs are /api/v1/stream/{contentId}/segment/{n}.ts?session=…, served per viewer ` +
+        `from variant A or B. ${PRIVATE}`,
       parameters: [contentId],
       responses: {
         '200': {
@@ -154,7 +163,9 @@ const stream: Endpoint[] = [
     operation: capability(STREAM, {
       operationId: 'getSegment',
       summary: 'One encrypted MPEG-TS segment',
-      description: `Segment s comes from variant A when bit (s mod 40) of the viewer's binaryId is 0, from B when it is 1. ${PRIVATE}`,
+      description:
+        `Segment s comes from variant A when bit (s mod 40) of the viewer's binaryId is ` +
+        `0, from B when it is 1. ${PRIVATE}`,
       parameters: [
         contentId,
         pathParam('seg', 'the segment number, optionally with .ts', { type: 'string', pattern: '^\\d{1,9}(\\.ts)?$' }),

@@ -91,7 +91,10 @@ const Subscription = object({
 /** POST /billing/fund answers per method and per step (funding.ts, card-funding.ts). */
 const FundResult = {
   description:
-    "APUSD: where to send the transfer (status pending until it is read from the chain), with Shape B's success, newBalance and transactionId. Card: the payment intent's clientSecret to confirm, or, given a paymentIntentId, the settled balance.",
+    'APUSD: where to send the transfer (status pending until it is read from the ' +
+    "chain), with Shape B's success, newBalance and transactionId. Card: the " +
+    "payment intent's clientSecret to confirm, or, given a paymentIntentId, the " +
+    'settled balance.',
   anyOf: [
     object({
       method: { type: 'string', const: 'apusd' },

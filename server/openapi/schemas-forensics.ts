@@ -70,7 +70,8 @@ function caseFields(shape: ApiShape): Record<string, Schema> {
       object(
         { stage: str('decoding, aligning, scoring frames, matching…'), done: num(), total: num() },
         [],
-        'only while status is processing: what the analysis is doing, as its server or worker last wrote it (null before it starts)',
+        'only while status is processing: what the analysis is doing, as its server ' +
+          'or worker last wrote it (null before it starts)',
       ),
     ),
     binaryId: nullable(str("the leak's fingerprint; ? marks bits the leak does not decide")),
@@ -130,7 +131,8 @@ const Analysis = object({
   markProbability: probability("the mark figure: the chance that a copy without this content's mark reads as strongly"),
   identificationProbability: nullable(
     probability(
-      'the identification figure: the chance that an innocent viewer fits the decided bits (null for cases decided before it was computed)',
+      'the identification figure: the chance that an innocent viewer fits the ' +
+        'decided bits (null for cases decided before it was computed)',
     ),
   ),
   strongBelow: nullable(num('the identification figure a strong match needed')),

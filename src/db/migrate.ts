@@ -22,7 +22,8 @@ export async function migrate(
   let applied = 0;
   try {
     await target.exec(
-      `create table if not exists drm_migrations (version integer primary key, name text not null, applied_at ${big} not null)`,
+      `create table if not exists drm_migrations (version integer primary key, name ` +
+        `text not null, applied_at ${big} not null)`,
     );
     const done = new Set((await target.query('select version from drm_migrations')).map((r) => Number(r.version)));
     const pending = migrations.filter((m) => !done.has(m.version));
@@ -31,7 +32,8 @@ export async function migrate(
       try {
         await target.exec(m.sql);
         await target.exec(
-          `insert into drm_migrations (version, name, applied_at) values (${m.version}, '${m.name.replace(/'/g, "''")}', ${clock.now()})`,
+          `insert into drm_migrations (version, name, applied_at) values (${m.version}, ` +
+            `'${m.name.replace(/'/g, "''")}', ${clock.now()})`,
         );
         if (dialect === 'postgres') await target.exec('commit');
       } catch (err) {

@@ -29,7 +29,8 @@ export class TransactionScope {
   refuseInside(what: string): void {
     if (this.openCount > 0 && this.storage.getStore()) {
       throw new Error(
-        `${what} was used inside a transaction: use the context (or repositories) the transaction handed to its function`,
+        `${what} was used inside a transaction: use the context (or repositories) the ` +
+          `transaction handed to its function`,
       );
     }
   }

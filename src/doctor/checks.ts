@@ -105,7 +105,9 @@ function deploymentChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
           name: 'server secret',
           status: 'fail',
           detail: 'no secret.key and no DRM_SECRET',
-          fix: 'drm serve makes one on a new deployment; for an existing one, restore secret.key (marks cannot be read without it)',
+          fix:
+            'drm serve makes one on a new deployment; for an existing one, restore ' +
+            'secret.key (marks cannot be read without it)',
         },
   ];
 }

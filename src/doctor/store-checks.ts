@@ -75,7 +75,9 @@ async function bucketCheck(s3: S3Client, where: Where): Promise<Check> {
     return {
       name,
       status: 'ok',
-      detail: `${where.store} at ${where.endpoint} answers (${listed.KeyCount ? 'content under the prefix' : 'nothing under the prefix yet'})`,
+      detail:
+        `${where.store} at ${where.endpoint} answers ` +
+        `(${listed.KeyCount ? 'content under the prefix' : 'nothing under the prefix yet'})`,
     };
   } catch (err) {
     return { name, status: 'fail', ...failure(err, where, 'listing the bucket') };
@@ -110,7 +112,8 @@ async function corsCheck(s3: S3Client, where: Where): Promise<Check> {
   if (!rule) {
     const others = rules.length > 0 ? ` (it has ${rules.length} other rule${rules.length === 1 ? '' : 's'})` : '';
     return warn(
-      `no CORS rule ${PLAYER_RULE_ID} on bucket ${where.bucket}${others}: with --segment-delivery redirect, browsers refuse every segment`,
+      `no CORS rule ${PLAYER_RULE_ID} on bucket ${where.bucket}${others}: with ` +
+        `--segment-delivery redirect, browsers refuse every segment`,
       'run drm storage setup',
     );
   }
@@ -118,14 +121,17 @@ async function corsCheck(s3: S3Client, where: Where): Promise<Check> {
   // After the server's cross-origin 302 a browser sends `Origin: null` (storage setup's note): only * admits it.
   if (!origins.includes('*')) {
     return warn(
-      `rule ${PLAYER_RULE_ID} allows ${origins.join(', ')}: pages on another origin than drm serve reach the store with Origin: null after the 302, which only * lets in`,
+      `rule ${PLAYER_RULE_ID} allows ${origins.join(', ')}: pages on another origin ` +
+        `than drm serve reach the store with Origin: null after the 302, which only * lets in`,
       'run drm storage setup without --origin (it allows *)',
     );
   }
   return {
     name,
     status: 'ok',
-    detail: `rule ${PLAYER_RULE_ID} lets players in browsers fetch redirected segments (${(rule.AllowedMethods ?? []).join(', ')} from *)`,
+    detail:
+      `rule ${PLAYER_RULE_ID} lets players in browsers fetch redirected segments ` +
+      `(${(rule.AllowedMethods ?? []).join(', ')} from *)`,
   };
 }
 
@@ -152,7 +158,9 @@ function failure(err: unknown, where: Where, doing: string): Failure {
   if (status === 403)
     return {
       detail,
-      fix: 'let these credentials list, read, write and delete objects in the bucket (s3:ListBucket, GetObject, PutObject, DeleteObject)',
+      fix:
+        'let these credentials list, read, write and delete objects in the bucket ' +
+        '(s3:ListBucket, GetObject, PutObject, DeleteObject)',
     };
   return { detail, fix: "see the store's own log for this refusal" };
 }

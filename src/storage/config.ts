@@ -44,7 +44,8 @@ export function resolveStorageConfig(input: StorageInput, env: NodeJS.ProcessEnv
     throw badRequest(`--segment-delivery must be proxy or redirect, got ${JSON.stringify(delivery)}`);
   if (delivery === 'redirect' && store.kind !== 's3')
     throw badRequest(
-      '--segment-delivery redirect needs an object store (--store s3://bucket/prefix): a disk has no URLs to redirect to',
+      '--segment-delivery redirect needs an object store (--store ' +
+        's3://bucket/prefix): a disk has no URLs to redirect to',
     );
   return {
     store,
@@ -64,7 +65,8 @@ export function parseStore(raw: string | undefined, defaultRoot: string): StoreS
   const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(raw);
   if (!m)
     throw badRequest(
-      `--store must be file:DIR or s3://bucket/prefix (a bucket name of 3-63 lower-case letters, digits, dots and hyphens), got ${JSON.stringify(raw)}`,
+      `--store must be file:DIR or s3://bucket/prefix (a bucket name of 3-63 ` +
+        `lower-case letters, digits, dots and hyphens), got ${JSON.stringify(raw)}`,
     );
   return { kind: 's3', bucket: m[1] as string, prefix: (m[2] ?? '').replace(/^\/+|\/+$/g, '') };
 }

@@ -41,7 +41,8 @@ export function storeError(
   if (name === 'CredentialsProviderError') return fail(`no credentials for the store: ${CREDENTIALS}`);
   if (status === undefined && (UNREACHABLE.has(code ?? '') || UNREACHABLE.has(name))) {
     return fail(
-      `cannot reach ${where.endpoint} (${code ?? name}): is the store running, and is --s3-endpoint (DRM_S3_ENDPOINT) right?`,
+      `cannot reach ${where.endpoint} (${code ?? name}): is the store running, and is ` +
+        `--s3-endpoint (DRM_S3_ENDPOINT) right?`,
     );
   }
   if (
@@ -60,12 +61,14 @@ export function storeError(
   }
   if (name === 'AccessDenied' || status === 403) {
     return fail(
-      `access denied to bucket ${where.bucket}: it belongs to another account, or these credentials may not manage it (they need s3:CreateBucket, s3:GetBucketCORS and s3:PutBucketCORS)`,
+      `access denied to bucket ${where.bucket}: it belongs to another account, or ` +
+        `these credentials may not manage it (they need s3:CreateBucket, s3:GetBucketCORS and s3:PutBucketCORS)`,
     );
   }
   if (name === 'NotImplemented' || status === 501) {
     return fail(
-      "the store does not implement bucket CORS: set it in the store's own settings, or serve segments by proxy (--segment-delivery proxy)",
+      "the store does not implement bucket CORS: set it in the store's own " +
+        'settings, or serve segments by proxy (--segment-delivery proxy)',
     );
   }
   return fail(`${name || 'error'}${status ? ` (HTTP ${status})` : ''}: ${e.message ?? String(err)}`);

@@ -56,7 +56,8 @@ export function parseOrigins(raw: string[] | undefined): string[] {
         if (origin === '*') return origin;
         if (!/^https?:\/\/[^/\s?#]+$/.test(origin) || origin.split('*').length > 2) {
           throw badRequest(
-            `--origin must be * or an origin such as https://player.example (scheme, host and port, no path; at most one *), got ${JSON.stringify(o)}`,
+            `--origin must be * or an origin such as https://player.example (scheme, host ` +
+              `and port, no path; at most one *), got ${JSON.stringify(o)}`,
           );
         }
         return origin;
@@ -92,8 +93,10 @@ const view = (r: CORSRule): CorsRuleView => ({
 // After a cross-origin redirect a browser sends `Origin: null` (the Fetch standard's tainted
 // origin), so a named origin matches only while the page shares drm serve's origin.
 const NAMED_ORIGINS_NOTE =
-  "with --segment-delivery redirect, a player whose page is on another origin than drm serve reaches the store with 'Origin: null' " +
-  "after the server's 302 (the browser hides the page's origin), which only '*' lets through; named origins serve pages on the server's own origin";
+  'with --segment-delivery redirect, a player whose page is on another origin ' +
+  "than drm serve reaches the store with 'Origin: null' " +
+  "after the server's 302 (the browser hides the page's origin), which only '*' " +
+  "lets through; named origins serve pages on the server's own origin";
 
 /**
  * Readies an object store for players in browsers: creates the bucket when it is missing and

@@ -162,7 +162,8 @@ async function main(): Promise<void> {
     const biome = path.resolve(dir, '../../../node_modules/.bin/biome');
     execFileSync(biome, ['format', '--write', path.join(dir, 'steps')], { stdio: 'ignore' });
     console.log(
-      `db:generate: wrote migration ${step.version} (${step.name}) to ${path.relative(process.cwd(), path.join(dir, 'steps'))}`,
+      `db:generate: wrote migration ${step.version} (${step.name}) ` +
+        `to ${path.relative(process.cwd(), path.join(dir, 'steps'))}`,
     );
   }
 }

@@ -45,7 +45,8 @@ export async function creditBalance(ctx: Context, organizationId: string, body: 
   if (!posted.applied && posted.entry.amountMicro !== micro) {
     throw new DrmError(
       'IDEMPOTENCY_KEY_REUSED',
-      `idempotencyKey ${key} credited ${formatApusd(posted.entry.amountMicro)} APUSD before, not ${formatApusd(micro)} APUSD`,
+      `idempotencyKey ${key} credited ${formatApusd(posted.entry.amountMicro)} APUSD ` +
+        `before, not ${formatApusd(micro)} APUSD`,
     );
   }
   await payOpenInvoices(ctx, organizationId);

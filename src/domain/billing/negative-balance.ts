@@ -30,6 +30,7 @@ export function refuseWhileNegative(ctx: Context, org: OrganizationRow, what: st
   if (ctx.clock.now() < from) return;
   throw new DrmError(
     'INSUFFICIENT_BALANCE',
-    `${what} refused: the balance is ${formatApusd(org.apusdBalanceMicro)} APUSD, below zero since ${iso(org.negativeSince)}; fund the balance back to zero to go on`,
+    `${what} refused: the balance is ${formatApusd(org.apusdBalanceMicro)} APUSD, ` +
+      `below zero since ${iso(org.negativeSince)}; fund the balance back to zero to go on`,
   );
 }

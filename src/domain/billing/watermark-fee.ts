@@ -49,8 +49,10 @@ export async function chargeWatermarkFee(
       if (!(err instanceof DrmError && err.code === 'INSUFFICIENT_BALANCE')) throw err;
       throw new DrmError(
         'INSUFFICIENT_BALANCE',
-        `the watermark fee of ${formatApusd(fee)} APUSD is more than the balance of ${formatApusd(org.apusdBalanceMicro)} APUSD: ` +
-          `credit it (drm admin billing credit --org ${org.id} --amount …) or waive the fee with a Watermark Pass (drm admin billing pass --org ${org.id} --days …)`,
+        `the watermark fee of ${formatApusd(fee)} APUSD is more than the balance ` +
+          `of ${formatApusd(org.apusdBalanceMicro)} APUSD: ` +
+          `credit it (drm admin billing credit --org ${org.id} --amount …) or waive the ` +
+          `fee with a Watermark Pass (drm admin billing pass --org ${org.id} --days …)`,
       );
     });
   return { ...base, feeMicro: fee };

@@ -53,7 +53,8 @@ export async function checkAnalysis(
   }
   if (!kinds.includes(contentType)) {
     throw badRequest(
-      `the leak holds no ${contentType === 'video' ? 'video' : 'audio'} stream to compare with the ${contentType} content`,
+      `the leak holds no ${contentType === 'video' ? 'video' : 'audio'} stream to ` +
+        `compare with the ${contentType} content`,
     );
   }
   return content;
@@ -70,7 +71,8 @@ async function referenceOf(ctx: Context, content: ContentRow): Promise<string> {
   const missing = () =>
     new DrmError(
       'CONFLICT',
-      `content ${content.id} has no detection reference (it was ingested before drm kept one): ingest it again to analyse its leaks`,
+      `content ${content.id} has no detection reference (it was ingested before drm ` +
+        `kept one): ingest it again to analyse its leaks`,
     );
   if (!content.storagePath) throw missing();
   try {

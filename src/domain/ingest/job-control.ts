@@ -60,7 +60,9 @@ export async function retryJob(ctx: Context, id: string): Promise<IngestJobRow> 
 function sourceGone(row: IngestJobRow): Error {
   const days = SOURCE_KEPT_MS / (24 * 3600_000);
   return badRequest(
-    `the source of ingest job ${row.id} (${row.sourceName}) is no longer kept (a failed or cancelled job keeps it ${days} days); queue the file again with drm ingest FILE --queue`,
+    `the source of ingest job ${row.id} (${row.sourceName}) is no longer kept (a ` +
+      `failed or cancelled job keeps it ${days} days); queue the file again with drm ` +
+      `ingest FILE --queue`,
   );
 }
 

@@ -192,7 +192,8 @@ export class LeasedJobRunner<Job, Result> {
     }
     if (settled === 'lost')
       ctx.log.warn(
-        `${jobs.noun} is no longer this worker's (its lease lapsed and another took it, or it was cancelled); its end is left as it is`,
+        `${jobs.noun} is no longer this worker's (its lease lapsed and another took it, ` +
+          `or it was cancelled); its end is left as it is`,
         fields,
       );
     else if (settled !== 'left')

@@ -65,7 +65,8 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
   const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
   if (isIP(host) ? isPrivateAddress(host) : LOCAL_NAMES.test(host) || (await resolvesPrivate(host))) {
     throw badRequest(
-      'webhookUrl points to a loopback or private address; the server refuses those unless started with --allow-private-webhooks',
+      'webhookUrl points to a loopback or private address; the server refuses those ' +
+        'unless started with --allow-private-webhooks',
     );
   }
   return url;

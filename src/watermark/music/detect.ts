@@ -147,7 +147,8 @@ async function detectAtSpeed(
   if (!best)
     throw new DrmError(
       'BAD_REQUEST',
-      `the leak does not match the original: its onsets line up at ${factor}× speed, but its waveforms do not, either way that speed is undone`,
+      `the leak does not match the original: its onsets line up at ${factor}× speed, ` +
+        `but its waveforms do not, either way that speed is undone`,
     );
   return best;
 }
@@ -241,7 +242,9 @@ function matchedEnvelopes(
 const noMatch = (coarse: CoarseAlignment) =>
   new DrmError(
     'BAD_REQUEST',
-    `the leak does not match the original: no time offset lines their audio up, at any speed from ${SLOWEST}× to ${FASTEST}× (best envelope correlation ${coarse.correlation.toFixed(2)})`,
+    `the leak does not match the original: no time offset lines their audio up, at ` +
+      `any speed from ${SLOWEST}× to ${FASTEST}× (best envelope ` +
+      `correlation ${coarse.correlation.toFixed(2)})`,
   );
 
 const median = (v: number[], fallback: number) => {

@@ -153,7 +153,8 @@ function strongReason(facts: Facts): string {
   const k = facts.readings.decided.length;
   return N === 1
     ? `the one viewer who streamed this content marked fits all ${k} decided bits`
-    : `one viewer alone of ${N} fits all ${k} decided bits, and an innocent fits them with chance below ${facts.strongBelow}`;
+    : `one viewer alone of ${N} fits all ${k} decided bits, and an innocent fits them ` +
+        `with chance below ${facts.strongBelow}`;
 }
 
 function weakReason(facts: Facts, identification: number, mark: number): string {
@@ -162,6 +163,9 @@ function weakReason(facts: Facts, identification: number, mark: number): string 
   if (F > 1) return `${F} candidates fit all ${k} decided bits: nobody is named`;
   if (mark > STRONG_FP) return `the mark is too faint to name anyone (${mark.toExponential(1)} above ${STRONG_FP})`;
   if (identification > facts.strongBelow)
-    return `one candidate fits the ${k} decided bits, but an innocent would fit them with chance up to ${identification.toExponential(1)}`;
+    return (
+      `one candidate fits the ${k} decided bits, but an innocent would fit them with ` +
+      `chance up to ${identification.toExponential(1)}`
+    );
   return 'one candidate fits, but a segment is decided against them';
 }

@@ -51,8 +51,10 @@ function averagedPair(facts: Facts, mark: number): MatchResult | undefined {
       pairProbability: figure,
     },
     reason: named
-      ? `an average of two copies: ${readings.erased.length} position(s) lost their mark, and one pair alone explains the readings`
-      : `an average of two copies: one pair explains the readings, but innocents would complete such a pair with chance up to ${figure.toExponential(1)}; nobody is named`,
+      ? `an average of two copies: ${readings.erased.length} position(s) lost their ` +
+        `mark, and one pair alone explains the readings`
+      : `an average of two copies: one pair explains the readings, but innocents would ` +
+        `complete such a pair with chance up to ${figure.toExponential(1)}; nobody is named`,
   };
 }
 

@@ -39,7 +39,8 @@ function checkedId(candidate: Candidate): number {
   const id = candidate.binaryId;
   if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
     throw new RangeError(
-      `candidate ${String(candidate.viewerId)}: binaryId must be exactly ${ID_BITS} characters of 0 and 1 (got ${JSON.stringify(String(id).slice(0, 60))})`,
+      `candidate ${String(candidate.viewerId)}: binaryId must be exactly ${ID_BITS} ` +
+        `characters of 0 and 1 (got ${JSON.stringify(String(id).slice(0, 60))})`,
     );
   }
   return Number.parseInt(id, 2);
