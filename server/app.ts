@@ -1,4 +1,6 @@
 import { Hono } from 'hono';
+import { reply } from './reply.js';
+import { StaticMatchRouter } from './router.js';
 import type { Context } from '../src/context.js';
 import { ForensicsQueue } from '../src/domain/forensics/queue.js';
 import type { TrafficMeter } from '../src/domain/operations/traffic-meter.js';
@@ -30,17 +32,15 @@ export interface AppServices {
 /** The whole REST API of the spec as one hono app over a context; no sockets needed (app.request in tests). */
 export function createApp(ctx: Context, services: AppServices = {}) {
   const metrics = createMetrics(ctx, services.traffic);
-  const app = new Hono<AppEnv>();
+  const app = new Hono<AppEnv>({ router: new StaticMatchRouter() });
   app.use('*', edge(ctx, metrics, onError(ctx.log)));
 
-  app.get('/health', (c) => c.json({ ok: true }));
+  app.get('/health', (c) => reply(c, { ok: true }));
   app.get('/ready', async (c) => {
     const r = await readiness(ctx);
-    return c.json(r, r.ready ? 200 : 503);
+    return reply(c, r, r.ready ? 200 : 503);
   });
-  app.get('/metrics', async (c) =>
-    c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
-  );
+  app.get('/metrics', async (c) => c.text(await metrics.text(), 200, { 'Content-Type': metrics.contentType }));
   app.route('/', openApiRoutes(ctx));
   app.route('/api/v1/auth', authRoutes(ctx));
   app.route('/api/v1/billing', billingRoutes(ctx));

@@ -1,12 +1,13 @@
 import type { Context as HonoContext } from 'hono';
 import { badRequest, DrmError } from '../src/errors.js';
+import { headerOf } from './request-headers.js';
 
 const tooLarge = (max: number) =>
   new DrmError('PAYLOAD_TOO_LARGE', `request body is larger than ${Math.round(max / 1024)} KiB`);
 
 /** The refusal of a declared Content-Length over the limit, made before anything is read. */
 export function declaredTooLarge(c: HonoContext, max: number): DrmError | undefined {
-  const declared = Number(c.req.header('content-length') ?? 0);
+  const declared = Number(headerOf(c, 'content-length') ?? 0);
   return declared > max ? tooLarge(max) : undefined;
 }
 

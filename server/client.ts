@@ -1,19 +1,19 @@
-import type { IncomingMessage } from 'node:http';
 import type { Context as HonoContext } from 'hono';
 import type { Context } from '../src/context.js';
 import type { ClientInfo } from '../src/domain/streaming.js';
+import { headerOf, type NodeBindings } from './request-headers.js';
 
 /**
  * The client's address and user agent. Behind a reverse proxy (--trust-proxy) the address is the
  * first of X-Forwarded-For; otherwise the socket's, never a header a client could forge.
  */
 export function clientInfo(c: HonoContext, ctx: Context): ClientInfo {
-  const userAgent = c.req.header('user-agent') ?? null;
+  const userAgent = headerOf(c, 'user-agent') ?? null;
   if (ctx.config.trustProxy) {
-    const first = c.req.header('x-forwarded-for')?.split(',')[0]?.trim();
+    const first = headerOf(c, 'x-forwarded-for')?.split(',')[0]?.trim();
     if (first) return { ip: first, userAgent };
   }
-  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  const incoming = (c.env as NodeBindings | undefined)?.incoming;
   const ip = incoming?.socket?.remoteAddress ?? null;
   return { ip: ip?.startsWith('::ffff:') ? ip.slice(7) : ip, userAgent };
 }

@@ -9,5 +9,9 @@ export interface AppEnv {
     admin: { address: string };
     /** the request body as read once (server/body.ts readText) */
     bodyText: string;
+    /** the headers every answer to the request carries (server/reply.ts) */
+    answerHeaders: Record<string, string>;
+    /** the answer reply() made, which has them already */
+    replied: Response;
   };
 }

@@ -1,8 +1,9 @@
 import type { Context as HonoContext } from 'hono';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { Context } from '../src/context.js';
 import type { TrafficMeter } from '../src/domain/operations/traffic-meter.js';
 import type { AppEnv } from './env.js';
+import { requestTally } from './request-tally.js';
 
 /**
  * The app's Prometheus metrics (GET /metrics), in a registry of its own (no global one): requests
@@ -10,9 +11,11 @@ import type { AppEnv } from './env.js';
  * bytes sent, and at scrape time the forensics queue and the webhook outbox by status.
  */
 export interface AppMetrics {
-  registry: Registry;
-  /** counts a request that was answered, from `started` (performance.now()) */
-  observe(c: HonoContext<AppEnv>, started: number): void;
+  /** the whole exposition, in Prometheus' text format */
+  text(): Promise<string>;
+  contentType: string;
+  /** counts a request that was answered on a route (its pattern), from `started` (performance.now()) */
+  observe(c: HonoContext<AppEnv>, route: string, started: number): void;
   sessionCreated(): void;
   segmentSent(bytes: number, sessionId?: string): void;
 }
@@ -24,19 +27,7 @@ const OPERATIONS_ROUTES = new Set(['/health', '/ready', '/metrics', '/openapi.js
 export function createMetrics(ctx: Context, traffic?: TrafficMeter): AppMetrics {
   const registry = new Registry();
   const registers = [registry];
-  const requests = new Counter({
-    name: 'drm_http_requests_total',
-    help: 'HTTP requests by method, route pattern and status',
-    labelNames: ['method', 'route', 'status'],
-    registers,
-  });
-  const latency = new Histogram({
-    name: 'drm_http_request_duration_seconds',
-    help: 'time to answer a request (to its headers; a segment streams on)',
-    labelNames: ['method', 'route'],
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers,
-  });
+  const tally = requestTally();
   const byStatus = (name: string, help: string, count: () => Promise<Record<string, number>>) =>
     new Gauge({
       name,
@@ -52,13 +43,12 @@ export function createMetrics(ctx: Context, traffic?: TrafficMeter): AppMetrics 
     ctx.repos.forensicCases.countByStatus(),
   );
   byStatus('drm_webhook_deliveries', 'webhook deliveries by status', () => ctx.repos.webhookDeliveries.countByStatus());
-  const observe = (c: HonoContext<AppEnv>, started: number) => {
-    // The matched pattern (/api/v1/stream/:contentId/segment/:seg), so ids never become labels.
-    const route = c.req.routePath === '/*' ? 'unmatched' : c.req.routePath;
-    requests.inc({ method: c.req.method, route, status: String(c.res.status) });
-    latency.observe({ method: c.req.method, route }, (performance.now() - started) / 1000);
+  // The route is the matched pattern (/api/v1/stream/:contentId/segment/:seg), so ids never become labels.
+  const observe = (c: HonoContext<AppEnv>, route: string, started: number) => {
+    const status = c.res.status;
+    tally.count(c.req.method, route, status, (performance.now() - started) / 1000);
     // The live view's traffic is the service's: probes, scrapes and the live view's own polling are not.
-    if (!OPERATIONS_ROUTES.has(route)) traffic?.request(c.res.status);
+    if (!OPERATIONS_ROUTES.has(route)) traffic?.request(status);
   };
   const sessionsCreated = new Counter({ name: 'drm_sessions_created_total', help: 'stream sessions made', registers });
   const segmentBytes = new Counter({
@@ -67,7 +57,8 @@ export function createMetrics(ctx: Context, traffic?: TrafficMeter): AppMetrics 
     registers,
   });
   return {
-    registry,
+    text: async () => `${tally.exposition()}\n${await registry.metrics()}`,
+    contentType: registry.contentType,
     observe,
     sessionCreated() {
       sessionsCreated.inc();

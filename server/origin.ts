@@ -1,5 +1,6 @@
 import type { Context as HonoContext } from 'hono';
 import type { Context } from '../src/context.js';
+import { headerOf } from './request-headers.js';
 
 /** The address clients reach this server at: --public-url when set, else the request's own origin. */
 export function baseUrl(c: HonoContext, ctx: Context): string {
@@ -13,7 +14,7 @@ export function expectedHost(c: HonoContext, ctx: Context): string {
 }
 
 export function bearer(c: HonoContext): string | undefined {
-  const h = c.req.header('authorization');
+  const h = headerOf(c, 'authorization');
   const m = h ? /^Bearer\s+(\S+)\s*$/i.exec(h) : null;
   return m?.[1];
 }

@@ -10,6 +10,8 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** whether lines of this level are written (a caller skips building fields for nothing) */
+  enabled(level: Exclude<LogLevel, 'silent'>): boolean;
 }
 
 /**
@@ -34,6 +36,7 @@ export function createLogger(level: LogLevel, writeTo?: (line: string) => void, 
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
+    enabled: (lvl) => ORDER[lvl] >= min,
   };
 }
 

@@ -15,7 +15,8 @@ import { createMetrics } from '../../server/metrics.js';
 import { requireKey } from '../../server/middleware/api-key.js';
 import { edge } from '../../server/middleware/edge.js';
 import { rateHeadersOnEdgeRefusal } from '../../server/middleware/keyed-refusals.js';
-import { logRequest, requestIdOf } from '../../server/middleware/request-log.js';
+import { logRequest, requestIdOf, requestIds, routeOf } from '../../server/middleware/request-log.js';
+import { reply } from '../../server/reply.js';
 import { setRateLimit } from '../../src/domain/admin/organizations.js';
 import { createLogger } from '../../src/log.js';
 import { makeTestApp } from '../../test/helpers/context.js';
@@ -38,6 +39,7 @@ const ctx = t.ctx.derive({ log: createLogger('info', () => {}) });
 const BODY = { ok: true, organization: org.organizationId };
 
 const metrics = createMetrics(ctx, t.traffic);
+const ids = requestIds();
 /** One part of the edge middleware alone, in a layer of its own (the layer's cost is the first row). */
 const part =
   (before: (c: HonoContext) => unknown, after: (c: HonoContext, started: number, got: unknown) => unknown) =>
@@ -52,7 +54,13 @@ const part =
 const MIDDLEWARE: Array<[name: string, make: () => MiddlewareHandler]> = [
   ['a layer that does nothing (await next())', () => async (_c, next) => next()],
   ['edge, whole: the five parts below in one layer', () => edge(ctx, metrics, onError(ctx.log)) as MiddlewareHandler],
-  ['· request id (X-Request-Id)', part(requestIdOf, () => undefined)],
+  [
+    '· request id (X-Request-Id)',
+    part(
+      (c) => requestIdOf(c, ids),
+      () => undefined,
+    ),
+  ],
   [
     '· rate headers of a refusal before any route',
     part(
@@ -64,7 +72,7 @@ const MIDDLEWARE: Array<[name: string, make: () => MiddlewareHandler]> = [
     '· metrics and traffic meter',
     part(
       () => undefined,
-      (c, started) => metrics.observe(c, started),
+      (c, started) => metrics.observe(c, routeOf(c), started),
     ),
   ],
   [
@@ -78,7 +86,7 @@ const MIDDLEWARE: Array<[name: string, make: () => MiddlewareHandler]> = [
     '· access log line (info)',
     part(
       () => 'id',
-      (c, started) => logRequest(ctx.log, c, started, 'id'),
+      (c, started) => logRequest(ctx.log, c, routeOf(c), started, 'id'),
     ),
   ],
   ['API key, rate count, scope', () => requireKey(ctx, 'any') as MiddlewareHandler],
@@ -87,7 +95,7 @@ const MIDDLEWARE: Array<[name: string, make: () => MiddlewareHandler]> = [
 function appWith(middleware?: MiddlewareHandler): Hono {
   const app = new Hono();
   if (middleware) app.use('*', middleware);
-  app.get('/x', (c: HonoContext) => c.json(BODY));
+  app.get('/x', (c: HonoContext) => reply(c, BODY));
   return app;
 }
 

@@ -5,6 +5,7 @@ import { countRequest, rateHeaders } from '../../src/domain/rate-limits.js';
 import type { Scope } from '../../src/domain/scopes.js';
 import type { AppEnv } from '../env.js';
 import { bearer } from '../origin.js';
+import { answerHeaders } from '../reply.js';
 
 /**
  * Bearer API key → key and organization, counted against the rate limits (so every keyed
@@ -18,7 +19,7 @@ export function requireKey(
   return async (c, next) => {
     const auth = await authenticateApiKey(ctx, bearer(c));
     const rate = await countRequest(ctx, auth);
-    for (const [name, value] of Object.entries(rateHeaders(rate))) c.header(name, value);
+    Object.assign(answerHeaders(c), rateHeaders(rate));
     // A suspended organization may still see what it owes and pay it (billing's reads and payments).
     if (!options.suspendedMay) requireActiveOrganization(auth);
     requireScope(auth, scope);

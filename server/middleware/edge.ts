@@ -3,8 +3,9 @@ import type { Context } from '../../src/context.js';
 import { declaredTooLarge } from '../body.js';
 import type { AppEnv } from '../env.js';
 import type { AppMetrics } from '../metrics.js';
-import { rateHeadersOnEdgeRefusal } from './keyed-refusals.js';
-import { logRequest, requestIdOf } from './request-log.js';
+import { completeAnswer } from '../reply.js';
+import { mayNeedRateHeaders, rateHeadersOnEdgeRefusal } from './keyed-refusals.js';
+import { logRequest, requestIdOf, requestIds, routeOf } from './request-log.js';
 
 /** The one route whose body is a file, streamed to disk under its own limit (config.maxUploadBytes). */
 const UPLOAD_PATH = '/api/v1/forensics/analyze';
@@ -22,16 +23,19 @@ export function edge(
   answerError: (err: Error, c: HonoContext<AppEnv>) => Response,
 ): MiddlewareHandler<AppEnv> {
   const maxJson = ctx.config.maxJsonBytes;
+  const newId = requestIds();
   return async (c, next) => {
     const started = performance.now();
-    const requestId = requestIdOf(c);
+    const requestId = requestIdOf(c, newId);
     const refused = c.req.path === UPLOAD_PATH ? undefined : declaredTooLarge(c, maxJson);
     if (refused) {
       c.error = refused;
       c.res = answerError(refused, c);
     } else await next();
-    await rateHeadersOnEdgeRefusal(ctx, c);
-    metrics.observe(c, started);
-    logRequest(ctx.log, c, started, requestId);
+    completeAnswer(c);
+    if (mayNeedRateHeaders(c)) await rateHeadersOnEdgeRefusal(ctx, c);
+    const route = routeOf(c);
+    metrics.observe(c, route, started);
+    logRequest(ctx.log, c, route, started, requestId);
   };
 }

@@ -3,6 +3,7 @@ import type { Context } from '../../src/context.js';
 import { claimKey, requestHash, settleKey } from '../../src/domain/billing/idempotency.js';
 import { readText } from '../body.js';
 import type { AppEnv } from '../env.js';
+import { headerOf } from '../request-headers.js';
 
 /**
  * Idempotency-Key on a request that moves money (after the key or admin check): the first
@@ -15,7 +16,7 @@ export function idempotent(
   organizationOf: (c: HonoContext<AppEnv>) => string,
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const key = c.req.header('idempotency-key');
+    const key = headerOf(c, 'idempotency-key');
     if (key === undefined) return next();
     const body = await readText(c, ctx.config.maxJsonBytes);
     const organizationId = organizationOf(c);

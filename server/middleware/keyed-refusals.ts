@@ -14,9 +14,16 @@ import { bearer } from '../origin.js';
  * nothing, the refusal stands as it was.
  */
 export async function rateHeadersOnEdgeRefusal(ctx: Context, c: HonoContext<AppEnv>): Promise<void> {
+  if (!mayNeedRateHeaders(c) || c.res.headers.has('X-RateLimit-Limit')) return;
+  // Set on the answer's own headers: c.header() on a finished answer would copy it, body and all.
+  const headers = c.res.headers;
+  for (const [name, value] of Object.entries(await keyedRateHeaders(ctx, c))) headers.set(name, value);
+}
+
+/** Whether the answer is one of those two refusals (a cheap test, made before anything is awaited). */
+export function mayNeedRateHeaders(c: HonoContext<AppEnv>): boolean {
   const unrouted = c.res.status === 404 && c.error === undefined;
-  if (!(unrouted || c.res.status === 413) || c.res.headers.has('X-RateLimit-Limit')) return;
-  for (const [name, value] of Object.entries(await keyedRateHeaders(ctx, c))) c.header(name, value);
+  return unrouted || c.res.status === 413;
 }
 
 async function keyedRateHeaders(ctx: Context, c: HonoContext): Promise<Record<string, string>> {

@@ -4,12 +4,13 @@ import { countOpenRequest, type OpenEndpoint } from '../../src/domain/open-limit
 import { rateHeaders } from '../../src/domain/rate-limits.js';
 import { clientInfo } from '../client.js';
 import type { AppEnv } from '../env.js';
+import { answerHeaders } from '../reply.js';
 
 /** An open endpoint's per-client hourly limit, with its X-RateLimit headers on every answer. */
 export function limitPerClient(ctx: Context, endpoint: OpenEndpoint): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const state = await countOpenRequest(ctx, endpoint, clientInfo(c, ctx).ip);
-    if (state) for (const [name, value] of Object.entries(rateHeaders(state))) c.header(name, value);
+    if (state) Object.assign(answerHeaders(c), rateHeaders(state));
     await next();
   };
 }

@@ -8,6 +8,7 @@ import { recentDeposits } from '../../src/domain/billing/deposit-view.js';
 import { badRequest } from '../../src/errors.js';
 import { iso } from '../../src/clock.js';
 import { depositBody, ledgerEntryBody, statementBody } from '../../src/present/billing.js';
+import { reply } from '../reply.js';
 import { readJson } from '../body.js';
 import { idempotent } from '../middleware/idempotency.js';
 import type { AppEnv } from '../env.js';
@@ -37,22 +38,22 @@ export function adminBillingRoutes(ctx: Context) {
   const idem = idempotent(ctx, (c) => c.req.param('id') ?? '');
   app.post('/organizations/:id/credit', idem, async (c) => {
     const { entry, applied } = await creditBalance(ctx, c.req.param('id'), await json(c));
-    return c.json({ success: true, applied, entry: ledgerEntryBody(entry, shape) });
+    return reply(c, { success: true, applied, entry: ledgerEntryBody(entry, shape) });
   });
 
   app.post('/organizations/:id/plan', idem, async (c) => {
     const org = await assignPlan(ctx, c.req.param('id'), await json(c));
-    return c.json({ success: true, plan: org.plan, terms: org.billingTerms });
+    return reply(c, { success: true, plan: org.plan, terms: org.billingTerms });
   });
 
   app.post('/organizations/:id/watermark-pass', idem, async (c) => {
     const until = await grantWatermarkPass(ctx, c.req.param('id'), await json(c));
-    return c.json({ success: true, watermarkPassUntil: iso(until) });
+    return reply(c, { success: true, watermarkPassUntil: iso(until) });
   });
 
   app.get('/organizations/:id/billing', async (c) => {
     const page = paging(c.req.query('page'), c.req.query('limit'), 100);
-    return c.json(statementBody(await statementOf(ctx, c.req.param('id'), page), shape));
+    return reply(c, statementBody(await statementOf(ctx, c.req.param('id'), page), shape));
   });
 
   app.get('/billing/deposits', async (c) => {
@@ -61,13 +62,13 @@ export function adminBillingRoutes(ctx: Context) {
     if (organizationId !== undefined && !isUuid(organizationId))
       throw badRequest('organizationId must be an organization id');
     const rows = await recentDeposits(ctx, { organizationId, limit });
-    return c.json({ deposits: rows.map((d) => depositBody(d, shape)) });
+    return reply(c, { deposits: rows.map((d) => depositBody(d, shape)) });
   });
 
   app.post('/billing/close-period', async (c) => {
     const body = c.req.header('content-type') ? asObject(await json(c)) : {};
     const summary = await closePeriodsUntil(ctx, optionalString(body, 'period', { max: 20 }));
-    return c.json({
+    return reply(c, {
       success: true,
       period: periodLabel(summary.period),
       issued: summary.issued,

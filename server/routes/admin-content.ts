@@ -5,6 +5,7 @@ import { OverviewReader } from '../../src/domain/operations/overview.js';
 import { paging } from '../../src/domain/validate.js';
 import { badRequest } from '../../src/errors.js';
 import { contentAdminBody } from '../../src/present/content.js';
+import { reply } from '../reply.js';
 import type { AppEnv } from '../env.js';
 import { requireAdmin } from '../middleware/admin.js';
 
@@ -20,23 +21,23 @@ export function adminContentRoutes(ctx: Context) {
   app.use('/overview', admin);
 
   const overview = new OverviewReader(ctx);
-  app.get('/overview', async (c) => c.json(await overview.read(), 200, { 'Cache-Control': 'no-store' }));
+  app.get('/overview', async (c) => reply(c, await overview.read(), 200, { 'Cache-Control': 'no-store' }));
 
   app.get('/content', async (c) => {
     const page = paging(c.req.query('page'), c.req.query('limit'), 200);
     const { rows, total } = await ctx.repos.contentAdmin.listAll(page.limit, page.offset);
-    return c.json({ content: rows.map((r) => contentAdminBody(r)), total, page: page.page, limit: page.limit });
+    return reply(c, { content: rows.map((r) => contentAdminBody(r)), total, page: page.page, limit: page.limit });
   });
 
   app.get('/content/:id', async (c) => {
     const { content, ...refs } = await contentOverview(ctx, c.req.param('id'));
-    return c.json(contentAdminBody(content, refs));
+    return reply(c, contentAdminBody(content, refs));
   });
 
   app.delete('/content/:id', async (c) => {
     const force = c.req.query('force');
     if (force !== undefined && force !== 'true' && force !== 'false') throw badRequest('force must be true or false');
-    return c.json({ success: true, ...(await deleteContent(ctx, c.req.param('id'), { force: force === 'true' })) });
+    return reply(c, { success: true, ...(await deleteContent(ctx, c.req.param('id'), { force: force === 'true' })) });
   });
   return app;
 }

@@ -15,6 +15,7 @@ import {
   upcomingBody,
   usageBody,
 } from '../../src/present/billing.js';
+import { reply } from '../reply.js';
 import { readJson, readText } from '../body.js';
 import type { AppEnv } from '../env.js';
 import { requireKey } from '../middleware/api-key.js';
@@ -25,13 +26,13 @@ export function billingRoutes(ctx: Context) {
   const app = new Hono<AppEnv>();
   const shape = ctx.config.apiShape;
   const json = (c: Parameters<typeof readJson>[0]) => readJson(c, ctx.config.maxJsonBytes);
-  app.get('/plans', (c) => c.json({ plans: PLANS }));
+  app.get('/plans', (c) => reply(c, { plans: PLANS }));
 
   // The card processor's events: no key, the signature is the authentication; the card method takes them.
   // Read under the JSON limit: the route is open, and a body without a length is otherwise read whole.
   const cardEvents = ctx.payments.fiat_card.takeEvent as NonNullable<PaymentMethod['takeEvent']>;
   app.post('/webhooks/fiat', async (c) =>
-    c.json(await cardEvents(ctx, await readText(c, ctx.config.maxJsonBytes), c.req.header('stripe-signature'))),
+    reply(c, await cardEvents(ctx, await readText(c, ctx.config.maxJsonBytes), c.req.header('stripe-signature'))),
   );
 
   // What is owed and paying it stay open to a suspended organization; the rest does not.
@@ -40,48 +41,48 @@ export function billingRoutes(ctx: Context) {
   // Requests that move money take an Idempotency-Key: a retry is answered once.
   const idem = idempotent(ctx, keyOrganization);
 
-  app.get('/usage', reading, async (c) => c.json(usageBody(await usageSoFar(ctx, c.get('auth').org), shape)));
-  app.get('/balance', reading, async (c) => c.json(balanceBody(await usageSoFar(ctx, c.get('auth').org), shape)));
+  app.get('/usage', reading, async (c) => reply(c, usageBody(await usageSoFar(ctx, c.get('auth').org), shape)));
+  app.get('/balance', reading, async (c) => reply(c, balanceBody(await usageSoFar(ctx, c.get('auth').org), shape)));
 
   app.get('/invoices', reading, async (c) => {
     const page = paging(c.req.query('page'), c.req.query('limit'), 100);
     const { rows, total } = await ctx.repos.invoices.list(c.get('auth').org.id, page);
-    return c.json({ invoices: rows.map((i) => invoiceBody(i, shape)), total, page: page.page, limit: page.limit });
+    return reply(c, { invoices: rows.map((i) => invoiceBody(i, shape)), total, page: page.page, limit: page.limit });
   });
   // Before /invoices/:id, which would take "upcoming" for an id.
   app.get('/invoices/upcoming', reading, async (c) =>
-    c.json(upcomingBody(await upcomingInvoice(ctx, c.get('auth').org.id), shape)),
+    reply(c, upcomingBody(await upcomingInvoice(ctx, c.get('auth').org.id), shape)),
   );
   app.get('/invoices/:id', reading, async (c) => {
     const { invoice, lines } = await ownInvoice(ctx, c.get('auth').org, c.req.param('id'));
-    return c.json({ ...invoiceBody(invoice, shape), lines: invoiceLinesBody(lines, shape) });
+    return reply(c, { ...invoiceBody(invoice, shape), lines: invoiceLinesBody(lines, shape) });
   });
   app.post('/invoices/:id/pay', reading, idem, async (c) => {
     const { invoice } = await ownInvoice(ctx, c.get('auth').org, c.req.param('id'));
-    return c.json(invoiceBody(await payInvoice(ctx, invoice), shape));
+    return reply(c, invoiceBody(await payInvoice(ctx, invoice), shape));
   });
 
   app.post('/fund', reading, idem, async (c) =>
-    c.json(await fund(ctx, c.get('auth').org, await json(c), c.req.header('idempotency-key'))),
+    reply(c, await fund(ctx, c.get('auth').org, await json(c), c.req.header('idempotency-key'))),
   );
 
   const autopay = async (c: Parameters<typeof readJson>[0]) => {
     const setting = await setAutopay(ctx, (c.get('auth') as AppEnv['Variables']['auth']).org, await json(c));
-    return c.json({ success: true, ...setting });
+    return reply(c, { success: true, ...setting });
   };
   app.put('/autopay', keyed, autopay);
   app.post('/autopay', keyed, autopay);
 
   app.get('/subscriptions', reading, async (c) => {
     const rows = await liveSubscriptions(ctx, c.get('auth').org);
-    return c.json({ subscriptions: rows.map((s) => subscriptionBody(s, shape)) });
+    return reply(c, { subscriptions: rows.map((s) => subscriptionBody(s, shape)) });
   });
   app.post('/subscriptions', keyed, idem, async (c) =>
-    c.json(subscriptionBody(await subscribe(ctx, c.get('auth').org, await json(c)), shape), 201),
+    reply(c, subscriptionBody(await subscribe(ctx, c.get('auth').org, await json(c)), shape), 201),
   );
   // A suspended organization may still stop paying for what it no longer uses.
   app.delete('/subscriptions/:id', reading, async (c) =>
-    c.json(subscriptionBody(await cancelSubscription(ctx, c.get('auth').org, c.req.param('id')), shape)),
+    reply(c, subscriptionBody(await cancelSubscription(ctx, c.get('auth').org, c.req.param('id')), shape)),
   );
   return app;
 }

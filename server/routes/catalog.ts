@@ -4,6 +4,7 @@ import { getLicensedContent, listCatalog, publishedFile } from '../../src/domain
 import { PREVIEW_FILE, THUMBNAIL_FILE } from '../../src/domain/ingest/previews.js';
 import { paging } from '../../src/domain/validate.js';
 import { contentDetail, contentSummary } from '../../src/present/content.js';
+import { reply } from '../reply.js';
 import type { AppEnv } from '../env.js';
 import { streamBody } from '../file-body.js';
 import { requireKey } from '../middleware/api-key.js';
@@ -30,12 +31,12 @@ export function catalogRoutes(ctx: Context) {
     const page = paging(c.req.query('page'), c.req.query('limit'), 200);
     const items = await listCatalog(ctx, c.get('auth'), page);
     const base = baseUrl(c, ctx);
-    return c.json({ content: items.map((i) => contentSummary(i, base)), page: page.page, limit: page.limit });
+    return reply(c, { content: items.map((i) => contentSummary(i, base)), page: page.page, limit: page.limit });
   });
 
   app.get('/:contentId', keyed, async (c) => {
     const item = await getLicensedContent(ctx, c.get('auth'), c.req.param('contentId'));
-    return c.json(contentDetail(item, baseUrl(c, ctx)));
+    return reply(c, contentDetail(item, baseUrl(c, ctx)));
   });
 
   return app;

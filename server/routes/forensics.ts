@@ -7,6 +7,7 @@ import { paging } from '../../src/domain/validate.js';
 import { badRequest } from '../../src/errors.js';
 import { analysisBody, caseBody, caseDetailBody } from '../../src/present/forensics.js';
 import { evidenceReport, REPORT_HEADERS, reportFileName } from '../../src/report/evidence-report.js';
+import { reply } from '../reply.js';
 import type { AppEnv } from '../env.js';
 import { requireKey } from '../middleware/api-key.js';
 import { receiveUpload } from '../upload.js';
@@ -43,13 +44,13 @@ export function forensicsRoutes(ctx: Context, queue: ForensicsQueue) {
       contentType: contentType ?? '',
     };
     const row = await submitLeak(ctx, queue, c.get('auth'), leak, { queued });
-    return c.json(analysisBody(row, shape, ownOrganization(c)), queued ? 202 : 200);
+    return reply(c, analysisBody(row, shape, ownOrganization(c)), queued ? 202 : 200);
   });
 
   app.get('/cases', async (c) => {
     const page = paging(c.req.query('page'), c.req.query('limit'), 100);
     const { cases, total } = await listCases(ctx, c.get('auth'), page);
-    return c.json({
+    return reply(c, {
       cases: cases.map((row) => caseBody(row, shape, ownOrganization(c))),
       total,
       page: page.page,
@@ -59,7 +60,7 @@ export function forensicsRoutes(ctx: Context, queue: ForensicsQueue) {
 
   app.get('/cases/:caseId', async (c) => {
     const row = await ownCase(ctx, c.get('auth'), c.req.param('caseId'));
-    return c.json(caseDetailBody(row, shape, ownOrganization(c)));
+    return reply(c, caseDetailBody(row, shape, ownOrganization(c)));
   });
 
   // The case as one HTML document to hand on (src/report/), downloaded rather than shown in place.

@@ -11,6 +11,7 @@ import {
   servingSession,
 } from '../../src/domain/streaming.js';
 import { createdSessionBody, sessionBody } from '../../src/present/streaming.js';
+import { reply } from '../reply.js';
 import { readJson } from '../body.js';
 import { streamBody } from '../file-body.js';
 import { clientInfo } from '../client.js';
@@ -77,12 +78,12 @@ export function streamRoutes(ctx: Context, metrics?: Pick<AppMetrics, 'sessionCr
   app.get('/sessions/:sessionId', keyed, async (c) => {
     const session = await ownSession(ctx, c.get('auth'), c.req.param('sessionId'));
     const viewer = await ctx.repos.viewers.find(session.viewerId);
-    return c.json(sessionBody(session, viewer?.binaryId ?? '', ctx.clock.now()));
+    return reply(c, sessionBody(session, viewer?.binaryId ?? '', ctx.clock.now()));
   });
 
   const end = async (c: HonoContext<AppEnv>) => {
     await endSession(ctx, c.get('auth'), c.req.param('sessionId') as string);
-    return c.json({ success: true });
+    return reply(c, { success: true });
   };
   app.delete('/sessions/:sessionId', keyed, end); // Shape A
   app.delete('/:sessionId', keyed, end); // Shape B
@@ -91,7 +92,7 @@ export function streamRoutes(ctx: Context, metrics?: Pick<AppMetrics, 'sessionCr
     const body = await readJson(c, ctx.config.maxJsonBytes);
     const created = await createSession(ctx, c.get('auth'), c.req.param('contentId'), body, clientInfo(c, ctx));
     metrics?.sessionCreated();
-    return c.json(createdSessionBody(created), 201);
+    return reply(c, createdSessionBody(created), 201);
   });
 
   return app;

@@ -5,6 +5,7 @@ import { paging } from '../../src/domain/validate.js';
 import { asObject, optionalString } from '../../src/domain/validate.js';
 import { listViewers, searchByBinaryId, setViewerBlocked, viewerDetail } from '../../src/domain/viewers.js';
 import { sessionBody, viewerBody, viewerSearchBody } from '../../src/present/streaming.js';
+import { reply } from '../reply.js';
 import { readJson } from '../body.js';
 import type { AppEnv } from '../env.js';
 import { requireKey } from '../middleware/api-key.js';
@@ -22,7 +23,7 @@ export function viewerRoutes(ctx: Context) {
 
   app.get('/search', requireKey(ctx, 'forensics'), async (c) => {
     const found = await searchByBinaryId(ctx, c.get('auth'), c.req.query('binaryId'));
-    return c.json({ viewer: viewerSearchBody(found.viewer, found.organizationName) });
+    return reply(c, { viewer: viewerSearchBody(found.viewer, found.organizationName) });
   });
 
   app.use('*', requireKey(ctx, 'stream'));
@@ -33,24 +34,27 @@ export function viewerRoutes(ctx: Context) {
       blocked: blockedFilter(c.req.query('blocked')),
       ...page,
     });
-    return c.json({ viewers: viewers.map(viewerBody), total, page: page.page, limit: page.limit });
+    return reply(c, { viewers: viewers.map(viewerBody), total, page: page.page, limit: page.limit });
   });
 
   app.get('/:viewerId', async (c) => {
     const { viewer, sessions } = await viewerDetail(ctx, c.get('auth'), c.req.param('viewerId'));
     const now = ctx.clock.now();
-    return c.json({ ...viewerBody(viewer), streamSessions: sessions.map((s) => sessionBody(s, viewer.binaryId, now)) });
+    return reply(c, {
+      ...viewerBody(viewer),
+      streamSessions: sessions.map((s) => sessionBody(s, viewer.binaryId, now)),
+    });
   });
 
   app.post('/:viewerId/block', async (c) => {
     const reason = optionalString(asObject(await readJson(c, ctx.config.maxJsonBytes)), 'reason', { max: 500 });
     await setViewerBlocked(ctx, c.get('auth'), c.req.param('viewerId'), true, reason);
-    return c.json({ success: true });
+    return reply(c, { success: true });
   });
 
   app.post('/:viewerId/unblock', async (c) => {
     await setViewerBlocked(ctx, c.get('auth'), c.req.param('viewerId'), false);
-    return c.json({ success: true });
+    return reply(c, { success: true });
   });
 
   return app;

@@ -3,6 +3,7 @@ import type { Context } from '../../src/context.js';
 import { paging } from '../../src/domain/validate.js';
 import { listDeliveries, sendTestWebhook, updateWebhook } from '../../src/domain/webhooks/settings.js';
 import { deliveryBody } from '../../src/present/deliveries.js';
+import { reply } from '../reply.js';
 import { readJson } from '../body.js';
 import type { AppEnv } from '../env.js';
 import { requireKey } from '../middleware/api-key.js';
@@ -13,16 +14,16 @@ export function webhookRoutes(ctx: Context) {
 
   app.put('/', async (c) => {
     const body = await readJson(c, ctx.config.maxJsonBytes);
-    return c.json(await updateWebhook(ctx, c.get('auth'), body));
+    return reply(c, await updateWebhook(ctx, c.get('auth'), body));
   });
 
   app.get('/deliveries', async (c) => {
     const page = paging(c.req.query('page'), c.req.query('limit'), 100);
     const rows = await listDeliveries(ctx, c.get('auth'), page);
-    return c.json({ deliveries: rows.map(deliveryBody), page: page.page, limit: page.limit });
+    return reply(c, { deliveries: rows.map(deliveryBody), page: page.page, limit: page.limit });
   });
 
-  app.post('/test', async (c) => c.json(await sendTestWebhook(ctx, c.get('auth'))));
+  app.post('/test', async (c) => reply(c, await sendTestWebhook(ctx, c.get('auth'))));
 
   return app;
 }

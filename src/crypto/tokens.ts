@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const API_KEY_PREFIX = 'drm_live_';
@@ -20,9 +20,12 @@ export function generateApiKey(): string {
   return API_KEY_PREFIX + randomBase62(API_KEY_RANDOM_CHARS);
 }
 
-/** Keys carry 238 bits of entropy, so a plain SHA-256 is as strong as a slow hash here. */
+/**
+ * Keys carry 238 bits of entropy, so a plain SHA-256 is as strong as a slow hash here. One call
+ * (crypto.hash), not a Hash object: this runs on every keyed request.
+ */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 export function looksLikeApiKey(key: string): boolean {

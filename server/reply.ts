@@ -1,0 +1,44 @@
+import type { Context as HonoContext } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { AppEnv } from './env.js';
+
+/**
+ * The headers every answer to a request carries: its X-Request-Id (the edge) and, on a keyed or
+ * limited request, the X-RateLimit headers (the key's middleware), kept as a plain record until
+ * the answer is made. hono's c.header() keeps them in undici's Headers, which Node then has to
+ * read back into a record; made in one step with the body (reply), they reach Node as they are.
+ */
+export function answerHeaders(c: HonoContext<AppEnv>): Record<string, string> {
+  let headers = c.get('answerHeaders');
+  if (!headers) {
+    headers = {};
+    c.set('answerHeaders', headers);
+  }
+  return headers;
+}
+
+/**
+ * A JSON answer with the request's headers (answerHeaders) and any of its own. The edge adds
+ * those headers afterwards to an answer made any other way (a segment, a redirect, hono's own).
+ */
+export function reply(
+  c: HonoContext<AppEnv>,
+  body: unknown,
+  status: ContentfulStatusCode = 200,
+  headers?: Record<string, string>,
+): Response {
+  const res = new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json', ...c.get('answerHeaders'), ...headers },
+  });
+  c.set('replied', res);
+  return res;
+}
+
+/** Adds the request's headers to an answer that reply() did not make (and that lacks them). */
+export function completeAnswer(c: HonoContext<AppEnv>): void {
+  const headers = c.get('answerHeaders');
+  if (!headers || c.get('replied') === c.res) return;
+  const made = c.res.headers;
+  for (const name in headers) if (!made.has(name)) made.set(name, headers[name] as string);
+}
