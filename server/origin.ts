@@ -5,7 +5,17 @@ import { headerOf } from './request-headers.js';
 /** The address clients reach this server at: --public-url when set, else the request's own origin. */
 export function baseUrl(c: HonoContext, ctx: Context): string {
   if (ctx.config.publicUrl) return ctx.config.publicUrl.replace(/\/+$/, '');
-  return new URL(c.req.url).origin;
+  return originOf(c.req.url);
+}
+
+/**
+ * The origin of the request's URL, which reaches the app parsed and written out again
+ * (scheme://host[:port]/path…, by @hono/node-server or by the Request of app.request()), so it
+ * ends where the path begins; no new URL parsed on every catalog page.
+ */
+function originOf(url: string): string {
+  const path = url.indexOf('/', url.indexOf('//') + 2);
+  return path === -1 ? new URL(url).origin : url.slice(0, path);
 }
 
 /** The host a SIWE message must name. */

@@ -27,12 +27,45 @@ export function reply(
   status: ContentfulStatusCode = 200,
   headers?: Record<string, string>,
 ): Response {
-  const res = new Response(JSON.stringify(body), {
+  return replyJsonText(c, JSON.stringify(body), status, headers);
+}
+
+/** reply() with its body in JSON already (sharedJson). */
+export function replyJsonText(
+  c: HonoContext<AppEnv>,
+  json: string,
+  status: ContentfulStatusCode = 200,
+  headers?: Record<string, string>,
+): Response {
+  const res = new Response(json, {
     status,
     headers: { 'content-type': 'application/json', ...c.get('answerHeaders'), ...headers },
   });
   c.set('replied', res);
   return res;
+}
+
+/**
+ * A body's JSON made once for every request answered from the same object: the requests of one
+ * event-loop turn that asked for the same rows share one query and its result (src/db/per-turn.ts),
+ * and so can share the text made from it. `variant` names what else the body is made of (the
+ * page, the base URL). Kept only as long as the shared object lives.
+ */
+export function sharedJson<K extends object>(): (shared: K, variant: string, body: () => unknown) => string {
+  const made = new WeakMap<K, Map<string, string>>();
+  return (shared, variant, body) => {
+    let texts = made.get(shared);
+    if (!texts) {
+      texts = new Map();
+      made.set(shared, texts);
+    }
+    let text = texts.get(variant);
+    if (text === undefined) {
+      text = JSON.stringify(body());
+      texts.set(variant, text);
+    }
+    return text;
+  };
 }
 
 /** Adds the request's headers to an answer that reply() did not make (and that lacks them). */

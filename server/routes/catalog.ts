@@ -1,10 +1,11 @@
 import { type Context as HonoContext, Hono } from 'hono';
 import type { Context } from '../../src/context.js';
+import type { ContentRow } from '../../src/db/repos/index.js';
 import { getLicensedContent, listCatalog, publishedFile } from '../../src/domain/catalog.js';
 import { PREVIEW_FILE, THUMBNAIL_FILE } from '../../src/domain/ingest/previews.js';
 import { paging } from '../../src/domain/validate.js';
 import { contentDetail, contentSummary } from '../../src/present/content.js';
-import { reply } from '../reply.js';
+import { reply, replyJsonText, sharedJson } from '../reply.js';
 import type { AppEnv } from '../env.js';
 import { streamBody } from '../file-body.js';
 import { requireKey } from '../middleware/api-key.js';
@@ -26,12 +27,18 @@ export function catalogRoutes(ctx: Context) {
   // The key guards the keyed routes only: on '*' it would also catch a wrong method on the open
   // pictures above and answer "API key missing" where NOT_FOUND is the truth.
   const keyed = requireKey(ctx, 'catalog');
+  const pageJson = sharedJson<ContentRow[]>();
 
   app.get('/', keyed, async (c) => {
     const page = paging(c.req.query('page'), c.req.query('limit'), 200);
     const items = await listCatalog(ctx, c.get('auth'), page);
     const base = baseUrl(c, ctx);
-    return reply(c, { content: items.map((i) => contentSummary(i, base)), page: page.page, limit: page.limit });
+    const json = pageJson(items, `${page.page} ${page.limit} ${base}`, () => ({
+      content: items.map((i) => contentSummary(i, base)),
+      page: page.page,
+      limit: page.limit,
+    }));
+    return replyJsonText(c, json);
   });
 
   app.get('/:contentId', keyed, async (c) => {

@@ -279,4 +279,29 @@ describe.each(DIALECTS)('catalog on %s', (dialect) => {
     );
     await expectError(await t.request('GET', '/api/v1/catalog'), 401, 'INVALID_API_KEY');
   });
+
+  it('requests answered together share a page only where it is the same page at the same address', async () => {
+    const org = await registerOrg(t);
+    const films = [await addContent(t, { title: 'Shared one' }), await addContent(t, { title: 'Shared two' })];
+    for (const film of films) await license(t, org.organizationId, film.id);
+    const at = (host: string, query: string) =>
+      t.app.request(`http://${host}/api/v1/catalog${query}`, { headers: { authorization: `Bearer ${org.apiKey}` } });
+    // Sent in one go, so that they are answered in the same turn from one query's rows.
+    const answers = await Promise.all([
+      at('a.example', '?limit=1'),
+      at('b.example', '?limit=1'),
+      at('a.example', '?limit=2'),
+      at('a.example', '?limit=1'),
+    ]);
+    const bodies = (await Promise.all(answers.map((r) => r.json()))) as Array<{ content: Item[]; limit: number }>;
+    expect(bodies.map((b) => [b.limit, b.content.length])).toEqual([
+      [1, 1],
+      [1, 1],
+      [2, 2],
+      [1, 1],
+    ]);
+    expect(bodies[0]?.content[0]?.thumbnail).toMatch(/^http:\/\/a\.example\/api\/v1\/catalog\//);
+    expect(bodies[1]?.content[0]?.thumbnail).toMatch(/^http:\/\/b\.example\/api\/v1\/catalog\//);
+    expect(bodies[3]).toEqual(bodies[0]);
+  });
 });
