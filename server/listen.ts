@@ -108,10 +108,14 @@ export async function startServer(ctx: Context, options: StartOptions = {}): Pro
 function trackResponses(server: ServerType): (drainMs: number, onTimeout: () => void) => Promise<void> {
   const inFlight = new Set<ServerResponse>();
   let draining = false;
+  // One listener for every response, not a closure made for each.
+  const forget = function (this: ServerResponse) {
+    inFlight.delete(this);
+  };
   server.prependListener('request', (_req: unknown, res: ServerResponse) => {
     if (draining) res.shouldKeepAlive = false;
     inFlight.add(res);
-    res.once('close', () => inFlight.delete(res));
+    res.on('close', forget);
   });
   return (drainMs, onTimeout) => {
     draining = true;

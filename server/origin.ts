@@ -23,8 +23,9 @@ export function expectedHost(c: HonoContext, ctx: Context): string {
   return new URL(ctx.config.publicUrl ?? c.req.url).host;
 }
 
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
 export function bearer(c: HonoContext): string | undefined {
   const h = headerOf(c, 'authorization');
-  const m = h ? /^Bearer\s+(\S+)\s*$/i.exec(h) : null;
-  return m?.[1];
+  return h ? BEARER.exec(h)?.[1] : undefined;
 }

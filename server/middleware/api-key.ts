@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Context } from '../../src/context.js';
 import { authenticateApiKey, requireActiveOrganization, requireScope } from '../../src/domain/auth.js';
-import { countRequest, rateHeaders } from '../../src/domain/rate-limits.js';
+import { countRequest, setRateHeaders } from '../../src/domain/rate-limits.js';
 import type { Scope } from '../../src/domain/scopes.js';
 import type { AppEnv } from '../env.js';
 import { bearer } from '../origin.js';
@@ -19,7 +19,7 @@ export function requireKey(
   return async (c, next) => {
     const auth = await authenticateApiKey(ctx, bearer(c));
     const rate = await countRequest(ctx, auth);
-    Object.assign(answerHeaders(c), rateHeaders(rate));
+    setRateHeaders(answerHeaders(c), rate);
     // A suspended organization may still see what it owes and pay it (billing's reads and payments).
     if (!options.suspendedMay) requireActiveOrganization(auth);
     requireScope(auth, scope);

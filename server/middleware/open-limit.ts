@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Context } from '../../src/context.js';
 import { countOpenRequest, type OpenEndpoint } from '../../src/domain/open-limits.js';
-import { rateHeaders } from '../../src/domain/rate-limits.js';
+import { setRateHeaders } from '../../src/domain/rate-limits.js';
 import { clientInfo } from '../client.js';
 import type { AppEnv } from '../env.js';
 import { answerHeaders } from '../reply.js';
@@ -10,7 +10,7 @@ import { answerHeaders } from '../reply.js';
 export function limitPerClient(ctx: Context, endpoint: OpenEndpoint): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const state = await countOpenRequest(ctx, endpoint, clientInfo(c, ctx).ip);
-    if (state) Object.assign(answerHeaders(c), rateHeaders(state));
+    if (state) setRateHeaders(answerHeaders(c), state);
     await next();
   };
 }

@@ -18,11 +18,15 @@ export const monthlyStreamLimitOf = (auth: Pick<KeyAuth, 'org'>): number =>
   auth.org.monthlyStreamLimit ?? DEFAULT_LIMITS[planFor(auth.org.plan).name].monthlyStreams;
 
 export function rateHeaders(s: RateState): Record<string, string> {
-  return {
-    'X-RateLimit-Limit': String(s.limit),
-    'X-RateLimit-Remaining': String(s.remaining),
-    'X-RateLimit-Reset': String(s.reset),
-  };
+  return setRateHeaders({}, s);
+}
+
+/** rateHeaders written into a record of headers already there (an answer's, on every keyed request). */
+export function setRateHeaders(headers: Record<string, string>, s: RateState): Record<string, string> {
+  headers['X-RateLimit-Limit'] = String(s.limit);
+  headers['X-RateLimit-Remaining'] = String(s.remaining);
+  headers['X-RateLimit-Reset'] = String(s.reset);
+  return headers;
 }
 
 /**
