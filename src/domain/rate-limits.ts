@@ -57,7 +57,7 @@ export async function countInWindow(
   const now = ctx.clock.now();
   const windowStart = Math.floor(now / HOUR_MS) * HOUR_MS;
   const reset = (windowStart + HOUR_MS) / 1000;
-  const used = await ctx.repos.rateCounters.hit(bucket, windowStart);
+  const used = await ctx.repos.rateCounters.hit(bucket, windowStart, limit);
   const state = { limit, remaining: Math.max(0, limit - used), reset };
   if (used > limit) {
     throw new DrmError('RATE_LIMIT_EXCEEDED', `rate limit of ${limit} ${what} per hour exceeded`, {
