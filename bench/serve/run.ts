@@ -1,4 +1,4 @@
-// Serving speed: `npm run bench:serve -- [--input FILE] [--players 50] [--duration 10] [--runs 3] [--targets sqlite,postgres] [--sessions 3000] [--plays 8] [--sessions-only | --delivery-only] [--json]`.
+// Serving speed: `npm run bench:serve -- [--input FILE] [--players 50] [--duration 10] [--runs 3] [--targets sqlite,postgres] [--sessions 3000 (1500 with --baseline)] [--plays 8] [--sessions-only | --delivery-only | --baseline REV] [--json]`.
 //
 // 1. Segments: a watermarked item is ingested (default the corpus's 30-s 720p clip) and `drm
 //    serve` (SQLite) gives each of --players simulated players its own session; every player
@@ -14,6 +14,10 @@
 //    whole sessions (POST, playlist, every segment) through `drm serve --segment-delivery proxy`
 //    and `redirect`, beside nginx serving the same playlists and files from disk: sessions/s,
 //    segments/s, MB/s and each process's own CPU per GB. --delivery-only skips parts 1 and 2.
+// 4. --baseline REV, alone (no nginx, no corpus): this checkout beside REV (a git worktree) on --targets,
+//    bench:billing's ./side-by-side.ts: --runs interleaved runs of first-time-viewer sessions/s (--sessions,
+//    default 1500 here), segment MB/s (--players, --duration s) and GET /auth/verify requests/s. Target:
+//    ≥ 95% of REV's sessions/s and segment MB/s (PASS/FAIL; verify informs, its goal is bench:api's).
 // Every server is a child process, so the load generator never shares their event loop.
 import autocannon from 'autocannon';
 import Table from 'cli-table3';
@@ -36,6 +40,7 @@ import { median } from '../stats.js';
 import { corpusFile } from '../corpus.js';
 import { type DeliveryResult, deliveryBesideNginx, deliveryTable } from './delivery.js';
 import { findNginx, startNginx } from './nginx.js';
+import { againstBaseline, type TargetSides, sideBySideTable } from './side-by-side.js';
 
 const { values } = parseArgs({
   options: {
@@ -44,19 +49,22 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     runs: { type: 'string', default: '3' },
     targets: { type: 'string', default: 'sqlite,postgres' },
-    sessions: { type: 'string', default: '3000' },
+    sessions: { type: 'string' },
     plays: { type: 'string', default: '8' },
     'sessions-only': { type: 'boolean', default: false },
     'delivery-only': { type: 'boolean', default: false },
+    baseline: { type: 'string' },
     json: { type: 'boolean', default: false },
   },
 });
 const sessionsOnly = values['sessions-only'];
 const deliveryOnly = values['delivery-only'] && !sessionsOnly;
-if (!sessionsOnly) corpusFile(values.input);
+const rev = values.baseline;
+if (!sessionsOnly && !rev) corpusFile(values.input);
 const players = Number(values.players);
 const duration = Number(values.duration);
 const runs = Math.max(1, Number(values.runs));
+const perRun = Number(values.sessions ?? (rev ? 1500 : 3000));
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-bench-serve-'));
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
 const NGINX = findNginx();
@@ -120,7 +128,7 @@ const sessionOptions = (server: ServeProcess, dataDir: string, db: string[], con
   db,
   contentId,
   runs,
-  perRun: Number(values.sessions),
+  perRun,
   log,
 });
 
@@ -186,13 +194,16 @@ const results: {
   sessionsSqlite?: SessionFigures;
   sessionsPostgres?: SessionFigures;
   delivery?: DeliveryResult;
+  sideBySide?: TargetSides[];
 } = {};
 const targets = values.targets.split(',');
 try {
-  if (!sessionsOnly && !deliveryOnly && !NGINX)
+  if (rev)
+    results.sideBySide = await againstBaseline(rev, targets, { work, runs, sessions: perRun, players, duration, log });
+  else if (!sessionsOnly && !deliveryOnly && !NGINX)
     throw new Error('nginx not found: apt-get install nginx-light (or run --delivery-only, which skips its row)');
-  if (!deliveryOnly) await segmentsAndSessions();
-  if (!sessionsOnly)
+  if (!deliveryOnly && !rev) await segmentsAndSessions();
+  if (!sessionsOnly && !rev)
     results.delivery = await deliveryBesideNginx({
       input: values.input,
       players,
@@ -286,7 +297,7 @@ else {
   }
   if (results.sessionsSqlite || results.sessionsPostgres) {
     process.stdout.write(
-      `sessions: RS256 viewer tokens, ${CONNECTIONS_NOTE}, ${values.sessions} viewers a run, medians of ${runs} runs, ${os.availableParallelism()} CPUs\n`,
+      `sessions: RS256 viewer tokens, ${CONNECTIONS_NOTE}, ${perRun} viewers a run, medians of ${runs} runs, ${os.availableParallelism()} CPUs\n`,
     );
     const u = new Table({
       head: [
@@ -322,4 +333,8 @@ else {
     process.stdout.write(`${u.toString()}\n`);
   }
   if (results.delivery) process.stdout.write(deliveryTable(results.delivery, runs));
+  if (results.sideBySide)
+    process.stdout.write(
+      `this checkout against ${rev}: ${perRun} first-time viewers, ${players} players, ${duration} s a measure; medians of ${runs} interleaved runs, ${os.availableParallelism()} CPUs\n${sideBySideTable(results.sideBySide, { ours: 'this checkout', baseline: rev as string, target: 95, verdict: true })}`,
+    );
 }
