@@ -15,7 +15,9 @@ export function baseUrl(c: HonoContext, ctx: Context): string {
  */
 function originOf(url: string): string {
   const path = url.indexOf('/', url.indexOf('//') + 2);
-  return path === -1 ? new URL(url).origin : url.slice(0, path);
+  const origin = path === -1 ? '' : url.slice(0, path);
+  // An absolute request target may carry user info (http://user@host/…), which an origin drops.
+  return origin === '' || origin.includes('@') ? new URL(url).origin : origin;
 }
 
 /** The host a SIWE message must name. */

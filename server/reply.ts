@@ -68,10 +68,24 @@ export function sharedJson<K extends object>(): (shared: K, variant: string, bod
   };
 }
 
-/** Adds the request's headers to an answer that reply() did not make (and that lacks them). */
+/** Adds the request's headers to an answer that reply() did not make (where it lacks them). */
 export function completeAnswer(c: HonoContext<AppEnv>): void {
   const headers = c.get('answerHeaders');
-  if (!headers || c.get('replied') === c.res) return;
-  const made = c.res.headers;
-  for (const name in headers) if (!made.has(name)) made.set(name, headers[name] as string);
+  if (headers && c.get('replied') !== c.res) addToAnswer(c, headers);
+}
+
+/**
+ * Adds headers an answer lacks by making it again with them. Changing the answer's headers in
+ * place is not enough: @hono/node-server's Response keeps the record it was made with, and
+ * hono's answer to a HEAD request is made from that record.
+ */
+export function addToAnswer(c: HonoContext<AppEnv>, headers: Record<string, string>): void {
+  const res = c.res;
+  const missing = Object.keys(headers).filter((name) => !res.headers.has(name));
+  if (missing.length === 0) return;
+  const all = new Headers(res.headers);
+  for (const name of missing) all.set(name, headers[name] as string);
+  // Unset first: hono's setter would otherwise copy the old answer's headers onto the new one.
+  c.res = undefined;
+  c.res = new Response(res.body, { status: res.status, statusText: res.statusText, headers: all });
 }

@@ -7,7 +7,7 @@ import { TrieRouter } from 'hono/router/trie-router';
  * by side (/invoices/upcoming and /invoices/:id, /viewers/search and /viewers/:viewerId), which
  * hono's RegExpRouter refuses, so the trie walks every request's path; its walk and the arrays it
  * makes were a tenth of what a keyed request allocated. A kept match is shared, never changed:
- * hono only reads a match (the handlers in order, and a static path has no parameters). Kept
+ * hono only reads a match (the handlers in order and their parameters). Kept
  * matches are bounded: Node's parser takes a few dozen methods, and the paths are the routes'.
  */
 export class StaticMatchRouter<T> implements Router<T> {

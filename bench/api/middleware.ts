@@ -15,7 +15,7 @@ import { createMetrics } from '../../server/metrics.js';
 import { requireKey } from '../../server/middleware/api-key.js';
 import { edge } from '../../server/middleware/edge.js';
 import { rateHeadersOnEdgeRefusal } from '../../server/middleware/keyed-refusals.js';
-import { logRequest, requestIdOf, requestIds, routeOf } from '../../server/middleware/request-log.js';
+import { logRequest, requestIdOf, routeOf } from '../../server/middleware/request-log.js';
 import { reply } from '../../server/reply.js';
 import { setRateLimit } from '../../src/domain/admin/organizations.js';
 import { createLogger } from '../../src/log.js';
@@ -39,7 +39,6 @@ const ctx = t.ctx.derive({ log: createLogger('info', () => {}) });
 const BODY = { ok: true, organization: org.organizationId };
 
 const metrics = createMetrics(ctx, t.traffic);
-const ids = requestIds();
 /** One part of the edge middleware alone, in a layer of its own (the layer's cost is the first row). */
 const part =
   (before: (c: HonoContext) => unknown, after: (c: HonoContext, started: number, got: unknown) => unknown) =>
@@ -54,13 +53,7 @@ const part =
 const MIDDLEWARE: Array<[name: string, make: () => MiddlewareHandler]> = [
   ['a layer that does nothing (await next())', () => async (_c, next) => next()],
   ['edge, whole: the five parts below in one layer', () => edge(ctx, metrics, onError(ctx.log)) as MiddlewareHandler],
-  [
-    '· request id (X-Request-Id)',
-    part(
-      (c) => requestIdOf(c, ids),
-      () => undefined,
-    ),
-  ],
+  ['· request id (X-Request-Id)', part(requestIdOf, () => undefined)],
   [
     '· rate headers of a refusal before any route',
     part(

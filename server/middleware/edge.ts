@@ -5,7 +5,7 @@ import type { AppEnv } from '../env.js';
 import type { AppMetrics } from '../metrics.js';
 import { completeAnswer } from '../reply.js';
 import { mayNeedRateHeaders, rateHeadersOnEdgeRefusal } from './keyed-refusals.js';
-import { logRequest, requestIdOf, requestIds, routeOf } from './request-log.js';
+import { logRequest, requestIdOf, routeOf } from './request-log.js';
 
 /** The one route whose body is a file, streamed to disk under its own limit (config.maxUploadBytes). */
 const UPLOAD_PATH = '/api/v1/forensics/analyze';
@@ -13,9 +13,9 @@ const UPLOAD_PATH = '/api/v1/forensics/analyze';
 /**
  * What every request goes through at the edge, in one middleware: its id and the JSON body
  * limit, then, once it is answered, the rate headers of a keyed refusal that came before any
- * route, the metrics and the traffic meter, and the access log. One layer instead of four: each
- * layer of hono's chain costs about a microsecond a request (bench:middleware), as much as the
- * work these do. A body over the limit is answered here as the app answers errors.
+ * route, the metrics and the traffic meter, and the access log, in one layer of hono's chain
+ * (over HTTP a layer that does nothing measured 0.1-0.4 µs a request). A body over the limit is
+ * answered here as the app answers errors.
  */
 export function edge(
   ctx: Context,
@@ -23,10 +23,9 @@ export function edge(
   answerError: (err: Error, c: HonoContext<AppEnv>) => Response,
 ): MiddlewareHandler<AppEnv> {
   const maxJson = ctx.config.maxJsonBytes;
-  const newId = requestIds();
   return async (c, next) => {
     const started = performance.now();
-    const requestId = requestIdOf(c, newId);
+    const requestId = requestIdOf(c);
     const refused = c.req.path === UPLOAD_PATH ? undefined : declaredTooLarge(c, maxJson);
     if (refused) {
       c.error = refused;

@@ -4,6 +4,7 @@ import { authenticateApiKey } from '../../src/domain/auth.js';
 import { countRequest, rateHeaders } from '../../src/domain/rate-limits.js';
 import { DrmError } from '../../src/errors.js';
 import type { AppEnv } from '../env.js';
+import { addToAnswer } from '../reply.js';
 import { bearer } from '../origin.js';
 
 /**
@@ -15,9 +16,7 @@ import { bearer } from '../origin.js';
  */
 export async function rateHeadersOnEdgeRefusal(ctx: Context, c: HonoContext<AppEnv>): Promise<void> {
   if (!mayNeedRateHeaders(c) || c.res.headers.has('X-RateLimit-Limit')) return;
-  // Set on the answer's own headers: c.header() on a finished answer would copy it, body and all.
-  const headers = c.res.headers;
-  for (const [name, value] of Object.entries(await keyedRateHeaders(ctx, c))) headers.set(name, value);
+  addToAnswer(c, await keyedRateHeaders(ctx, c));
 }
 
 /** Whether the answer is one of those two refusals (a cheap test, made before anything is awaited). */

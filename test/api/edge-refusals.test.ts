@@ -48,6 +48,43 @@ describe('drm serve over a socket', () => {
     expect(lines.filter((l) => JSON.parse(l).level === 'error')).toEqual([]);
   });
 
+  it('answers HEAD with the headers GET has: the request id, and a keyed refusal before any route its rate headers', async () => {
+    const org = await (
+      await fetch(`${server.url}/api/v1/auth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Head Films' }),
+      })
+    ).json();
+    const headers = { authorization: `Bearer ${org.apiKey}` };
+    for (const path of ['/api/v1/no-such-route', '/api/v1/auth/verify']) {
+      const res = await fetch(`${server.url}${path}`, { method: 'HEAD', headers });
+      expect(res.headers.get('x-request-id'), path).toMatch(/^[0-9a-f-]{36}$/);
+      expect(res.headers.get('x-ratelimit-limit'), path).toBe('1000');
+    }
+    const metrics = await fetch(`${server.url}/metrics`, { method: 'HEAD' });
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('takes two Authorization headers for no key, not for the first one', async () => {
+    const register = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Twice"}' };
+    const { apiKey } = await (await fetch(`${server.url}/api/v1/auth/register`, register)).json();
+    const request = (auth: string[]) =>
+      [
+        'GET /api/v1/auth/verify HTTP/1.1',
+        'Host: x',
+        ...auth.map((a) => `Authorization: ${a}`),
+        'Connection: close',
+        '',
+      ]
+        .join('\r\n')
+        .concat('\r\n');
+    expect((await rawRequest(server.port, request([`Bearer ${apiKey}`]))).status).toBe(200);
+    const twice = await rawRequest(server.port, request([`Bearer ${apiKey}`, 'Bearer drm_live_someoneelse']));
+    expect(twice).toEqual({ status: 401, json: { error: expect.any(String), code: 'INVALID_API_KEY', status: 401 } });
+  });
+
   it('answers CONNECT with 400 and closes the connection', async () => {
     const answer = await rawRequest(server.port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
     expect(answer).toEqual({ status: 400, json: badRequest });

@@ -44,6 +44,21 @@ describe.each(DIALECTS)('rate counters on %s', (dialect) => {
     expect(await stored(reader, 'org:small', window)).toBe(30);
   });
 
+  it("a turn that comes while its bucket's statement is in flight waits for it: numbers in the order asked", async () => {
+    const window = 1003 * HOUR;
+    expect(await burst(t.ctx, 'org:overlap', window, 2, 10_000_000)).toEqual([1, 2]);
+    // Each of the three then reserves ahead; a turn that did not wait would overwrite what the
+    // one before reserved, and the numbers after it would jump.
+    const first = burst(t.ctx, 'org:overlap', window, 20, 10_000_000);
+    await new Promise((r) => setImmediate(r));
+    const second = burst(t.ctx, 'org:overlap', window, 20, 10_000_000);
+    await new Promise((r) => setImmediate(r));
+    const third = burst(t.ctx, 'org:overlap', window, 20, 10_000_000);
+    const numbers = [...(await first), ...(await second), ...(await third)];
+    numbers.push(...(await burst(t.ctx, 'org:overlap', window, 20, 10_000_000)));
+    expect(numbers).toEqual(Array.from({ length: 80 }, (_, i) => i + 3));
+  });
+
   it('two processes on one database never hand out the same number', async () => {
     const window = 1002 * HOUR;
     const numbers: number[] = [];

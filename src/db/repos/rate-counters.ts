@@ -28,6 +28,7 @@ export function rateCountersRepo(x: Executor) {
       .returning({ count: t.count }),
   );
   const reserved = new Map<string, Reserved>();
+  const inFlight = new Map<string, Promise<unknown>>();
   // Group commit: the hits of one turn are added per bucket in one statement. The database still
   // does the arithmetic atomically and answers with the new total, so counts stay exact and
   // shared between processes; each caller gets its own number of the range added. Numbers
@@ -36,6 +37,10 @@ export function rateCountersRepo(x: Executor) {
     (w: { bucket: string; windowStart: number; limit?: number }) => `${w.windowStart}|${w.bucket}`,
     async ({ bucket, windowStart, limit }, n) => {
       const key = `${windowStart}|${bucket}`;
+      // One statement in flight per bucket: a later turn waits for it and takes what it reserved
+      // first, so ranges come back in order (Postgres runs statements side by side) and none is
+      // overwritten.
+      for (let busy = inFlight.get(key); busy; busy = inFlight.get(key)) await busy.catch(() => undefined);
       const held = reserved.get(key);
       const fromHeld = held ? Math.min(n, held.last - held.next + 1) : 0;
       const heldFirst = held?.next ?? 0;
@@ -43,10 +48,19 @@ export function rateCountersRepo(x: Executor) {
       if (fromHeld === n) return (i) => heldFirst + i;
       const need = n - fromHeld;
       const ahead = aheadOf(n, limit, held?.last);
-      const rows = await add({ bucket, windowStart, n: need + ahead });
+      const statement = add({ bucket, windowStart, n: need + ahead });
+      inFlight.set(key, statement);
+      let rows: Array<{ count: number }>;
+      try {
+        rows = await statement;
+      } finally {
+        if (inFlight.get(key) === statement) inFlight.delete(key);
+      }
       const last = Number(rows[0]?.count);
       const first = last - need - ahead + 1;
-      keep(reserved, key, { windowStart, next: first + need, last });
+      // A busy bucket is remembered (its total sizes what it adds ahead next); a lone request's is not.
+      if (ahead > 0 || n >= 2) keep(reserved, key, { windowStart, next: first + need, last });
+      else reserved.delete(key);
       return (i) => (i < fromHeld ? heldFirst + i : first + i - fromHeld);
     },
   );
