@@ -21,14 +21,13 @@
 // Every server is a child process, so the load generator never shares their event loop.
 import autocannon from 'autocannon';
 import Table from 'cli-table3';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startCluster } from '../../test/helpers/postgres-cluster.js';
 import { drm, killAll, type ServeProcess, startServe } from '../../test/helpers/serve-process.js';
-import { mediaBinaries } from '../../src/media/binaries.js';
 import {
   bareInsertsPerSecond,
   benchOrganization,
@@ -40,7 +39,7 @@ import { median } from '../stats.js';
 import { corpusFile } from '../corpus.js';
 import { type DeliveryResult, deliveryBesideNginx, deliveryTable } from './delivery.js';
 import { findNginx, startNginx } from './nginx.js';
-import { againstBaseline, type TargetSides, sideBySideTable } from './side-by-side.js';
+import { againstBaseline, type TargetSides, sideBySideTable, testClip } from './side-by-side.js';
 
 const { values } = parseArgs({
   options: {
@@ -102,25 +101,7 @@ async function json<T>(res: Response): Promise<T> {
 }
 
 /** A 12-s clip made with the bundled ffmpeg, for --sessions-only (only the sessions are timed). */
-function generatedClip(): string {
-  const file = path.join(work, 'clip.mp4');
-  execFileSync(mediaBinaries().ffmpeg, [
-    '-v',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc2=size=640x360:rate=25',
-    '-t',
-    '12',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    file,
-  ]);
-  return file;
-}
+const generatedClip = () => testClip(work, '640x360', 12);
 
 const sessionOptions = (server: ServeProcess, dataDir: string, db: string[], contentId: string) => ({
   server,

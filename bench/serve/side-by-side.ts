@@ -51,8 +51,11 @@ export interface SideBySideOptions {
 }
 
 /** The 30-s 720p clip both sides ingest, made once per work dir with the bundled ffmpeg. */
-export function clip(work: string): string {
-  const file = path.join(work, 'clip-720p-30s.mp4');
+export const clip = (work: string): string => testClip(work, '1280x720', 30);
+
+/** A test-pattern clip of that size and length (x264, fast to make), made once per work dir. */
+export function testClip(work: string, size: string, seconds: number): string {
+  const file = path.join(work, `clip-${size}-${seconds}s.mp4`);
   if (fs.existsSync(file)) return file;
   execFileSync(mediaBinaries().ffmpeg, [
     '-v',
@@ -60,9 +63,9 @@ export function clip(work: string): string {
     '-f',
     'lavfi',
     '-i',
-    'testsrc2=size=1280x720:rate=25',
+    `testsrc2=size=${size}:rate=25`,
     '-t',
-    '30',
+    String(seconds),
     '-c:v',
     'libx264',
     '-preset',
