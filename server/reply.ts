@@ -19,7 +19,9 @@ export function answerHeaders(c: HonoContext<AppEnv>): Record<string, string> {
 
 /**
  * A JSON answer with the request's headers (answerHeaders) and any of its own. The edge adds
- * those headers afterwards to an answer made any other way (a segment, a redirect, hono's own).
+ * those headers afterwards to an answer made any other way (a redirect, hono's own), by making
+ * it again; a streamed file or a playlist takes them when it is made. Headers set with hono's
+ * c.header() before it, and c.status(), are not carried: a JSON answer is made here alone.
  */
 export function reply(
   c: HonoContext<AppEnv>,

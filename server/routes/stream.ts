@@ -39,15 +39,14 @@ export function streamRoutes(ctx: Context, metrics?: Pick<AppMetrics, 'sessionCr
 
   app.get('/:contentId/playlist', async (c) => {
     const s = await servingSession(ctx, c.req.param('contentId'), c.req.query('session'));
-    return c.body(await servingPlaylist(ctx, s), 200, { 'Content-Type': 'application/vnd.apple.mpegurl', ...PRIVATE });
+    const headers = { ...c.get('answerHeaders'), 'Content-Type': 'application/vnd.apple.mpegurl', ...PRIVATE };
+    return c.body(await servingPlaylist(ctx, s), 200, headers);
   });
 
   app.get('/:contentId/key', async (c) => {
     const s = await servingSession(ctx, c.req.param('contentId'), c.req.query('session'));
-    return c.body(new Uint8Array(contentKey(ctx, s.content)), 200, {
-      'Content-Type': 'application/octet-stream',
-      ...PRIVATE,
-    });
+    const headers = { ...c.get('answerHeaders'), 'Content-Type': 'application/octet-stream', ...PRIVATE };
+    return c.body(new Uint8Array(contentKey(ctx, s.content)), 200, headers);
   });
 
   app.get('/:contentId/segment/:seg', async (c) => {
