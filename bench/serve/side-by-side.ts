@@ -197,6 +197,10 @@ export async function sideBySide(target: string, db: Databases, o: SideBySideOpt
   const verify: Pair[] = [];
   await sessionsPerSecond(ours, 200);
   await sessionsPerSecond(base, 200);
+  // The segment path warmed too: its first run compiles the stream code, which would be charged
+  // to that run's bytes.
+  await segmentMbPerSecond(ours, o.players, 2);
+  await segmentMbPerSecond(base, o.players, 2);
   for (let r = 0; r < o.runs; r++) {
     // interleaved, the order swapped each run, so that drift under load favours neither
     const order = r % 2 ? [base, ours] : [ours, base];
