@@ -129,9 +129,8 @@ async function showUpcoming(ctx: Context, out: Output, organizationId: string): 
     formatApusd(line.amountMicro),
   ]);
   printTable(out, ['period', 'kind', 'description', 'quantity', 'amount'], rows);
-  out.write(
-    `autopay ${u.autopay.enabled ? `on (${u.autopay.method})` : 'off'}: ${u.autopay.action.replaceAll('_', ' ')}: ${u.autopay.reason}`,
-  );
+  const autopay = u.autopay.enabled ? `on (${u.autopay.method})` : 'off';
+  out.write(`autopay ${autopay}: ${u.autopay.action.replaceAll('_', ' ')}: ${u.autopay.reason}`);
   return 0;
 }
 
@@ -205,7 +204,10 @@ export const plan = (opts: PlanOptions) =>
     if (out.json) printJson(out, { success: true, plan: org.plan, terms: org.billingTerms });
     else
       out.write(
-        `${org.name} is on ${org.plan}${org.billingTerms ? ` with its own prices ${JSON.stringify(org.billingTerms)} (micro-APUSD)` : ' at list prices'}`,
+        `${org.name} is on ${org.plan}` +
+          (org.billingTerms
+            ? ` with its own prices ${JSON.stringify(org.billingTerms)} (micro-APUSD)`
+            : ' at list prices'),
       );
     return 0;
   });

@@ -111,10 +111,8 @@ export const license = (
     if (out.json) printJson(out, { success: true, licenseId: row.id });
     else {
       const what = opts.content === '*' ? `all ${opts.type}` : opts.content;
-      out.write(
-        `license ${row.id}: organization ${opts.org} may ` +
-          `stream ${what}, ${row.watermarkingEnabled ? 'watermarked per viewer' : 'unmarked (variant A for every viewer)'}`,
-      );
+      const marking = row.watermarkingEnabled ? 'watermarked per viewer' : 'unmarked (variant A for every viewer)';
+      out.write(`license ${row.id}: organization ${opts.org} may stream ${what}, ${marking}`);
     }
     return 0;
   });

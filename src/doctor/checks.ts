@@ -139,10 +139,11 @@ async function databaseCheck(config: Config): Promise<Check> {
       await db.close();
     }
   } catch (err) {
+    const where = config.db.startsWith('sqlite:') ? config.db : 'the Postgres database';
     return {
       name,
       status: 'fail',
-      detail: `cannot open ${config.db.startsWith('sqlite:') ? config.db : 'the Postgres database'}: ${(err as Error).message.slice(0, 120)}`,
+      detail: `cannot open ${where}: ${(err as Error).message.slice(0, 120)}`,
       fix: 'check --db / DRM_DB',
     };
   }

@@ -153,9 +153,8 @@ function leakEvidence(x: Executor) {
      */
     async candidatesPage(contentId: string, after: string | null, limit: number): Promise<CandidateRow[]> {
       const marked = and(eq(sessions.contentId, contentId), eq(sessions.watermarked, true));
-      const viewersOwn = sql<
-        string | null
-      >`case when ${sessions.viewerBits} is null then (select ${viewers.binaryId} from ${viewers} where ${viewers.id} = ${sessions.viewerId}) end`;
+      const ownBits = sql`(select ${viewers.binaryId} from ${viewers} where ${viewers.id} = ${sessions.viewerId})`;
+      const viewersOwn = sql<string | null>`case when ${sessions.viewerBits} is null then ${ownBits} end`;
       return x.run((q) =>
         q
           .select({ viewerId: sessions.viewerId, bits: sessions.viewerBits, binaryId: viewersOwn })
