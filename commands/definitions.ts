@@ -21,9 +21,11 @@ export function defineDataCommands(program: Command, run: Runner): void {
       .option('--queue', 'send the file to the store and queue the ingest for a drm worker instead of running it here')
       .option('--wait', 'with --queue: follow the job until its worker has ingested it')
       .addOption(
-        new Option('--backend <kind>', 'DTCWT backend for watermarked video')
-          .choices(['auto', 'cpu', 'tfjs'])
-          .default('auto'),
+        new Option('--backend <kind>', 'DTCWT backend for watermarked video (default auto, or DRM_BACKEND)').choices([
+          'auto',
+          'cpu',
+          'cuda',
+        ]),
       ),
   ).action(run(async () => (await import('./ingest.js')).ingest));
 
@@ -60,11 +62,9 @@ export function defineDataCommands(program: Command, run: Runner): void {
         ),
       )
       .addOption(
-        new Option('--backend <kind>', 'DTCWT backend for local video analysis (default auto)').choices([
-          'auto',
-          'cpu',
-          'tfjs',
-        ]),
+        new Option('--backend <kind>', 'DTCWT backend for local video analysis (default auto, or DRM_BACKEND)').choices(
+          ['auto', 'cpu', 'cuda'],
+        ),
       ),
   ).action(run(async () => (await import('./analyze.js')).analyze));
 
@@ -152,7 +152,11 @@ export function defineWatermark(program: Command, run: Runner): void {
       )
       .addOption(envOption('--data-dir <dir>', 'data directory holding the secret (or set DRM_SECRET)', 'DRM_DATA_DIR'))
       .addOption(
-        new Option('--backend <kind>', 'DTCWT backend for video').choices(['auto', 'cpu', 'tfjs']).default('auto'),
+        new Option('--backend <kind>', 'DTCWT backend for video (default auto, or DRM_BACKEND)').choices([
+          'auto',
+          'cpu',
+          'cuda',
+        ]),
       )
       .option('--json', 'print JSON for scripts');
   watermarkOptions(

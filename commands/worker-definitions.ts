@@ -13,8 +13,8 @@ export function defineWorkers(program: Command, run: Runner): void {
       .addOption(
         new Option(
           '--backend <kind>',
-          'DTCWT backend (default auto: the GPU where tfjs-node-gpu finds one, else the CPU pool)',
-        ).choices(['auto', 'cpu', 'tfjs']),
+          'DTCWT backend (default auto, or DRM_BACKEND: the GPU where the CUDA driver finds one, else the CPU pool)',
+        ).choices(['auto', 'cpu', 'cuda']),
       )
       .addOption(
         envOption(

@@ -30,7 +30,7 @@ function jobKinds(raw: string | undefined): Set<JobKind> {
 
 /**
  * `drm worker`: takes queued ingests and leak analyses from the database and runs them here, with
- * one DTCWT backend for both (the best this machine has: tfjs-node-gpu on a GPU, else the CPU
+ * one DTCWT backend for both (the best this machine has: CUDA on an NVIDIA GPU, else the CPU
  * pool). Runs until SIGTERM or SIGINT: then it takes nothing more, gives a running ingest back to
  * the queue (another worker starts it again) and lets a running analysis finish.
  */
@@ -68,10 +68,14 @@ function sayReady(ctx: Context, out: Output, w: { name: string; kinds: Set<JobKi
   const jobs = [...w.kinds];
   const store = ctx.storage.backend.location;
   const database = ctx.db.dialect;
-  if (out.json) out.write(JSON.stringify({ worker: w.name, jobs, backend: w.backend.name, db: database, store }));
+  const { name: backend, note } = w.backend;
+  if (out.json)
+    out.write(
+      JSON.stringify({ worker: w.name, jobs, backend, ...(note ? { backendNote: note } : {}), db: database, store }),
+    );
   else
     out.write(
       `drm worker ${w.name} taking ${jobs.join(' and ')} jobs (database ${database}, ` +
-        `content ${store}, DTCWT backend ${w.backend.name})`,
+        `content ${store}, DTCWT backend ${backend}${note ? `; ${note}` : ''})`,
     );
 }

@@ -1,11 +1,11 @@
 /**
  * The one interface every DTCWT backend implements (DESIGN.md, "Watermarking"): the CPU worker
- * pool (cpu-pool.ts), tfjs (tfjs/backend.ts) and the single-thread reference (cpu-direct.ts).
+ * pool (cpu-pool.ts), CUDA (cuda/backend.ts) and the single-thread reference (cpu-direct.ts).
  * Callers (ingest, embed, detect) only see this, so a backend can be swapped without touching
  * watermark code, and one test suite can compare all of them.
  *
  * Float32 is the working type: video frames are 8-bit, so f32 storage costs nothing in accuracy
- * and halves memory traffic, and it is what tfjs computes in. The float64 reference path stays
+ * and halves memory traffic, and it is what the GPU computes in. The float64 reference path stays
  * available through gpu/dtcwt/cpu.ts directly, for tests against python's coefficients.
  */
 import type { Dtcwt2d } from './dtcwt/cpu.js';
@@ -39,6 +39,8 @@ export interface Frame {
 export interface DtcwtBackend {
   /** What ran the transform, for logs and `drm ingest` output, e.g. "cpu (8 workers)". */
   readonly name: string;
+  /** Why this backend and not the GPU, where `auto` chose it (e.g. "CUDA not used: no NVIDIA driver"). */
+  readonly note?: string;
   /** firstHighpass: highpasses of finer levels are not needed and come back as zeros (default 1: all). */
   forward(
     image: Float32Array,
@@ -49,7 +51,7 @@ export interface DtcwtBackend {
     firstHighpass?: number,
   ): Promise<Transform>;
   inverse(transform: Transform, filters?: FilterNames): Promise<Float32Array>;
-  /** Many frames at once; results are in input order. A batching backend (tfjs) stacks them into one tensor. */
+  /** Many frames at once; results are in input order. A batching backend (CUDA) runs them as one batch. */
   forwardMany(
     frames: readonly Frame[],
     levels: number,

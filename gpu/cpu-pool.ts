@@ -24,6 +24,8 @@ import type { PoolError, PoolMessage, PoolRequest, PoolResponse } from './cpu-po
 export interface CpuPoolOptions {
   /** Worker threads; defaults to os.availableParallelism(), at least 1. */
   workers?: number;
+  /** why the pool and not the GPU (DtcwtBackend.note) */
+  note?: string;
 }
 
 type RequestBody = PoolRequest extends infer R ? (R extends PoolRequest ? Omit<R, 'id'> : never) : never;
@@ -68,6 +70,7 @@ function toError(e: PoolError): Error {
 
 export class CpuPoolBackend implements DtcwtBackend {
   readonly name: string;
+  readonly note?: string;
   readonly size: number;
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
@@ -81,6 +84,7 @@ export class CpuPoolBackend implements DtcwtBackend {
     if (!Number.isInteger(size) || size < 1) throw new RangeError(`cpu pool: invalid worker count ${size}`);
     this.size = size;
     this.name = `cpu (${size} worker${size === 1 ? '' : 's'})`;
+    if (options.note) this.note = options.note;
   }
 
   /** Threads currently alive: 0 before the first job and after close(). */

@@ -54,7 +54,8 @@ export function modulatedCount(
   return count;
 }
 
-function checkJob(job: ModulateJob): void {
+/** The checks every backend makes of a job before any work (the CUDA backend too, before batching). */
+export function checkJob(job: ModulateJob): void {
   const { width, height, levels, modulated } = job;
   for (const f of [job.frame, ...(job.next ?? [])])
     if (f.length < width * height) throw new RangeError('modulate: the frame is smaller than its luma plane');

@@ -20,7 +20,7 @@ const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
 
 // Bundled: the pure-JavaScript packages every command loads at start. The rest stay in
 // node_modules: native modules (better-sqlite3), packages that find files beside
-// themselves (ffmpeg's binaries, tfjs), and large ones only some commands load (ink, the AWS SDK).
+// themselves (ffmpeg's binaries, koffi's native module), and large ones only some commands load (ink, the AWS SDK).
 const BUNDLED = new Set(['commander', 'drizzle-orm']);
 const external = Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies })
   .filter((name) => !BUNDLED.has(name))
@@ -49,6 +49,8 @@ await build({
 for (const file of ['commands/completion.bash', 'gpu/worker-entry.mjs']) {
   fs.copyFileSync(path.join(root, file), path.join(dist, path.basename(file)));
 }
+// the CUDA kernels, read beside the chunk that loads them (gpu/cuda/device.ts)
+fs.cpSync(path.join(root, 'gpu/cuda/ptx'), path.join(dist, 'ptx'), { recursive: true });
 fs.writeFileSync(path.join(dist, 'package.json'), `${JSON.stringify({ type: 'module' })}\n`);
 fs.writeFileSync(path.join(dist, '.built'), `${new Date(started).toISOString()}\n`);
 // the stamp says when the build started: a source saved while it ran is newer, so it is not trusted

@@ -99,7 +99,11 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       payments: paymentMethods,
       // loaded when first asked for: most commands never watermark
       dtcwt:
-        overrides.dtcwt ?? ((kind) => import('../gpu/index.js').then((gpu) => gpu.createDtcwtBackend(kind ?? 'auto'))),
+        overrides.dtcwt ??
+        ((kind) =>
+          import('../gpu/index.js').then((gpu) =>
+            gpu.createDtcwtBackend(gpu.backendKind(kind), { onWarning: (message) => log.warn(message) }),
+          )),
       cardProcessor: config.fiat ? once(() => cardProcessor(config.fiat as NonNullable<Config['fiat']>)) : undefined,
     },
     db,

@@ -1,4 +1,4 @@
-// Embedding speed: `npm run bench:embed -- [--input FILE] [--frames 150] [--runs 3] [--backends cpu,pool,tfjs] [--full] [--json]`.
+// Embedding speed: `npm run bench:embed -- [--input FILE] [--frames 150] [--runs 3] [--backends cpu,pool,cuda] [--full] [--json]`.
 //
 // Decodes the clip (yuv420p, src/media/video-frames.ts) and, per backend, marks every frame and writes
 // both variants A and B (src/watermark/video/mark.ts), without encoding: what ingest does before
@@ -56,8 +56,8 @@ const peakRssMiB = () => Math.round(process.resourceUsage().maxRSS / 1024);
 async function makeBackend(name: string): Promise<DtcwtBackend> {
   if (name === 'cpu') return createCpuDirectBackend();
   if (name === 'pool') return createCpuPoolBackend();
-  if (name === 'tfjs') return (await import('../../gpu/tfjs/backend.js')).createTfjsBackend();
-  throw new Error(`unknown backend ${name} (cpu, pool, tfjs)`);
+  if (name === 'cuda') return (await import('../../gpu/cuda/backend.js')).CudaBackend.open();
+  throw new Error(`unknown backend ${name} (cpu, pool, cuda)`);
 }
 
 async function decodeOnly(): Promise<number> {

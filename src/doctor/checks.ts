@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { createDtcwtBackend } from '../../gpu/index.js';
+import { backendKind, createDtcwtBackend, probeCuda } from '../../gpu/index.js';
 import type { Config } from '../config.js';
 import { migrationsFor } from '../db/migrations/index.js';
 import { openDatabase } from '../db/database.js';
@@ -48,28 +48,26 @@ export async function runChecks(config: Config, env: NodeJS.ProcessEnv = process
 
 async function dtcwtCheck(): Promise<Check> {
   try {
-    const backend = await createDtcwtBackend('auto');
-    const name = backend.name;
+    const backend = await createDtcwtBackend(backendKind(undefined));
+    const { name, note } = backend;
     await backend.close();
-    return { name: 'DTCWT backend', status: 'ok', detail: `${name} (what drm ingest and analyze use)` };
+    const why = note ? `; ${note}` : '';
+    return { name: 'DTCWT backend', status: 'ok', detail: `${name} (what drm ingest and analyze use${why})` };
   } catch (err) {
     return { name: 'DTCWT backend', status: 'fail', detail: (err as Error).message, fix: 'npm ci again' };
   }
 }
 
 async function gpuCheck(): Promise<Check> {
-  const gpu = '@tensorflow/tfjs-node-gpu';
-  try {
-    await import(gpu);
-    return { name: 'GPU backend', status: 'ok', detail: `${gpu} loads: --backend tfjs runs on the GPU` };
-  } catch {
-    return {
-      name: 'GPU backend',
-      status: 'warn',
-      detail: `${gpu} is not installed: marking and analysis run on the CPU`,
-      fix: `on a CUDA machine: npm install ${gpu} (it downloads from its own host)`,
-    };
-  }
+  const probe = await probeCuda();
+  if (probe.ok)
+    return { name: 'GPU backend', status: 'ok', detail: `CUDA on ${probe.device}: --backend auto marks on the GPU` };
+  return {
+    name: 'GPU backend',
+    status: 'warn',
+    detail: `CUDA not used (${probe.reason}): marking and analysis run on the CPU`,
+    fix: 'on an NVIDIA machine: install the NVIDIA driver (the CUDA toolkit is not needed)',
+  };
 }
 
 function deploymentChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {

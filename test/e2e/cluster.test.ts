@@ -120,7 +120,7 @@ describe('a cluster: two servers, one worker, one Postgres, one S3 store', () =>
         db: 'postgres',
         store: `s3://${s3.bucket}/content`,
       });
-      expect(String(worker.info.backend)).toMatch(/^cpu|^tfjs/);
+      expect(String(worker.info.backend)).toMatch(/^cpu|^cuda/);
       expect(server1.info).toMatchObject({ analysis: false, store: `s3://${s3.bucket}/content` });
       const args = [
         'ingest',

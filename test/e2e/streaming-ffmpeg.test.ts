@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePanFilm } from '../helpers/media.js';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
+import { buildCudaShim } from '../../gpu/cuda/shim/build.js';
 import { loadServerSecret } from '../../src/crypto/secret.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { probeMedia } from '../../src/media/probe.js';
@@ -103,6 +104,30 @@ describe('drm ingest on the command line', () => {
       expect(r.stdout).toMatch(
         /ingested "Again" as [0-9a-f-]{36}: video, 360p, watermarked \(variants A and B\), 22 s in 3 AES-128 segment/,
       );
+    },
+    T,
+  );
+
+  it(
+    'marks on the CUDA backend (its kernels on the CPU shim), and records a turn to the CPU in the result',
+    async () => {
+      const args = ['ingest', file('film.mp4'), '--title', 'On the GPU', '--type', 'video', '--watermark'];
+      const env = { DRM_BACKEND: 'cuda', DRM_CUDA_LIBRARY: buildCudaShim() };
+      const r = await runDrm([...args, '--data-dir', dataDir], env);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toMatch(/watermarking with DTCWT backend cuda \(drm CPU shim \(compute 8\.0, driver 13\.0\)\)/);
+      // A launch that fails mid-film: the film is finished on the CPU, and the result says so.
+      const failing = await runDrm([...args, '--json', '--data-dir', dataDir], {
+        ...env,
+        DRM_CUDA_SHIM_FAIL_LAUNCH: '3000',
+      });
+      expect(failing.code).toBe(0);
+      const result = JSON.parse(failing.stdout) as { backend: string; segmentCount: number };
+      expect(result.backend).toMatch(
+        /^cpu \(\d+ workers?\) after CUDA failed on drm CPU shim .*CUDA_ERROR_LAUNCH_FAILED/,
+      );
+      expect(result.segmentCount).toBe(3);
+      expect(failing.stderr).toMatch(/CUDA backend failed .*finishing on the CPU/);
     },
     T,
   );

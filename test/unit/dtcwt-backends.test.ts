@@ -7,7 +7,8 @@ import { forward2d, inverse2d } from '../../gpu/dtcwt/cpu.js';
 import { type BiortName, dtcwtFilters } from '../../gpu/dtcwt/filters.js';
 import { createDtcwtBackend } from '../../gpu/index.js';
 import { modulateFrame, modulatedCount } from '../../gpu/modulate.js';
-import { createTfjsBackend } from '../../gpu/tfjs/backend.js';
+import { CudaBackend } from '../../gpu/cuda/backend.js';
+import { buildCudaShim } from '../../gpu/cuda/shim/build.js';
 import {
   dtcwtCases,
   type FixtureCase,
@@ -18,10 +19,10 @@ import {
 } from '../helpers/dtcwt-fixtures.js';
 
 // One suite for every backend present. `exact` backends run the reference float32 code (same
-// V8, same summation order) and must match it bit for bit; tfjs sums in float32 in its own order,
-// so it is held to 1e-4 relative instead (float32 rounding over a few dozen taps is ~1e-6).
-// `batch` is the frame size of the 16-frame test: pure-JS tfjs takes ~0.3 s per 135x240 frame and
-// direction, so it batches quarter-size frames to keep the suite quick.
+// V8, same summation order) and must match it bit for bit; the CUDA kernels sum in float32 in their
+// own order, so they are held to 1e-4 relative instead (float32 rounding over a few dozen taps is
+// ~1e-6). Without a GPU the CUDA backend runs its kernels on the CPU shim (gpu/cuda/shim): the same
+// kernel sources and the same host code, one thread after another.
 const BACKENDS: {
   name: string;
   exact: boolean;
@@ -31,8 +32,7 @@ const BACKENDS: {
   { name: 'cpu-direct', exact: true, create: () => createCpuDirectBackend() },
   // 3 workers for 16 jobs: exercises both parallelism and the queue whatever the machine.
   { name: 'cpu-pool', exact: true, create: () => new CpuPoolBackend({ workers: 3 }) },
-  // Without tfjs-node-gpu this is the pure-JS cpu backend: the same tensor code a GPU would run.
-  { name: 'tfjs', exact: false, batch: [67, 120], create: () => createTfjsBackend() },
+  { name: 'cuda (CPU shim)', exact: false, create: () => CudaBackend.open({ library: buildCudaShim(), workers: 1 }) },
 ];
 
 const load = (c: FixtureCase, key: string) => loadArray(c, key).data;
@@ -163,7 +163,7 @@ describe.each(BACKENDS)('DTCWT backend $name', ({ exact, batch = [H, W], create 
       want: 'both',
     });
     const actual = await backend.modulate({ ...job, frame: frame.slice(), gains, want: 'both' });
-    const tolerance = exact ? 0 : 1; // tfjs's float32 sums may round a pixel the other way
+    const tolerance = exact ? 0 : 1; // the kernels' float32 sums may round a pixel the other way
     expect(
       maxAbsDiff(Float32Array.from(actual.plus as Uint8Array), Float32Array.from(expected.plus as Uint8Array)),
     ).toBeLessThanOrEqual(tolerance);
@@ -305,81 +305,5 @@ describe('CPU pool lifecycle', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.stdout.trim()).toBe('cpu (2 workers) 4096');
-  });
-});
-
-describe('tfjs backend', () => {
-  let tfjs: DtcwtBackend;
-  beforeAll(async () => {
-    tfjs = await createTfjsBackend();
-  });
-  afterAll(() => tfjs.close());
-
-  /** Largest error of any subband, relative to that subband's largest magnitude. */
-  function maxRelative(actual: Transform, expected: Transform): number {
-    const pairs: [Float32Array, Float32Array][] = [[actual.lowpass.data, expected.lowpass.data]];
-    actual.highpasses.forEach((h, i) => {
-      const e = expected.highpasses[i] as Transform['highpasses'][number];
-      pairs.push([h.re, e.re], [h.im, e.im]);
-    });
-    return Math.max(...pairs.map(([a, e]) => maxAbsDiff(a, e) / maxAbs(e)));
-  }
-
-  it('names the engine it runs on; auto keeps the CPU pool without tfjs-node-gpu', async () => {
-    // tfjs-node-gpu cannot be installed here (DESIGN.md), so the pure-JS cpu backend is expected.
-    expect(tfjs.name).toBe('tfjs (cpu)');
-    const viaIndex = await createDtcwtBackend('tfjs');
-    expect(viaIndex.name).toBe('tfjs (cpu)');
-    await viaIndex.close();
-    const auto = await createDtcwtBackend('auto', { workers: 1 });
-    expect(auto.name).toBe('cpu (1 worker)');
-    await auto.close();
-  });
-
-  it('matches cpu-direct on a random 135x240 image at 4 levels to 1e-4 relative', async () => {
-    const cpu = createCpuDirectBackend();
-    const image = noise(H * W, 21);
-    const filters = { biort: 'near_sym_b', qshift: 'qshift_b' } as const;
-    const expected = await cpu.forward(image.slice(), H, W, 4, filters);
-    const actual = await tfjs.forward(image.slice(), H, W, 4, filters);
-    expect(maxRelative(actual, expected)).toBeLessThan(1e-4);
-    const back = await tfjs.inverse(actual, filters);
-    const reference = await cpu.inverse(expected, filters);
-    expect(maxAbsDiff(back, reference) / maxAbs(reference)).toBeLessThan(1e-4);
-    await cpu.close();
-  });
-
-  it('batches frames of different sizes, each result in input order', async () => {
-    const sizes = [
-      [16, 24],
-      [21, 13],
-      [16, 24],
-    ] as const;
-    const frames = sizes.map(([h, w], i) => ({ image: noise(h * w, 40 + i), height: h, width: w }));
-    const transforms = await tfjs.forwardMany(
-      frames.map((f) => ({ ...f, image: f.image.slice() })),
-      2,
-    );
-    transforms.forEach((t, i) => {
-      const f = frames[i] as (typeof frames)[number];
-      expect(maxRelative(t, forward2d(f.image, f.height, f.width, 2))).toBeLessThan(1e-4);
-    });
-    const backs = await tfjs.inverseMany(transforms);
-    for (const [i, back] of backs.entries())
-      expect(maxAbsDiff(back, (frames[i] as (typeof frames)[number]).image)).toBeLessThan(1e-4 * 255);
-  });
-
-  it('disposes every tensor it makes, on success and on rejected input', async () => {
-    const { memory } = await import('@tensorflow/tfjs');
-    const round = async () => {
-      const t = await tfjs.forward(noise(40 * 56, 9), 40, 56, 3);
-      await tfjs.inverse(t);
-      await expect(tfjs.inverse({ ...t, height: 7 })).rejects.toThrow(/not consistent/);
-    };
-    await round(); // tfjs may keep one-time state (kernels, backend) on first use
-    const before = memory().numTensors;
-    await round();
-    await round();
-    expect(memory().numTensors).toBe(before);
   });
 });

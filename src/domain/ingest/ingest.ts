@@ -103,13 +103,15 @@ async function packageContent(
     await packaging.plain(job);
     return null;
   }
-  let backendName: string | null = null;
+  // Named after the work, not when made: a CUDA backend that turned to the CPU on a driver error
+  // says so in its name, and the job's record then keeps it.
+  let used: { name: string } | null = null;
   const make = hooks.backend;
   const backend =
     make &&
     (async () => {
       const b = await make();
-      backendName = b.name;
+      used = b;
       return b;
     });
   const request = {
@@ -122,7 +124,7 @@ async function packageContent(
     signal: job.signal,
   };
   await packageVariants(job, await watermarkEngine(r.type).variants(request), packaging.markedArgs(job));
-  return backendName;
+  return (used as { name: string } | null)?.name ?? null;
 }
 
 /**

@@ -1,0 +1,155 @@
+// GPU watermarking: `npm run bench:gpu -- [--frames 480] [--runs 3] [--sizes 1920x1080,3840x2160]
+//   [--clip-seconds 30] [--window 32] [--json] [--out FILE]`
+//
+// On a machine with an NVIDIA GPU (bench/gpu/device.sh runs it there from a carried payload, with no
+// network and no npm install), prints:
+//   - the device, and whether the CUDA backend marks as the CPU does on a 1080p frame (coefficients,
+//     pixels of A and B, PSNR, and the mark read back across: GPU-marked read by the CPU and back);
+//   - frames marked per second (A and B) on the GPU and on the CPU pool of this machine's cores, per size;
+//   - ingest's media work on a clip it makes (decode, mark, two x264 encodes) against the plain
+//     transcode with the same ffmpeg, on the GPU and on the CPU pool.
+// Medians of --runs, the CPU figures measured in the same run. DRM_CUDA_LIBRARY=<shim.so> runs it on
+// the CPU shim (a smoke test of the script, not a measurement).
+import Table from 'cli-table3';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createCpuDirectBackend } from '../../gpu/cpu-direct.js';
+import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
+import { CudaBackend } from '../../gpu/cuda/backend.js';
+import { mediaBinaries } from '../../src/media/binaries.js';
+import { median } from '../stats.js';
+import { agreement } from './agreement.js';
+import { makeClip, markedTranscode, plainTranscode } from './pipeline.js';
+import { texturedFrames } from './frames.js';
+import { markFps } from './throughput.js';
+
+const { values } = parseArgs({
+  options: {
+    frames: { type: 'string', default: '480' },
+    runs: { type: 'string', default: '3' },
+    sizes: { type: 'string', default: '1920x1080,3840x2160' },
+    'clip-seconds': { type: 'string', default: '30' },
+    'ingest-runs': { type: 'string', default: '2' },
+    deadline: { type: 'string' },
+    window: { type: 'string', default: '32' },
+    'check-size': { type: 'string', default: '1920x1080' },
+    json: { type: 'boolean', default: false },
+    out: { type: 'string' },
+  },
+});
+const runs = Math.max(1, Number(values.runs));
+const frames = Number(values.frames);
+const window = Number(values.window);
+let step = 'start';
+const log = (m: string) => {
+  step = m;
+  process.stderr.write(`bench:gpu: ${m}\n`);
+};
+// On a lent machine whose time is counted: stop with what was measured, and say where it stopped.
+if (values.deadline)
+  setTimeout(() => {
+    process.stderr.write(`bench:gpu: deadline of ${values.deadline} s reached after: ${step}\n`);
+    save();
+    process.exit(3);
+  }, Number(values.deadline) * 1000).unref();
+const warnings: string[] = [];
+const cuda = await CudaBackend.open({ onWarning: (m) => warnings.push(m) });
+const cpu = createCpuPoolBackend();
+log(`${cuda.name}; batches awaited ${cuda.waits}; CPU pool ${cpu.name}`);
+
+const report: Record<string, unknown> = {
+  device: cuda.device,
+  cpu: `${os.cpus()[0]?.model} x${os.availableParallelism()}`,
+};
+const direct = createCpuDirectBackend();
+const [checkWidth, checkHeight] = (values['check-size'] as string).split('x').map(Number) as [number, number];
+/** The report so far, written after each part, so that a run cut short still leaves its figures. */
+const save = () => values.out && fs.writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
+report.agreement = await agreement(cuda, direct, checkWidth, checkHeight);
+save();
+log(`agreement: ${JSON.stringify(report.agreement)}`);
+
+const fps: Record<string, unknown>[] = [];
+report.fps = fps;
+for (const size of (values.sizes as string).split(',')) {
+  const [width, height] = size.split('x').map(Number) as [number, number];
+  const n = height > 1080 ? Math.max(64, frames / 4) : frames;
+  const g: number[] = [];
+  const c: number[] = [];
+  const ring = texturedFrames(width, height, 2 * window + 2);
+  log(`${size}: frames made, marking`);
+  await markFps(cuda, width, height, 2 * window, window, ring); // warm-up: the driver's JIT, the first arenas
+  for (let r = 0; r < runs; r++) {
+    g.push(await markFps(cuda, width, height, n, window, ring));
+    c.push(await markFps(cpu, width, height, Math.max(32, n / 8), window, ring));
+    log(`${size} run ${r + 1}: cuda ${g.at(-1)?.toFixed(0)} fps, cpu ${c.at(-1)?.toFixed(1)} fps`);
+  }
+  fps.push({ size, cudaFps: median(g), cpuFps: median(c), runsCuda: g, runsCpu: c });
+  save();
+}
+report.fps = fps;
+
+const bins = mediaBinaries();
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-bench-gpu-'));
+log('making the ingest clip');
+const clip = await makeClip(bins, work, 1920, 1080, Number(values['clip-seconds']));
+const times = { plain: [] as number[], cuda: [] as number[], cpu: [] as number[] };
+for (let r = 0; r < Number(values['ingest-runs']); r++) {
+  const dir = (name: string) => fs.mkdtempSync(path.join(work, `${name}-`));
+  times.plain.push(await plainTranscode(bins, clip, dir('plain')));
+  times.cuda.push((await markedTranscode(bins, clip, dir('cuda'), cuda, window)).seconds);
+  if (r === 0) times.cpu.push((await markedTranscode(bins, clip, dir('cpu'), cpu, window)).seconds);
+  log(`ingest run ${r + 1}: plain ${times.plain.at(-1)?.toFixed(1)} s, cuda ${times.cuda.at(-1)?.toFixed(1)} s`);
+  if (r === 0) log(`ingest, CPU pool: ${times.cpu[0]?.toFixed(1)} s`);
+}
+report.ingest = {
+  clip: `${clip.width}x${clip.height} ${clip.seconds} s`,
+  plainSeconds: median(times.plain),
+  cudaSeconds: median(times.cuda),
+  cpuSeconds: median(times.cpu),
+  runs: times,
+};
+report.warnings = warnings;
+fs.rmSync(work, { recursive: true, force: true });
+await Promise.all([cuda.close(), cpu.close(), direct.close()]);
+
+save();
+if (values.json) console.log(JSON.stringify(report, null, 2));
+else printTables(report);
+
+function printTables(r: typeof report): void {
+  const a = r.agreement as Awaited<ReturnType<typeof agreement>>;
+  console.log(`device: ${r.device}; CPU: ${r.cpu}`);
+  const t1 = new Table({ head: [`GPU against CPU (${values['check-size']} frame)`, 'value'] });
+  t1.push(
+    ['forward, worst band relative difference', a.forwardWorstRelative.toExponential(2)],
+    ['inverse, largest difference (grey levels)', a.inverseMaxAbs.toExponential(2)],
+    ['variant A pixels differing (largest)', `${(a.variantA.share * 100).toFixed(3)}% (${a.variantA.max})`],
+    ['variant B pixels differing (largest)', `${(a.variantB.share * 100).toFixed(3)}% (${a.variantB.max})`],
+    [
+      'PSNR of A: CPU / GPU / difference',
+      `${a.psnrCpu.toFixed(3)} / ${a.psnrGpu.toFixed(3)} / ${(a.psnrGpu - a.psnrCpu).toFixed(4)} dB`,
+    ],
+    ['z: CPU-marked CPU-read / GPU-marked CPU-read', `${a.zCpu.toFixed(2)} / ${a.zGpuMarkedCpuRead.toFixed(2)}`],
+    ['z: CPU-marked GPU-read', a.zCpuMarkedGpuRead.toFixed(2)],
+  );
+  console.log(t1.toString());
+  const t2 = new Table({ head: ['size', 'CUDA fps (A+B)', 'CPU pool fps', 'ratio'] });
+  for (const f of r.fps as { size: string; cudaFps: number; cpuFps: number }[])
+    t2.push([f.size, f.cudaFps.toFixed(0), f.cpuFps.toFixed(1), `${(f.cudaFps / f.cpuFps).toFixed(1)}x`]);
+  console.log(t2.toString());
+  const i = r.ingest as { clip: string; plainSeconds: number; cudaSeconds: number; cpuSeconds: number };
+  const t3 = new Table({ head: [`ingest's media work, ${i.clip}`, 'seconds', 'vs plain'] });
+  t3.push(
+    ['plain transcode (x264 CRF 18 fast, AES-128 HLS)', i.plainSeconds.toFixed(1), '1.00x'],
+    [
+      'watermarked, CUDA (decode, mark, two encodes)',
+      i.cudaSeconds.toFixed(1),
+      `${(i.cudaSeconds / i.plainSeconds).toFixed(2)}x`,
+    ],
+    ['watermarked, CPU pool', i.cpuSeconds.toFixed(1), `${(i.cpuSeconds / i.plainSeconds).toFixed(2)}x`],
+  );
+  console.log(t3.toString());
+}

@@ -1,0 +1,70 @@
+/**
+ * The opened GPU: the driver bindings, device 0's primary context, and the kernels loaded from the
+ * committed PTX (ptx/*.ptx, made by `npm run build:ptx` from kernels/*.cu). The driver compiles the
+ * PTX for the card in hand the first time a module loads.
+ */
+import fs from 'node:fs';
+import { type CudaDevice, CudaDriver } from './driver.js';
+import { KERNEL_MODULES, type KernelName } from './program.js';
+
+/** The PTX of a kernel file: beside this module in the sources (ptx/), beside the chunk in dist/. */
+export function ptxText(module: string): string {
+  return fs.readFileSync(new URL(`./ptx/${module}.ptx`, import.meta.url), 'utf8');
+}
+
+export interface OpenOptions {
+  /** the driver library: libcuda.so.1, or the CPU shim in tests (DRM_CUDA_LIBRARY) */
+  library?: string;
+}
+
+export class CudaContext {
+  private readonly modules: number[] = [];
+  readonly kernels = new Map<KernelName, number>();
+  /** whether a batch is awaited on one of koffi's threads (else by asking the stream between turns) */
+  waitsOffThread = false;
+  private closed = false;
+
+  private constructor(
+    readonly driver: CudaDriver,
+    readonly device: CudaDevice,
+  ) {}
+
+  /** Opens the driver and device 0 and loads every kernel; throws a CudaError or the loader's error. */
+  static async open(options: OpenOptions = {}): Promise<CudaContext> {
+    const driver = await CudaDriver.load(options.library ?? process.env.DRM_CUDA_LIBRARY ?? 'libcuda.so.1');
+    const context = new CudaContext(driver, driver.open());
+    try {
+      for (const [module, names] of Object.entries(KERNEL_MODULES)) {
+        const handle = driver.loadModule(ptxText(module));
+        context.modules.push(handle);
+        for (const name of names) context.kernels.set(name, driver.kernel(handle, name));
+      }
+      const stream = driver.createStream();
+      context.waitsOffThread = await driver.probeAsyncWait(stream);
+      driver.destroyStream(stream);
+      return context;
+    } catch (e) {
+      context.close();
+      throw e;
+    }
+  }
+
+  /** "NVIDIA H200 (compute 9.0, driver 13.0)" */
+  describe(): string {
+    const d = this.device;
+    return `${d.name} (compute ${d.computeCapability}, driver ${d.driverVersion})`;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const m of this.modules.splice(0)) {
+      try {
+        this.driver.unloadModule(m);
+      } catch {
+        // a lost device cannot unload; releasing the context below frees what is left
+      }
+    }
+    this.driver.close();
+  }
+}

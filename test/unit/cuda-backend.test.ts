@@ -1,0 +1,201 @@
+import fs from 'node:fs';
+import koffi from 'koffi';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createCpuDirectBackend } from '../../gpu/cpu-direct.js';
+import { CudaBackend } from '../../gpu/cuda/backend.js';
+import { ptxText } from '../../gpu/cuda/device.js';
+import { KERNEL_MODULES } from '../../gpu/cuda/program.js';
+import { moduleSourceHash, readPtxManifest } from '../../gpu/cuda/ptx-manifest.js';
+import { buildCudaShim } from '../../gpu/cuda/shim/build.js';
+import { backendKind, createDtcwtBackend } from '../../gpu/index.js';
+import { type ModulateJob, modulatedCount, modulateFrame } from '../../gpu/modulate.js';
+
+// The CUDA backend's host side (memory plan, batches, streams, failures) on the CPU shim: the same
+// kernel sources compiled as C++, behind the driver calls libcuda.so.1 answers on a GPU.
+let library: string;
+let shim: { failLaunch: (n: number) => void; memoryLimit: (bytes: number) => void; live: () => number };
+
+beforeAll(() => {
+  library = buildCudaShim();
+  const lib = koffi.load(library);
+  shim = {
+    failLaunch: lib.func('void drmShimFailLaunch(long n)'),
+    memoryLimit: lib.func('void drmShimMemoryLimit(unsigned long long bytes)'),
+    live: lib.func('int drmShimLive()'),
+  };
+});
+
+afterEach(() => {
+  shim.failLaunch(0);
+  shim.memoryLimit(2 ** 62);
+});
+
+const W = 160;
+const H = 96;
+
+/** A textured frame (yuv420p) whose content depends on `seed`; seeds far apart differ like a cut. */
+function frame(seed: number): Uint8Array {
+  const f = new Uint8Array((W * H * 3) / 2).fill(seed % 256);
+  for (let i = 0; i < W * H; i++) {
+    const x = i % W;
+    const y = Math.floor(i / W);
+    f[i] = Math.round(128 + 60 * Math.sin(x / 5 + seed) * Math.cos(y / 7) + ((i * 7919 + seed) % 13) - 6);
+  }
+  return f;
+}
+
+function gainsFor(seed: number): Float32Array {
+  const n = modulatedCount(W, H, 4, 3, [2, 3]);
+  return Float32Array.from({ length: n }, (_, i) => (((i * 2654435761 + seed) >>> 7) % 2 ? 0.13 : -0.13));
+}
+
+function job(frames: Uint8Array[], gains: Float32Array, want: ModulateJob['want'] = 'both'): ModulateJob {
+  const [first, ...next] = frames.map((f) => f.slice());
+  const rms = { min: 255 / 10 ** (58.5 / 20), max: 255 / 10 ** (52 / 20), maxBoost: 4 };
+  return {
+    frame: first as Uint8Array,
+    next,
+    width: W,
+    height: H,
+    scale: 4,
+    levels: 3,
+    modulated: [2, 3],
+    gains,
+    want,
+    rms,
+  };
+}
+
+function largestDifference(a: Uint8Array | undefined, b: Uint8Array | undefined): number {
+  if (!a || !b || a.length !== b.length) return Number.POSITIVE_INFINITY;
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs((a[i] as number) - (b[i] as number)));
+  return worst;
+}
+
+async function expectLikeCpu(actual: Promise<unknown>, request: ModulateJob): Promise<void> {
+  const expected = await modulateFrame(createCpuDirectBackend(), request);
+  const got = (await actual) as Awaited<ReturnType<typeof modulateFrame>>;
+  const pairs = [[got, expected], ...(expected.next ?? []).map((e, i) => [got.next?.[i] ?? {}, e])];
+  for (const [g, e] of pairs as [typeof got, typeof got][]) {
+    if (e.plus) expect(largestDifference(g.plus, e.plus)).toBeLessThanOrEqual(1);
+    if (e.minus) expect(largestDifference(g.minus, e.minus)).toBeLessThanOrEqual(1);
+  }
+}
+
+describe('CUDA kernels as committed PTX', () => {
+  it('has PTX made from the current .cu sources, by the compiler the manifest names', () => {
+    const manifest = readPtxManifest();
+    expect(manifest.compiler).toMatch(/^nvcc: Cuda compilation tools, release \d+\.\d+/);
+    expect(manifest.flags).toContain('-arch=compute_75');
+    for (const [module, kernels] of Object.entries(KERNEL_MODULES)) {
+      // Fails when a kernel file changes without `npm run build:ptx`.
+      expect(manifest.modules[module]?.sources, `${module}.cu changed: run npm run build:ptx`).toBe(
+        moduleSourceHash(module),
+      );
+      const ptx = ptxText(module);
+      expect(ptx).toMatch(/\.target sm_75/);
+      for (const k of kernels) expect(ptx).toContain(`.visible .entry ${k}(`);
+    }
+  });
+
+  it('ships the PTX in the build beside the bundle', () => {
+    const build = fs.readFileSync(new URL('../../scripts/build.mjs', import.meta.url), 'utf8');
+    expect(build).toContain('gpu/cuda/ptx');
+  });
+});
+
+describe('CUDA backend on the CPU shim', () => {
+  it('names the device it runs on and frees all device and pinned memory on close', async () => {
+    const cuda = await CudaBackend.open({ library });
+    expect(cuda.name).toBe('cuda (drm CPU shim (compute 8.0, driver 13.0))');
+    await cuda.modulate(job([frame(1), frame(1)], gainsFor(1)));
+    expect(shim.live()).toBeGreaterThan(0);
+    await cuda.close();
+    expect(shim.live()).toBe(0);
+  });
+
+  it('batches jobs of different segments, run lengths and wants, each marked as the CPU marks it', async () => {
+    const cuda = await CudaBackend.open({ library, batchFrames: 6, slots: 2 });
+    const requests = [
+      job([frame(1), frame(1)], gainsFor(1)),
+      job([frame(2), frame(90)], gainsFor(1)), // a cut inside the run: the second frame gets its own δ
+      job([frame(3)], gainsFor(2), 'plus'),
+      job([frame(4), frame(4), frame(4)], gainsFor(2), 'minus'),
+      job([frame(5), frame(5)], gainsFor(3)),
+    ];
+    const copies = requests.map((r) => ({ ...r, frame: r.frame.slice(), next: r.next?.map((f) => f.slice()) }));
+    const results = requests.map((r) => cuda.modulate(r));
+    for (const [i, r] of results.entries()) await expectLikeCpu(r, copies[i] as ModulateJob);
+    await cuda.close();
+  });
+
+  it('finishes on the CPU with one warning when a launch fails, and frees the device memory', async () => {
+    const warnings: string[] = [];
+    const cuda = await CudaBackend.open({ library, workers: 1, onWarning: (m) => warnings.push(m) });
+    const request = job([frame(7), frame(7)], gainsFor(7));
+    const copy = { ...request, frame: request.frame.slice(), next: request.next?.map((f) => f.slice()) };
+    shim.failLaunch(5); // mid-batch: earlier launches have run, no frame has been written yet
+    await expectLikeCpu(cuda.modulate(request), copy);
+    expect(warnings).toEqual([expect.stringMatching(/CUDA_ERROR_LAUNCH_FAILED.*finishing on the CPU/)]);
+    expect(cuda.name).toMatch(/^cpu \(1 worker\) after CUDA failed on drm CPU shim .*CUDA_ERROR_LAUNCH_FAILED/);
+    await expectLikeCpu(cuda.modulate(job([frame(8)], gainsFor(8))), job([frame(8)], gainsFor(8)));
+    await cuda.close();
+    expect(shim.live()).toBe(0);
+    expect(warnings).toHaveLength(1);
+  });
+
+  it('finishes on the CPU when the device is out of memory', async () => {
+    const warnings: string[] = [];
+    const cuda = await CudaBackend.open({ library, workers: 1, onWarning: (m) => warnings.push(m) });
+    shim.memoryLimit(4096);
+    await expectLikeCpu(cuda.modulate(job([frame(9)], gainsFor(9))), job([frame(9)], gainsFor(9)));
+    expect(warnings[0]).toMatch(/CUDA_ERROR_OUT_OF_MEMORY/);
+    await cuda.close();
+    expect(shim.live()).toBe(0);
+  });
+
+  it('falls back for transforms too, and still refuses bad input as the CPU does', async () => {
+    const cuda = await CudaBackend.open({ library, workers: 1, onWarning: () => {} });
+    const image = Float32Array.from({ length: 48 * 64 }, (_, i) => (i * 37) % 251);
+    shim.failLaunch(2);
+    const t = await cuda.forward(image.slice(), 48, 64, 3);
+    expect(t.highpasses).toHaveLength(3);
+    expect(cuda.name).toMatch(/after CUDA failed/);
+    await expect(cuda.forward(new Float32Array(10), 3, 4, 2)).rejects.toThrow(/image length does not match/);
+    await cuda.close();
+    expect(shim.live()).toBe(0);
+  });
+});
+
+describe('backend selection', () => {
+  it('takes --backend, else DRM_BACKEND, else auto, and refuses any other name', () => {
+    expect(backendKind('cpu', { DRM_BACKEND: 'cuda' })).toBe('cpu');
+    expect(backendKind(undefined, { DRM_BACKEND: 'cuda' })).toBe('cuda');
+    expect(backendKind(undefined, {})).toBe('auto');
+    expect(() => backendKind(undefined, { DRM_BACKEND: 'tfjs' })).toThrow(/use auto, cpu or cuda/);
+  });
+
+  it('auto takes CUDA where the driver loads, else the CPU pool and says why', async () => {
+    const saved = process.env.DRM_CUDA_LIBRARY;
+    try {
+      process.env.DRM_CUDA_LIBRARY = library;
+      const gpu = await createDtcwtBackend('auto', { workers: 1 });
+      expect(gpu.name).toMatch(/^cuda \(drm CPU shim/);
+      await gpu.close();
+      process.env.DRM_CUDA_LIBRARY = '/nonexistent/libcuda.so.1';
+      const cpu = await createDtcwtBackend('auto', { workers: 1 });
+      expect([cpu.name, cpu.note]).toEqual([
+        'cpu (1 worker)',
+        'CUDA not used: no NVIDIA driver (libcuda.so.1 not found)',
+      ]);
+      await cpu.close();
+      await expect(createDtcwtBackend('cuda')).rejects.toThrow(
+        '--backend cuda: CUDA is not available here: no NVIDIA driver (libcuda.so.1 not found)',
+      );
+    } finally {
+      if (saved === undefined) delete process.env.DRM_CUDA_LIBRARY;
+      else process.env.DRM_CUDA_LIBRARY = saved;
+    }
+  });
+});
