@@ -47,6 +47,8 @@ export async function probeCuda(): Promise<CudaProbe> {
 /** The loader's or the driver's reason, in words an operator can act on. */
 function cudaUnavailable(e: unknown): string {
   const message = e instanceof Error ? e.message : String(e);
+  if (/UNSUPPORTED_PTX_VERSION|\(222\)/.test(message))
+    return `the NVIDIA driver is older than the kernels need (the 580 series, CUDA 13, or newer): ${message}`;
   if (/libcuda|cannot open shared object|Failed to load shared library/i.test(message))
     return 'no NVIDIA driver (libcuda.so.1 not found)';
   return message;

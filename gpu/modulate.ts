@@ -62,6 +62,7 @@ export function checkJob(job: ModulateJob): void {
   for (const l of modulated)
     if (!Number.isInteger(l) || l < 1 || l > levels)
       throw new RangeError(`modulate: level ${l} is not one of the ${levels} levels`);
+  if (new Set(modulated).size !== modulated.length) throw new RangeError('modulate: a level is listed twice');
 }
 
 /** The change δ at the reduced size (the inverse of gain·c on the modulated levels) of a reduced luma. */

@@ -181,6 +181,9 @@ export class CudaBackend implements DtcwtBackend {
   async inverseMany(transforms: readonly Transform[], filters?: FilterNames): Promise<Float32Array[]> {
     const bank = resolveFilters(filters);
     if (transforms.length === 0) return [];
+    const shape = (t: Transform) => this.transforms.inverseKey(t);
+    if (transforms.some((t) => shape(t) !== shape(transforms[0] as Transform)))
+      return Promise.all(transforms.map((t) => this.inverse(t, filters)));
     return this.guarded(
       () => this.transforms.inverse(transforms, bank, JSON.stringify(filters ?? {})),
       (cpu) => cpu.inverseMany(transforms, filters),

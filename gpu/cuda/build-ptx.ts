@@ -22,7 +22,7 @@ function compilerVersion(): string {
     const out = execFileSync(nvcc, ['--version'], { encoding: 'utf8' });
     return out.trim().split('\n').filter(Boolean).slice(-2).join('; ');
   } catch {
-    console.error(`build:ptx: ${nvcc} was not found; install the CUDA toolkit (nvcc 12.8 or newer) or set NVCC`);
+    console.error(`build:ptx: ${nvcc} was not found; install the CUDA toolkit (nvcc 13) or set NVCC`);
     process.exit(1);
   }
 }

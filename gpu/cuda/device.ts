@@ -32,7 +32,14 @@ export class CudaContext {
   /** Opens the driver and device 0 and loads every kernel; throws a CudaError or the loader's error. */
   static async open(options: OpenOptions = {}): Promise<CudaContext> {
     const driver = await CudaDriver.load(options.library ?? process.env.DRM_CUDA_LIBRARY ?? 'libcuda.so.1');
-    const context = new CudaContext(driver, driver.open());
+    let device: CudaDevice;
+    try {
+      device = driver.open();
+    } catch (e) {
+      driver.close(); // the primary context, when it was taken before the call that failed
+      throw e;
+    }
+    const context = new CudaContext(driver, device);
     try {
       for (const [module, names] of Object.entries(KERNEL_MODULES)) {
         const handle = driver.loadModule(ptxText(module));

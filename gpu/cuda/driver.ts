@@ -13,6 +13,8 @@ type Fn = ((...args: any[]) => number) & { async: (...args: any[]) => void };
 
 /** CUresult codes that the backend tells apart. */
 export const CUDA_NOT_READY = 600;
+export const CUDA_OUT_OF_MEMORY = 2;
+export const CUDA_UNSUPPORTED_PTX_VERSION = 222;
 
 /** A driver call that failed: its name, the driver's code and the code's name. */
 export class CudaError extends Error {
@@ -43,6 +45,7 @@ const PROTOTYPES = {
   cuDeviceGetName: 'int cuDeviceGetName(_Out_ uint8_t *name, int length, int device)',
   cuDeviceGetAttribute: 'int cuDeviceGetAttribute(_Out_ int *value, int attribute, int device)',
   cuDeviceTotalMem_v2: 'int cuDeviceTotalMem_v2(_Out_ uint64_t *bytes, int device)',
+  cuDevicePrimaryCtxSetFlags_v2: 'int cuDevicePrimaryCtxSetFlags_v2(int device, unsigned int flags)',
   cuDevicePrimaryCtxRetain: 'int cuDevicePrimaryCtxRetain(_Out_ uint64_t *context, int device)',
   cuDevicePrimaryCtxRelease_v2: 'int cuDevicePrimaryCtxRelease_v2(int device)',
   cuCtxSetCurrent: 'int cuCtxSetCurrent(uint64_t context)',
@@ -69,6 +72,7 @@ const PROTOTYPES = {
 type Calls = { [K in keyof typeof PROTOTYPES]: Fn };
 
 const CC_MAJOR = 75;
+const CU_CTX_SCHED_BLOCKING_SYNC = 4;
 const CC_MINOR = 76;
 
 /** Memory the host and the device both reach at full speed (page-locked), seen from JS as bytes. */
@@ -119,6 +123,9 @@ export class CudaDriver {
     this.check('cuInit', this.calls.cuInit(0));
     if (this.out('cuDeviceGetCount') < 1) throw new CudaError('cuDeviceGetCount', 100, 'CUDA_ERROR_NO_DEVICE');
     const device = this.out('cuDeviceGet', 0);
+    // A waiting thread sleeps instead of spinning a core that ffmpeg and the CPU pool need. Refused
+    // where another library made the context first: then its flags stay, which only costs CPU.
+    this.calls.cuDevicePrimaryCtxSetFlags_v2(device, CU_CTX_SCHED_BLOCKING_SYNC);
     this.context = this.out('cuDevicePrimaryCtxRetain', device);
     this.check('cuCtxSetCurrent', this.calls.cuCtxSetCurrent(this.context));
     const name = Buffer.alloc(256);

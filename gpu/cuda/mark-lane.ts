@@ -10,6 +10,7 @@
  */
 import type { ModulateJob, ModulateResult } from '../modulate-job.js';
 import { Arena } from './arena.js';
+import { CUDA_OUT_OF_MEMORY, CudaError } from './driver.js';
 import type { CudaContext } from './device.js';
 import type { PinnedMemory } from './driver.js';
 import { type MarkGeometry, type MarkProgram, markProgram } from './mark-program.js';
@@ -47,7 +48,7 @@ export class MarkLane {
     private readonly cuda: CudaContext,
     readonly geometry: MarkGeometry,
     capacity: number,
-    private readonly slotCount: number,
+    private slotCount: number,
     /** a batch the device failed: its jobs, untouched, and the error */
     private readonly onFailure: (error: unknown, jobs: PendingJob[]) => void,
   ) {
@@ -101,19 +102,29 @@ export class MarkLane {
       try {
         slot = this.slot();
       } catch (e) {
+        // Out of memory for one more slot: carry on with the slots there are.
+        if (e instanceof CudaError && e.code === CUDA_OUT_OF_MEMORY && this.slots.length > 0) {
+          this.slotCount = this.slots.length;
+          return;
+        }
         this.fail(e, this.queue.splice(0));
         return;
       }
       if (!slot) return;
       const batch = this.take();
       const s = slot;
-      const running = this.runBatch(s, batch).then(
-        () => {
-          this.idle.push(s);
-          this.pump();
-        },
-        (e) => this.fail(e, batch),
-      );
+      const running = this.runBatch(s, batch)
+        .then(
+          () => {
+            this.idle.push(s);
+            this.pump();
+          },
+          (e) => this.fail(e, batch),
+        )
+        // a failure handler that throws (a warning callback) must not leave the jobs waiting
+        .catch((e: unknown) => {
+          for (const p of batch) p.reject(e instanceof Error ? e : new Error(String(e)));
+        });
       this.running.add(running);
       void running.finally(() => this.running.delete(running));
     }
@@ -182,22 +193,29 @@ export class MarkLane {
     driver.download(output.address, arena.address(buffers.a), shape.frames * this.plane, stream);
     driver.download(output.address + half, arena.address(buffers.b), shape.frames * this.plane, stream);
     await driver.wait(stream);
+    // Every B frame is allocated before any frame is written: a failure here leaves the input whole.
+    // Every byte is written below, so the memory need not be zeroed first (3 MB a 1080p frame).
+    const minus = batch.map(({ job }) =>
+      framesOf(job).map((frame) =>
+        job.want === 'both' ? new Uint8Array(Buffer.allocUnsafeSlow(frame.length).buffer, 0, frame.length) : undefined,
+      ),
+    );
     let f = 0;
-    for (const pending of batch) {
-      const marked = framesOf(pending.job).map((frame) => this.written(frame, output, half, f++, pending.job.want));
+    const results = batch.map(({ job }, j) => {
+      const marked = framesOf(job).map((frame, k) => this.written(frame, output, f++, job.want, minus[j]?.[k]));
       const [first, ...next] = marked;
-      pending.resolve({ ...first, ...(next.length > 0 ? { next } : {}) });
-    }
+      return { ...first, ...(next.length > 0 ? { next } : {}) };
+    });
+    for (const [j, pending] of batch.entries()) pending.resolve(results[j] as ModulateResult);
   }
 
-  /** The wanted variants of frame f of the batch, from the staging the device wrote. */
-  private written(frame: Uint8Array, output: PinnedMemory, half: number, f: number, want: ModulateJob['want']) {
+  /** The wanted variants of frame f of the batch, from the staging the device wrote (B of `both` into `minus`). */
+  private written(frame: Uint8Array, output: PinnedMemory, f: number, want: ModulateJob['want'], minus?: Uint8Array) {
+    const half = align(this.plan.capacity * this.plane);
     const a = output.bytes.subarray(f * this.plane, (f + 1) * this.plane);
     const b = output.bytes.subarray(half + f * this.plane, half + (f + 1) * this.plane);
     if (want === 'plus') return { plus: (frame.set(a), frame) };
-    if (want === 'minus') return { minus: (frame.set(b), frame) };
-    // Every byte is written below, so the memory need not be zeroed first (3 MB a 1080p frame).
-    const minus = new Uint8Array(Buffer.allocUnsafeSlow(frame.length).buffer, 0, frame.length);
+    if (want === 'minus' || !minus) return { minus: (frame.set(b), frame) };
     minus.set(frame.subarray(this.plane), this.plane); // the chroma (and anything after the luma) comes along
     minus.set(b);
     frame.set(a);
@@ -207,6 +225,8 @@ export class MarkLane {
   private release(parts: { stream?: number; arena?: Arena; input?: PinnedMemory; output?: PinnedMemory }): void {
     const { driver } = this.cuda;
     const attempts = [
+      // work a failed batch left queued must end before its memory is freed
+      () => parts.stream && driver.synchronize(parts.stream),
       () => parts.arena?.free(),
       () => parts.input && driver.freePinned(parts.input),
       () => parts.output && driver.freePinned(parts.output),

@@ -102,8 +102,7 @@ export class TransformRunner {
 
   inverse(transforms: readonly Transform[], filters: DtcwtFilters, filterKey: string): Promise<Float32Array[]> {
     const t0 = transforms[0] as Transform;
-    const shapes = t0.highpasses.map((h) => `${h.rows}x${h.cols}`).join(',');
-    const key = `i:${t0.height}x${t0.width}:${t0.lowpass.rows}x${t0.lowpass.cols}:${shapes}:${filterKey}`;
+    const key = `${this.inverseKey(t0)}:${filterKey}`;
     const make = (): Shape => {
       const p = new Program();
       const low = p.plane('lowpass', t0.lowpass.rows, t0.lowpass.cols);
@@ -121,6 +120,12 @@ export class TransformRunner {
     };
     const partsOf = (t: Transform) => [t.lowpass.data, ...t.highpasses.flatMap((h) => [h.re, h.im])];
     return this.inBatches(key, make, transforms, partsOf, (parts) => parts[0] as Float32Array);
+  }
+
+  /** What an inverse's program depends on: transforms of one key run as one batch. */
+  inverseKey(t: Transform): string {
+    const shapes = t.highpasses.map((h) => `${h.rows}x${h.cols}`).join(',');
+    return `i:${t.height}x${t.width}:${t.lowpass.rows}x${t.lowpass.cols}:${shapes}`;
   }
 
   /** Runs items through a shape's program, BATCH at a time, one call after another. */
@@ -203,6 +208,11 @@ export class TransformRunner {
 
   private release(parts: Partial<Ready>): void {
     const { driver } = this.cuda;
+    try {
+      if (this.stream) driver.synchronize(this.stream); // work a failed batch left queued ends first
+    } catch {
+      // a failed stream reports its error again; the frees below still run
+    }
     for (const free of [() => parts.arena?.free(), () => parts.input && driver.freePinned(parts.input)]) {
       try {
         free();

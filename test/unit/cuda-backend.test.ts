@@ -168,6 +168,29 @@ describe('CUDA backend on the CPU shim', () => {
   });
 });
 
+describe('CUDA transforms on the CPU shim', () => {
+  it('inverts transforms of different sizes in one call, each to its own size', async () => {
+    const cuda = await CudaBackend.open({ library });
+    const cpu = createCpuDirectBackend();
+    const sizes = [
+      [7, 8],
+      [8, 8],
+      [12, 20],
+    ] as const;
+    const images = sizes.map(([h, w], i) => Float32Array.from({ length: h * w }, (_, k) => ((k + i) * 53) % 97));
+    const transforms = await Promise.all(
+      sizes.map(([h, w], i) => cpu.forward((images[i] as Float32Array).slice(), h, w, 2)),
+    );
+    const backs = await cuda.inverseMany(transforms);
+    expect(backs.map((b) => b.length)).toEqual([56, 64, 240]);
+    for (const [i, b] of backs.entries()) {
+      const ref = await cpu.inverse(transforms[i] as (typeof transforms)[number]);
+      expect(Math.max(...b.map((v, k) => Math.abs(v - (ref[k] as number))))).toBeLessThan(1e-3);
+    }
+    await cuda.close();
+  });
+});
+
 describe('backend selection', () => {
   it('takes --backend, else DRM_BACKEND, else auto, and refuses any other name', () => {
     expect(backendKind('cpu', { DRM_BACKEND: 'cuda' })).toBe('cpu');

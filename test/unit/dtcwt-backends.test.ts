@@ -235,6 +235,19 @@ describe.each(BACKENDS)('DTCWT backend $name', ({ exact, batch = [H, W], create 
         want: 'plus',
       }),
     ).rejects.toThrow(/level 4 is not one of the 3 levels/);
+    const twice = modulatedCount(64, 64, 2, 3, [2]) * 2;
+    await expect(
+      backend.modulate({
+        frame: new Uint8Array(64 * 64),
+        width: 64,
+        height: 64,
+        scale: 2,
+        levels: 3,
+        modulated: [2, 2],
+        gains: new Float32Array(twice),
+        want: 'plus',
+      }),
+    ).rejects.toThrow(/a level is listed twice/);
   });
 
   it('rejects only the job that is wrong', async () => {

@@ -6,7 +6,9 @@
 // Test controls (not part of the driver API): drmShimFailLaunch(n) makes the n-th launch from now
 // fail as a lost launch does on a GPU; drmShimMemoryLimit(bytes) makes allocations past it fail as out
 // of memory; drmShimLive() counts the allocations not yet freed. DRM_CUDA_SHIM_FAIL_LAUNCH=n in the
-// environment does what drmShimFailLaunch(n) does, for a test that starts drm as a process.
+// environment does what drmShimFailLaunch(n) does, for a test that starts drm as a process;
+// DRM_CUDA_SHIM_SKIP_KERNELS=1 accepts launches without running them, so that the host side's own
+// cost per frame (staging, launches, waits, copies) can be timed apart from the kernels.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -37,6 +39,7 @@ static std::map<void*, size_t> live;
 static size_t used = 0;
 static size_t limit = SIZE_MAX;
 static long failLaunchIn = 0;
+static bool skipKernels = false;
 
 static void* take(size_t bytes) {
   if (bytes > limit - used) return nullptr;
@@ -67,6 +70,7 @@ CUresult cuInit(unsigned) {
   static bool read = false;
   const char* fail = std::getenv("DRM_CUDA_SHIM_FAIL_LAUNCH");
   if (!read && fail) failLaunchIn = std::atol(fail);
+  if (!read) skipKernels = std::getenv("DRM_CUDA_SHIM_SKIP_KERNELS") != nullptr;
   read = true;
   return SUCCESS;
 }
@@ -82,6 +86,7 @@ CUresult cuDeviceGetAttribute(int* value, int attribute, int) {
   return SUCCESS;
 }
 CUresult cuDeviceTotalMem_v2(size_t* bytes, int) { return *bytes = (size_t)1 << 30, SUCCESS; }
+CUresult cuDevicePrimaryCtxSetFlags_v2(int, unsigned) { return SUCCESS; }
 CUresult cuDevicePrimaryCtxRetain(void** ctx, int) { return *ctx = (void*)&live, SUCCESS; }
 CUresult cuDevicePrimaryCtxRelease_v2(int) { return SUCCESS; }
 CUresult cuCtxSetCurrent(void*) { return SUCCESS; }
@@ -134,6 +139,7 @@ CUresult cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, u
                         unsigned bz, unsigned, void*, void** params, void**) {
   if (failLaunchIn > 0 && --failLaunchIn == 0) return LAUNCH_FAILED;
   if (!function || !params || bx * by * bz == 0 || bx * by * bz > 1024) return INVALID_VALUE;
+  if (skipKernels) return SUCCESS;
   auto& launch = *static_cast<ShimLauncher*>(function);
   gridDim = {gx, gy, gz};
   blockDim = {bx, by, bz};
