@@ -1,5 +1,5 @@
 // GPU watermarking: `npm run bench:gpu -- [--frames 480] [--runs 3] [--sizes 1920x1080,3840x2160]
-//   [--clip-seconds 30] [--window 32] [--json] [--out FILE]`
+//   [--clip-seconds 30] [--window RUNS] [--json] [--out FILE]`
 //
 // On a machine with an NVIDIA GPU (bench/gpu/device.sh runs it there from a carried payload, with no
 // network and no npm install), prints:
@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import type { DtcwtBackend } from '../../gpu/backend.js';
 import { createCpuDirectBackend } from '../../gpu/cpu-direct.js';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { CudaBackend } from '../../gpu/cuda/backend.js';
@@ -33,7 +34,7 @@ const { values } = parseArgs({
     'clip-seconds': { type: 'string', default: '30' },
     'ingest-runs': { type: 'string', default: '2' },
     deadline: { type: 'string' },
-    window: { type: 'string', default: '32' },
+    window: { type: 'string' },
     'check-size': { type: 'string', default: '1920x1080' },
     json: { type: 'boolean', default: false },
     out: { type: 'string' },
@@ -41,7 +42,11 @@ const { values } = parseArgs({
 });
 const runs = Math.max(1, Number(values.runs));
 const frames = Number(values.frames);
-const window = Number(values.window);
+/** Runs of two frames in flight: as embedding chooses them (embed.ts), unless --window says. */
+const windowFor = (backend: DtcwtBackend, w: number, h: number) =>
+  values.window
+    ? Number(values.window)
+    : Math.max(2, os.availableParallelism() * 2, Math.ceil((backend.framesInFlight?.(w, h) ?? 0) / 2));
 let step = 'start';
 const log = (m: string) => {
   step = m;
@@ -78,12 +83,13 @@ for (const size of (values.sizes as string).split(',')) {
   const n = height > 1080 ? Math.max(64, frames / 4) : frames;
   const g: number[] = [];
   const c: number[] = [];
-  const ring = texturedFrames(width, height, 2 * window + 2);
+  const [gw, cw] = [windowFor(cuda, width, height), windowFor(cpu, width, height)];
+  const ring = texturedFrames(width, height, 2 * Math.max(gw, cw) + 2);
   log(`${size}: frames made, marking`);
-  await markFps(cuda, width, height, 2 * window, window, ring); // warm-up: the driver's JIT, the first arenas
+  await markFps(cuda, width, height, 2 * gw, gw, ring); // warm-up: the driver's JIT, the first arenas
   for (let r = 0; r < runs; r++) {
-    g.push(await markFps(cuda, width, height, n, window, ring));
-    c.push(await markFps(cpu, width, height, Math.max(32, n / 8), window, ring));
+    g.push(await markFps(cuda, width, height, n, gw, ring));
+    c.push(await markFps(cpu, width, height, Math.max(32, n / 8), cw, ring));
     log(`${size} run ${r + 1}: cuda ${g.at(-1)?.toFixed(0)} fps, cpu ${c.at(-1)?.toFixed(1)} fps`);
   }
   fps.push({ size, cudaFps: median(g), cpuFps: median(c), runsCuda: g, runsCpu: c });
@@ -99,8 +105,8 @@ const times = { plain: [] as number[], cuda: [] as number[], cpu: [] as number[]
 for (let r = 0; r < Number(values['ingest-runs']); r++) {
   const dir = (name: string) => fs.mkdtempSync(path.join(work, `${name}-`));
   times.plain.push(await plainTranscode(bins, clip, dir('plain')));
-  times.cuda.push((await markedTranscode(bins, clip, dir('cuda'), cuda, window)).seconds);
-  if (r === 0) times.cpu.push((await markedTranscode(bins, clip, dir('cpu'), cpu, window)).seconds);
+  times.cuda.push((await markedTranscode(bins, clip, dir('cuda'), cuda, windowFor(cuda, 1920, 1080))).seconds);
+  if (r === 0) times.cpu.push((await markedTranscode(bins, clip, dir('cpu'), cpu, windowFor(cpu, 1920, 1080))).seconds);
   log(`ingest run ${r + 1}: plain ${times.plain.at(-1)?.toFixed(1)} s, cuda ${times.cuda.at(-1)?.toFixed(1)} s`);
   if (r === 0) log(`ingest, CPU pool: ${times.cpu[0]?.toFixed(1)} s`);
 }

@@ -121,6 +121,15 @@ export class CudaBackend implements DtcwtBackend {
     });
   }
 
+  /** Every slot's batch full, so the device never waits for the next batch to be gathered. */
+  framesInFlight(width: number, height: number): number {
+    return this.batchFrames(width, height) * (this.options.slots ?? 3);
+  }
+
+  private batchFrames(width: number, height: number): number {
+    return this.options.batchFrames ?? Math.max(1, Math.min(32, Math.floor(STAGING_BYTES / (3 * width * height))));
+  }
+
   private lane(job: ModulateJob): MarkLane {
     const geometry: MarkGeometry = {
       width: job.width,
@@ -133,8 +142,7 @@ export class CudaBackend implements DtcwtBackend {
     const key = JSON.stringify(geometry);
     let lane = this.lanes.get(key);
     if (!lane) {
-      const perFrame = 3 * job.width * job.height;
-      const capacity = this.options.batchFrames ?? Math.max(1, Math.min(32, Math.floor(STAGING_BYTES / perFrame)));
+      const capacity = this.batchFrames(job.width, job.height);
       lane = new MarkLane(this.cuda, geometry, capacity, this.options.slots ?? 3, (error, jobs) => {
         this.turnToCpu(error);
         this.runOnCpu(jobs);

@@ -126,7 +126,9 @@ export async function openVideoMarking(o: VideoMarkingJob): Promise<VideoMarking
     };
     const mark = (run: FrameRun) =>
       markFrames(o.backend, run.frames, width, height, gainsOf(run.segment), want(run.segment), params);
-    const window = Math.max(2, os.availableParallelism() * 2);
+    // Runs in flight: two per core for the CPU pool; for a GPU, enough to fill all its batches.
+    const wanted = o.backend.framesInFlight?.(width, height) ?? 0;
+    const window = Math.max(2, os.availableParallelism() * 2, Math.ceil(wanted / (params.deltaFrames ?? 1)));
     const sideOutputs = o.reference ? videoReferenceOutputs(o.reference, width, height, params) : undefined;
     const runs = segmentRuns(
       yuvFrames(o.bins, o.input, { width, height, fps, sideOutputs, signal: o.signal }),
