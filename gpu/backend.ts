@@ -41,7 +41,7 @@ export interface DtcwtBackend {
   readonly name: string;
   /** Why this backend and not the GPU, where `auto` chose it (e.g. "CUDA not used: no NVIDIA driver"). */
   readonly note?: string;
-  /** Frames of this size a caller should keep in flight to keep the backend busy (a batching one wants several batches). */
+  /** Frames of this size a caller should keep in flight to keep it busy (a batching backend: several batches). */
   framesInFlight?(width: number, height: number): number;
   /** firstHighpass: highpasses of finer levels are not needed and come back as zeros (default 1: all). */
   forward(

@@ -4,7 +4,7 @@
  * PTX for the card in hand the first time a module loads.
  */
 import fs from 'node:fs';
-import { type CudaDevice, CudaDriver } from './driver.js';
+import { attemptAll, type CudaDevice, CudaDriver } from './driver.js';
 import { KERNEL_MODULES, type KernelName } from './program.js';
 
 /** The PTX of a kernel file: beside this module in the sources (ptx/), beside the chunk in dist/. */
@@ -65,13 +65,7 @@ export class CudaContext {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const m of this.modules.splice(0)) {
-      try {
-        this.driver.unloadModule(m);
-      } catch {
-        // a lost device cannot unload; releasing the context below frees what is left
-      }
-    }
+    attemptAll(this.modules.splice(0).map((m) => () => this.driver.unloadModule(m)));
     this.driver.close();
   }
 }

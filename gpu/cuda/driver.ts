@@ -16,6 +16,20 @@ export const CUDA_NOT_READY = 600;
 export const CUDA_OUT_OF_MEMORY = 2;
 export const CUDA_UNSUPPORTED_PTX_VERSION = 222;
 
+/**
+ * Runs every step, each even when an earlier one threw: freeing after a failure, where a lost
+ * device refuses some frees and releasing the context frees what is left.
+ */
+export function attemptAll(steps: readonly (() => unknown)[]): void {
+  for (const step of steps) {
+    try {
+      step();
+    } catch {
+      // the next step still runs
+    }
+  }
+}
+
 /** A driver call that failed: its name, the driver's code and the code's name. */
 export class CudaError extends Error {
   constructor(

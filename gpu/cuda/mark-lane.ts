@@ -10,9 +10,8 @@
  */
 import type { ModulateJob, ModulateResult } from '../modulate-job.js';
 import { Arena } from './arena.js';
-import { CUDA_OUT_OF_MEMORY, CudaError } from './driver.js';
 import type { CudaContext } from './device.js';
-import type { PinnedMemory } from './driver.js';
+import { attemptAll, CUDA_OUT_OF_MEMORY, CudaError, type PinnedMemory } from './driver.js';
 import { type MarkGeometry, type MarkProgram, markProgram } from './mark-program.js';
 
 export interface PendingJob {
@@ -224,21 +223,13 @@ export class MarkLane {
 
   private release(parts: { stream?: number; arena?: Arena; input?: PinnedMemory; output?: PinnedMemory }): void {
     const { driver } = this.cuda;
-    const attempts = [
-      // work a failed batch left queued must end before its memory is freed
-      () => parts.stream && driver.synchronize(parts.stream),
+    attemptAll([
+      () => parts.stream && driver.synchronize(parts.stream), // work a failed batch left queued ends first
       () => parts.arena?.free(),
       () => parts.input && driver.freePinned(parts.input),
       () => parts.output && driver.freePinned(parts.output),
       () => parts.stream && driver.destroyStream(parts.stream),
-    ];
-    for (const attempt of attempts) {
-      try {
-        attempt();
-      } catch {
-        // a lost device refuses frees; releasing the context frees what is left
-      }
-    }
+    ]);
   }
 
   /**

@@ -7,7 +7,7 @@ import type { Frame, Transform } from '../backend.js';
 import type { DtcwtFilters } from '../dtcwt/filters.js';
 import { Arena } from './arena.js';
 import type { CudaContext } from './device.js';
-import type { PinnedMemory } from './driver.js';
+import { attemptAll, type PinnedMemory } from './driver.js';
 import { type PlaneRef, Program } from './program.js';
 import { forwardSteps, inverseSteps, type LevelShape, newLevel, tapsOf } from './transform.js';
 
@@ -55,11 +55,9 @@ export class TransformRunner {
       const image = p.plane('image', height, width);
       const out = forwardSteps(p, tapsOf(p, filters), image, levels, firstHighpass);
       const lowpass = out.lowpass as PlaneRef;
-      const levelOutputs = out.levels.flatMap((s) => (s.level ? [s.level.re, s.level.im] : []));
       const bytes = (s: LevelShape) => s.rows * s.cols * 24;
       const outputs = [io(lowpass.buffer, floats(lowpass))];
       for (const s of out.levels) if (s.level) outputs.push(io(s.level.re, bytes(s)), io(s.level.im, bytes(s)));
-      void levelOutputs;
       return { program: p, inputs: [io(image.buffer, floats(image))], outputs };
     };
     return this.inBatches(
@@ -208,23 +206,12 @@ export class TransformRunner {
 
   private release(parts: Partial<Ready>): void {
     const { driver } = this.cuda;
-    try {
-      if (this.stream) driver.synchronize(this.stream); // work a failed batch left queued ends first
-    } catch {
-      // a failed stream reports its error again; the frees below still run
-    }
-    for (const free of [() => parts.arena?.free(), () => parts.input && driver.freePinned(parts.input)]) {
-      try {
-        free();
-      } catch {
-        // a lost device refuses frees; releasing the context frees what is left
-      }
-    }
-    try {
-      if (parts.output) driver.freePinned(parts.output);
-    } catch {
-      // as above
-    }
+    attemptAll([
+      () => this.stream && driver.synchronize(this.stream), // work a failed batch left queued ends first
+      () => parts.arena?.free(),
+      () => parts.input && driver.freePinned(parts.input),
+      () => parts.output && driver.freePinned(parts.output),
+    ]);
   }
 
   async close(): Promise<void> {
