@@ -11,7 +11,9 @@
 // lookups (src/db/per-turn.ts). `--baseline REV` also runs another commit (a git worktree sharing
 // node_modules) on its own database, its runs alternated with this checkout's after the same
 // ceiling run, and prints its rows and this checkout's ratio to it. Both then run their sources
-// through tsx, so that neither has a build the other lacks.
+// through tsx, so that neither has a build the other lacks. `--log-level L` sets each drm serve's
+// level (default info, its own default, so that the access log is in the figures); what a server
+// logs goes to a file beside its data directory, as to an operator's log collector.
 import autocannon from 'autocannon';
 import Table from 'cli-table3';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -39,6 +41,7 @@ interface Options {
   keys: number;
   cpuProf?: string;
   baseline?: string;
+  logLevel: string;
 }
 
 type Target = 'ceiling' | 'sqlite' | 'postgres' | `${'sqlite' | 'postgres'} @ ${string}`;
@@ -84,6 +87,7 @@ function options(): Options {
       keys: { type: 'string', default: '1' },
       'cpu-prof': { type: 'string' },
       baseline: { type: 'string' },
+      'log-level': { type: 'string', default: 'info' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -91,7 +95,8 @@ function options(): Options {
   if (values.help) {
     process.stdout.write(
       'usage: npm run bench:api -- [--runs 3] [--duration 5 (s)] [--warmup 2 (s)] [--connections 50]\n' +
-        '                           [--targets sqlite,postgres] [--keys 1] [--cpu-prof DIR] [--baseline REV] [--json]\n',
+        '                           [--targets sqlite,postgres] [--keys 1] [--cpu-prof DIR] [--baseline REV]\n' +
+        '                           [--log-level info] [--json]\n',
     );
     process.exit(0);
   }
@@ -113,6 +118,7 @@ function options(): Options {
     keys: Math.round(positive('keys', values.keys)),
     cpuProf: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : undefined,
     baseline: values.baseline,
+    logLevel: values['log-level'],
   };
 }
 
@@ -295,7 +301,10 @@ async function startSide(
     db,
     bin,
     env,
-    logLevel: 'warn',
+    // drm serve's own default (info) writes the access log: a line per request, to a file as
+    // an operator's collector would take it.
+    logLevel: opts.logLevel,
+    stderrTo: `${dataDir}.log`,
     // --keys N registers N organizations from this one address.
     args: ['--register-limit', String(Math.max(20, opts.keys))],
     nodeArgs:
@@ -330,6 +339,7 @@ function printTable(rows: Row[], opts: Options): void {
   process.stdout.write(
     `API benchmark: ${opts.connections} connections, ${opts.keys} key(s), ${opts.runs} run(s) of ${opts.duration} s after ${opts.warmup} s warm-up; ` +
       `medians; "of ceiling" is the median ratio to a ceiling run taken just before each run; ` +
+      `drm serve at log level ${opts.logLevel}; ` +
       `${os.cpus().length} CPUs, Node ${process.version}\n${table.toString()}\n`,
   );
 }
@@ -400,7 +410,7 @@ async function main(): Promise<void> {
       for (const side of sides) {
         const exit = await side.server.stop();
         if (exit.code !== 0)
-          progress(`${target}: drm serve exited ${exit.code ?? exit.signal}:\n${side.server.stderr()}`);
+          progress(`${target}: drm serve exited ${exit.code ?? exit.signal}:\n${side.server.stderr().slice(-4000)}`);
       }
       cluster?.stop();
       cluster = undefined;

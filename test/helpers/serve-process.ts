@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -45,6 +46,11 @@ export interface ServeOptions {
   timeoutMs?: number;
   /** another long-running command that prints one JSON line when ready (`['worker']`); default serve on `port` */
   command?: string[];
+  /**
+   * A file that takes the process's stderr instead of a pipe (a benchmark's access log, which
+   * would otherwise pile up in this process); `stderr()` then reads it and `waitForStderr` polls it.
+   */
+  stderrTo?: string;
 }
 
 /** Every process started here, so that a test run or a benchmark can kill them all on the way out. */
@@ -84,29 +90,34 @@ export function serveArgs(opts: ServeOptions): string[] {
 
 /** Spawns `drm serve --json` and resolves with its address once it printed the listening line. */
 export function startServe(opts: ServeOptions): Promise<ServeProcess> {
+  const errFd = opts.stderrTo ? fs.openSync(opts.stderrTo, 'a') : undefined;
   const child = spawn(process.execPath, serveArgs(opts), {
     cwd: opts.bin ? path.dirname(path.dirname(opts.bin)) : ROOT,
     env: { ...process.env, ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', errFd ?? 'pipe'],
   });
+  if (errFd !== undefined) fs.closeSync(errFd);
   running.add(child);
   const exited = exitOf(child);
   void exited.then(() => running.delete(child));
   let out = '';
-  let err = '';
+  let piped = '';
+  const errText = () => (opts.stderrTo ? fs.readFileSync(opts.stderrTo, 'utf8') : piped);
   const stderrWaiters = new Set<() => void>();
   child.stdout?.setEncoding('utf8');
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (d: string) => {
-    err += d;
+    piped += d;
     for (const check of stderrWaiters) check();
   });
 
   const waitForStderr = (pattern: string | RegExp, timeoutMs = 60_000) =>
     new Promise<void>((resolve, reject) => {
-      const matches = () => (typeof pattern === 'string' ? err.includes(pattern) : pattern.test(err));
+      const matches = () => (typeof pattern === 'string' ? errText().includes(pattern) : pattern.test(errText()));
+      const poll = opts.stderrTo ? setInterval(() => check(), 100) : undefined;
       const done = () => {
         clearTimeout(timer);
+        clearInterval(poll);
         stderrWaiters.delete(check);
       };
       const check = () => {
@@ -117,7 +128,7 @@ export function startServe(opts: ServeOptions): Promise<ServeProcess> {
       };
       const timer = setTimeout(() => {
         done();
-        reject(new Error(`drm serve did not write ${String(pattern)} within ${timeoutMs} ms; stderr:\n${err}`));
+        reject(new Error(`drm serve did not write ${String(pattern)} within ${timeoutMs} ms; stderr:\n${errText()}`));
       }, timeoutMs);
       stderrWaiters.add(check);
       check();
@@ -126,7 +137,7 @@ export function startServe(opts: ServeOptions): Promise<ServeProcess> {
         check();
         if (!stderrWaiters.has(check)) return;
         done();
-        reject(new Error(`drm serve exited before writing ${String(pattern)}; stderr:\n${err}`));
+        reject(new Error(`drm serve exited before writing ${String(pattern)}; stderr:\n${errText()}`));
       });
     });
 
@@ -134,7 +145,7 @@ export function startServe(opts: ServeOptions): Promise<ServeProcess> {
     const timeoutMs = opts.timeoutMs ?? 90_000;
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`drm serve printed no listening line within ${timeoutMs} ms; stderr:\n${err}`));
+      reject(new Error(`drm serve printed no listening line within ${timeoutMs} ms; stderr:\n${errText()}`));
     }, timeoutMs);
     let listening = false;
     const onData = (d: string) => {
@@ -151,7 +162,7 @@ export function startServe(opts: ServeOptions): Promise<ServeProcess> {
         db: info.db,
         info,
         child,
-        stderr: () => err,
+        stderr: errText,
         waitForStderr,
         exited,
         async stop(signal = 'SIGTERM', killAfterMs = 30_000) {
@@ -168,7 +179,7 @@ export function startServe(opts: ServeOptions): Promise<ServeProcess> {
       clearTimeout(timer);
       reject(
         new Error(
-          `drm serve exited (code ${code}, signal ${signal}) before listening; stdout:\n${out}\nstderr:\n${err}`,
+          `drm serve exited (code ${code}, signal ${signal}) before listening; stdout:\n${out}\nstderr:\n${errText()}`,
         ),
       );
     });
