@@ -32,10 +32,10 @@ export function reply(
   return replyJsonText(c, JSON.stringify(body), status, headers);
 }
 
-/** reply() with its body in JSON already (sharedJson). */
+/** reply() with its body in JSON already: text, or its UTF-8 bytes (sharedJson). */
 export function replyJsonText(
   c: HonoContext<AppEnv>,
-  json: string,
+  json: string | Uint8Array<ArrayBuffer>,
   status: ContentfulStatusCode = 200,
   headers?: Record<string, string>,
 ): Response {
@@ -50,11 +50,12 @@ export function replyJsonText(
 /**
  * A body's JSON made once for every request answered from the same object: the requests of one
  * event-loop turn that asked for the same rows share one query and its result (src/db/per-turn.ts),
- * and so can share the text made from it. `variant` names what else the body is made of (the
- * page, the base URL). Kept only as long as the shared object lives.
+ * and so can share the bytes made from it. `variant` names what else the body is made of (the
+ * page, the base URL). Kept only as long as the shared object lives. Bytes, not text: Node would
+ * otherwise encode the same text to UTF-8 again for every answer.
  */
-export function sharedJson<K extends object>(): (shared: K, variant: string, body: () => unknown) => string {
-  const made = new WeakMap<K, Map<string, string>>();
+export function sharedJson<K extends object>(): (shared: K, variant: string, body: () => unknown) => Uint8Array<ArrayBuffer> {
+  const made = new WeakMap<K, Map<string, Uint8Array<ArrayBuffer>>>();
   return (shared, variant, body) => {
     let texts = made.get(shared);
     if (!texts) {
@@ -63,7 +64,7 @@ export function sharedJson<K extends object>(): (shared: K, variant: string, bod
     }
     let text = texts.get(variant);
     if (text === undefined) {
-      text = JSON.stringify(body());
+      text = Buffer.from(JSON.stringify(body()));
       texts.set(variant, text);
     }
     return text;
