@@ -1,6 +1,6 @@
 import { type ServerType, serve } from '@hono/node-server';
-import type { ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Context } from '../src/context.js';
 import { HOUR_MS } from '../src/clock.js';
 import { expireFundRequests } from '../src/domain/billing/deposits.js';
@@ -98,28 +98,38 @@ export async function startServer(ctx: Context, options: StartOptions = {}): Pro
   };
 }
 
+const LATEST_ANSWER = Symbol('latest answer');
+type SocketWithAnswer = Socket & { [LATEST_ANSWER]?: ServerResponse };
+
 /**
  * Graceful close for a node http server. server.close() alone stops listening and drops idle
  * keep-alive connections once, but a connection whose request is in flight stays open after its
  * response until the keep-alive timeout, and may even carry further requests. So responses
  * written while draining say `Connection: close`, connections that fall idle are dropped as they
  * do, and whatever is still open after drainMs is cut.
+ *
+ * The answer in flight is found through its connection, each of which keeps its latest one. With
+ * a set of the answers themselves, added to and deleted from on every request, V8 moved about
+ * 2 KB of every keyed request's objects to the old generation (--trace-gc-nvp), and each young
+ * collection took 2-3 ms instead of 1: 5-8 µs more a keyed request.
  */
 function trackResponses(server: ServerType): (drainMs: number, onTimeout: () => void) => Promise<void> {
-  const inFlight = new Set<ServerResponse>();
+  const connections = new Set<Socket>();
   let draining = false;
-  // One listener for every response, not a closure made for each.
-  const forget = function (this: ServerResponse) {
-    inFlight.delete(this);
-  };
-  server.prependListener('request', (_req: unknown, res: ServerResponse) => {
+  server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     if (draining) res.shouldKeepAlive = false;
-    inFlight.add(res);
-    res.on('close', forget);
+    (req.socket as SocketWithAnswer)[LATEST_ANSWER] = res;
   });
   return (drainMs, onTimeout) => {
     draining = true;
-    for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+    for (const socket of connections) {
+      const res = (socket as SocketWithAnswer)[LATEST_ANSWER];
+      if (res && !res.headersSent) res.shouldKeepAlive = false;
+    }
     const http = server as ServerType & { closeIdleConnections?: () => void; closeAllConnections?: () => void };
     return new Promise<void>((resolve) => {
       const idle = setInterval(() => http.closeIdleConnections?.(), 100);
