@@ -32,10 +32,13 @@ export function reply(
   return replyJsonText(c, JSON.stringify(body), status, headers);
 }
 
+/** A JSON body's UTF-8 bytes. */
+type JsonBytes = Uint8Array<ArrayBuffer>;
+
 /** reply() with its body in JSON already: text, or its UTF-8 bytes (sharedJson). */
 export function replyJsonText(
   c: HonoContext<AppEnv>,
-  json: string | Uint8Array<ArrayBuffer>,
+  json: string | JsonBytes,
   status: ContentfulStatusCode = 200,
   headers?: Record<string, string>,
 ): Response {
@@ -54,8 +57,8 @@ export function replyJsonText(
  * page, the base URL). Kept only as long as the shared object lives. Bytes, not text: Node would
  * otherwise encode the same text to UTF-8 again for every answer.
  */
-export function sharedJson<K extends object>(): (shared: K, variant: string, body: () => unknown) => Uint8Array<ArrayBuffer> {
-  const made = new WeakMap<K, Map<string, Uint8Array<ArrayBuffer>>>();
+export function sharedJson<K extends object>(): (shared: K, variant: string, body: () => unknown) => JsonBytes {
+  const made = new WeakMap<K, Map<string, JsonBytes>>();
   return (shared, variant, body) => {
     let texts = made.get(shared);
     if (!texts) {

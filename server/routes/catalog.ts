@@ -1,6 +1,6 @@
 import { type Context as HonoContext, Hono } from 'hono';
 import type { Context } from '../../src/context.js';
-import type { ContentRow } from '../../src/db/repos/index.js';
+import type { CatalogRow } from '../../src/db/repos/index.js';
 import { getLicensedContent, listCatalog, publishedFile } from '../../src/domain/catalog.js';
 import { PREVIEW_FILE, THUMBNAIL_FILE } from '../../src/domain/ingest/previews.js';
 import { paging } from '../../src/domain/validate.js';
@@ -27,7 +27,7 @@ export function catalogRoutes(ctx: Context) {
   // The key guards the keyed routes only: on '*' it would also catch a wrong method on the open
   // pictures above and answer "API key missing" where NOT_FOUND is the truth.
   const keyed = requireKey(ctx, 'catalog');
-  const pageJson = sharedJson<ContentRow[]>();
+  const pageJson = sharedJson<CatalogRow[]>();
 
   app.get('/', keyed, async (c) => {
     const page = paging(c.req.query('page'), c.req.query('limit'), 200);

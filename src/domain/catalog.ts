@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Context } from '../context.js';
-import type { ContentRow, LicenseRow } from '../db/repos/index.js';
+import type { CatalogRow, ContentRow, LicenseRow } from '../db/repos/index.js';
 import { DrmError, notFound } from '../errors.js';
 import type { KeyAuth } from './auth.js';
 import { isUuid } from './validate.js';
@@ -10,7 +10,7 @@ export function listCatalog(
   ctx: Context,
   auth: KeyAuth,
   page: { limit: number; offset: number },
-): Promise<ContentRow[]> {
+): Promise<CatalogRow[]> {
   return ctx.repos.content.listLicensed(auth.org.id, page);
 }
 

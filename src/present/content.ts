@@ -1,9 +1,9 @@
-import type { ContentRow } from '../db/repos/index.js';
+import type { CatalogRow, ContentRow } from '../db/repos/index.js';
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
 
 /** Catalog summary: the listing fields of section 4.3 (resolution and previewUrl for videos only). */
-export function contentSummary(c: ContentRow, base: string) {
+export function contentSummary(c: CatalogRow, base: string) {
   const video = c.type === 'video';
   return {
     id: c.id,

@@ -62,7 +62,7 @@ export function makeRepos(x: Executor): Repos {
   };
 }
 export type { ApiKeyRow } from './api-keys.js';
-export type { ContentRow } from './content.js';
+export type { CatalogRow, ContentRow } from './content.js';
 export type { DepositRow, FundRequestRow } from './deposits.js';
 export type { CandidateRow, CaseOutcome, CaseRow, CaseStatus } from './forensic-cases.js';
 export type { IngestJobOutcome, IngestJobRow, IngestJobStatus } from './ingest-jobs.js';
