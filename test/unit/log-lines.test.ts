@@ -1,29 +1,30 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/serve-process.js';
-import { linesByTurn } from '../../src/log.js';
+import { bufferedLines } from '../../src/log.js';
 
-// The server's log lines reach stderr once per turn of the event loop, not one system call per line.
+// The server's log lines reach stderr together, a few milliseconds late, not one system call per line.
 
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+const HELD_MS = 5;
+const later = () => new Promise((resolve) => setTimeout(resolve, HELD_MS + 5));
 
-describe('log lines gathered by turn', () => {
-  it('writes the lines of one turn together, in order, after the turn', async () => {
+describe('log lines written together', () => {
+  it('writes the lines of a few milliseconds together, in order', async () => {
     const writes: string[] = [];
-    const out = linesByTurn((chunk) => writes.push(chunk));
+    const out = bufferedLines((chunk) => writes.push(chunk), 64 * 1024, HELD_MS);
     out.line('a\n');
     out.line('b\n');
     expect(writes).toEqual([]);
-    await nextTurn();
+    await later();
     expect(writes).toEqual(['a\nb\n']);
     out.line('c\n');
-    await nextTurn();
+    await later();
     expect(writes).toEqual(['a\nb\n', 'c\n']);
   });
 
   it('writes an urgent line (a warning, an error) at once, after the lines before it', () => {
     const writes: string[] = [];
-    const out = linesByTurn((chunk) => writes.push(chunk));
+    const out = bufferedLines((chunk) => writes.push(chunk));
     out.line('info\n');
     out.line('warn\n', true);
     expect(writes).toEqual(['info\nwarn\n']);
@@ -31,7 +32,7 @@ describe('log lines gathered by turn', () => {
 
   it('writes at once when the lines pending reach the bound', () => {
     const writes: string[] = [];
-    const out = linesByTurn((chunk) => writes.push(chunk), 10);
+    const out = bufferedLines((chunk) => writes.push(chunk), 10);
     out.line('12345\n');
     expect(writes).toEqual([]);
     out.line('67890\n');
@@ -54,10 +55,10 @@ describe('log lines gathered by turn', () => {
 
   it('leaves no exit listener behind once the lines are written', async () => {
     const before = process.listenerCount('exit');
-    const out = linesByTurn(() => {});
+    const out = bufferedLines(() => {}, 64 * 1024, HELD_MS);
     out.line('a\n');
     expect(process.listenerCount('exit')).toBe(before + 1);
-    await nextTurn();
+    await later();
     expect(process.listenerCount('exit')).toBe(before);
   });
 });
