@@ -249,14 +249,15 @@ export async function sideBySide(target: string, db: Databases, o: SideBySideOpt
       return segmentMbPerSecond(d, o.players, o.duration);
     });
     const seg = { ours: run.ours.mbPerSecond, baseline: run.baseline.mbPerSecond };
-    segmentsPerCpu.push({ ours: run.ours.mbPerCpuSecond, baseline: run.baseline.mbPerCpuSecond });
     verify.push(await measure((d) => verifyPerSecond(d, o.duration)));
     sessions.push(pair);
     segments.push(seg);
+    const both = (what: string, p: Pair) => `${what} ${label} ${p.ours.toFixed(0)} baseline ${p.baseline.toFixed(0)}`;
+    const perCpu = { ours: run.ours.mbPerCpuSecond, baseline: run.baseline.mbPerCpuSecond };
+    segmentsPerCpu.push(perCpu);
     o.log(
-      `${target} run ${r + 1}: sessions/s ${label} ${pair.ours.toFixed(0)} baseline ${pair.baseline.toFixed(0)}; ` +
-        `segment MB/s ${label} ${seg.ours.toFixed(0)} baseline ${seg.baseline.toFixed(0)}; ` +
-        `segment MB per server CPU s ${label} ${run.ours.mbPerCpuSecond.toFixed(0)} baseline ${run.baseline.mbPerCpuSecond.toFixed(0)}`,
+      `${target} run ${r + 1}: ${both('sessions/s', pair)}; ${both('segment MB/s', seg)}; ` +
+        both('segment MB per server CPU s', perCpu),
     );
   }
   await Promise.all([ours.server.stop(), base.server.stop()]);
