@@ -94,7 +94,11 @@ function printEnded(out: Output, row: IngestJobRow): number {
   if (out.json) printJson(out, view);
   else if (view.status === 'failed') out.error(`drm: ingest job ${view.id} failed: ${view.failureReason}`);
   else if (view.status === 'cancelled') out.error(`drm: ingest job ${view.id} was cancelled`);
-  else out.write(ingestedLine(view.result as IngestResult, `by worker ${view.worker ?? '?'}`));
+  else {
+    out.write(ingestedLine(view.result as IngestResult, `by worker ${view.worker ?? '?'}`));
+    const stages = stagesLine(view.result as IngestResult);
+    if (stages) out.write(stages);
+  }
   return view.status === 'done' ? 0 : 1;
 }
 
@@ -111,6 +115,14 @@ export function ingestedLine(result: IngestResult, by?: string): string {
     `s in ${result.segmentCount} AES-128 segment(s), in ${result.seconds.toFixed(1)} ` +
     `s${by ? ` ${by}` : ''}`
   );
+}
+
+/** The wall time of each stage, on one line; --json also has the CPU of packaging's parts. */
+export function stagesLine(result: IngestResult): string | undefined {
+  // results stored before stages were reported have none
+  const stages = (result.stages ?? []).filter((s) => s.seconds >= 0.05);
+  if (stages.length === 0) return undefined;
+  return `time by stage: ${stages.map((s) => `${s.stage} ${s.seconds.toFixed(1)} s`).join(', ')}`;
 }
 
 /** `drm jobs show ID [--wait]`. */

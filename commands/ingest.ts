@@ -2,7 +2,7 @@ import type { DtcwtBackend, DtcwtBackendKind } from '../gpu/index.js';
 import { formatApusd } from '../src/domain/billing/format.js';
 import { badRequest } from '../src/errors.js';
 import { type ContentType, ingestContent } from '../src/domain/ingest/ingest.js';
-import { INGEST_UNITS, ingestedLine, ingestQueued } from './ingest-queued.js';
+import { INGEST_UNITS, ingestedLine, ingestQueued, stagesLine } from './ingest-queued.js';
 import { type DbOptions, typedOption } from './options.js';
 import { printJson } from './output.js';
 import { createProgress } from './progress.js';
@@ -51,6 +51,8 @@ export function ingest(file: string, opts: IngestOptions): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     let backend: DtcwtBackend | undefined;
+    // From the process's start: loading drm, opening the database and the store.
+    const cliStart = { stage: 'cli-start', seconds: Math.round(performance.now()) / 1000 };
     try {
       const result = await ingestContent(ctx, request, {
         signal: controller.signal,
@@ -63,9 +65,12 @@ export function ingest(file: string, opts: IngestOptions): Promise<number> {
           progress.update(stage, Math.round(done), Math.round(total), INGEST_UNITS[stage]),
       });
       progress.finish('ingest done');
+      result.stages.unshift(cliStart);
       if (out.json) printJson(out, result);
       else {
         out.write(ingestedLine(result));
+        const stages = stagesLine(result);
+        if (stages) out.write(stages);
         const charge = result.charge;
         if (charge) {
           const fee = charge.waivedByPass

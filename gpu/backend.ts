@@ -11,6 +11,7 @@
 import type { Dtcwt2d } from './dtcwt/cpu.js';
 import { type BiortName, type DtcwtFilters, dtcwtFilters, type QshiftName } from './dtcwt/filters.js';
 import type { ModulateJob, ModulateResult } from './modulate-job.js';
+import type { MarkPartTimes } from './thread-cpu.js';
 
 export type { Highpass, Plane } from './dtcwt/cpu.js';
 export type { BiortName, QshiftName } from './dtcwt/filters.js';
@@ -66,6 +67,11 @@ export interface DtcwtBackend {
    * write the variants. One call, so the pool runs it all in a worker. Takes `job.frame`.
    */
   modulate(job: ModulateJob): Promise<ModulateResult>;
+  /**
+   * CPU seconds that modulate jobs have spent so far, by part, where the backend runs them on
+   * threads whose CPU it can read (the pool, on Linux). A GPU backend's work is not CPU time.
+   */
+  markTimes?(): MarkPartTimes;
   /** Releases threads / device memory; later calls reject. Idempotent. */
   close(): Promise<void>;
 }

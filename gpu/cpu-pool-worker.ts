@@ -7,6 +7,7 @@ import { parentPort } from 'node:worker_threads';
 import { addTransfer, type FilterNames, resolveFilters, type Transform } from './backend.js';
 import { forward2d, inverse2d } from './dtcwt/cpu.js';
 import { type ModulateJob, type ModulateResult, modulateFrame } from './modulate.js';
+import { MARK_PARTS, openThreadClock } from './thread-cpu.js';
 
 export type PoolRequest =
   | {
@@ -51,11 +52,14 @@ const local = {
   inverse: async (t: Transform, names?: FilterNames) => inverse2d(t, resolveFilters(names)),
 };
 
+/** This thread's CPU clock (Linux): each modulate reply says where its time went. */
+const clock = openThreadClock();
+
 async function handle(req: PoolRequest): Promise<{ response: PoolResponse; transfer: ArrayBuffer[] }> {
   const transfer: ArrayBuffer[] = [];
   if (req.op === 'modulate') {
     const { id, op, ...job } = req;
-    const result = await modulateFrame(local, job);
+    const result = await modulateFrame(local, job, clock);
     for (const marked of [result, ...(result.next ?? [])]) {
       for (const frame of [marked.plus, marked.minus])
         if (frame && frame.buffer instanceof ArrayBuffer && !transfer.includes(frame.buffer))
@@ -81,6 +85,18 @@ async function handle(req: PoolRequest): Promise<{ response: PoolResponse; trans
 const port = parentPort;
 if (!port) throw new Error('cpu-pool-worker must run in a worker thread');
 
+/**
+ * The thread's CPU since the last reply went out that the job's parts do not account for (taking
+ * the message in, sending the last reply) is the job's handoff.
+ */
+let sinceReply = clock?.seconds() ?? 0;
+function chargeHandoff(response: PoolResponse): void {
+  const times = response.ok && response.op === 'modulate' ? response.times : undefined;
+  if (!clock || !times) return;
+  const parts = MARK_PARTS.reduce((sum, part) => sum + times[part], 0);
+  times.handoff = Math.max(0, clock.seconds() - sinceReply - parts);
+}
+
 port.on('message', async (req: PoolRequest) => {
   let out: { response: PoolResponse; transfer: ArrayBuffer[] };
   try {
@@ -93,7 +109,9 @@ port.on('message', async (req: PoolRequest) => {
       transfer: [],
     };
   }
+  chargeHandoff(out.response);
   port.postMessage(out.response, out.transfer);
+  sinceReply = clock?.seconds() ?? 0;
 });
 // Tells the pool this thread loaded: a worker that dies before saying so cannot start at all.
 port.postMessage({ ready: true } satisfies PoolMessage);

@@ -3,6 +3,8 @@
  * file of their own, so that backend.ts can name them in the DtcwtBackend interface without
  * importing the kernel, which itself works through that interface.
  */
+import type { MarkPartTimes } from './thread-cpu.js';
+
 export interface ModulateJob {
   /** A frame whose first width × height bytes are the luma (yuv420p, or a bare luma plane); the rest passes through. */
   frame: Uint8Array;
@@ -42,4 +44,6 @@ export interface MarkedFrame {
 /** The first frame's variants, and those of each of `next` in order. */
 export interface ModulateResult extends MarkedFrame {
   next?: MarkedFrame[];
+  /** where the CPU time of the job went, when the thread that ran it has a clock (gpu/thread-cpu.ts) */
+  times?: MarkPartTimes;
 }

@@ -19,6 +19,7 @@
 import type { DtcwtBackend, Transform } from './backend.js';
 import type { MarkedFrame, ModulateJob, ModulateResult, RmsRange } from './modulate-job.js';
 import { downsample, reducedSize, writeVariants } from './resample.js';
+import { type MarkPartTimes, noMarkTime, type ThreadClock } from './thread-cpu.js';
 
 export type { MarkedFrame, ModulateJob, ModulateResult, RmsRange } from './modulate-job.js';
 
@@ -65,15 +66,32 @@ export function checkJob(job: ModulateJob): void {
   if (new Set(modulated).size !== modulated.length) throw new RangeError('modulate: a level is listed twice');
 }
 
+/** Charges the thread's CPU time since the last call to a part of the job (does nothing without a clock). */
+type Lap = (part: keyof MarkPartTimes) => void;
+
+function partTimer(clock: ThreadClock | undefined): { lap: Lap; times?: MarkPartTimes } {
+  if (!clock) return { lap: () => undefined };
+  const times = noMarkTime();
+  let last = clock.seconds();
+  const lap: Lap = (part) => {
+    const now = clock.seconds();
+    times[part] += now - last;
+    last = now;
+  };
+  return { lap, times };
+}
+
 /** The change δ at the reduced size (the inverse of gain·c on the modulated levels) of a reduced luma. */
 async function modulationDelta(
   backend: Pick<DtcwtBackend, 'forward' | 'inverse'>,
   small: Float32Array,
   job: ModulateJob,
+  lap: Lap,
 ): Promise<Float32Array> {
   const { width, height, scale, levels, modulated, gains } = job;
   const r = reducedSize(width, height, scale);
   const t: Transform = await backend.forward(small, r.height, r.width, levels, undefined, Math.min(...modulated));
+  lap('forward');
   t.lowpass.data.fill(0);
   let k = 0;
   t.highpasses.forEach((hp, i) => {
@@ -95,8 +113,11 @@ async function modulationDelta(
     throw new RangeError(
       `modulate: ${gains.length} gains for ${modulatedCount(width, height, scale, levels, modulated)} coefficients`,
     );
+  lap('modulate');
   const delta = await backend.inverse(t);
+  lap('inverse');
   if (job.rms) clampRms(delta, job.rms);
+  lap('modulate');
   return delta;
 }
 
@@ -137,25 +158,34 @@ function writeWanted(frame: Uint8Array, delta: Float32Array, job: ModulateJob): 
   return { plus: frame, minus };
 }
 
-/** The whole job on the given transform: δ of the first frame (and of any cut), the wanted variants of every frame. */
+/**
+ * The whole job on the given transform: δ of the first frame (and of any cut), the wanted variants
+ * of every frame. With a clock, the result says how the thread's CPU time went (`times`).
+ */
 export async function modulateFrame(
   backend: Pick<DtcwtBackend, 'forward' | 'inverse'>,
   job: ModulateJob,
+  clock?: ThreadClock,
 ): Promise<ModulateResult> {
+  const { lap, times } = partTimer(clock);
   checkJob(job);
   const { width, height, scale } = job;
   let source = downsample(job.frame, width, height, scale);
-  let delta = await modulationDelta(backend, source, job);
+  lap('reduce');
+  let delta = await modulationDelta(backend, source, job, lap);
   const first = writeWanted(job.frame, delta, job);
-  if (!job.next?.length) return first;
+  lap('write');
   const next: MarkedFrame[] = [];
-  for (const frame of job.next) {
+  for (const frame of job.next ?? []) {
     const small = downsample(frame, width, height, scale);
-    if (meanAbsDiff(small, source) > CUT_MEAN_ABS) {
+    const cut = meanAbsDiff(small, source) > CUT_MEAN_ABS;
+    lap('reduce');
+    if (cut) {
       source = small;
-      delta = await modulationDelta(backend, small, job);
+      delta = await modulationDelta(backend, small, job, lap);
     }
     next.push(writeWanted(frame, delta, job));
+    lap('write');
   }
-  return { ...first, next };
+  return { ...first, ...(job.next?.length ? { next } : {}), ...(times && { times }) };
 }

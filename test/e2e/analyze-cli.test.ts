@@ -90,6 +90,8 @@ beforeAll(async () => {
     ]),
   ) as Json;
   filmId = ingested.contentId;
+  // --json: every stage, the process's start first
+  expect(ingested.stages.map((s: Json) => s.stage).slice(0, 2)).toEqual(['cli-start', 'probe']);
   server = await startServe({ dataDir });
   org = await registerOver(server.url, 'Analysts Inc');
   await drm([

@@ -86,7 +86,7 @@ async function startSession(viewerId: string) {
 
 describe('drm ingest on the command line', () => {
   it(
-    'says what it ingested and which DTCWT backend marked it',
+    'says what it ingested, which DTCWT backend marked it and how long each stage took',
     async () => {
       const r = await runDrm([
         'ingest',
@@ -104,6 +104,8 @@ describe('drm ingest on the command line', () => {
       expect(r.stdout).toMatch(
         /ingested "Again" as [0-9a-f-]{36}: video, 360p, watermarked \(variants A and B\), 22 s in 3 AES-128 segment/,
       );
+      // from the process's start, then the library's stages; the short ones left out
+      expect(r.stdout).toMatch(/^time by stage: cli-start \d+\.\d s, .*package \d+\.\d s/m);
     },
     T,
   );

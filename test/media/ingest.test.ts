@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import type { ContentRow } from '../../src/db/repos/index.js';
 import { DrmError } from '../../src/errors.js';
-import { ingestContent } from '../../src/domain/ingest/ingest.js';
+import { type IngestResult, ingestContent } from '../../src/domain/ingest/ingest.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import { readPlaylist } from '../../src/media/hls.js';
 import { probeMedia } from '../../src/media/probe.js';
@@ -88,6 +88,24 @@ async function row(id: string): Promise<ContentRow> {
   return r;
 }
 
+/**
+ * The stages in the order they run, wall times that add up to no more than the ingest took, and
+ * (Linux) packaging's CPU split into at least these parts, no more of it than its cores allow.
+ */
+function expectStagesOf(r: IngestResult, parts: string[]): void {
+  const names = ['probe', 'source-check', 'sweep', 'package', 'discontinuities', 'thumbnail', 'preview'];
+  expect(r.stages.map((s) => s.stage)).toEqual([...names, 'store', 'database']);
+  // `seconds` counts from packaging on
+  const fromPackaging = r.stages.slice(names.indexOf('package')).reduce((sum, s) => sum + s.seconds, 0);
+  expect(fromPackaging).toBeLessThanOrEqual(r.seconds + 0.01);
+  if (process.platform !== 'linux') return;
+  const pack = r.stages.find((s) => s.stage === 'package');
+  const cpu = new Map((pack?.parts ?? []).map((p) => [p.part, p.cpuSeconds]));
+  for (const part of parts) expect(cpu.get(part), part).toBeGreaterThan(0);
+  const total = [...cpu.values()].reduce((sum, x) => sum + x, 0);
+  expect(total).toBeLessThan((pack?.seconds ?? 0) * os.availableParallelism() + 0.2);
+}
+
 const decryptSegment = (r: ContentRow, variant: string, n: number) => decryptedSegment(t.ctx, r, variant as 'a', n);
 
 describe('drm ingest: video', () => {
@@ -108,6 +126,7 @@ describe('drm ingest: video', () => {
     });
     expect(r.duration).toBeCloseTo(25, 0);
     expect(stages.has('packaging')).toBe(true);
+    expectStagesOf(r, ['transcode']);
 
     const stored = await row(r.contentId);
     expect(stored).toMatchObject({
@@ -139,7 +158,7 @@ describe('drm ingest: video', () => {
     expect(info.audio?.codec).toBe('aac');
   }, 60_000);
 
-  it('makes variants A and B of every segment with the same boundaries, and says which backend marked them', async () => {
+  it('makes variants A and B of every segment with the same boundaries, and says which backend marked them and where the time went', async () => {
     let marked = { done: 0, total: 0 };
     const onProgress = (stage: string, done: number, total: number) => {
       if (stage === 'marking A and B') marked = { done, total };
@@ -153,6 +172,7 @@ describe('drm ingest: video', () => {
     expect(Math.abs(marked.total - r.duration)).toBeLessThan(0.5);
     expect(marked.done).toBeCloseTo(marked.total, 1);
     expect(r).toMatchObject({ isWatermarked: true, segmentCount: 3, backend: backend.name });
+    expectStagesOf(r, ['decode', 'encode-a-and-b', 'mark-forward-dtcwt', 'mark-write-variants', 'main-thread']);
     const stored = await row(r.contentId);
     const root = t.ctx.storage.dirOf(stored.storagePath as string);
     const a = readPlaylist(path.join(root, 'a', 'index.m3u8'));

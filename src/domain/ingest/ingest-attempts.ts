@@ -23,6 +23,8 @@ export async function settleEarlierAttempt(ctx: Context, contentId: string): Pro
       segmentCount: row.segmentCount,
       backend: null,
       seconds: 0,
+      // the attempt that did the work died before it could say where its time went
+      stages: [],
     };
   }
   await refundAbandonedFee(ctx, contentId);

@@ -4,18 +4,24 @@ import path from 'node:path';
 import type { DtcwtBackend } from '../../../gpu/backend.js';
 import type { Context } from '../../context.js';
 import { seal } from '../../crypto/sealed.js';
-import { DrmError } from '../../errors.js';
-import { type HlsSegment, playlistIn, readPlaylist, writeKeyInfo } from '../../media/hls.js';
+import { writeKeyInfo } from '../../media/hls.js';
 import { type MediaInfo, probeMedia, resolutionLabel } from '../../media/probe.js';
-import { markVariantDiscontinuities } from '../../media/segment-discontinuity.js';
 import { checkSourceIntact } from '../../media/source-check.js';
 import type { Staging } from '../../storage/content-store.js';
 import { watermarkEngine } from '../../watermark/engine.js';
 import { musicPackaging } from './package-music.js';
 import { type ContentType, checkMedia, checkRequest, type IngestRequest } from './ingest-checks.js';
 import { videoPackaging } from './package-video.js';
+import { markSwitchPoints, segmentsOf } from './packaged-segments.js';
 import { type PackageJob, packageVariants } from './packaging.js';
 import { makePreview, makeThumbnail } from './previews.js';
+import {
+  type IngestStage,
+  type PackagingMeter,
+  StageTimes,
+  type StagePart,
+  startPackagingMeter,
+} from './stage-times.js';
 import {
   chargeWatermarkFee,
   refundAbandonedFee,
@@ -68,28 +74,16 @@ export interface IngestResult {
   seconds: number;
   /** with an organization: what its balance paid for the mark (micro-APUSD), and whether a pass waived it */
   charge?: WatermarkCharge;
+  /** where the time went, stage by stage (./stage-times.ts) */
+  stages: IngestStage[];
 }
 
 // The checks live beside ingest; callers (the queue, the CLI) still find them here.
 export { checkMedia, checkRequest };
 
-/** Variants A and B must cut at the same instants, or a viewer's sequence would jump. */
-function segmentsOf(dir: string, watermarked: boolean): HlsSegment[] {
-  if (!watermarked) return readPlaylist(playlistIn(path.join(dir, 'plain')));
-  const a = readPlaylist(playlistIn(path.join(dir, 'a')));
-  const b = readPlaylist(playlistIn(path.join(dir, 'b')));
-  const same = a.length === b.length && a.every((s, i) => Math.abs(s.duration - (b[i] as HlsSegment).duration) < 1e-3);
-  if (!same)
-    throw new DrmError(
-      'INTERNAL_ERROR',
-      `variants A and B were cut differently (${a.length} and ${b.length} segments)`,
-    );
-  return a;
-}
-
 /**
  * Plain HLS, or variants A and B that the watermark engine marks; returns the DTCWT backend that
- * marked video, if one did.
+ * marked video, if one did, and where the CPU went (Linux).
  */
 async function packageContent(
   ctx: Context,
@@ -97,12 +91,32 @@ async function packageContent(
   job: PackageJob,
   contentId: string,
   hooks: IngestHooks,
+): Promise<{ backend: string | null; parts?: StagePart[] }> {
+  const packaging = r.type === 'music' ? musicPackaging : videoPackaging;
+  const meter = startPackagingMeter();
+  try {
+    if (!r.watermark) {
+      await packaging.plain(job);
+      meter.ended('transcode');
+      return { backend: null, parts: meter.finish() };
+    }
+    const backend = await packageMarked(ctx, r, job, contentId, hooks, meter);
+    return { backend, parts: meter.finish() };
+  } catch (err) {
+    meter.finish();
+    throw err;
+  }
+}
+
+async function packageMarked(
+  ctx: Context,
+  r: IngestRequest,
+  job: PackageJob,
+  contentId: string,
+  hooks: IngestHooks,
+  meter: PackagingMeter,
 ): Promise<string | null> {
   const packaging = r.type === 'music' ? musicPackaging : videoPackaging;
-  if (!r.watermark) {
-    await packaging.plain(job);
-    return null;
-  }
   // Named after the work, not when made: a CUDA backend that turned to the CPU on a driver error
   // says so in its name, and the job's record then keeps it.
   let used: { name: string } | null = null;
@@ -112,6 +126,7 @@ async function packageContent(
     (async () => {
       const b = await make();
       used = b;
+      meter.marksWith(b);
       return b;
     });
   const request = {
@@ -123,32 +138,8 @@ async function packageContent(
     backend,
     signal: job.signal,
   };
-  await packageVariants(job, await watermarkEngine(r.type).variants(request), packaging.markedArgs(job));
+  await packageVariants(job, await watermarkEngine(r.type).variants(request), packaging.markedArgs(job), meter);
   return (used as { name: string } | null)?.name ?? null;
-}
-
-/**
- * Every segment's first packet of each PES stream marked as a discontinuity, so a session that
- * moves between A and B plays on without a continuity error (src/media/ts-discontinuity.ts).
- * Plain content never switches, but gets the same segments for uniformity: the pass is cheap.
- */
-async function markSwitchPoints(
-  ctx: Context,
-  dir: string,
-  watermarked: boolean,
-  key: Buffer,
-  signal?: AbortSignal,
-): Promise<void> {
-  const started = performance.now();
-  const variants = watermarked ? ['a', 'b'] : ['plain'];
-  const marks = await Promise.all(variants.map((v) => markVariantDiscontinuities(path.join(dir, v), key, signal)));
-  const sum = (field: 'segments' | 'bytes' | 'inserted') => marks.reduce((n, m) => n + m[field], 0);
-  ctx.log.debug('segments marked as discontinuities', {
-    segments: sum('segments'),
-    bytes: sum('bytes'),
-    inserted: sum('inserted'),
-    ms: Math.round(performance.now() - started),
-  });
 }
 
 /** What ingests that died outright left behind goes, and a watermark fee one of them paid comes back. */
@@ -167,13 +158,17 @@ export async function sweepAbandonedIngests(ctx: Context): Promise<string[]> {
  */
 export async function ingestContent(ctx: Context, r: IngestRequest, hooks: IngestHooks = {}): Promise<IngestResult> {
   checkRequest(r);
+  const times = new StageTimes();
   const info = await probeMedia(ctx.media, r.input);
+  times.lap('probe');
   checkMedia(r, info);
   // Before the fee and the staging: a source cut short would otherwise be packaged, and paid for, as a shorter item.
   // One that pays the watermark fee (video for an organization) is decoded whole, so damage inside packets shows too.
   const paid = Boolean(r.organizationId && r.watermark && r.type === 'video');
   await checkSourceIntact(ctx.media, r.input, info, hooks.signal, paid);
+  times.lap('source-check');
   await sweepAbandonedIngests(ctx);
+  times.lap('sweep');
   const contentId = r.contentId ?? randomUUID();
   // Staged (its owner marked alive) before the fee is taken, so a kill at any point after it is swept and refunded.
   const staging = ctx.storage.stage(contentId);
@@ -187,8 +182,9 @@ export async function ingestContent(ctx: Context, r: IngestRequest, hooks: Inges
         watermark: r.watermark,
         frame: info.video ?? null,
       });
+      times.lap('fee');
     }
-    return { ...(await packageAndPublish(ctx, r, info, staging, hooks)), ...(charge && { charge }) };
+    return { ...(await packageAndPublish(ctx, r, info, staging, hooks, times)), ...(charge && { charge }) };
   } catch (err) {
     // Refunded before the staging goes: if the refund fails, the next ingest's sweep gives it back.
     if (charge) await refundWatermarkFee(ctx, charge);
@@ -203,6 +199,7 @@ async function packageAndPublish(
   info: MediaInfo,
   staging: Staging,
   hooks: IngestHooks,
+  times: StageTimes,
 ): Promise<IngestResult> {
   const started = performance.now();
   const bins = ctx.media;
@@ -223,12 +220,16 @@ async function packageAndPublish(
       onProgress: (d, n) =>
         hooks.onProgress?.(r.watermark ? 'marking A and B' : 'packaging', d / perSecond, n / perSecond),
     };
-    const backendName = await packageContent(ctx, r, job, contentId, hooks);
+    const packaged = await packageContent(ctx, r, job, contentId, hooks);
+    times.lap('package', packaged.parts);
     await markSwitchPoints(ctx, staging.dir, r.watermark, key, hooks.signal);
     const segments = segmentsOf(staging.dir, r.watermark);
+    times.lap('discontinuities');
     hooks.onProgress?.('thumbnail and preview', 0, 1);
     await makeThumbnail(bins, r.input, info, staging.dir, hooks.signal);
+    times.lap('thumbnail');
     await makePreview(bins, r.input, info, staging.dir, hooks.signal);
+    times.lap('preview');
     hooks.onProgress?.('thumbnail and preview', 1, 1);
     for (const f of ['segment.key', 'segment.keyinfo']) fs.rmSync(path.join(staging.dir, f));
     hooks.signal?.throwIfAborted();
@@ -236,6 +237,7 @@ async function packageAndPublish(
     const duration = segments.reduce((s, x) => s + x.duration, 0) || info.duration;
     const resolution = r.type === 'video' && info.video ? resolutionLabel(info.video.width, info.video.height) : null;
     const storagePath = await staging.publish();
+    times.lap('store');
     await ctx.db.transaction(async (tx) => {
       await tx.repos.content.insert({
         id: contentId,
@@ -254,6 +256,7 @@ async function packageAndPublish(
       if (r.organizationId) await licenseForOrganization(tx, r.organizationId, contentId, r.type, r.watermark);
     });
     staging.committed();
+    times.lap('database');
     ctx.log.info('content ingested', { contentId, type: r.type, watermarked: r.watermark, segments: segments.length });
     return {
       contentId,
@@ -263,8 +266,9 @@ async function packageAndPublish(
       resolution,
       isWatermarked: r.watermark,
       segmentCount: segments.length,
-      backend: backendName,
+      backend: packaged.backend,
       seconds: (performance.now() - started) / 1000,
+      stages: times.stages,
     };
   } catch (err) {
     // ingestContent discards the staging (after any refund); a cancelled ingest says it was cancelled

@@ -5,6 +5,7 @@ import { startPipeEncoder } from '../../media/encode.js';
 import { hlsMuxArgs, playlistIn } from '../../media/hls.js';
 import type { MediaInfo } from '../../media/probe.js';
 import type { MarkedVariants } from '../../watermark/engine.js';
+import type { PackagingMeter } from './stage-times.js';
 
 /** What packaging one item needs: the input, where its variants go, how to encrypt and encode. */
 export interface PackageJob {
@@ -41,7 +42,12 @@ export function variantDir(job: PackageJob, name: string): string {
  * same grid, so segment n of A and of B cover the same frames or samples; then what the variants
  * leave to do (the detection reference).
  */
-export async function packageVariants(job: PackageJob, variants: MarkedVariants, codecArgs: string[]): Promise<void> {
+export async function packageVariants(
+  job: PackageJob,
+  variants: MarkedVariants,
+  codecArgs: string[],
+  meter?: PackagingMeter,
+): Promise<void> {
   const encoderFor = (name: 'a' | 'b') => {
     const out = variantDir(job, name);
     const args = ['-v', 'error', '-y', ...variants.rawInput, ...codecArgs, ...hlsMuxArgs(out, job.keyInfo)];
@@ -59,11 +65,15 @@ export async function packageVariants(job: PackageJob, variants: MarkedVariants,
       await Promise.all([a.write(piece.a), b.write(piece.b)]);
       job.onProgress?.(piece.done, piece.total);
     }
+    // The pieces end once the decoder has exited; the encoders then finish what they hold.
+    meter?.ended('decode');
     job.signal?.throwIfAborted();
     await Promise.all([a.finish(), b.finish()]);
+    meter?.ended('encode-a-and-b');
   } catch (err) {
     await Promise.all([a.abort(), b.abort()]);
     throw err;
   }
   await variants.finish();
+  meter?.ended('reference');
 }
