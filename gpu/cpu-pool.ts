@@ -122,12 +122,19 @@ export class CpuPoolBackend implements DtcwtBackend {
   }
 
   async modulate(job: ModulateJob): Promise<ModulateResult> {
-    // Frames are transferred there and back; the gains are shared memory when the caller made
-    // them so (one segment's gains serve hundreds of frames), else copied (they are small).
+    // Frames are transferred there and back, or written in place where they are shared memory
+    // (a pool that reuses them); the gains are shared memory when the caller made them so (one
+    // segment's gains serve hundreds of frames), else copied (they are small).
     const frame = ownedArray(job.frame);
     const next = job.next?.map(ownedArray);
-    const transfer = [frame, ...(next ?? [])].flatMap((f) => (f.buffer instanceof ArrayBuffer ? [f.buffer] : []));
-    const r = await this.submit({ op: 'modulate', ...job, frame, ...(next ? { next } : {}) }, transfer);
+    const minusInto = job.minusInto?.map(ownedArray);
+    const transfer = [frame, ...(next ?? []), ...(minusInto ?? [])].flatMap((f) =>
+      f.buffer instanceof ArrayBuffer ? [f.buffer] : [],
+    );
+    const r = await this.submit(
+      { op: 'modulate', ...job, frame, ...(next ? { next } : {}), ...(minusInto ? { minusInto } : {}) },
+      transfer,
+    );
     if (!r.ok || r.op !== 'modulate') throw new Error('cpu pool: unexpected reply to modulate');
     if (r.times) addMarkTimes(this.markSpent, r.times);
     return {

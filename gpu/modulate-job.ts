@@ -22,6 +22,11 @@ export interface ModulateJob {
   /** which frames to return: the luma plus δ, minus δ, or both */
   want: 'plus' | 'minus' | 'both';
   /**
+   * With `both`: memory for each frame's minus variant (`frame`, then `next`), each as large as
+   * its frame, from a caller that reuses its frames' memory; new memory where absent.
+   */
+  minusInto?: Uint8Array[];
+  /**
    * The root-mean-square change (grey levels) a frame's δ is held within: a frame whose texture
    * would let it grow past `max` is scaled down to it; one so smooth that it stays under `min` is
    * raised towards it, by at most `maxBoost` (absent: δ as the gains make it).

@@ -142,8 +142,11 @@ function meanAbsDiff(a: Float32Array, b: Float32Array): number {
   return sum / Math.max(1, a.length);
 }
 
-/** The wanted variants of one frame, from a δ. */
-function writeWanted(frame: Uint8Array, delta: Float32Array, job: ModulateJob): MarkedFrame {
+/**
+ * The wanted variants of one frame, from a δ. Minus of `both` goes into `into` when given, else
+ * into a copy; either way the chroma (and anything after the luma) comes along.
+ */
+function writeWanted(frame: Uint8Array, delta: Float32Array, job: ModulateJob, into?: Uint8Array): MarkedFrame {
   const { width, height, scale } = job;
   if (job.want === 'plus') {
     writeVariants(frame, delta, width, height, scale, { a: frame });
@@ -153,7 +156,12 @@ function writeWanted(frame: Uint8Array, delta: Float32Array, job: ModulateJob): 
     writeVariants(frame, delta, width, height, scale, { b: frame });
     return { minus: frame };
   }
-  const minus = frame.slice(); // the chroma (and anything after the luma) comes along
+  const luma = width * height;
+  let minus: Uint8Array;
+  if (into && into.length === frame.length) {
+    minus = into;
+    minus.set(frame.subarray(luma), luma);
+  } else minus = frame.slice();
   writeVariants(frame, delta, width, height, scale, { a: frame, b: minus });
   return { plus: frame, minus };
 }
@@ -173,10 +181,10 @@ export async function modulateFrame(
   let source = downsample(job.frame, width, height, scale);
   lap('reduce');
   let delta = await modulationDelta(backend, source, job, lap);
-  const first = writeWanted(job.frame, delta, job);
+  const first = writeWanted(job.frame, delta, job, job.minusInto?.[0]);
   lap('write');
   const next: MarkedFrame[] = [];
-  for (const frame of job.next ?? []) {
+  for (const [k, frame] of (job.next ?? []).entries()) {
     const small = downsample(frame, width, height, scale);
     const cut = meanAbsDiff(small, source) > CUT_MEAN_ABS;
     lap('reduce');
@@ -184,7 +192,7 @@ export async function modulateFrame(
       source = small;
       delta = await modulationDelta(backend, small, job, lap);
     }
-    next.push(writeWanted(frame, delta, job));
+    next.push(writeWanted(frame, delta, job, job.minusInto?.[k + 1]));
     lap('write');
   }
   return { ...first, ...(job.next?.length ? { next } : {}), ...(times && { times }) };

@@ -195,9 +195,13 @@ export class MarkLane {
     // Every B frame is allocated before any frame is written: a failure here leaves the input whole.
     // Every byte is written below, so the memory need not be zeroed first (3 MB a 1080p frame).
     const minus = batch.map(({ job }) =>
-      framesOf(job).map((frame) =>
-        job.want === 'both' ? new Uint8Array(Buffer.allocUnsafeSlow(frame.length).buffer, 0, frame.length) : undefined,
-      ),
+      framesOf(job).map((frame, k) => {
+        if (job.want !== 'both') return undefined;
+        const into = job.minusInto?.[k];
+        return into?.length === frame.length
+          ? into
+          : new Uint8Array(Buffer.allocUnsafeSlow(frame.length).buffer, 0, frame.length);
+      }),
     );
     let f = 0;
     const results = batch.map(({ job }, j) => {

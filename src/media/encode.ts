@@ -6,14 +6,15 @@ import { lastLine, stopOnAbort } from './spawn.js';
 
 /**
  * An ffmpeg fed on stdin (startMedia in ./spawn.ts only reads): marked frames and samples are
- * piped in as they are made, never held whole. write() waits for the pipe to drain, so a slow
- * encoder holds the producer back instead of letting data pile up in memory.
+ * piped in as they are made, never held whole. write() waits until the chunk has gone to the pipe,
+ * so a slow encoder holds the producer back instead of letting data pile up in memory, and the
+ * chunk's memory is free again once it resolves.
  */
 const STDERR_TAIL = 4000;
 
 export interface FedProcess {
   child: ChildProcessByStdio<Writable, null, Readable>;
-  /** Writes a chunk, waiting for the pipe to drain so that samples never pile up in memory. */
+  /** Writes a chunk, waiting until it has gone to the pipe, so that samples never pile up in memory. */
   write(chunk: Uint8Array): Promise<void>;
   /** Resolves when the process ends: exit code, signal and the tail of its stderr. */
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
@@ -41,19 +42,19 @@ export function startFed(bin: string, args: string[], signal?: AbortSignal): Fed
   );
   // EPIPE when ffmpeg dies early; the caller learns why from done, in ffmpeg's own words.
   child.stdin.on('error', () => undefined);
-  const write = async (chunk: Uint8Array) => {
-    if (exited || child.stdin.destroyed) throw new Error('the encoder has stopped');
-    if (child.stdin.write(chunk)) return;
-    await new Promise<void>((resolve) => {
-      const settle = () => {
-        child.stdin.off('drain', settle);
-        child.off('close', settle);
-        resolve();
+  // Resolves once the chunk has gone to the pipe: its memory may then be reused (a frame pool).
+  const write = (chunk: Uint8Array) =>
+    new Promise<void>((resolve, reject) => {
+      if (exited || child.stdin.destroyed) return reject(new Error('the encoder has stopped'));
+      const stopped = () => settle(new Error('the encoder has stopped'));
+      const settle = (err?: Error | null) => {
+        child.off('close', stopped);
+        if (err) reject(err);
+        else resolve();
       };
-      child.stdin.once('drain', settle);
-      child.once('close', settle);
+      child.once('close', stopped);
+      child.stdin.write(chunk, settle);
     });
-  };
   return { child, write, done };
 }
 

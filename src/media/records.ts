@@ -12,13 +12,20 @@ export const rangeArgs = (r: Range) => [
   ...(r.duration !== undefined ? ['-t', String(r.duration)] : []),
 ];
 
+/** Where each record is written: memory of `size` bytes that the consumer then owns. */
+export type RecordMemory = () => Uint8Array;
+
 /**
  * Cuts a byte stream into fixed-size records, each its own buffer (a consumer may keep or transfer
- * it); a last short record is yielded as it is. The consumer pulls, so the producer is held back
- * by its pipe: never more than a record or two ahead.
+ * it; `memory` hands them out, new ones by default); a last short record is yielded as it is. The
+ * consumer pulls, so the producer is held back by its pipe: never more than a record or two ahead.
  */
-export async function* fixedRecords(stream: AsyncIterable<Buffer>, size: number): AsyncGenerator<Uint8Array> {
-  let pending = new Uint8Array(size);
+export async function* fixedRecords(
+  stream: AsyncIterable<Buffer>,
+  size: number,
+  memory: RecordMemory = () => new Uint8Array(size),
+): AsyncGenerator<Uint8Array> {
+  let pending = memory();
   let filled = 0;
   for await (const chunk of stream) {
     let offset = 0;
@@ -29,7 +36,7 @@ export async function* fixedRecords(stream: AsyncIterable<Buffer>, size: number)
       offset += take;
       if (filled === size) {
         yield pending;
-        pending = new Uint8Array(size);
+        pending = memory();
         filled = 0;
       }
     }
@@ -47,13 +54,14 @@ export async function* records(
   size: number,
   what: string,
   signal?: AbortSignal,
+  memory?: RecordMemory,
 ): AsyncGenerator<Uint8Array> {
   const p = startMedia(bin, args, signal);
   let finished = false;
   try {
     let last: Uint8Array | undefined;
     // Hold back the last record until the exit code says the stream was whole.
-    for await (const record of fixedRecords(p.child.stdout as AsyncIterable<Buffer>, size)) {
+    for await (const record of fixedRecords(p.child.stdout as AsyncIterable<Buffer>, size, memory)) {
       if (record.length < size) last = record;
       else yield record;
     }

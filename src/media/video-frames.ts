@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { MediaBinaries } from './binaries.js';
-import { type Range, rangeArgs, records } from './records.js';
+import { type Range, type RecordMemory, rangeArgs, records } from './records.js';
 
 export interface FrameOptions extends Range {
   width: number;
@@ -23,6 +23,11 @@ export interface FrameOptions extends Range {
    */
   sideOutputs?: readonly VideoOutput[];
   signal?: AbortSignal;
+}
+
+/** yuvFrames' options: where each frame is written (a pool that reuses them), new memory by default. */
+export interface YuvFrameOptions extends FrameOptions {
+  memory?: RecordMemory;
 }
 
 function frameChain(o: FrameOptions, format: string): string[] {
@@ -168,10 +173,10 @@ export async function* preciseLumaFrames(
  * Whole yuv420p pictures (luma first, so the watermark can work on subarray(0, width·height) in
  * place and the chroma passes through untouched), for re-encoding a marked copy.
  */
-export async function* yuvFrames(bins: MediaBinaries, file: string, o: FrameOptions): AsyncGenerator<Uint8Array> {
+export async function* yuvFrames(bins: MediaBinaries, file: string, o: YuvFrameOptions): AsyncGenerator<Uint8Array> {
   const size = yuv420Size(o.width, o.height);
   const args = ['-v', 'error', '-y', ...rangeArgs(o), '-i', file, ...frameOutputs(o, 'yuv420p').args];
-  for await (const frame of records(bins.ffmpeg, args, size, `the video of ${file}`, o.signal)) {
+  for await (const frame of records(bins.ffmpeg, args, size, `the video of ${file}`, o.signal, o.memory)) {
     if (frame.length === size) yield frame;
   }
 }

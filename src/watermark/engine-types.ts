@@ -24,6 +24,8 @@ export interface VariantPiece {
   b: Uint8Array;
   done: number;
   total: number;
+  /** once both are written: their memory serves later pieces */
+  release?: () => void;
 }
 
 /** Variants A and B of a whole file, from one decode, for an encoder per variant to package. */

@@ -209,6 +209,44 @@ describe.each(BACKENDS)('DTCWT backend $name', ({ exact, batch = [H, W], create 
     }
   });
 
+  it('writes frames held in shared memory in place, and B into the memory given for it, chroma and all', async () => {
+    const [h, w] = batch;
+    const width = 4 * w;
+    const height = 4 * h;
+    const size = width * height + 2 * (width / 2) * (height / 2);
+    const source = [0, 1].map((k) => Uint8Array.from(noise(size, 41 + k), (v) => Math.round(v)));
+    const shared = () => new Uint8Array(new SharedArrayBuffer(size));
+    const job = { width, height, scale: 4, levels: 3, modulated: [2, 3] as const, want: 'both' as const };
+    const gains = Float32Array.from(noise(modulatedCount(width, height, 4, 3, [2, 3]), 43), (v) =>
+      v > 127.5 ? 0.2 : -0.2,
+    );
+    const [first, next] = source.map((f) => f.slice()) as [Uint8Array, Uint8Array];
+    const expected = await modulateFrame(createCpuDirectBackend(), { ...job, frame: first, next: [next], gains });
+    const frames = source.map((f) => {
+      const m = shared();
+      m.set(f);
+      return m;
+    });
+    const minusInto = [shared(), shared()];
+    await backend.modulate({
+      ...job,
+      frame: frames[0] as Uint8Array,
+      next: [frames[1] as Uint8Array],
+      gains,
+      minusInto,
+    });
+    const tolerance = exact ? 0 : 1;
+    for (const [k, e] of [expected, expected.next?.[0]].entries()) {
+      const plus = Float32Array.from(frames[k] as Uint8Array);
+      const minus = Float32Array.from(minusInto[k] as Uint8Array);
+      expect(maxAbsDiff(plus, Float32Array.from(e?.plus as Uint8Array))).toBeLessThanOrEqual(tolerance);
+      expect(maxAbsDiff(minus, Float32Array.from(e?.minus as Uint8Array))).toBeLessThanOrEqual(tolerance);
+      expect(minus.subarray(width * height)).toEqual(
+        Float32Array.from((source[k] as Uint8Array).subarray(width * height)),
+      );
+    }
+  });
+
   it('refuses a modulate job with the wrong number of gains or levels', async () => {
     const frame = new Uint8Array(64 * 64);
     await expect(

@@ -63,6 +63,7 @@ export async function packageVariants(
   try {
     for await (const piece of variants.pieces()) {
       await Promise.all([a.write(piece.a), b.write(piece.b)]);
+      piece.release?.();
       job.onProgress?.(piece.done, piece.total);
     }
     // The pieces end once the decoder has exited; the encoders then finish what they hold.

@@ -2,7 +2,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { DtcwtBackend } from '../../../gpu/backend.js';
 import { DrmError } from '../../errors.js';
-import { yuvFrames } from '../../media/video-frames.js';
+import { FramePool } from '../../media/frame-pool.js';
+import { yuv420Size, yuvFrames } from '../../media/video-frames.js';
 import { startPipeEncoder } from '../../media/encode.js';
 import { type MediaInfo, probeMedia } from '../../media/probe.js';
 import { reducedSize } from '../../../gpu/resample.js';
@@ -64,9 +65,16 @@ export interface VideoMarking {
   expectedFrames: number;
   /**
    * Every frame (yuv420p) of the input in order, marked with the variant(s) that `want` asks for
-   * its segment. Frames of several segments are in flight at once, one window per core.
+   * its segment. Frames of several segments are in flight at once, one window per core. Call
+   * `release` once A and B are written: their memory then serves later frames.
    */
-  frames(want: (segment: number) => 'A' | 'B' | 'both'): AsyncGenerator<{ A?: Uint8Array; B?: Uint8Array }>;
+  frames(want: (segment: number) => 'A' | 'B' | 'both'): AsyncGenerator<MarkedYuvFrame>;
+}
+
+export interface MarkedYuvFrame {
+  A?: Uint8Array;
+  B?: Uint8Array;
+  release(): void;
 }
 
 interface FrameRun {
@@ -124,14 +132,26 @@ export async function openVideoMarking(o: VideoMarkingJob): Promise<VideoMarking
       }
       return g;
     };
-    const mark = (run: FrameRun) =>
-      markFrames(o.backend, run.frames, width, height, gainsOf(run.segment), want(run.segment), params);
+    const pool = new FramePool(yuv420Size(width, height));
+    const mark = async (run: FrameRun): Promise<MarkedYuvFrame[]> => {
+      const wanted = want(run.segment);
+      const into = wanted === 'both' ? run.frames.map(() => pool.take()) : undefined;
+      const marked = await markFrames(o.backend, run.frames, width, height, gainsOf(run.segment), wanted, params, into);
+      // The memory the pool gave goes back: a backend writes the variants into it or leaves it unused.
+      return marked.map((m, k) => ({
+        ...m,
+        release: () => {
+          pool.give(run.frames[k]);
+          pool.give(into?.[k]);
+        },
+      }));
+    };
     // Runs in flight: two per core for the CPU pool; for a GPU, enough to fill all its batches.
     const wanted = o.backend.framesInFlight?.(width, height) ?? 0;
     const window = Math.max(2, os.availableParallelism() * 2, Math.ceil(wanted / (params.deltaFrames ?? 1)));
     const sideOutputs = o.reference ? videoReferenceOutputs(o.reference, width, height, params) : undefined;
     const runs = segmentRuns(
-      yuvFrames(o.bins, o.input, { width, height, fps, sideOutputs, signal: o.signal }),
+      yuvFrames(o.bins, o.input, { width, height, fps, sideOutputs, signal: o.signal, memory: () => pool.take() }),
       fps,
       params.deltaFrames ?? 1,
     );
@@ -189,6 +209,7 @@ export async function embedVideo(o: VideoEmbedOptions): Promise<VideoEmbedResult
   try {
     for await (const marked of marking.frames((segment) => variantFor(o.bits, segment))) {
       await encoder.write((marked.A ?? marked.B) as Uint8Array);
+      marked.release();
       frames++;
       o.onProgress?.(frames, Math.max(marking.expectedFrames, frames));
     }

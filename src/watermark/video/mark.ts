@@ -118,7 +118,8 @@ export type MarkedVariants = { A?: Uint8Array; B?: Uint8Array };
  * Marks a run of consecutive frames of one segment (yuv420p, or bare luma planes: only the luma
  * changes) with the segment's gains: `plus` is variant A (c·(1 + α·p)), `minus` variant B. The
  * first frame's δ serves the run (gpu/modulate.ts says when a frame gets its own). Takes the
- * frames (a pool moves them to a worker); use the returned ones.
+ * frames (a pool moves them to a worker); use the returned ones. B of `both` goes into
+ * `minusInto` (one per frame) where given.
  */
 export function markFrames(
   backend: DtcwtBackend,
@@ -128,6 +129,7 @@ export function markFrames(
   gains: Float32Array,
   want: 'A' | 'B' | 'both',
   params: VideoMarkParams = DEFAULT_VIDEO_MARK,
+  minusInto?: Uint8Array[],
 ): Promise<MarkedVariants[]> {
   const [frame, ...next] = frames;
   if (!frame) return Promise.resolve([]);
@@ -146,6 +148,7 @@ export function markFrames(
       modulated: params.markLevels,
       gains,
       want: want === 'A' ? 'plus' : want === 'B' ? 'minus' : 'both',
+      ...(minusInto && { minusInto }),
       ...(params.psnrDb && {
         rms: {
           max: rmsForPsnr(params.psnrDb.strongest),

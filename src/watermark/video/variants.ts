@@ -19,6 +19,7 @@ export async function openVideoVariants(o: VideoMarkingJob): Promise<MarkedVaria
         b: marked.B as Uint8Array,
         done: frames,
         total: Math.max(marking.expectedFrames, frames),
+        release: marked.release,
       };
     }
     o.signal?.throwIfAborted();
