@@ -10,7 +10,7 @@ import { createProgress } from './progress.js';
 export const INGEST_UNITS: Record<string, string> = {
   packaging: 's of media',
   'marking A and B': 's of media',
-  'thumbnail and preview': 'steps',
+  thumbnail: 'steps',
 };
 
 /**

@@ -1,5 +1,6 @@
 import type { DtcwtBackend } from '../../gpu/backend.js';
 import type { MediaBinaries } from '../media/binaries.js';
+import type { VideoOutput } from '../media/video-frames.js';
 
 // The shapes the engine hands to its video and music halves (./engine.ts re-exports them), kept
 // apart so that the halves import no file that imports them.
@@ -14,6 +15,8 @@ export interface VariantsRequest {
   input: string;
   /** where the detection reference is written, under the kind's own name (referenceFile) */
   referenceDir: string;
+  /** video: more outputs of the one decode (the catalog's thumbnail and preview) */
+  stills?: readonly VideoOutput[];
   backend?: BackendSource;
   signal?: AbortSignal;
 }

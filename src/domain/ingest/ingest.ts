@@ -14,7 +14,7 @@ import { type ContentType, checkMedia, checkRequest, type IngestRequest } from '
 import { videoPackaging } from './package-video.js';
 import { markSwitchPoints, segmentsOf } from './packaged-segments.js';
 import { type PackageJob, packageVariants } from './packaging.js';
-import { makePreview, makeThumbnail } from './previews.js';
+import { makeMusicThumbnail, stillOutputs } from './previews.js';
 import {
   type IngestStage,
   type PackagingMeter,
@@ -135,6 +135,7 @@ async function packageMarked(
     contentId,
     input: r.input,
     referenceDir: job.dir,
+    ...(r.type === 'video' && { stills: stillOutputs(job.info, job.dir) }),
     backend,
     signal: job.signal,
   };
@@ -152,7 +153,7 @@ export async function sweepAbandonedIngests(ctx: Context): Promise<string[]> {
 
 /**
  * `drm ingest`: probes the input (refusing one cut short or damaged), packages it as AES-128 HLS
- * (with variants A and B for --watermark), makes the thumbnail and preview, and publishes: the
+ * (with variants A and B for --watermark) with the thumbnail and preview, and publishes: the
  * files move into place in one rename and the catalog row follows. Any failure, or the signal, removes everything it
  * wrote.
  */
@@ -225,12 +226,13 @@ async function packageAndPublish(
     await markSwitchPoints(ctx, staging.dir, r.watermark, key, hooks.signal);
     const segments = segmentsOf(staging.dir, r.watermark);
     times.lap('discontinuities');
-    hooks.onProgress?.('thumbnail and preview', 0, 1);
-    await makeThumbnail(bins, r.input, info, staging.dir, hooks.signal);
-    times.lap('thumbnail');
-    await makePreview(bins, r.input, info, staging.dir, hooks.signal);
-    times.lap('preview');
-    hooks.onProgress?.('thumbnail and preview', 1, 1);
+    if (r.type === 'music') {
+      // a video's stills came from the packaging decode (./previews.ts)
+      hooks.onProgress?.('thumbnail', 0, 1);
+      await makeMusicThumbnail(bins, r.input, staging.dir, hooks.signal);
+      times.lap('thumbnail');
+      hooks.onProgress?.('thumbnail', 1, 1);
+    }
     for (const f of ['segment.key', 'segment.keyinfo']) fs.rmSync(path.join(staging.dir, f));
     hooks.signal?.throwIfAborted();
 

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { hlsMuxArgs, keyframeGridArgs, playlistIn } from '../../media/hls.js';
 import { transcode } from '../../media/transcode.js';
 import { type PackageJob, type Packaging, variantDir } from './packaging.js';
+import { stillOutputs } from './previews.js';
 
 /** x264 on the keyframe grid, and the audio as AAC that every HLS player decodes. */
 function videoCodecArgs(job: PackageJob, audioInput: number | undefined): string[] {
@@ -31,12 +32,22 @@ function videoCodecArgs(job: PackageJob, audioInput: number | undefined): string
   ];
 }
 
-/** One ffmpeg: decode, x264, AES-128 HLS into plain/. */
+/** One ffmpeg: decode, x264, AES-128 HLS into plain/, and the catalog's stills from the same decode. */
 async function packagePlainVideo(job: PackageJob): Promise<void> {
   const out = variantDir(job, 'plain');
+  const stills = stillOutputs(job.info, job.dir).flatMap((o) => ['-map', '0:v:0', '-vf', o.filters.join(','), ...o.args]);
   await transcode(
     job.bins,
-    ['-i', job.input, '-map', '0:v:0', ...videoCodecArgs(job, 0), ...hlsMuxArgs(out, job.keyInfo), playlistIn(out)],
+    [
+      '-i',
+      job.input,
+      '-map',
+      '0:v:0',
+      ...videoCodecArgs(job, 0),
+      ...hlsMuxArgs(out, job.keyInfo),
+      playlistIn(out),
+      ...stills,
+    ],
     {
       what: `the HLS segments of ${path.basename(job.input)}`,
       signal: job.signal,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { DtcwtBackend } from '../../../gpu/backend.js';
 import { DrmError } from '../../errors.js';
 import { FramePool } from '../../media/frame-pool.js';
-import { yuv420Size, yuvFrames } from '../../media/video-frames.js';
+import { type VideoOutput, yuv420Size, yuvFrames } from '../../media/video-frames.js';
 import { startPipeEncoder } from '../../media/encode.js';
 import { type MediaInfo, probeMedia } from '../../media/probe.js';
 import { reducedSize } from '../../../gpu/resample.js';
@@ -52,6 +52,8 @@ export interface VideoMarkingJob {
   params?: VideoMarkParams;
   /** where to write the detection reference (./reference.ts) from the same decode, if wanted */
   reference?: string;
+  /** more outputs of the same decode (ingest's thumbnail and preview) */
+  stills?: readonly VideoOutput[];
   signal?: AbortSignal;
 }
 
@@ -149,7 +151,10 @@ export async function openVideoMarking(o: VideoMarkingJob): Promise<VideoMarking
     // Runs in flight: two per core for the CPU pool; for a GPU, enough to fill all its batches.
     const wanted = o.backend.framesInFlight?.(width, height) ?? 0;
     const window = Math.max(2, os.availableParallelism() * 2, Math.ceil(wanted / (params.deltaFrames ?? 1)));
-    const sideOutputs = o.reference ? videoReferenceOutputs(o.reference, width, height, params) : undefined;
+    const sideOutputs = [
+      ...(o.reference ? videoReferenceOutputs(o.reference, width, height, params) : []),
+      ...(o.stills ?? []),
+    ];
     const runs = segmentRuns(
       yuvFrames(o.bins, o.input, { width, height, fps, sideOutputs, signal: o.signal, memory: () => pool.take() }),
       fps,
