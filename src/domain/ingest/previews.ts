@@ -26,7 +26,7 @@ const SMALL = "scale=-2:'2*trunc(min(360,ih)/2)'";
  * its pictures, then output options that also take the source's audio), written into `dir`.
  */
 export function stillOutputs(info: MediaInfo, dir: string): VideoOutput[] {
-  const at = glimpseAt(info.duration);
+  const at = glimpseAt(info.duration).toFixed(3);
   const clip = `start=${at}:duration=${PREVIEW_SECONDS}`;
   const audio = info.audio
     ? ['-map', '0:a:0', '-af', `atrim=${clip},asetpts=PTS-STARTPTS`, '-c:a', 'aac', '-b:a', '96k', '-ac', '2']
@@ -42,6 +42,9 @@ export function stillOutputs(info: MediaInfo, dir: string): VideoOutput[] {
         ...audio,
         '-c:v',
         'libx264',
+        // ten small seconds beside the film's own encodes: one thread keeps up
+        '-threads',
+        '1',
         '-crf',
         '28',
         '-preset',

@@ -60,6 +60,9 @@ export function thumbsBeside(reference: string): string {
 const greyVideo = (format: 'gray' | 'gray10le', file: string) => [
   '-c:v',
   'libx264',
+  // a small plane, encoded beside the film's own encodes: one thread keeps up and wastes nothing on threading
+  '-threads',
+  '1',
   '-preset',
   'veryfast',
   '-tune',
