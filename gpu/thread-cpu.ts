@@ -4,8 +4,11 @@ import fs from 'node:fs';
  * The CPU time of the calling thread, for reports of where the time of a long job went. Node 20
  * has no per-thread CPU clock (process.threadCpuUsage arrived in 23.9) and process.cpuUsage()
  * counts every thread, the mark's workers included. Linux's scheduler keeps each thread's own
- * time to the nanosecond in /proc/thread-self/schedstat, which a kept-open descriptor rereads in
- * about 1.5 µs. Elsewhere there is no such clock, and callers report no CPU split.
+ * time in /proc/thread-self/schedstat (nanoseconds, brought up to date at each scheduler tick and
+ * switch, so a read may lag by a tick), which a kept-open descriptor rereads in about 1.5 µs. A
+ * span of a few milliseconds may read as none or a whole tick; summed over many spans (a film's
+ * frames) the figure is right, as a profiler's samples are. Elsewhere there is no such clock, and
+ * callers report no CPU split.
  */
 export interface ThreadClock {
   /** CPU seconds this thread has run since it started */

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { DrmError } from '../errors.js';
 import { lastLine, stopOnAbort } from './spawn.js';
+import { trackChild } from './process-cpu.js';
 
 /**
  * An ffmpeg fed on stdin (startMedia in ./spawn.ts only reads): marked frames and samples are
@@ -22,6 +23,7 @@ export interface FedProcess {
 
 export function startFed(bin: string, args: string[], signal?: AbortSignal): FedProcess {
   const child = spawn(bin, args, { stdio: ['pipe', 'ignore', 'pipe'] });
+  trackChild(child);
   stopOnAbort(child, signal);
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => {

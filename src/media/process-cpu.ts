@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 
 /**
@@ -23,4 +25,36 @@ export function endedChildrenCpu(): number | undefined {
 export function processCpu(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
+}
+
+/**
+ * Work that counts its children's CPU (endedChildrenCpu) and this process's, and learns when
+ * anything else in the process started or ended a child meanwhile: its counts then hold others'
+ * work too (another ingest, a worker's analysis).
+ */
+export interface ChildWatcher {
+  shared: boolean;
+}
+
+const watching = new Set<ChildWatcher>();
+const owner = new AsyncLocalStorage<ChildWatcher>();
+
+/** Runs `work` with the children it starts counted as the watcher's own. */
+export async function watchChildren<T>(watcher: ChildWatcher, work: () => Promise<T>): Promise<T> {
+  watching.add(watcher);
+  try {
+    return await owner.run(watcher, work);
+  } finally {
+    watching.delete(watcher);
+  }
+}
+
+/** Every media process is started through here (./spawn.ts, ./encode.ts), so that watchers see the others'. */
+export function trackChild(child: ChildProcess): void {
+  const mine = owner.getStore();
+  const others = () => {
+    for (const w of watching) if (w !== mine) w.shared = true;
+  };
+  others();
+  child.once('exit', others);
 }

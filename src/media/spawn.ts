@@ -1,5 +1,6 @@
 import { type ChildProcess, type ChildProcessByStdio, spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
+import { trackChild } from './process-cpu.js';
 
 /**
  * The one place that starts ffmpeg and ffprobe (DESIGN.md: fluent-ffmpeg is archived, so plain
@@ -47,6 +48,7 @@ export function stopOnAbort(child: ChildProcess, signal: AbortSignal | undefined
 
 export function startMedia(bin: string, args: string[], signal?: AbortSignal): MediaProcess {
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  trackChild(child);
   stopOnAbort(child, signal);
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => {

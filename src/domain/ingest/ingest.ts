@@ -95,12 +95,12 @@ async function packageContent(
   const packaging = r.type === 'music' ? musicPackaging : videoPackaging;
   const meter = startPackagingMeter();
   try {
-    if (!r.watermark) {
+    const backend = await meter.run(async () => {
+      if (r.watermark) return packageMarked(ctx, r, job, contentId, hooks, meter);
       await packaging.plain(job);
       meter.ended('transcode');
-      return { backend: null, parts: meter.finish() };
-    }
-    const backend = await packageMarked(ctx, r, job, contentId, hooks, meter);
+      return null;
+    });
     return { backend, parts: meter.finish() };
   } catch (err) {
     meter.finish();

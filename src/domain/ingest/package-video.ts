@@ -35,7 +35,13 @@ function videoCodecArgs(job: PackageJob, audioInput: number | undefined): string
 /** One ffmpeg: decode, x264, AES-128 HLS into plain/, and the catalog's stills from the same decode. */
 async function packagePlainVideo(job: PackageJob): Promise<void> {
   const out = variantDir(job, 'plain');
-  const stills = stillOutputs(job.info, job.dir).flatMap((o) => ['-map', '0:v:0', '-vf', o.filters.join(','), ...o.args]);
+  const stills = stillOutputs(job.info, job.dir).flatMap((o) => [
+    '-map',
+    '0:v:0',
+    '-vf',
+    o.filters.join(','),
+    ...o.args,
+  ]);
   await transcode(
     job.bins,
     [

@@ -1,6 +1,6 @@
 import type { DtcwtBackend } from '../../../gpu/backend.js';
 import { MARK_PARTS, type MarkPartTimes, openThreadClock } from '../../../gpu/thread-cpu.js';
-import { endedChildrenCpu, processCpu } from '../../media/process-cpu.js';
+import { type ChildWatcher, endedChildrenCpu, processCpu, watchChildren } from '../../media/process-cpu.js';
 
 /**
  * Where an ingest's time went, for `drm ingest --json` and the ingest benchmarks. Stages run one
@@ -43,21 +43,15 @@ const MARK_PART_NAMES: Record<keyof MarkPartTimes, string> = {
 };
 
 /**
- * Children's CPU and the whole process's are counted per process, so two packagings at once in
- * one process (a worker running jobs side by side) cannot tell theirs apart: a meter that ran
- * beside another reports no parts rather than parts that mix two ingests.
- */
-const running = new Set<{ shared: boolean }>();
-
-/**
  * The CPU of one packaging, split by who spent it: the child processes that ended at each
  * `ended(part)` (the decoder, then the encoders), the mark's worker threads by part, drm's main
  * thread, and its other threads (garbage collection, file I/O). Linux only; elsewhere no parts.
+ * Children's CPU and the whole process's are counted per process, so packaging that did not have
+ * the process to itself (another ingest, a worker's analysis started or ended a child meanwhile)
+ * reports no parts rather than parts that mix in others' work.
  */
 export function startPackagingMeter() {
-  const self = { shared: running.size > 0 };
-  for (const other of running) other.shared = true;
-  running.add(self);
+  const self: ChildWatcher = { shared: false };
   const clock = openThreadClock();
   let children = endedChildrenCpu();
   const start = { main: clock?.seconds() ?? 0, process: processCpu() };
@@ -71,6 +65,10 @@ export function startPackagingMeter() {
     marksWith(backend: DtcwtBackend): void {
       marking = { backend, before: backend.markTimes?.() };
     },
+    /** runs the packaging: the children it starts are its own */
+    run<T>(work: () => Promise<T>): Promise<T> {
+      return watchChildren(self, work);
+    },
     /** the children that have ended since the last call were doing `part` */
     ended(part: string): void {
       const now = endedChildrenCpu();
@@ -79,7 +77,6 @@ export function startPackagingMeter() {
     },
     /** the parts, or undefined where they cannot be told apart */
     finish(): StagePart[] | undefined {
-      running.delete(self);
       const main = clock ? clock.seconds() - start.main : undefined;
       clock?.close();
       if (self.shared || main === undefined || children === undefined) return undefined;
