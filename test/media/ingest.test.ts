@@ -160,7 +160,7 @@ describe('drm ingest: video', () => {
     expect(info.audio?.codec).toBe('aac');
   }, 60_000);
 
-  it('makes variants A and B of every segment with the same boundaries, and says which backend marked them and where the time went', async () => {
+  it('makes variants A and B cut alike, and says which backend marked them and where the time went', async () => {
     let marked = { done: 0, total: 0 };
     const onProgress = (stage: string, done: number, total: number) => {
       if (stage === 'marking A and B') marked = { done, total };

@@ -66,7 +66,7 @@ describe.runIf(linux)('CPU clocks (Linux)', () => {
     expect(of('main-thread')).toBeGreaterThan(0.04);
   });
 
-  it('reports no parts for packagings that ran side by side in one process, nor for one beside other work', async () => {
+  it('reports no parts for packagings side by side in one process, nor for one beside other work', async () => {
     const first = startPackagingMeter();
     const second = startPackagingMeter();
     await Promise.all([first.run(() => mediaChild(50)), second.run(() => mediaChild(50))]);
