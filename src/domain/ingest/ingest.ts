@@ -194,6 +194,31 @@ export async function ingestContent(ctx: Context, r: IngestRequest, hooks: Inges
   }
 }
 
+/** What packaging needs: the staging directory, the key's info file for ffmpeg, the encoder settings. */
+function packageJobFor(
+  ctx: Context,
+  r: IngestRequest,
+  info: MediaInfo,
+  staging: Staging,
+  key: Buffer,
+  hooks: IngestHooks,
+): PackageJob {
+  const perSecond = r.watermark && r.type === 'video' && info.video?.fps ? info.video.fps : 1;
+  return {
+    bins: ctx.media,
+    input: r.input,
+    info,
+    dir: staging.dir,
+    keyInfo: writeKeyInfo(staging.dir, key),
+    crf: r.crf ?? 18,
+    preset: r.preset ?? 'fast',
+    signal: hooks.signal,
+    // the video marker counts frames; every stage is shown in seconds of media
+    onProgress: (d, n) =>
+      hooks.onProgress?.(r.watermark ? 'marking A and B' : 'packaging', d / perSecond, n / perSecond),
+  };
+}
+
 async function packageAndPublish(
   ctx: Context,
   r: IngestRequest,
@@ -205,22 +230,9 @@ async function packageAndPublish(
   const started = performance.now();
   const bins = ctx.media;
   const contentId = staging.id;
-  const perSecond = r.watermark && r.type === 'video' && info.video?.fps ? info.video.fps : 1;
   try {
     const key = randomBytes(16);
-    const job: PackageJob = {
-      bins,
-      input: r.input,
-      info,
-      dir: staging.dir,
-      keyInfo: writeKeyInfo(staging.dir, key),
-      crf: r.crf ?? 18,
-      preset: r.preset ?? 'fast',
-      signal: hooks.signal,
-      // the video marker counts frames; every stage is shown in seconds of media
-      onProgress: (d, n) =>
-        hooks.onProgress?.(r.watermark ? 'marking A and B' : 'packaging', d / perSecond, n / perSecond),
-    };
+    const job = packageJobFor(ctx, r, info, staging, key, hooks);
     const packaged = await packageContent(ctx, r, job, contentId, hooks);
     times.lap('package', packaged.parts);
     await markSwitchPoints(ctx, staging.dir, r.watermark, key, hooks.signal);
