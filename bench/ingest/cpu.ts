@@ -1,8 +1,8 @@
 // Where a watermarked ingest's CPU goes: `npm run bench:ingest:cpu -- [--input FILE] [--plain] [--json]`.
 //
 // Runs `drm ingest` (watermarked unless --plain) on the clip as a child process, and every 200 ms
-// reads /proc for it and every process under it: each ffmpeg by what it does (the decode, x264 of
-// variant A or B, the thumbnail and preview), and drm's own main thread apart from its other
+// reads /proc for it and every process under it: each ffmpeg by what it does (the decode with the
+// stills it writes, x264 of variant A or B), and drm's own main thread apart from its other
 // threads (the mark's workers). Prints the wall time and the CPU seconds of each, which on a
 // machine whose cores are all busy is what bounds the ingest. A process that lives less than one
 // sample may be missed; its CPU then shows in no row. Prints numbers; not a test.
@@ -68,10 +68,9 @@ function labelOf(command: string, root: number, pid: number): string {
     const into = (variant: string) => command.includes(`${path.sep}${variant}${path.sep}`);
     return `ffmpeg: x264 of variant ${into('a') ? 'A' : into('b') ? 'B' : '?'} (from drm's raw frames)`;
   }
-  if (command.includes('split=')) return 'ffmpeg: the decode for the mark (and the detection reference)';
-  if (command.includes('-frames:v 1')) return 'ffmpeg: the thumbnail';
-  if (command.includes('-t 10')) return 'ffmpeg: the 10-s preview';
-  if (command.includes('libx264')) return 'ffmpeg: the transcode (plain)';
+  if (command.includes('split=')) return 'ffmpeg: the decode for the mark (with the reference, thumbnail, preview)';
+  if (command.includes('hls_key_info_file')) return 'ffmpeg: the transcode (plain, with the thumbnail and preview)';
+  if (command.includes('showwavespic')) return "ffmpeg: music's thumbnail";
   return 'ffmpeg: other';
 }
 

@@ -1,5 +1,5 @@
 import type { DtcwtBackend } from '../../../gpu/backend.js';
-import { MARK_PARTS, type MarkPartTimes, openThreadClock } from '../../../gpu/thread-cpu.js';
+import { MARK_PARTS, type MarkPartTimes, noMarkTime, openThreadClock } from '../../../gpu/thread-cpu.js';
 import { type ChildWatcher, endedChildrenCpu, processCpu, watchChildren } from '../../media/process-cpu.js';
 
 /**
@@ -91,7 +91,7 @@ export function startPackagingMeter() {
 }
 
 function markSpent(before: MarkPartTimes | undefined, after: MarkPartTimes | undefined): MarkPartTimes {
-  const spent = { reduce: 0, forward: 0, modulate: 0, inverse: 0, write: 0, handoff: 0 };
+  const spent = noMarkTime();
   if (after) for (const part of MARK_PARTS) spent[part] = after[part] - (before?.[part] ?? 0);
   return spent;
 }
