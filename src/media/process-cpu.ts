@@ -38,9 +38,19 @@ export interface ChildWatcher {
 
 const watching = new Set<ChildWatcher>();
 const owner = new AsyncLocalStorage<ChildWatcher>();
+/** children alive now, each with the watcher it started under (undefined: none) */
+const live = new Map<ChildProcess, ChildWatcher | undefined>();
 
-/** Runs `work` with the children it starts counted as the watcher's own. */
+/**
+ * Runs `work` with the children it starts counted as the watcher's own. Work that overlaps another
+ * watcher's, or starts while someone else's child runs, shares the process: both are told.
+ */
 export async function watchChildren<T>(watcher: ChildWatcher, work: () => Promise<T>): Promise<T> {
+  for (const other of watching) {
+    other.shared = true;
+    watcher.shared = true;
+  }
+  if ([...live.values()].some((w) => w !== watcher)) watcher.shared = true;
   watching.add(watcher);
   try {
     return await owner.run(watcher, work);
@@ -56,5 +66,9 @@ export function trackChild(child: ChildProcess): void {
     for (const w of watching) if (w !== mine) w.shared = true;
   };
   others();
-  child.once('exit', others);
+  live.set(child, mine);
+  child.once('exit', () => {
+    live.delete(child);
+    others();
+  });
 }
