@@ -8,7 +8,7 @@
 //   floor        (only when --cases names it) one ffmpeg that decodes once and encodes twice as the baseline does:
 //                what any watermarked ingest with two x264 encodes costs before its mark.
 // Runs are interleaved (baseline, plain, watermarked, baseline, …) so that a slow spell of the
-// machine falls on all three; each figure is the median of --runs, and the ratios divide medians
+// machine falls on all of them; each figure is the median of --runs, and the ratios divide medians
 // measured in the same run. Goals: plain ≤ 1.05×, watermarked ≤ 2.0×. Then the median of each
 // stage of drm's ingests, and of each part of their packaging's CPU (src/domain/ingest/stage-times.ts).
 // Prints numbers.
