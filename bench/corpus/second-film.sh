@@ -24,8 +24,10 @@ photos=(ColorfulCups FallenLeaf Path summer_1am Grey PastelHills)
 clip() { # photo file
   local img
   img=$(ls "$wp/$1/contents/images/"2560x1*.jpg | head -1)
+  local pan="zoompan=z='1.3-0.001*on':x='(iw-iw/zoom)*on/300':y='(ih-ih/zoom)*(0.2+on/600)'"
+  local fades="fade=in:st=0:d=0.5,fade=out:st=9.5:d=0.5"
   "$ff" -v error -y -loop 1 -framerate 30 -i "$img" -t 10 \
-    -vf "scale=3840:2400,zoompan=z='1.3-0.001*on':x='(iw-iw/zoom)*on/300':y='(ih-ih/zoom)*(0.2+on/600)':d=300:s=1920x1080:fps=30,fade=in:st=0:d=0.5,fade=out:st=9.5:d=0.5,format=yuv420p" \
+    -vf "scale=3840:2400,$pan:d=300:s=1920x1080:fps=30,$fades,format=yuv420p" \
     -c:v libx264 -preset veryfast -crf 16 "$2"
 }
 list="$work/list.txt"

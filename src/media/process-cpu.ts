@@ -46,11 +46,8 @@ const live = new Map<ChildProcess, ChildWatcher | undefined>();
  * watcher's, or starts while someone else's child runs, shares the process: both are told.
  */
 export async function watchChildren<T>(watcher: ChildWatcher, work: () => Promise<T>): Promise<T> {
-  for (const other of watching) {
-    other.shared = true;
-    watcher.shared = true;
-  }
-  if ([...live.values()].some((w) => w !== watcher)) watcher.shared = true;
+  for (const other of watching) other.shared = true;
+  if (watching.size > 0 || [...live.values()].some((w) => w !== watcher)) watcher.shared = true;
   watching.add(watcher);
   try {
     return await owner.run(watcher, work);
