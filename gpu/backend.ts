@@ -33,6 +33,18 @@ export interface Frame {
 }
 
 /**
+ * Frame memory that a device backend reaches directly (CUDA page-locks it), so that frames go to
+ * the device and come back without a copy on the main thread. A frame pool pins each frame it
+ * makes and unpins them all when its film is done.
+ */
+export interface FramePinning {
+  /** false where the frame cannot be pinned: it is then copied through staging as before */
+  pin(frame: Uint8Array): boolean;
+  /** Unpins frames pin() took, once no copy to or from them is in flight. */
+  unpin(frames: readonly Uint8Array[]): Promise<void>;
+}
+
+/**
  * Ownership: forward and inverse take their input arrays. A backend may transfer them to another
  * thread (the pool does, to avoid copying frames), which leaves the caller's arrays detached
  * (length 0). Pass a copy (`image.slice()`) to keep using an input afterwards.
@@ -44,6 +56,8 @@ export interface DtcwtBackend {
   readonly note?: string;
   /** Frames of this size a caller should keep in flight to keep it busy (a batching backend: several batches). */
   framesInFlight?(width: number, height: number): number;
+  /** where frames' memory can be pinned for direct copies (a GPU backend) */
+  readonly pinning?: FramePinning;
   /** firstHighpass: highpasses of finer levels are not needed and come back as zeros (default 1: all). */
   forward(
     image: Float32Array,

@@ -17,6 +17,7 @@ import { CudaContext, type OpenOptions } from './device.js';
 import { CudaError } from './driver.js';
 import type { MarkGeometry } from './mark-program.js';
 import { MarkLane, type PendingJob } from './mark-lane.js';
+import { PinnedFrames } from './pinned-frames.js';
 import { TransformRunner } from './transform-runner.js';
 
 export interface CudaBackendOptions extends OpenOptions, CpuPoolOptions {
@@ -40,6 +41,7 @@ function checkBatchable(job: ModulateJob): void {
 export class CudaBackend implements DtcwtBackend {
   private readonly lanes = new Map<string, MarkLane>();
   private readonly transforms: TransformRunner;
+  readonly pinning: PinnedFrames;
   private cpu?: DtcwtBackend;
   private failure?: string;
   private closed = false;
@@ -54,6 +56,9 @@ export class CudaBackend implements DtcwtBackend {
     this.device = cuda.describe();
     this.waits = cuda.waitsOffThread ? 'off-thread' : 'polling';
     this.transforms = new TransformRunner(cuda);
+    this.pinning = new PinnedFrames(cuda.driver, async () => {
+      await Promise.all([...this.lanes.values()].map((l) => l.settled()));
+    });
   }
 
   static async open(options: CudaBackendOptions = {}): Promise<CudaBackend> {
@@ -80,7 +85,10 @@ export class CudaBackend implements DtcwtBackend {
     void Promise.allSettled([
       ...lanes.map((l) => l.close().then((left) => this.runOnCpu(left))),
       this.transforms.close(),
-    ]).then(() => this.cuda.close());
+    ]).then(() => {
+      this.pinning.releaseAll();
+      this.cuda.close();
+    });
   }
 
   private runOnCpu(jobs: readonly PendingJob[]): void {
@@ -143,7 +151,7 @@ export class CudaBackend implements DtcwtBackend {
     let lane = this.lanes.get(key);
     if (!lane) {
       const capacity = this.batchFrames(job.width, job.height);
-      lane = new MarkLane(this.cuda, geometry, capacity, this.options.slots ?? 3, (error, jobs) => {
+      lane = new MarkLane(this.cuda, geometry, capacity, this.options.slots ?? 3, this.pinning, (error, jobs) => {
         this.turnToCpu(error);
         this.runOnCpu(jobs);
       });
@@ -206,6 +214,7 @@ export class CudaBackend implements DtcwtBackend {
     const closedError = () => new Error('DTCWT backend is closed');
     for (const lane of lanes) for (const left of await lane.close()) left.reject(closedError());
     await this.transforms.close().catch(() => undefined);
+    this.pinning.releaseAll();
     this.cuda.close();
     await this.cpu?.close();
   }

@@ -70,6 +70,8 @@ const PROTOTYPES = {
   cuMemFree_v2: 'int cuMemFree_v2(uint64_t address)',
   cuMemAllocHost_v2: 'int cuMemAllocHost_v2(_Out_ void **address, uint64_t bytes)',
   cuMemFreeHost: 'int cuMemFreeHost(void *address)',
+  cuMemHostRegister_v2: 'int cuMemHostRegister_v2(uint64_t address, uint64_t bytes, unsigned int flags)',
+  cuMemHostUnregister: 'int cuMemHostUnregister(uint64_t address)',
   cuMemcpyHtoDAsync_v2: 'int cuMemcpyHtoDAsync_v2(uint64_t to, uint64_t from, uint64_t bytes, uint64_t stream)',
   cuMemcpyDtoHAsync_v2: 'int cuMemcpyDtoHAsync_v2(uint64_t to, uint64_t from, uint64_t bytes, uint64_t stream)',
   cuMemsetD8Async: 'int cuMemsetD8Async(uint64_t to, uint8_t value, uint64_t bytes, uint64_t stream)',
@@ -195,6 +197,21 @@ export class CudaDriver {
     if (pointer === undefined) return;
     this.pinned.delete(memory.address);
     this.check('cuMemFreeHost', this.calls.cuMemFreeHost(pointer));
+  }
+
+  /**
+   * Page-locks memory that JS owns (a frame's SharedArrayBuffer), so that copies to and from the
+   * device run on its copy engines without staging; returns its address. The memory must outlive
+   * the registration: unregister it first.
+   */
+  register(memory: Uint8Array): number {
+    const address = Number(this.koffi.address(memory));
+    this.check('cuMemHostRegister_v2', this.calls.cuMemHostRegister_v2(address, memory.byteLength, 0));
+    return address;
+  }
+
+  unregister(address: number): void {
+    this.check('cuMemHostUnregister', this.calls.cuMemHostUnregister(address));
   }
 
   upload(to: number, from: number, bytes: number, stream: number): void {

@@ -1,9 +1,10 @@
 /**
  * Video-mark jobs of one geometry, gathered into batches and run on the GPU. Several slots, each
  * with its own stream, device arena and page-locked staging, take batches in turn: while one slot's
- * batch is on the device, the main thread copies the next batch's frames into another slot's
- * staging and collects a finished one, so uploads, kernels and readbacks overlap with the CPU's
- * copies and the GPU does not wait for the host.
+ * batch is on the device, the main thread stages the next batch in another slot and collects a
+ * finished one, so uploads, kernels and readbacks overlap with the CPU's copies and the GPU does
+ * not wait for the host. Frames whose memory is pinned (pinned-frames.ts) skip staging: their luma
+ * goes up, and their variant B comes down, straight from and into their own memory.
  *
  * A frame is only written once its batch is finished on the device: a failed batch leaves every
  * frame as it came, and its jobs are handed back whole (to run on the CPU).
@@ -13,6 +14,7 @@ import { Arena } from './arena.js';
 import type { CudaContext } from './device.js';
 import { attemptAll, CUDA_OUT_OF_MEMORY, CudaError, type PinnedMemory } from './driver.js';
 import { type MarkGeometry, type MarkProgram, markProgram } from './mark-program.js';
+import type { PinnedFrames } from './pinned-frames.js';
 
 export interface PendingJob {
   job: ModulateJob;
@@ -48,6 +50,7 @@ export class MarkLane {
     readonly geometry: MarkGeometry,
     capacity: number,
     private slotCount: number,
+    private readonly pinned: PinnedFrames,
     /** a batch the device failed: its jobs, untouched, and the error */
     private readonly onFailure: (error: unknown, jobs: PendingJob[]) => void,
   ) {
@@ -149,13 +152,17 @@ export class MarkLane {
     return batch;
   }
 
-  /** Copies a batch into the slot's staging: lumas, distinct gain tables, the integer table. */
+  /**
+   * Copies a batch into the slot's staging: the gain tables, the integer table, and the lumas of
+   * frames that are not pinned (a pinned frame's luma goes to the device straight from its memory).
+   */
   private stage(slot: Slot, batch: readonly PendingJob[]) {
     const { table: t, gainCount, capacity } = this.plan;
     const bytes = slot.input.bytes;
     const table = new Int32Array(bytes.buffer, bytes.byteOffset + this.at.table, t.length);
     const gains = new Float32Array(bytes.buffer, bytes.byteOffset + this.at.gains, capacity * gainCount);
     const tables = new Map<Float32Array, number>();
+    const lumas: number[] = [];
     let frames = 0;
     let pairs = 0;
     batch.forEach(({ job }, j) => {
@@ -168,44 +175,63 @@ export class MarkLane {
       const run = framesOf(job);
       table.set([frames, run.length, pairs], t.jobs + 1 + 3 * j);
       run.forEach((frame, k) => {
-        bytes.set(frame.subarray(0, this.plane), (frames + k) * this.plane);
-        table[t.gainIndex + frames + k] = g;
-        for (let i = 0; i < k; i++) table.set([frames + i, frames + k], t.pairs + 2 * (pairs + pairsOf(k) + i));
+        const f = frames + k;
+        const pinned = this.pinned.addressOf(frame);
+        if (pinned === undefined) bytes.set(frame.subarray(0, this.plane), f * this.plane);
+        lumas.push(pinned ?? slot.input.address + f * this.plane);
+        table[t.gainIndex + f] = g;
+        for (let i = 0; i < k; i++) table.set([frames + i, f], t.pairs + 2 * (pairs + pairsOf(k) + i));
       });
       frames += run.length;
       pairs += pairsOf(run.length);
     });
     table[t.jobs] = batch.length;
-    return { frames, pairs, tables: tables.size };
+    return { frames, pairs, tables: tables.size, lumas };
+  }
+
+  /**
+   * Where each frame's variant B goes: for `both`, the memory the caller gave (a pinned frame's
+   * is written by the device directly) or a new frame. Every one is chosen before any frame is
+   * written, so a failure leaves the input whole.
+   */
+  private minusFrames(batch: readonly PendingJob[]): (Uint8Array | undefined)[] {
+    return batch.flatMap(({ job }) =>
+      framesOf(job).map((frame, k) => {
+        if (job.want !== 'both') return undefined;
+        const into = job.minusInto?.[k];
+        // Every byte is written, so new memory need not be zeroed first (3 MB a 1080p frame).
+        return into?.length === frame.length
+          ? into
+          : new Uint8Array(Buffer.allocUnsafeSlow(frame.length).buffer, 0, frame.length);
+      }),
+    );
   }
 
   private async runBatch(slot: Slot, batch: PendingJob[]): Promise<void> {
     const { driver } = this.cuda;
     const { buffers, gainCount } = this.plan;
     const shape = this.stage(slot, batch);
+    const minus = this.minusFrames(batch);
     const { arena, stream, input, output } = slot;
     const half = align(this.plan.capacity * this.plane);
-    driver.upload(arena.address(buffers.luma), input.address, shape.frames * this.plane, stream);
+    const plane = (buffer: string, f: number) => arena.address(buffer) + f * this.plane;
+    for (const [f, from] of shape.lumas.entries()) driver.upload(plane(buffers.luma, f), from, this.plane, stream);
     driver.upload(arena.address(buffers.gains), input.address + this.at.gains, shape.tables * gainCount * 4, stream);
     driver.upload(arena.address(buffers.table), input.address + this.at.table, this.plan.table.length * 4, stream);
     arena.run({ frames: shape.frames, pairs: shape.pairs, jobs: batch.length }, stream);
+    // A is written into the input frame itself, so it waits in staging until the batch is known good.
     driver.download(output.address, arena.address(buffers.a), shape.frames * this.plane, stream);
-    driver.download(output.address + half, arena.address(buffers.b), shape.frames * this.plane, stream);
+    const direct = minus.map((m) => (m ? this.pinned.addressOf(m) : undefined));
+    for (const [f, to] of direct.entries())
+      driver.download(to ?? output.address + half + f * this.plane, plane(buffers.b, f), this.plane, stream);
     await driver.wait(stream);
-    // Every B frame is allocated before any frame is written: a failure here leaves the input whole.
-    // Every byte is written below, so the memory need not be zeroed first (3 MB a 1080p frame).
-    const minus = batch.map(({ job }) =>
-      framesOf(job).map((frame, k) => {
-        if (job.want !== 'both') return undefined;
-        const into = job.minusInto?.[k];
-        return into?.length === frame.length
-          ? into
-          : new Uint8Array(Buffer.allocUnsafeSlow(frame.length).buffer, 0, frame.length);
-      }),
-    );
     let f = 0;
-    const results = batch.map(({ job }, j) => {
-      const marked = framesOf(job).map((frame, k) => this.written(frame, output, f++, job.want, minus[j]?.[k]));
+    const results = batch.map(({ job }) => {
+      const marked = framesOf(job).map((frame) => {
+        const written = this.written(frame, output, f, job.want, minus[f], direct[f] !== undefined);
+        f++;
+        return written;
+      });
       const [first, ...next] = marked;
       return { ...first, ...(next.length > 0 ? { next } : {}) };
     });
@@ -213,14 +239,21 @@ export class MarkLane {
   }
 
   /** The wanted variants of frame f of the batch, from the staging the device wrote (B of `both` into `minus`). */
-  private written(frame: Uint8Array, output: PinnedMemory, f: number, want: ModulateJob['want'], minus?: Uint8Array) {
+  private written(
+    frame: Uint8Array,
+    output: PinnedMemory,
+    f: number,
+    want: ModulateJob['want'],
+    minus: Uint8Array | undefined,
+    minusOnDevice: boolean,
+  ) {
     const half = align(this.plan.capacity * this.plane);
     const a = output.bytes.subarray(f * this.plane, (f + 1) * this.plane);
     const b = output.bytes.subarray(half + f * this.plane, half + (f + 1) * this.plane);
     if (want === 'plus') return { plus: (frame.set(a), frame) };
     if (want === 'minus' || !minus) return { minus: (frame.set(b), frame) };
     minus.set(frame.subarray(this.plane), this.plane); // the chroma (and anything after the luma) comes along
-    minus.set(b);
+    if (!minusOnDevice) minus.set(b);
     frame.set(a);
     return { plus: frame, minus };
   }
@@ -234,6 +267,11 @@ export class MarkLane {
       () => parts.output && driver.freePinned(parts.output),
       () => parts.stream && driver.destroyStream(parts.stream),
     ]);
+  }
+
+  /** Resolves once the batches on the device now have finished or failed. */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.running]);
   }
 
   /**

@@ -1,3 +1,5 @@
+import type { FramePinning } from '../../gpu/backend.js';
+
 /**
  * Frames' memory, reused. A marked film moves every frame from the decoder through the mark's
  * workers to two encoders; made anew each time, a 1080p frame and its variants were 9 MB of fresh
@@ -12,8 +14,13 @@ export class FramePool {
   private readonly free: Uint8Array[] = [];
   private readonly idle = new Set<ArrayBufferLike>();
   private readonly own = new WeakSet<ArrayBufferLike>();
+  private readonly pinned: Uint8Array[] = [];
 
-  constructor(readonly frameBytes: number) {}
+  /** pinning: a GPU backend's, which page-locks each new frame so its copies to the device need no staging */
+  constructor(
+    readonly frameBytes: number,
+    private readonly pinning?: FramePinning,
+  ) {}
 
   /** A frame of frameBytes, its contents whatever it last held. */
   take(): Uint8Array {
@@ -24,7 +31,15 @@ export class FramePool {
     }
     const memory = new SharedArrayBuffer(this.frameBytes);
     this.own.add(memory);
-    return new Uint8Array(memory);
+    const made = new Uint8Array(memory);
+    if (this.pinning?.pin(made)) this.pinned.push(made);
+    return made;
+  }
+
+  /** Unpins every frame this pool pinned, once the device has finished with them; the pool is done. */
+  async close(): Promise<void> {
+    const frames = this.pinned.splice(0);
+    if (frames.length > 0) await this.pinning?.unpin(frames);
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { DtcwtBackend } from '../../gpu/backend.js';
 import type { MediaBinaries } from '../media/binaries.js';
+import type { MediaInfo } from '../media/probe.js';
 import type { VideoOutput } from '../media/video-frames.js';
 
 // The shapes the engine hands to its video and music halves (./engine.ts re-exports them), kept
@@ -13,6 +14,8 @@ export interface VariantsRequest {
   key: Buffer;
   contentId: string;
   input: string;
+  /** video: the input's probe, where the caller has one (ingest probed it first), so it is not probed twice */
+  info?: MediaInfo;
   /** where the detection reference is written, under the kind's own name (referenceFile) */
   referenceDir: string;
   /** video: more outputs of the one decode (the catalog's thumbnail and preview) */

@@ -1,87 +1,25 @@
 import fs from 'node:fs';
-import koffi from 'koffi';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuDirectBackend } from '../../gpu/cpu-direct.js';
 import { CudaBackend } from '../../gpu/cuda/backend.js';
 import { ptxText } from '../../gpu/cuda/device.js';
 import { KERNEL_MODULES } from '../../gpu/cuda/program.js';
 import { moduleSourceHash, readPtxManifest } from '../../gpu/cuda/ptx-manifest.js';
-import { buildCudaShim } from '../../gpu/cuda/shim/build.js';
 import { backendKind, createDtcwtBackend } from '../../gpu/index.js';
-import { type ModulateJob, modulatedCount, modulateFrame } from '../../gpu/modulate.js';
+import type { ModulateJob } from '../../gpu/modulate.js';
+import { type CudaShim, copyOf, expectLikeCpu, frame, gainsFor, job, loadCudaShim } from '../helpers/cuda-shim.js';
 
 // The CUDA backend's host side (memory plan, batches, streams, failures) on the CPU shim: the same
 // kernel sources compiled as C++, behind the driver calls libcuda.so.1 answers on a GPU.
 let library: string;
-let shim: { failLaunch: (n: number) => void; memoryLimit: (bytes: number) => void; live: () => number };
+let shim: CudaShim;
 
 beforeAll(() => {
-  library = buildCudaShim();
-  const lib = koffi.load(library);
-  shim = {
-    failLaunch: lib.func('void drmShimFailLaunch(long n)'),
-    memoryLimit: lib.func('void drmShimMemoryLimit(unsigned long long bytes)'),
-    live: lib.func('int drmShimLive()'),
-  };
+  shim = loadCudaShim();
+  library = shim.library;
 });
 
-afterEach(() => {
-  shim.failLaunch(0);
-  shim.memoryLimit(2 ** 62);
-});
-
-const W = 160;
-const H = 96;
-
-/** A textured frame (yuv420p) whose content depends on `seed`; seeds far apart differ like a cut. */
-function frame(seed: number): Uint8Array {
-  const f = new Uint8Array((W * H * 3) / 2).fill(seed % 256);
-  for (let i = 0; i < W * H; i++) {
-    const x = i % W;
-    const y = Math.floor(i / W);
-    f[i] = Math.round(128 + 60 * Math.sin(x / 5 + seed) * Math.cos(y / 7) + ((i * 7919 + seed) % 13) - 6);
-  }
-  return f;
-}
-
-function gainsFor(seed: number): Float32Array {
-  const n = modulatedCount(W, H, 4, 3, [2, 3]);
-  return Float32Array.from({ length: n }, (_, i) => (((i * 2654435761 + seed) >>> 7) % 2 ? 0.13 : -0.13));
-}
-
-function job(frames: Uint8Array[], gains: Float32Array, want: ModulateJob['want'] = 'both'): ModulateJob {
-  const [first, ...next] = frames.map((f) => f.slice());
-  const rms = { min: 255 / 10 ** (58.5 / 20), max: 255 / 10 ** (52 / 20), maxBoost: 4 };
-  return {
-    frame: first as Uint8Array,
-    next,
-    width: W,
-    height: H,
-    scale: 4,
-    levels: 3,
-    modulated: [2, 3],
-    gains,
-    want,
-    rms,
-  };
-}
-
-function largestDifference(a: Uint8Array | undefined, b: Uint8Array | undefined): number {
-  if (!a || !b || a.length !== b.length) return Number.POSITIVE_INFINITY;
-  let worst = 0;
-  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs((a[i] as number) - (b[i] as number)));
-  return worst;
-}
-
-async function expectLikeCpu(actual: Promise<unknown>, request: ModulateJob): Promise<void> {
-  const expected = await modulateFrame(createCpuDirectBackend(), request);
-  const got = (await actual) as Awaited<ReturnType<typeof modulateFrame>>;
-  const pairs = [[got, expected], ...(expected.next ?? []).map((e, i) => [got.next?.[i] ?? {}, e])];
-  for (const [g, e] of pairs as [typeof got, typeof got][]) {
-    if (e.plus) expect(largestDifference(g.plus, e.plus)).toBeLessThanOrEqual(1);
-    if (e.minus) expect(largestDifference(g.minus, e.minus)).toBeLessThanOrEqual(1);
-  }
-}
+afterEach(() => shim.reset());
 
 describe('CUDA kernels as committed PTX', () => {
   it('has PTX made from the current .cu sources, by the compiler the manifest names', () => {
@@ -124,7 +62,7 @@ describe('CUDA backend on the CPU shim', () => {
       job([frame(4), frame(4), frame(4)], gainsFor(2), 'minus'),
       job([frame(5), frame(5)], gainsFor(3)),
     ];
-    const copies = requests.map((r) => ({ ...r, frame: r.frame.slice(), next: r.next?.map((f) => f.slice()) }));
+    const copies = requests.map(copyOf);
     const results = requests.map((r) => cuda.modulate(r));
     for (const [i, r] of results.entries()) await expectLikeCpu(r, copies[i] as ModulateJob);
     await cuda.close();
@@ -134,7 +72,7 @@ describe('CUDA backend on the CPU shim', () => {
     const warnings: string[] = [];
     const cuda = await CudaBackend.open({ library, workers: 1, onWarning: (m) => warnings.push(m) });
     const request = job([frame(7), frame(7)], gainsFor(7));
-    const copy = { ...request, frame: request.frame.slice(), next: request.next?.map((f) => f.slice()) };
+    const copy = copyOf(request);
     shim.failLaunch(5); // mid-batch: earlier launches have run, no frame has been written yet
     await expectLikeCpu(cuda.modulate(request), copy);
     expect(warnings).toEqual([expect.stringMatching(/CUDA_ERROR_LAUNCH_FAILED.*finishing on the CPU/)]);

@@ -31,4 +31,25 @@ describe('frame pool', () => {
     pool.give(undefined);
     expect(pool.idleCount).toBe(0);
   });
+
+  it('pins each frame it makes once, and unpins all it pinned when closed', async () => {
+    const pinned = new Set<Uint8Array>();
+    const unpinned: Uint8Array[][] = [];
+    let refuse = false;
+    const pool = new FramePool(6, {
+      pin: (frame) => !refuse && pinned.add(frame) !== undefined,
+      unpin: async (frames) => {
+        unpinned.push([...frames]);
+      },
+    });
+    const a = pool.take();
+    pool.give(a);
+    expect(pool.take()).toBe(a);
+    refuse = true;
+    const b = pool.take();
+    expect([...pinned]).toEqual([a]);
+    await pool.close();
+    expect(unpinned).toEqual([[a]]);
+    expect(b.length).toBe(6);
+  });
 });

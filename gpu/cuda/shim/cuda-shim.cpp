@@ -3,15 +3,25 @@
 // (memory plan, batching, launch geometry, kernel arguments, streams, failures) runs the same code
 // as on a GPU. "Device" memory is host memory; streams run their work at once, in order.
 //
-// Test controls (not part of the driver API): drmShimFailLaunch(n) makes the n-th launch from now
-// fail as a lost launch does on a GPU; drmShimMemoryLimit(bytes) makes allocations past it fail as out
-// of memory; drmShimLive() counts the allocations not yet freed. DRM_CUDA_SHIM_FAIL_LAUNCH=n in the
-// environment does what drmShimFailLaunch(n) does, for a test that starts drm as a process;
-// DRM_CUDA_SHIM_SKIP_KERNELS=1 accepts launches without running them, so that the host side's own
-// cost per frame (staging, launches, waits, copies) can be timed apart from the kernels.
+// Test controls (not part of the driver API):
+// - drmShimFailLaunch(n): the n-th launch from now fails when made, as a lost launch does on a GPU;
+// - drmShimFaultLaunch(n): the n-th launch from now faults on the "device", as an Xid does: it is
+//   accepted, the work queued after it does not run, the next wait on a stream reports the fault,
+//   and from then on every call fails (the error is sticky) until the context is released, which
+//   frees all it held;
+// - drmShimMemoryLimit(bytes): allocations past it fail as out of memory;
+// - drmShimRefuseRegister(1): cuMemHostRegister fails, as on a driver that cannot page-lock;
+// - drmShimLive(): the allocations and host registrations not yet freed;
+// - drmShimCopies(kind): the copies between host and device so far, by their host side: 0 pageable
+//   memory (on a GPU such a copy holds the calling thread), 1 cuMemAllocHost's, 2 registered memory.
+// DRM_CUDA_SHIM_FAIL_LAUNCH=n in the environment does what drmShimFailLaunch(n) does, for a test
+// that starts drm as a process; DRM_CUDA_SHIM_SKIP_KERNELS=1 accepts launches without running them,
+// so that the host side's own cost per frame (staging, launches, waits, copies) can be timed apart
+// from the kernels.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -25,6 +35,8 @@ enum : CUresult {
   INVALID_VALUE = 1,
   OUT_OF_MEMORY = 2,
   NOT_FOUND = 500,
+  HOST_MEMORY_ALREADY_REGISTERED = 712,
+  HOST_MEMORY_NOT_REGISTERED = 713,
   LAUNCH_FAILED = 719,
 };
 
@@ -40,6 +52,34 @@ static size_t used = 0;
 static size_t limit = SIZE_MAX;
 static long failLaunchIn = 0;
 static bool skipKernels = false;
+static bool refuseRegister = false;
+static long faultIn = 0;
+// a fault not yet reported (queued work is dropped), and one reported (every call fails)
+static bool faultPending = false, faulted = false;
+#define STICKY \
+  if (faulted) return LAUNCH_FAILED;
+#define DROPPED_AFTER_FAULT \
+  if (faultPending) return SUCCESS;
+
+static CUresult reportFault() {
+  if (faultPending) faulted = true, faultPending = false;
+  return faulted ? LAUNCH_FAILED : SUCCESS;
+}
+static long copies[3] = {0, 0, 0};
+// host memory the device reaches directly: cuMemAllocHost's, and ranges the caller registered
+static std::map<uintptr_t, size_t> hostAllocated, registered;
+
+static bool within(const std::map<uintptr_t, size_t>& ranges, uintptr_t p, size_t bytes) {
+  auto it = ranges.upper_bound(p);
+  if (it == ranges.begin()) return false;
+  --it;
+  return p + bytes <= it->first + it->second;
+}
+
+static void countCopy(const void* host, size_t bytes) {
+  uintptr_t p = (uintptr_t)host;
+  copies[within(registered, p, bytes) ? 2 : within(hostAllocated, p, bytes) ? 1 : 0]++;
+}
 
 static void* take(size_t bytes) {
   if (bytes > limit - used) return nullptr;
@@ -63,7 +103,10 @@ static CUresult give(void* p) {
 extern "C" {
 void drmShimFailLaunch(long n) { failLaunchIn = n; }
 void drmShimMemoryLimit(unsigned long long bytes) { limit = bytes; }
-int drmShimLive() { return (int)live.size(); }
+int drmShimLive() { return (int)(live.size() + registered.size()); }
+void drmShimFaultLaunch(long n) { faultIn = n; }
+void drmShimRefuseRegister(int refuse) { refuseRegister = refuse != 0; }
+long drmShimCopies(int kind) { return kind >= 0 && kind < 3 ? copies[kind] : -1; }
 
 // A process started by a test (drm ingest) takes the same control from its environment.
 CUresult cuInit(unsigned) {
@@ -88,7 +131,17 @@ CUresult cuDeviceGetAttribute(int* value, int attribute, int) {
 CUresult cuDeviceTotalMem_v2(size_t* bytes, int) { return *bytes = (size_t)1 << 30, SUCCESS; }
 CUresult cuDevicePrimaryCtxSetFlags_v2(int, unsigned) { return SUCCESS; }
 CUresult cuDevicePrimaryCtxRetain(void** ctx, int) { return *ctx = (void*)&live, SUCCESS; }
-CUresult cuDevicePrimaryCtxRelease_v2(int) { return SUCCESS; }
+CUresult cuDevicePrimaryCtxRelease_v2(int) {
+  if (!faulted && !faultPending) return SUCCESS;
+  // The broken context goes, and with it everything allocated or registered in it.
+  for (auto& [p, bytes] : live) std::free(p);
+  live.clear();
+  hostAllocated.clear();
+  registered.clear();
+  used = 0;
+  faulted = faultPending = false;
+  return SUCCESS;
+}
 CUresult cuCtxSetCurrent(void*) { return SUCCESS; }
 CUresult cuCtxSynchronize() { return SUCCESS; }
 CUresult cuModuleLoadData(void** module, const void* image) {
@@ -102,42 +155,86 @@ CUresult cuModuleGetFunction(void** function, void*, const char* name) {
   return SUCCESS;
 }
 CUresult cuMemAlloc_v2(uint64_t* ptr, size_t bytes) {
+  STICKY
   void* p = take(bytes);
   return p ? (*ptr = (uint64_t)(uintptr_t)p, SUCCESS) : OUT_OF_MEMORY;
 }
-CUresult cuMemFree_v2(uint64_t ptr) { return give((void*)(uintptr_t)ptr); }
+CUresult cuMemFree_v2(uint64_t ptr) {
+  STICKY
+  return give((void*)(uintptr_t)ptr);
+}
 CUresult cuMemAllocHost_v2(void** ptr, size_t bytes) {
+  STICKY
   *ptr = take(bytes);
+  if (*ptr) hostAllocated[(uintptr_t)*ptr] = bytes;
   return *ptr ? SUCCESS : OUT_OF_MEMORY;
 }
-CUresult cuMemFreeHost(void* ptr) { return give(ptr); }
+CUresult cuMemFreeHost(void* ptr) {
+  STICKY
+  hostAllocated.erase((uintptr_t)ptr);
+  return give(ptr);
+}
+CUresult cuMemHostRegister_v2(uint64_t ptr, size_t bytes, unsigned) {
+  STICKY
+  if (refuseRegister) return OUT_OF_MEMORY;
+  if (!ptr || !bytes) return INVALID_VALUE;
+  auto next = registered.lower_bound(ptr);
+  bool overlaps = (next != registered.end() && next->first < ptr + bytes) ||
+                  (next != registered.begin() && std::prev(next)->first + std::prev(next)->second > ptr);
+  if (overlaps) return HOST_MEMORY_ALREADY_REGISTERED;
+  registered[ptr] = bytes;
+  return SUCCESS;
+}
+CUresult cuMemHostUnregister(uint64_t ptr) {
+  STICKY
+  return registered.erase(ptr) ? SUCCESS : HOST_MEMORY_NOT_REGISTERED;
+}
 CUresult cuMemcpyHtoDAsync_v2(uint64_t dst, const void* src, size_t bytes, void*) {
+  STICKY
+  DROPPED_AFTER_FAULT
+  countCopy(src, bytes);
   std::memcpy((void*)(uintptr_t)dst, src, bytes);
   return SUCCESS;
 }
 CUresult cuMemcpyDtoHAsync_v2(void* dst, uint64_t src, size_t bytes, void*) {
+  STICKY
+  DROPPED_AFTER_FAULT
+  countCopy(dst, bytes);
   std::memcpy(dst, (const void*)(uintptr_t)src, bytes);
   return SUCCESS;
 }
 CUresult cuMemsetD8Async(uint64_t dst, unsigned char value, size_t bytes, void*) {
+  STICKY
+  DROPPED_AFTER_FAULT
   std::memset((void*)(uintptr_t)dst, value, bytes);
   return SUCCESS;
 }
-CUresult cuStreamCreate(void** stream, unsigned) { return *stream = take(1), SUCCESS; }
-CUresult cuStreamDestroy_v2(void* stream) { return give(stream); }
-CUresult cuStreamSynchronize(void*) { return SUCCESS; }
-CUresult cuStreamQuery(void*) { return SUCCESS; }
+CUresult cuStreamCreate(void** stream, unsigned) {
+  STICKY
+  return *stream = take(1), SUCCESS;
+}
+CUresult cuStreamDestroy_v2(void* stream) {
+  STICKY
+  return give(stream);
+}
+CUresult cuStreamSynchronize(void*) { return reportFault(); }
+CUresult cuStreamQuery(void*) { return reportFault(); }
 CUresult cuGetErrorName(CUresult code, const char** text) {
   *text = code == OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY"
           : code == LAUNCH_FAILED ? "CUDA_ERROR_LAUNCH_FAILED"
           : code == NOT_FOUND    ? "CUDA_ERROR_NOT_FOUND"
+          : code == HOST_MEMORY_ALREADY_REGISTERED ? "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"
+          : code == HOST_MEMORY_NOT_REGISTERED     ? "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"
                                  : "CUDA_ERROR_INVALID_VALUE";
   return SUCCESS;
 }
 
 CUresult cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned, void*, void** params, void**) {
+  STICKY
   if (failLaunchIn > 0 && --failLaunchIn == 0) return LAUNCH_FAILED;
+  DROPPED_AFTER_FAULT
+  if (faultIn > 0 && --faultIn == 0) return faultPending = true, SUCCESS;
   if (!function || !params || bx * by * bz == 0 || bx * by * bz > 1024) return INVALID_VALUE;
   if (skipKernels) return SUCCESS;
   auto& launch = *static_cast<ShimLauncher*>(function);

@@ -134,6 +134,7 @@ async function packageMarked(
     key: ctx.keys.watermark,
     contentId,
     input: r.input,
+    info: job.info,
     referenceDir: job.dir,
     ...(r.type === 'video' && { stills: stillOutputs(job.info, job.dir) }),
     backend,

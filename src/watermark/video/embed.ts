@@ -48,6 +48,8 @@ export interface VideoMarkingJob {
   key: Buffer;
   contentId: string;
   input: string;
+  /** the input's probe, where the caller has one; probed here otherwise */
+  info?: MediaInfo;
   backend: DtcwtBackend;
   params?: VideoMarkParams;
   /** where to write the detection reference (./reference.ts) from the same decode, if wanted */
@@ -107,7 +109,7 @@ export function rawVideoInput(v: { width: number; height: number; fps: number })
 
 /** Probes and checks the input (a video stream big enough to carry the mark) before any work. */
 export async function openVideoMarking(o: VideoMarkingJob): Promise<VideoMarking> {
-  const info = await probeMedia(o.bins, o.input);
+  const info = o.info ?? (await probeMedia(o.bins, o.input));
   if (!info.video) throw new DrmError('BAD_REQUEST', `${path.basename(o.input)} has no video stream to mark`);
   const { width, height, fps } = info.video;
   if (width < 64 || height < 64)
@@ -134,7 +136,7 @@ export async function openVideoMarking(o: VideoMarkingJob): Promise<VideoMarking
       }
       return g;
     };
-    const pool = new FramePool(yuv420Size(width, height));
+    const pool = new FramePool(yuv420Size(width, height), o.backend.pinning);
     const mark = async (run: FrameRun): Promise<MarkedYuvFrame[]> => {
       const wanted = want(run.segment);
       const into = wanted === 'both' ? run.frames.map(() => pool.take()) : undefined;
@@ -160,7 +162,11 @@ export async function openVideoMarking(o: VideoMarkingJob): Promise<VideoMarking
       fps,
       params.deltaFrames ?? 1,
     );
-    for await (const marked of inOrder(runs, mark, window)) yield* marked;
+    try {
+      for await (const marked of inOrder(runs, mark, window)) yield* marked;
+    } finally {
+      await pool.close(); // after an abort too: the frames still in flight are awaited first
+    }
   }
   return { info, width, height, fps, expectedFrames: Math.max(1, Math.round(info.duration * fps)), frames };
 }
