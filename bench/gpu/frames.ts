@@ -25,10 +25,6 @@ export function texturedFrame(width: number, height: number, seed: number): Uint
   return frame;
 }
 
-export function texturedFrames(width: number, height: number, count: number): Uint8Array[] {
-  return Array.from({ length: count }, (_, i) => texturedFrame(width, height, i + 1));
-}
-
 /** PSNR of b against a over the first `n` bytes (the luma). */
 export function psnr(a: Uint8Array, b: Uint8Array, n: number): number {
   let sum = 0;

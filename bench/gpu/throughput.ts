@@ -1,11 +1,14 @@
 /**
  * Frames marked per second, A and B both, through a backend: runs of two frames (the mark's default
- * δ sharing) kept in flight in a window, as ingest keeps them. Frames come from a ring larger than
- * the window, so no frame is in two jobs at once; marking writes into them, as it does in ingest,
- * and each variant B is a new frame, as ingest's are.
+ * δ sharing) kept in flight in a window, with frame memory handled as ingest handles it. The frames
+ * come from a pool, pinned where the backend pins (ringOfFrames), and marking writes A into them in
+ * place; each B goes into a pool frame that is given back once marked, as ingest gives it back
+ * once encoded. The ring is larger than the window, so no frame is in two jobs at once.
  */
 import { randomBytes } from 'node:crypto';
 import type { DtcwtBackend } from '../../gpu/backend.js';
+import { FramePool } from '../../src/media/frame-pool.js';
+import { yuv420Size } from '../../src/media/video-frames.js';
 import {
   DEFAULT_VIDEO_MARK,
   markFrames,
@@ -13,7 +16,23 @@ import {
   segmentGains,
   segmentPattern,
 } from '../../src/watermark/video/mark.js';
-import { texturedFrames } from './frames.js';
+import { texturedFrame } from './frames.js';
+
+export interface FrameRing {
+  frames: Uint8Array[];
+  pool: FramePool;
+}
+
+/** Textured frames in a pool's memory: pinned by `pinner`'s pinning, if it pins. Close the pool when done. */
+export function ringOfFrames(pinner: DtcwtBackend, width: number, height: number, count: number): FrameRing {
+  const pool = new FramePool(yuv420Size(width, height), pinner.pinning);
+  const frames = Array.from({ length: count }, (_, i) => {
+    const frame = pool.take();
+    frame.set(texturedFrame(width, height, i + 1));
+    return frame;
+  });
+  return { frames, pool };
+}
 
 export async function markFps(
   backend: DtcwtBackend,
@@ -21,22 +40,27 @@ export async function markFps(
   height: number,
   frames: number,
   window: number,
-  ring = texturedFrames(width, height, 2 * window + 2),
+  ring: FrameRing,
 ): Promise<number> {
   const count = patternLength(width, height, DEFAULT_VIDEO_MARK);
   const gains = [0, 1].map((s) => segmentGains(segmentPattern(randomBytes(32), 'bench-gpu', s, count)));
+  const source = ring.frames;
   const started = performance.now();
   const pending: Promise<unknown>[] = [];
   for (let f = 0, run = 0; f < frames; f += 2, run++) {
-    const at = (2 * run) % (ring.length - 1);
-    const pair = [ring[at], ring[at + 1]] as Uint8Array[];
+    const at = (2 * run) % (source.length - 1);
+    const pair = [source[at], source[at + 1]] as Uint8Array[];
+    const into = [ring.pool.take(), ring.pool.take()];
     // A new segment every 125 runs (10 s at 25 fps), so batches mix gain tables as ingest's do.
     const segmentGains = gains[Math.floor(run / 125) % 2] as Float32Array;
-    // The pool moves frames to its workers and back: the ring keeps the frames that came back.
-    const marked = markFrames(backend, pair, width, height, segmentGains, 'both').then(([a, b]) => {
-      ring[at] = a?.A as Uint8Array;
-      ring[at + 1] = b?.A as Uint8Array;
-    });
+    const marked = markFrames(backend, pair, width, height, segmentGains, 'both', DEFAULT_VIDEO_MARK, into).then(
+      ([a, b]) => {
+        // The pool's workers hand a frame back as another object over the same memory.
+        source[at] = a?.A as Uint8Array;
+        source[at + 1] = b?.A as Uint8Array;
+        for (const m of into) ring.pool.give(m);
+      },
+    );
     pending.push(marked);
     if (pending.length >= window) await pending.shift();
   }
