@@ -34,13 +34,16 @@ export interface Frame {
 
 /**
  * Frame memory that a device backend reaches directly (CUDA page-locks it), so that frames go to
- * the device and come back without a copy on the main thread. A frame pool pins each frame it
- * makes and unpins them all when its film is done.
+ * the device and come back without a copy on the main thread. A frame pool makes its frames here
+ * where it can, and unpins them all when its film is done.
  */
 export interface FramePinning {
-  /** false where the frame cannot be pinned: it is then copied through staging as before */
-  pin(frame: Uint8Array): boolean;
-  /** Unpins frames pin() took, once no copy to or from them is in flight. */
+  /**
+   * A frame of `bytes` in shared memory of its own, pinned; undefined where none can be (a cap, a
+   * driver that refuses): the caller then makes an ordinary one, which is copied through staging.
+   */
+  pinnedFrame(bytes: number): Uint8Array | undefined;
+  /** Unpins frames pinnedFrame() made, once no copy to or from them is in flight. */
   unpin(frames: readonly Uint8Array[]): Promise<void>;
 }
 

@@ -199,15 +199,17 @@ export class CudaDriver {
     this.check('cuMemFreeHost', this.calls.cuMemFreeHost(pointer));
   }
 
+  /** Where memory that JS owns (a SharedArrayBuffer's, which never moves) starts. */
+  addressOf(memory: Uint8Array): number {
+    return Number(this.koffi.address(memory));
+  }
+
   /**
-   * Page-locks memory that JS owns (a frame's SharedArrayBuffer), so that copies to and from the
-   * device run on its copy engines without staging; returns its address. The memory must outlive
-   * the registration: unregister it first.
+   * Page-locks a range of memory that JS owns, so that copies to and from the device run on its
+   * copy engines without staging. The memory must outlive the registration: unregister it first.
    */
-  register(memory: Uint8Array): number {
-    const address = Number(this.koffi.address(memory));
-    this.check('cuMemHostRegister_v2', this.calls.cuMemHostRegister_v2(address, memory.byteLength, 0));
-    return address;
+  register(address: number, bytes: number): void {
+    this.check('cuMemHostRegister_v2', this.calls.cuMemHostRegister_v2(address, bytes, 0));
   }
 
   unregister(address: number): void {

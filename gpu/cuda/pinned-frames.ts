@@ -1,22 +1,32 @@
 /**
- * Frames whose memory the driver has page-locked (cuMemHostRegister), so that a batch's lumas go to
+ * Frames in memory the driver has page-locked (cuMemHostRegister), so that a batch's lumas go to
  * the device, and variant B comes back into its frame, on the GPU's copy engines. Without it, the
  * main thread copies each luma into the slot's pinned staging and each B out of it: 4 MB of the
  * 7 MB it moves per 1080p frame, and the bound on frames per second once the kernels are fast.
  *
+ * The driver locks whole pages, and refuses a range that shares a page with one already locked:
+ * each frame is therefore a SharedArrayBuffer of its own, a little larger than the frame, and the
+ * frame a view of it that starts on a boundary of 64 KiB (a whole number of pages on any Linux).
  * A frame is pinned once, when its pool makes it, and stays pinned while the pool reuses it; the
- * pool unpins all of them when its film is done. Pinning is an optimisation: where the driver
- * refuses it, or past the byte cap, a frame takes the staging path as before.
+ * pool unpins all of them when its film is done. Where the driver refuses, or past the byte cap,
+ * no frame is pinned and frames take the staging path.
  */
 import type { FramePinning } from '../backend.js';
 import { attemptAll, CudaError, type CudaDriver } from './driver.js';
 
 /** Host memory kept page-locked at most: a 1080p film keeps a few hundred 3-MB frames in flight. */
 const DEFAULT_CAP_BYTES = 2 * 2 ** 30;
+const ALIGN = 64 * 1024;
+
+interface Pin {
+  /** where the SharedArrayBuffer starts, and where its locked range does */
+  base: number;
+  locked: number;
+}
 
 export class PinnedFrames implements FramePinning {
-  /** a pinned frame's memory and its address; held strongly, since memory must outlive its registration */
-  private readonly addresses = new Map<ArrayBufferLike, number>();
+  /** held strongly: memory must outlive its registration */
+  private readonly pins = new Map<ArrayBufferLike, Pin>();
   private bytes = 0;
   private refused = false;
 
@@ -27,44 +37,42 @@ export class PinnedFrames implements FramePinning {
     private readonly capBytes = DEFAULT_CAP_BYTES,
   ) {}
 
-  /** Only whole SharedArrayBuffers: their memory never moves, and a pool keeps them alive while pinned. */
-  pin(frame: Uint8Array): boolean {
-    const memory = frame.buffer;
-    if (this.addresses.has(memory)) return true;
-    const whole = frame.byteOffset === 0 && frame.byteLength === memory.byteLength;
-    if (this.refused || !(memory instanceof SharedArrayBuffer) || !whole) return false;
-    if (this.bytes + frame.byteLength > this.capBytes) return false;
+  pinnedFrame(bytes: number): Uint8Array | undefined {
+    if (this.refused || this.bytes + bytes + 2 * ALIGN > this.capBytes) return undefined;
+    const memory = new SharedArrayBuffer(bytes + 2 * ALIGN);
+    const base = this.driver.addressOf(new Uint8Array(memory));
+    const locked = Math.ceil(base / ALIGN) * ALIGN;
     try {
-      this.addresses.set(memory, this.driver.register(frame));
-      this.bytes += frame.byteLength;
-      return true;
+      this.driver.register(locked, Math.ceil(bytes / ALIGN) * ALIGN);
     } catch (e) {
       // A driver that cannot page-lock JS memory (or a lost device, which the next batch reports):
       // frames take the staging path from now on.
       if (!(e instanceof CudaError)) throw e;
       this.refused = true;
-      return false;
+      return undefined;
     }
+    this.pins.set(memory, { base, locked });
+    this.bytes += memory.byteLength;
+    return new Uint8Array(memory, locked - base, bytes);
   }
 
   /** The device-reachable address of a pinned frame's first byte, or undefined. */
   addressOf(frame: Uint8Array): number | undefined {
-    const base = this.addresses.get(frame.buffer);
-    return base === undefined ? undefined : base + frame.byteOffset;
+    const pin = this.pins.get(frame.buffer);
+    return pin === undefined ? undefined : pin.base + frame.byteOffset;
   }
 
   async unpin(frames: readonly Uint8Array[]): Promise<void> {
     // Forgotten first, so that no batch started from now on copies them directly; then unlocked
-    // once the batches that may have (those running now) are done.
-    // Each address with its memory, which must stay alive until it is unlocked.
+    // once the batches that may have (those running now) are done. Each keeps its memory alive.
     const unlocking = frames.flatMap((f) => this.forget(f.buffer) ?? []);
     if (unlocking.length === 0) return;
     await this.settle();
     attemptAll(
       unlocking.map(
-        ([address]) =>
+        ([locked]) =>
           () =>
-            this.driver.unregister(address),
+            this.driver.unregister(locked),
       ),
     );
   }
@@ -72,27 +80,27 @@ export class PinnedFrames implements FramePinning {
   /** Unpins everything now (closing the backend, or after a driver error, once its batches are done). */
   releaseAll(): void {
     this.refused = true;
-    const unlocking = [...this.addresses.keys()].flatMap((m) => this.forget(m) ?? []);
+    const unlocking = [...this.pins.keys()].flatMap((m) => this.forget(m) ?? []);
     // a lost device has unlocked them already
     attemptAll(
       unlocking.map(
-        ([address]) =>
+        ([locked]) =>
           () =>
-            this.driver.unregister(address),
+            this.driver.unregister(locked),
       ),
     );
   }
 
   /** how many frames are pinned now (for tests and the bench) */
   get count(): number {
-    return this.addresses.size;
+    return this.pins.size;
   }
 
   private forget(memory: ArrayBufferLike): [[number, ArrayBufferLike]] | undefined {
-    const address = this.addresses.get(memory);
-    if (address === undefined) return undefined;
-    this.addresses.delete(memory);
+    const pin = this.pins.get(memory);
+    if (pin === undefined) return undefined;
+    this.pins.delete(memory);
     this.bytes -= memory.byteLength;
-    return [[address, memory]];
+    return [[pin.locked, memory]];
   }
 }

@@ -16,7 +16,7 @@ export class FramePool {
   private readonly own = new WeakSet<ArrayBufferLike>();
   private readonly pinned: Uint8Array[] = [];
 
-  /** pinning: a GPU backend's, which page-locks each new frame so its copies to the device need no staging */
+  /** pinning: a GPU backend's, which makes frames in memory it page-locks, so their copies need no staging */
   constructor(
     readonly frameBytes: number,
     private readonly pinning?: FramePinning,
@@ -29,10 +29,10 @@ export class FramePool {
       this.idle.delete(frame.buffer);
       return frame;
     }
-    const memory = new SharedArrayBuffer(this.frameBytes);
-    this.own.add(memory);
-    const made = new Uint8Array(memory);
-    if (this.pinning?.pin(made)) this.pinned.push(made);
+    const pinned = this.pinning?.pinnedFrame(this.frameBytes);
+    const made = pinned ?? new Uint8Array(new SharedArrayBuffer(this.frameBytes));
+    this.own.add(made.buffer);
+    if (pinned) this.pinned.push(pinned);
     return made;
   }
 

@@ -1,5 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CudaBackend } from '../../gpu/cuda/backend.js';
+import { CudaDriver } from '../../gpu/cuda/driver.js';
+import { PinnedFrames } from '../../gpu/cuda/pinned-frames.js';
 import { FramePool } from '../../src/media/frame-pool.js';
 import {
   type CudaShim,
@@ -82,13 +84,21 @@ describe('pinned frames on the CUDA backend', () => {
     expect(shim.live()).toBe(0);
   });
 
-  it('pins a frame of a plain buffer or a view into a larger one never, and marks it through staging', async () => {
-    const cuda = await CudaBackend.open({ library: shim.library });
-    const shared = new Uint8Array(new SharedArrayBuffer((W * H * 3) / 2 + 16), 16);
-    expect([cuda.pinning.pin(frame(6)), cuda.pinning.pin(frame(6, shared))]).toEqual([false, false]);
-    const request = job([frame(6)], gainsFor(6));
-    await expectLikeCpu(cuda.modulate(request), copyOf(request));
-    await cuda.close();
-    expect(shim.live()).toBe(0);
+  it('pins each frame in memory of its own from a page boundary, up to its cap', async () => {
+    const driver = await CudaDriver.load(shim.library);
+    driver.open();
+    const pinning = new PinnedFrames(driver, async () => {}, 4 * 2 ** 20);
+    const frames = [pinning.pinnedFrame(10_000), pinning.pinnedFrame(10_000)] as Uint8Array[];
+    for (const f of frames) {
+      expect(driver.addressOf(f) % 65536).toBe(0);
+      expect(pinning.addressOf(f)).toBe(driver.addressOf(f));
+    }
+    expect(frames[0]?.buffer).not.toBe(frames[1]?.buffer);
+    expect(pinning.addressOf(new Uint8Array(10_000))).toBeUndefined();
+    expect(pinning.pinnedFrame(4 * 2 ** 20)).toBeUndefined(); // past the cap
+    expect(shim.live()).toBe(2);
+    await pinning.unpin(frames);
+    expect([pinning.count, shim.live()]).toEqual([0, 0]);
+    driver.close();
   });
 });

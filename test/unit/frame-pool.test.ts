@@ -32,24 +32,25 @@ describe('frame pool', () => {
     expect(pool.idleCount).toBe(0);
   });
 
-  it('pins each frame it makes once, and unpins all it pinned when closed', async () => {
-    const pinned = new Set<Uint8Array>();
+  it('makes its frames where the pinning can pin them, and unpins all it pinned when closed', async () => {
     const unpinned: Uint8Array[][] = [];
     let refuse = false;
     const pool = new FramePool(6, {
-      pin: (frame) => !refuse && pinned.add(frame) !== undefined,
+      pinnedFrame: (bytes) => (refuse ? undefined : new Uint8Array(new SharedArrayBuffer(bytes + 8), 4, bytes)),
       unpin: async (frames) => {
         unpinned.push([...frames]);
       },
     });
     const a = pool.take();
+    expect([a.byteOffset, a.length]).toEqual([4, 6]);
     pool.give(a);
     expect(pool.take()).toBe(a);
     refuse = true;
     const b = pool.take();
-    expect([...pinned]).toEqual([a]);
+    expect([b.byteOffset, b.length]).toEqual([0, 6]);
+    pool.give(b);
+    expect(pool.idleCount).toBe(1);
     await pool.close();
     expect(unpinned).toEqual([[a]]);
-    expect(b.length).toBe(6);
   });
 });

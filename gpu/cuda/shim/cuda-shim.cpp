@@ -178,9 +178,11 @@ CUresult cuMemHostRegister_v2(uint64_t ptr, size_t bytes, unsigned) {
   STICKY
   if (refuseRegister) return OUT_OF_MEMORY;
   if (!ptr || !bytes) return INVALID_VALUE;
-  auto next = registered.lower_bound(ptr);
-  bool overlaps = (next != registered.end() && next->first < ptr + bytes) ||
-                  (next != registered.begin() && std::prev(next)->first + std::prev(next)->second > ptr);
+  // The driver locks whole pages: a range that shares a page with a registered one is refused.
+  const uint64_t page = 4096, first = ptr / page * page, end = (ptr + bytes + page - 1) / page * page;
+  auto next = registered.lower_bound(first);
+  bool overlaps = (next != registered.end() && next->first < end) ||
+                  (next != registered.begin() && std::prev(next)->first + std::prev(next)->second > first);
   if (overlaps) return HOST_MEMORY_ALREADY_REGISTERED;
   registered[ptr] = bytes;
   return SUCCESS;
