@@ -53,14 +53,11 @@ export async function markFps(
     const into = [ring.pool.take(), ring.pool.take()];
     // A new segment every 125 runs (10 s at 25 fps), so batches mix gain tables as ingest's do.
     const segmentGains = gains[Math.floor(run / 125) % 2] as Float32Array;
-    const marked = markFrames(backend, pair, width, height, segmentGains, 'both', DEFAULT_VIDEO_MARK, into).then(
-      ([a, b]) => {
-        // The pool's workers hand a frame back as another object over the same memory.
-        source[at] = a?.A as Uint8Array;
-        source[at + 1] = b?.A as Uint8Array;
-        for (const m of into) ring.pool.give(m);
-      },
-    );
+    // A is written into the shared memory of the frames in the ring, which stay the objects the
+    // pool made (a worker hands back another object over the same memory; pinning knows the first).
+    const marked = markFrames(backend, pair, width, height, segmentGains, 'both', DEFAULT_VIDEO_MARK, into).then(() => {
+      for (const m of into) ring.pool.give(m);
+    });
     pending.push(marked);
     if (pending.length >= window) await pending.shift();
   }

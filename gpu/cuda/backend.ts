@@ -56,9 +56,7 @@ export class CudaBackend implements DtcwtBackend {
     this.device = cuda.describe();
     this.waits = cuda.waitsOffThread ? 'off-thread' : 'polling';
     this.transforms = new TransformRunner(cuda);
-    this.pinning = new PinnedFrames(cuda.driver, async () => {
-      await Promise.all([...this.lanes.values()].map((l) => l.settled()));
-    });
+    this.pinning = new PinnedFrames(cuda.driver);
   }
 
   static async open(options: CudaBackendOptions = {}): Promise<CudaBackend> {

@@ -128,6 +128,7 @@ export class MarkLane {
           for (const p of batch) p.reject(e instanceof Error ? e : new Error(String(e)));
         });
       this.running.add(running);
+      this.pinned.track(running);
       void running.finally(() => this.running.delete(running));
     }
   }
@@ -207,7 +208,20 @@ export class MarkLane {
     );
   }
 
+  /**
+   * A batch, and on any failure its stream synchronized before the failure is told: copies queued
+   * before a call that threw may still be running, into frames the CPU is about to redo.
+   */
   private async runBatch(slot: Slot, batch: PendingJob[]): Promise<void> {
+    try {
+      await this.runOnDevice(slot, batch);
+    } catch (e) {
+      attemptAll([() => this.cuda.driver.synchronize(slot.stream)]);
+      throw e;
+    }
+  }
+
+  private async runOnDevice(slot: Slot, batch: PendingJob[]): Promise<void> {
     const { driver } = this.cuda;
     const { buffers, gainCount } = this.plan;
     const shape = this.stage(slot, batch);
@@ -267,11 +281,6 @@ export class MarkLane {
       () => parts.output && driver.freePinned(parts.output),
       () => parts.stream && driver.destroyStream(parts.stream),
     ]);
-  }
-
-  /** Resolves once the batches on the device now have finished or failed. */
-  async settled(): Promise<void> {
-    await Promise.allSettled([...this.running]);
   }
 
   /**

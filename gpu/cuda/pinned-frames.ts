@@ -27,15 +27,22 @@ interface Pin {
 export class PinnedFrames implements FramePinning {
   /** held strongly: memory must outlive its registration */
   private readonly pins = new Map<ArrayBufferLike, Pin>();
+  /** every batch on the device, of any lane, including lanes a failure or close has let go */
+  private readonly inFlight = new Set<Promise<unknown>>();
   private bytes = 0;
   private refused = false;
 
   constructor(
     private readonly driver: CudaDriver,
-    /** resolves once no copy that may touch a pinned frame is in flight */
-    private readonly settle: () => Promise<void>,
     private readonly capBytes = DEFAULT_CAP_BYTES,
   ) {}
+
+  /** A batch that may copy to or from pinned frames: unpinning waits for it. */
+  track(batch: Promise<unknown>): void {
+    this.inFlight.add(batch);
+    const done = () => this.inFlight.delete(batch);
+    batch.then(done, done);
+  }
 
   pinnedFrame(bytes: number): Uint8Array | undefined {
     if (this.refused || this.bytes + bytes + 2 * ALIGN > this.capBytes) return undefined;
@@ -67,7 +74,7 @@ export class PinnedFrames implements FramePinning {
     // once the batches that may have (those running now) are done. Each keeps its memory alive.
     const unlocking = frames.flatMap((f) => this.forget(f.buffer) ?? []);
     if (unlocking.length === 0) return;
-    await this.settle();
+    await Promise.allSettled([...this.inFlight]);
     attemptAll(
       unlocking.map(
         ([locked]) =>

@@ -15,6 +15,7 @@ export class FramePool {
   private readonly idle = new Set<ArrayBufferLike>();
   private readonly own = new WeakSet<ArrayBufferLike>();
   private readonly pinned: Uint8Array[] = [];
+  private closed = false;
 
   /** pinning: a GPU backend's, which makes frames in memory it page-locks, so their copies need no staging */
   constructor(
@@ -29,15 +30,16 @@ export class FramePool {
       this.idle.delete(frame.buffer);
       return frame;
     }
-    const pinned = this.pinning?.pinnedFrame(this.frameBytes);
+    const pinned = this.closed ? undefined : this.pinning?.pinnedFrame(this.frameBytes);
     const made = pinned ?? new Uint8Array(new SharedArrayBuffer(this.frameBytes));
     this.own.add(made.buffer);
     if (pinned) this.pinned.push(pinned);
     return made;
   }
 
-  /** Unpins every frame this pool pinned, once the device has finished with them; the pool is done. */
+  /** Unpins every frame this pool pinned, once the device has finished with them; frames made later are not pinned. */
   async close(): Promise<void> {
+    this.closed = true;
     const frames = this.pinned.splice(0);
     if (frames.length > 0) await this.pinning?.unpin(frames);
   }

@@ -20,6 +20,12 @@ export interface CudaShim {
   refuseRegister(refuse: number): void;
   /** copies between host and device so far, by their host side: pageable, allocated pinned, registered */
   copies(): { pageable: number; staging: number; registered: number };
+  /** launches accepted so far */
+  launches(): number;
+  /** each wait on a stream takes this long, so that a batch stays in flight */
+  waitDelay(ms: number): void;
+  /** host memory unregistered while a stream was being waited for */
+  unregisteredMidWait(): number;
   /** the controls as a fresh test expects them */
   reset(): void;
 }
@@ -32,6 +38,7 @@ export function loadCudaShim(): CudaShim {
   const memoryLimit = lib.func('void drmShimMemoryLimit(unsigned long long bytes)');
   const refuseRegister = lib.func('void drmShimRefuseRegister(int refuse)');
   const copiesOf = lib.func('long drmShimCopies(int kind)');
+  const waitDelay = lib.func('void drmShimWaitDelay(int ms)');
   return {
     library,
     failLaunch,
@@ -40,7 +47,11 @@ export function loadCudaShim(): CudaShim {
     live: lib.func('int drmShimLive()'),
     refuseRegister,
     copies: () => ({ pageable: copiesOf(0), staging: copiesOf(1), registered: copiesOf(2) }),
+    launches: lib.func('long drmShimLaunches()'),
+    waitDelay,
+    unregisteredMidWait: lib.func('long drmShimUnregisteredMidWait()'),
     reset() {
+      waitDelay(0);
       failLaunch(0);
       faultLaunch(0);
       memoryLimit(2 ** 62);

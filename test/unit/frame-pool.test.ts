@@ -52,5 +52,9 @@ describe('frame pool', () => {
     expect(pool.idleCount).toBe(1);
     await pool.close();
     expect(unpinned).toEqual([[a]]);
+    refuse = false;
+    expect(pool.take().byteOffset).toBe(0); // once closed, nothing more is pinned
+    await pool.close();
+    expect(unpinned).toEqual([[a]]);
   });
 });

@@ -13,17 +13,25 @@
 // - drmShimRefuseRegister(1): cuMemHostRegister fails, as on a driver that cannot page-lock;
 // - drmShimLive(): the allocations and host registrations not yet freed;
 // - drmShimCopies(kind): the copies between host and device so far, by their host side: 0 pageable
-//   memory (on a GPU such a copy holds the calling thread), 1 cuMemAllocHost's, 2 registered memory.
+//   memory (on a GPU such a copy holds the calling thread), 1 cuMemAllocHost's, 2 registered memory;
+// - drmShimLaunches(): the launches accepted so far;
+// - drmShimWaitDelay(ms): each cuStreamSynchronize made off the thread that called cuInit (koffi's,
+//   for a batch) takes this long, so that the batch stays "in flight";
+// - drmShimUnregisteredMidWait(): host memory unregistered while some stream was being waited for
+//   (while work that may copy to or from it could still be running on a GPU).
 // DRM_CUDA_SHIM_FAIL_LAUNCH=n in the environment does what drmShimFailLaunch(n) does, for a test
 // that starts drm as a process; DRM_CUDA_SHIM_SKIP_KERNELS=1 accepts launches without running them,
 // so that the host side's own cost per frame (staging, launches, waits, copies) can be timed apart
 // from the kernels.
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "cuda-shim.h"
 
@@ -54,16 +62,29 @@ static long failLaunchIn = 0;
 static bool skipKernels = false;
 static bool refuseRegister = false;
 static long faultIn = 0;
-// a fault not yet reported (queued work is dropped), and one reported (every call fails)
-static bool faultPending = false, faulted = false;
+// a fault not yet reported (queued work is dropped), and one reported (every call fails); a wait
+// runs on one of koffi's threads while the main thread makes other calls
+static std::atomic<bool> faultPending{false}, faulted{false};
+static std::atomic<int> waiting{0}, waitDelayMs{0};
+static std::atomic<long> launches{0}, unregisteredMidWait{0};
+static std::thread::id mainThread;
 #define STICKY \
   if (faulted) return LAUNCH_FAILED;
 #define DROPPED_AFTER_FAULT \
   if (faultPending) return SUCCESS;
 
 static CUresult reportFault() {
-  if (faultPending) faulted = true, faultPending = false;
+  if (faultPending.exchange(false)) faulted = true;
   return faulted ? LAUNCH_FAILED : SUCCESS;
+}
+
+static CUresult waitForStream() {
+  waiting++;
+  if (waitDelayMs > 0 && std::this_thread::get_id() != mainThread)
+    std::this_thread::sleep_for(std::chrono::milliseconds(waitDelayMs.load()));
+  CUresult result = reportFault();
+  waiting--;
+  return result;
 }
 static long copies[3] = {0, 0, 0};
 // host memory the device reaches directly: cuMemAllocHost's, and ranges the caller registered
@@ -105,6 +126,9 @@ void drmShimFailLaunch(long n) { failLaunchIn = n; }
 void drmShimMemoryLimit(unsigned long long bytes) { limit = bytes; }
 int drmShimLive() { return (int)(live.size() + registered.size()); }
 void drmShimFaultLaunch(long n) { faultIn = n; }
+long drmShimLaunches() { return launches; }
+void drmShimWaitDelay(int ms) { waitDelayMs = ms; }
+long drmShimUnregisteredMidWait() { return unregisteredMidWait; }
 void drmShimRefuseRegister(int refuse) { refuseRegister = refuse != 0; }
 long drmShimCopies(int kind) { return kind >= 0 && kind < 3 ? copies[kind] : -1; }
 
@@ -114,6 +138,7 @@ CUresult cuInit(unsigned) {
   const char* fail = std::getenv("DRM_CUDA_SHIM_FAIL_LAUNCH");
   if (!read && fail) failLaunchIn = std::atol(fail);
   if (!read) skipKernels = std::getenv("DRM_CUDA_SHIM_SKIP_KERNELS") != nullptr;
+  mainThread = std::this_thread::get_id();
   read = true;
   return SUCCESS;
 }
@@ -139,7 +164,8 @@ CUresult cuDevicePrimaryCtxRelease_v2(int) {
   hostAllocated.clear();
   registered.clear();
   used = 0;
-  faulted = faultPending = false;
+  faulted = false;
+  faultPending = false;
   return SUCCESS;
 }
 CUresult cuCtxSetCurrent(void*) { return SUCCESS; }
@@ -189,6 +215,7 @@ CUresult cuMemHostRegister_v2(uint64_t ptr, size_t bytes, unsigned) {
 }
 CUresult cuMemHostUnregister(uint64_t ptr) {
   STICKY
+  if (waiting > 0) unregisteredMidWait++;
   return registered.erase(ptr) ? SUCCESS : HOST_MEMORY_NOT_REGISTERED;
 }
 CUresult cuMemcpyHtoDAsync_v2(uint64_t dst, const void* src, size_t bytes, void*) {
@@ -219,7 +246,7 @@ CUresult cuStreamDestroy_v2(void* stream) {
   STICKY
   return give(stream);
 }
-CUresult cuStreamSynchronize(void*) { return reportFault(); }
+CUresult cuStreamSynchronize(void*) { return waitForStream(); }
 CUresult cuStreamQuery(void*) { return reportFault(); }
 CUresult cuGetErrorName(CUresult code, const char** text) {
   *text = code == OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY"
@@ -236,6 +263,7 @@ CUresult cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, u
   STICKY
   if (failLaunchIn > 0 && --failLaunchIn == 0) return LAUNCH_FAILED;
   DROPPED_AFTER_FAULT
+  launches++;
   if (faultIn > 0 && --faultIn == 0) return faultPending = true, SUCCESS;
   if (!function || !params || bx * by * bz == 0 || bx * by * bz > 1024) return INVALID_VALUE;
   if (skipKernels) return SUCCESS;
