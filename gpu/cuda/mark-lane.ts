@@ -11,6 +11,7 @@
  */
 import type { ModulateJob, ModulateResult } from '../modulate-job.js';
 import { Arena } from './arena.js';
+import { framesOf, minusFrames, type StagedLumas, writtenVariants } from './batch-frames.js';
 import type { CudaContext } from './device.js';
 import { attemptAll, CUDA_OUT_OF_MEMORY, CudaError, type PinnedMemory } from './driver.js';
 import { type MarkGeometry, type MarkProgram, markProgram } from './mark-program.js';
@@ -30,7 +31,6 @@ interface Slot {
 }
 
 const align = (n: number) => Math.ceil(n / 256) * 256;
-const framesOf = (job: ModulateJob) => [job.frame, ...(job.next ?? [])];
 const pairsOf = (frames: number) => (frames * (frames - 1)) / 2;
 
 export class MarkLane {
@@ -191,24 +191,6 @@ export class MarkLane {
   }
 
   /**
-   * Where each frame's variant B goes: for `both`, the memory the caller gave (a pinned frame's
-   * is written by the device directly) or a new frame. Every one is chosen before any frame is
-   * written, so a failure leaves the input whole.
-   */
-  private minusFrames(batch: readonly PendingJob[]): (Uint8Array | undefined)[] {
-    return batch.flatMap(({ job }) =>
-      framesOf(job).map((frame, k) => {
-        if (job.want !== 'both') return undefined;
-        const into = job.minusInto?.[k];
-        // Every byte is written, so new memory need not be zeroed first (3 MB a 1080p frame).
-        return into?.length === frame.length
-          ? into
-          : new Uint8Array(Buffer.allocUnsafeSlow(frame.length).buffer, 0, frame.length);
-      }),
-    );
-  }
-
-  /**
    * A batch, and on any failure its stream synchronized before the failure is told: copies queued
    * before a call that threw may still be running, into frames the CPU is about to redo.
    */
@@ -225,7 +207,7 @@ export class MarkLane {
     const { driver } = this.cuda;
     const { buffers, gainCount } = this.plan;
     const shape = this.stage(slot, batch);
-    const minus = this.minusFrames(batch);
+    const minus = minusFrames(batch);
     const { arena, stream, input, output } = slot;
     const half = align(this.plan.capacity * this.plane);
     const plane = (buffer: string, f: number) => arena.address(buffer) + f * this.plane;
@@ -240,9 +222,14 @@ export class MarkLane {
       driver.download(to ?? output.address + half + f * this.plane, plane(buffers.b, f), this.plane, stream);
     await driver.wait(stream);
     let f = 0;
+    const staged = (k: number): StagedLumas => ({
+      a: output.bytes.subarray(k * this.plane, (k + 1) * this.plane),
+      b: output.bytes.subarray(half + k * this.plane, half + (k + 1) * this.plane),
+      minusOnDevice: direct[k] !== undefined,
+    });
     const results = batch.map(({ job }) => {
       const marked = framesOf(job).map((frame) => {
-        const written = this.written(frame, output, f, job.want, minus[f], direct[f] !== undefined);
+        const written = writtenVariants(frame, job.want, minus[f], staged(f));
         f++;
         return written;
       });
@@ -250,26 +237,6 @@ export class MarkLane {
       return { ...first, ...(next.length > 0 ? { next } : {}) };
     });
     for (const [j, pending] of batch.entries()) pending.resolve(results[j] as ModulateResult);
-  }
-
-  /** The wanted variants of frame f of the batch, from the staging the device wrote (B of `both` into `minus`). */
-  private written(
-    frame: Uint8Array,
-    output: PinnedMemory,
-    f: number,
-    want: ModulateJob['want'],
-    minus: Uint8Array | undefined,
-    minusOnDevice: boolean,
-  ) {
-    const half = align(this.plan.capacity * this.plane);
-    const a = output.bytes.subarray(f * this.plane, (f + 1) * this.plane);
-    const b = output.bytes.subarray(half + f * this.plane, half + (f + 1) * this.plane);
-    if (want === 'plus') return { plus: (frame.set(a), frame) };
-    if (want === 'minus' || !minus) return { minus: (frame.set(b), frame) };
-    minus.set(frame.subarray(this.plane), this.plane); // the chroma (and anything after the luma) comes along
-    if (!minusOnDevice) minus.set(b);
-    frame.set(a);
-    return { plus: frame, minus };
   }
 
   private release(parts: { stream?: number; arena?: Arena; input?: PinnedMemory; output?: PinnedMemory }): void {
