@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs bench:gpu on a machine with an NVIDIA GPU from the payload `npm run bench:gpu:pack` made: no Node,
 # npm or network needed there, only the NVIDIA driver (and xz or python3 to unpack). Arguments go to
-# the benchmark; the JSON report is written to $OUT (or the payload) as bench-gpu.json.
+# the benchmark; the JSON report is written to $OUT (or the payload) as bench-gpu.json, with the GPU's
+# utilization and PCIe traffic sampled beside it (gpu-dmon.txt).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 payload=${PAYLOAD:-$root/.gpu-payload}
@@ -14,7 +15,16 @@ unxz() {
 }
 unxz "$payload/node.xz" "$bin/node"
 unxz "$payload/ffmpeg.xz" "$bin/ffmpeg"
+out=${OUT:-$payload}
 nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.max --format=csv,noheader || true
+# The GPU's own view while the benchmark runs, a sample a second beside the report: how busy its SMs
+# and memory were, and PCIe MB/s each way, to line up with the parts (the benchmark's log lines
+# carry the time).
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi dmon -s ut -o DT -d 1 >"$out/gpu-dmon.txt" 2>/dev/null &
+  sampler=$!
+  trap 'kill "$sampler" 2>/dev/null || true' EXIT
+fi
 # ffprobe is not used by the benchmark; its variable only keeps the bundle from looking for it
 export DRM_FFMPEG="$bin/ffmpeg" DRM_FFPROBE="$bin/ffmpeg"
-"$bin/node" "$payload/bench-gpu.js" --out "${OUT:-$payload}/bench-gpu.json" "$@"
+"$bin/node" "$payload/bench-gpu.js" --out "$out/bench-gpu.json" "$@"

@@ -13,6 +13,7 @@ import type { DtcwtBackend } from '../../gpu/backend.js';
 import { videoPackaging } from '../../src/domain/ingest/package-video.js';
 import { type PackageJob, packageVariants } from '../../src/domain/ingest/packaging.js';
 import { stillOutputs } from '../../src/domain/ingest/previews.js';
+import { type PackagingMeter, type StagePart, startPackagingMeter } from '../../src/domain/ingest/stage-times.js';
 import type { MediaBinaries } from '../../src/media/binaries.js';
 import { playlistIn, writeKeyInfo } from '../../src/media/hls.js';
 import type { MediaInfo } from '../../src/media/probe.js';
@@ -50,36 +51,61 @@ function packageJob(bins: MediaBinaries, clip: Clip, dir: string): PackageJob {
   return { bins, input: clip.file, info, dir, keyInfo, crf: 18, preset: 'fast' };
 }
 
-/** Seconds to package the clip unmarked, as `drm ingest` does without --watermark. */
-export async function plainTranscode(bins: MediaBinaries, clip: Clip, dir: string): Promise<number> {
-  const job = packageJob(bins, clip, dir);
-  const started = performance.now();
-  await videoPackaging.plain(job);
-  return (performance.now() - started) / 1000;
+/** Wall seconds, and where the CPU went (ingest's own packaging meter: processes, the mark's threads, drm's). */
+export interface Packaged {
+  seconds: number;
+  parts?: StagePart[];
 }
 
-/** Seconds to package the clip watermarked with this backend, as `drm ingest --watermark` does. */
+async function metered(work: (meter: PackagingMeter) => Promise<void>): Promise<Packaged> {
+  const meter = startPackagingMeter();
+  const started = performance.now();
+  try {
+    await meter.run(() => work(meter));
+  } catch (e) {
+    meter.finish();
+    throw e;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const parts = meter.finish();
+  return { seconds, ...(parts && { parts }) };
+}
+
+/** The clip packaged unmarked, as `drm ingest` does without --watermark. */
+export function plainTranscode(bins: MediaBinaries, clip: Clip, dir: string): Promise<Packaged> {
+  const job = packageJob(bins, clip, dir);
+  return metered(async (meter) => {
+    await videoPackaging.plain(job);
+    meter.ended('transcode');
+  });
+}
+
+/** The clip packaged watermarked with this backend, as `drm ingest --watermark` does. */
 export async function markedTranscode(
   bins: MediaBinaries,
   clip: Clip,
   dir: string,
   backend: DtcwtBackend,
-): Promise<number> {
+): Promise<Packaged> {
   const job = packageJob(bins, clip, dir);
-  const started = performance.now();
-  const variants = await watermarkEngine('video').variants({
+  const packaged = await metered(async (meter) => {
+    meter.marksWith(backend);
+    await packageVariants(job, await variantsOf(bins, clip, job, backend), videoPackaging.markedArgs(job), meter);
+  });
+  for (const v of ['a', 'b'])
+    if (!fs.existsSync(playlistIn(path.join(dir, v)))) throw new Error(`variant ${v} has no playlist`);
+  return packaged;
+}
+
+function variantsOf(bins: MediaBinaries, clip: Clip, job: PackageJob, backend: DtcwtBackend) {
+  return watermarkEngine('video').variants({
     bins,
     key: randomBytes(32),
     contentId: 'bench-gpu',
     input: clip.file,
     info: job.info,
-    referenceDir: dir,
-    stills: stillOutputs(job.info, dir),
+    referenceDir: job.dir,
+    stills: stillOutputs(job.info, job.dir),
     backend: async () => backend,
   });
-  await packageVariants(job, variants, videoPackaging.markedArgs(job));
-  const seconds = (performance.now() - started) / 1000;
-  for (const v of ['a', 'b'])
-    if (!fs.existsSync(playlistIn(path.join(dir, v)))) throw new Error(`variant ${v} has no playlist`);
-  return seconds;
 }

@@ -11,7 +11,6 @@
 //     CPU pool, against the plain packaging with the same ffmpeg.
 // Medians of --runs, the CPU figures measured in the same run. DRM_CUDA_LIBRARY=<shim.so> runs it on
 // the CPU shim (a smoke test of the script, not a measurement).
-import Table from 'cli-table3';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,10 +20,12 @@ import { createCpuDirectBackend } from '../../gpu/cpu-direct.js';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { CudaBackend } from '../../gpu/cuda/backend.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
+import type { StagePart } from '../../src/domain/ingest/stage-times.js';
 import { median } from '../stats.js';
 import { agreement } from './agreement.js';
 import { makeClip, markedTranscode, plainTranscode } from './pipeline.js';
-import { markFps, ringOfFrames } from './throughput.js';
+import { printTables } from './tables.js';
+import { type MarkRate, markFps, ringOfFrames } from './throughput.js';
 
 const { values } = parseArgs({
   options: {
@@ -48,9 +49,10 @@ const windowFor = (backend: DtcwtBackend, w: number, h: number) =>
     ? Number(values.window)
     : Math.max(2, os.availableParallelism() * 2, Math.ceil((backend.framesInFlight?.(w, h) ?? 0) / 2));
 let step = 'start';
+// Timed, so that the GPU's own samples (device.sh writes nvidia-smi's beside the report) line up with the parts.
 const log = (m: string) => {
   step = m;
-  process.stderr.write(`bench:gpu: ${m}\n`);
+  process.stderr.write(`bench:gpu: ${new Date().toISOString()} ${m}\n`);
 };
 // On a lent machine whose time is counted: stop with what was measured, and say where it stopped.
 if (values.deadline)
@@ -81,8 +83,8 @@ report.fps = fps;
 for (const size of (values.sizes as string).split(',')) {
   const [width, height] = size.split('x').map(Number) as [number, number];
   const n = height > 1080 ? Math.max(64, frames / 4) : frames;
-  const g: number[] = [];
-  const c: number[] = [];
+  const g: MarkRate[] = [];
+  const c: MarkRate[] = [];
   const [gw, cw] = [windowFor(cuda, width, height), windowFor(cpu, width, height)];
   const ring = ringOfFrames(cuda, width, height, 2 * Math.max(gw, cw) + 2);
   log(`${size}: frames made, marking`);
@@ -90,10 +92,20 @@ for (const size of (values.sizes as string).split(',')) {
   for (let r = 0; r < runs; r++) {
     g.push(await markFps(cuda, width, height, n, gw, ring));
     c.push(await markFps(cpu, width, height, Math.max(32, n / 8), cw, ring));
-    log(`${size} run ${r + 1}: cuda ${g.at(-1)?.toFixed(0)} fps, cpu ${c.at(-1)?.toFixed(1)} fps`);
+    const busy = g.at(-1)?.mainThreadBusy;
+    const mainThread = busy === undefined ? '' : ` (main thread busy ${(busy * 100).toFixed(0)}%)`;
+    log(`${size} run ${r + 1}: cuda ${g.at(-1)?.fps.toFixed(0)} fps${mainThread}, cpu ${c.at(-1)?.fps.toFixed(1)} fps`);
   }
   await ring.pool.close();
-  fps.push({ size, cudaFps: median(g), cpuFps: median(c), runsCuda: g, runsCpu: c });
+  const busy = g.flatMap((m) => m.mainThreadBusy ?? []);
+  fps.push({
+    size,
+    cudaFps: median(g.map((m) => m.fps)),
+    cpuFps: median(c.map((m) => m.fps)),
+    ...(busy.length > 0 && { cudaMainThreadBusy: median(busy) }),
+    runsCuda: g,
+    runsCpu: c,
+  });
   save();
 }
 report.fps = fps;
@@ -103,13 +115,20 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-bench-gpu-'));
 log('making the ingest clip');
 const clip = await makeClip(bins, work, 1920, 1080, Number(values['clip-seconds']));
 const times = { plain: [] as number[], cuda: [] as number[], cpu: [] as number[] };
+const parts: Record<string, StagePart[] | undefined> = {};
 for (let r = 0; r < Number(values['ingest-runs']); r++) {
   const dir = (name: string) => fs.mkdtempSync(path.join(work, `${name}-`));
-  times.plain.push(await plainTranscode(bins, clip, dir('plain')));
-  times.cuda.push(await markedTranscode(bins, clip, dir('cuda'), cuda));
-  if (r === 0) times.cpu.push(await markedTranscode(bins, clip, dir('cpu'), cpu));
-  log(`ingest run ${r + 1}: plain ${times.plain.at(-1)?.toFixed(1)} s, cuda ${times.cuda.at(-1)?.toFixed(1)} s`);
-  if (r === 0) log(`ingest, CPU pool: ${times.cpu[0]?.toFixed(1)} s`);
+  const ran = {
+    plain: await plainTranscode(bins, clip, dir('plain')),
+    cuda: await markedTranscode(bins, clip, dir('cuda'), cuda),
+    ...(r === 0 && { cpu: await markedTranscode(bins, clip, dir('cpu'), cpu) }),
+  };
+  for (const [way, packaged] of Object.entries(ran)) {
+    times[way as keyof typeof times].push(packaged.seconds);
+    if (r === 0) parts[way] = packaged.parts; // where the CPU went, from the first run
+  }
+  log(`ingest run ${r + 1}: plain ${ran.plain.seconds.toFixed(1)} s, cuda ${ran.cuda.seconds.toFixed(1)} s`);
+  if (ran.cpu) log(`ingest, CPU pool: ${ran.cpu.seconds.toFixed(1)} s`);
 }
 report.ingest = {
   clip: `${clip.width}x${clip.height} ${clip.seconds} s`,
@@ -117,6 +136,7 @@ report.ingest = {
   cudaSeconds: median(times.cuda),
   cpuSeconds: median(times.cpu),
   runs: times,
+  cpuParts: parts,
 };
 report.warnings = warnings;
 fs.rmSync(work, { recursive: true, force: true });
@@ -124,39 +144,4 @@ await Promise.all([cuda.close(), cpu.close(), direct.close()]);
 
 save();
 if (values.json) console.log(JSON.stringify(report, null, 2));
-else printTables(report);
-
-function printTables(r: typeof report): void {
-  const a = r.agreement as Awaited<ReturnType<typeof agreement>>;
-  console.log(`device: ${r.device}; CPU: ${r.cpu}`);
-  const t1 = new Table({ head: [`GPU against CPU (${values['check-size']} frame)`, 'value'] });
-  t1.push(
-    ['forward, worst band relative difference', a.forwardWorstRelative.toExponential(2)],
-    ['inverse, largest difference (grey levels)', a.inverseMaxAbs.toExponential(2)],
-    ['variant A pixels differing (largest)', `${(a.variantA.share * 100).toFixed(3)}% (${a.variantA.max})`],
-    ['variant B pixels differing (largest)', `${(a.variantB.share * 100).toFixed(3)}% (${a.variantB.max})`],
-    [
-      'PSNR of A: CPU / GPU / difference',
-      `${a.psnrCpu.toFixed(3)} / ${a.psnrGpu.toFixed(3)} / ${(a.psnrGpu - a.psnrCpu).toFixed(4)} dB`,
-    ],
-    ['z: CPU-marked CPU-read / GPU-marked CPU-read', `${a.zCpu.toFixed(2)} / ${a.zGpuMarkedCpuRead.toFixed(2)}`],
-    ['z: CPU-marked GPU-read', a.zCpuMarkedGpuRead.toFixed(2)],
-  );
-  console.log(t1.toString());
-  const t2 = new Table({ head: ['size', 'CUDA fps (A+B)', 'CPU pool fps', 'ratio'] });
-  for (const f of r.fps as { size: string; cudaFps: number; cpuFps: number }[])
-    t2.push([f.size, f.cudaFps.toFixed(0), f.cpuFps.toFixed(1), `${(f.cudaFps / f.cpuFps).toFixed(1)}x`]);
-  console.log(t2.toString());
-  const i = r.ingest as { clip: string; plainSeconds: number; cudaSeconds: number; cpuSeconds: number };
-  const t3 = new Table({ head: [`ingest's media work, ${i.clip}`, 'seconds', 'vs plain'] });
-  t3.push(
-    ['plain (x264 CRF 18 fast, AES-128 HLS, stills)', i.plainSeconds.toFixed(1), '1.00x'],
-    [
-      'watermarked, CUDA (decode, mark, two encodes, reference)',
-      i.cudaSeconds.toFixed(1),
-      `${(i.cudaSeconds / i.plainSeconds).toFixed(2)}x`,
-    ],
-    ['watermarked, CPU pool', i.cpuSeconds.toFixed(1), `${(i.cpuSeconds / i.plainSeconds).toFixed(2)}x`],
-  );
-  console.log(t3.toString());
-}
+else printTables(report, values['check-size'] as string);

@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { DtcwtBackend } from '../../gpu/backend.js';
+import { openThreadClock } from '../../gpu/thread-cpu.js';
 import { FramePool } from '../../src/media/frame-pool.js';
 import { yuv420Size } from '../../src/media/video-frames.js';
 import {
@@ -34,6 +35,12 @@ export function ringOfFrames(pinner: DtcwtBackend, width: number, height: number
   return { frames, pool };
 }
 
+export interface MarkRate {
+  fps: number;
+  /** the share of the wall time that Node's main thread was on a CPU (near 1: the main thread is the bound) */
+  mainThreadBusy?: number;
+}
+
 export async function markFps(
   backend: DtcwtBackend,
   width: number,
@@ -41,7 +48,9 @@ export async function markFps(
   frames: number,
   window: number,
   ring: FrameRing,
-): Promise<number> {
+): Promise<MarkRate> {
+  const clock = openThreadClock();
+  const cpuBefore = clock?.seconds() ?? 0;
   const count = patternLength(width, height, DEFAULT_VIDEO_MARK);
   const gains = [0, 1].map((s) => segmentGains(segmentPattern(randomBytes(32), 'bench-gpu', s, count)));
   const source = ring.frames;
@@ -62,5 +71,8 @@ export async function markFps(
     if (pending.length >= window) await pending.shift();
   }
   await Promise.all(pending);
-  return frames / ((performance.now() - started) / 1000);
+  const seconds = (performance.now() - started) / 1000;
+  const busy = clock && (clock.seconds() - cpuBefore) / seconds;
+  clock?.close();
+  return { fps: frames / seconds, ...(busy !== undefined && { mainThreadBusy: busy }) };
 }
