@@ -90,19 +90,20 @@ export async function markedTranscode(
   const job = packageJob(bins, clip, dir);
   const packaged = await metered(async (meter) => {
     meter.marksWith(backend);
-    await packageVariants(job, await variantsOf(bins, clip, job, backend), videoPackaging.markedArgs(job), meter);
+    await packageVariants(job, await variantsOf(job, backend), videoPackaging.markedArgs(job), meter);
   });
   for (const v of ['a', 'b'])
     if (!fs.existsSync(playlistIn(path.join(dir, v)))) throw new Error(`variant ${v} has no playlist`);
   return packaged;
 }
 
-function variantsOf(bins: MediaBinaries, clip: Clip, job: PackageJob, backend: DtcwtBackend) {
+/** Variants A and B of the job's input, marked by the backend with a key of the bench's own. */
+function variantsOf(job: PackageJob, backend: DtcwtBackend) {
   return watermarkEngine('video').variants({
-    bins,
+    bins: job.bins,
     key: randomBytes(32),
     contentId: 'bench-gpu',
-    input: clip.file,
+    input: job.input,
     info: job.info,
     referenceDir: job.dir,
     stills: stillOutputs(job.info, job.dir),

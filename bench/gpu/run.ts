@@ -129,15 +129,16 @@ for (let r = 0; r < Number(values['ingest-runs']); r++) {
   }
   log(`ingest run ${r + 1}: plain ${ran.plain.seconds.toFixed(1)} s, cuda ${ran.cuda.seconds.toFixed(1)} s`);
   if (ran.cpu) log(`ingest, CPU pool: ${ran.cpu.seconds.toFixed(1)} s`);
+  report.ingest = {
+    clip: `${clip.width}x${clip.height} ${clip.seconds} s`,
+    plainSeconds: median(times.plain),
+    cudaSeconds: median(times.cuda),
+    cpuSeconds: median(times.cpu),
+    runs: times,
+    cpuParts: parts,
+  };
+  save(); // after each run: a deadline keeps the runs that finished
 }
-report.ingest = {
-  clip: `${clip.width}x${clip.height} ${clip.seconds} s`,
-  plainSeconds: median(times.plain),
-  cudaSeconds: median(times.cuda),
-  cpuSeconds: median(times.cpu),
-  runs: times,
-  cpuParts: parts,
-};
 report.warnings = warnings;
 fs.rmSync(work, { recursive: true, force: true });
 await Promise.all([cuda.close(), cpu.close(), direct.close()]);
