@@ -96,6 +96,9 @@ for (const size of (values.sizes as string).split(',')) {
     const mainThread = busy === undefined ? '' : ` (main thread busy ${(busy * 100).toFixed(0)}%)`;
     log(`${size} run ${r + 1}: cuda ${g.at(-1)?.fps.toFixed(0)} fps${mainThread}, cpu ${c.at(-1)?.fps.toFixed(1)} fps`);
   }
+  // Whether the frames were pinned: where the driver refuses, the figures are the staging path's.
+  const pinning = { pinnedFrames: cuda.pinning.count, ...(cuda.pinning.refusal && { refusal: cuda.pinning.refusal }) };
+  log(`${size}: ${JSON.stringify(pinning)}`);
   await ring.pool.close();
   const busy = g.flatMap((m) => m.mainThreadBusy ?? []);
   fps.push({
@@ -103,6 +106,7 @@ for (const size of (values.sizes as string).split(',')) {
     cudaFps: median(g.map((m) => m.fps)),
     cpuFps: median(c.map((m) => m.fps)),
     ...(busy.length > 0 && { cudaMainThreadBusy: median(busy) }),
+    pinning,
     runsCuda: g,
     runsCpu: c,
   });

@@ -31,6 +31,8 @@ export class PinnedFrames implements FramePinning {
   private readonly inFlight = new Set<Promise<unknown>>();
   private bytes = 0;
   private refused = false;
+  /** why the driver would not pin, where it would not (the bench reports it beside its figures) */
+  refusal?: string;
 
   constructor(
     private readonly driver: CudaDriver,
@@ -56,6 +58,7 @@ export class PinnedFrames implements FramePinning {
       // frames take the staging path from now on.
       if (!(e instanceof CudaError)) throw e;
       this.refused = true;
+      this.refusal = e.message;
       return undefined;
     }
     this.pins.set(memory, { base, locked });

@@ -77,6 +77,7 @@ describe('pinned frames on the CUDA backend', () => {
     const { cuda, pool } = await openWithPool();
     const run = pooledRun(pool, 4);
     expect(cuda.pinning.count).toBe(0);
+    expect(cuda.pinning.refusal).toMatch(/cuMemHostRegister_v2 failed/);
     const before = shim.copies();
     await expectLikeCpu(cuda.modulate(run.request), run.copy);
     expect(shim.copies().registered).toBe(before.registered);
