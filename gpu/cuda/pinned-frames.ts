@@ -30,8 +30,7 @@ export class PinnedFrames implements FramePinning {
   /** every batch on the device, of any lane, including lanes a failure or close has let go */
   private readonly inFlight = new Set<Promise<unknown>>();
   private bytes = 0;
-  private refused = false;
-  /** why the driver would not pin, where it would not (the bench reports it beside its figures) */
+  /** why no more frames are pinned: the driver's refusal (the bench reports it), or a release */
   refusal?: string;
 
   constructor(
@@ -47,7 +46,7 @@ export class PinnedFrames implements FramePinning {
   }
 
   pinnedFrame(bytes: number): Uint8Array | undefined {
-    if (this.refused || this.bytes + bytes + 2 * ALIGN > this.capBytes) return undefined;
+    if (this.refusal !== undefined || this.bytes + bytes + 2 * ALIGN > this.capBytes) return undefined;
     const memory = new SharedArrayBuffer(bytes + 2 * ALIGN);
     const base = this.driver.addressOf(new Uint8Array(memory));
     const locked = Math.ceil(base / ALIGN) * ALIGN;
@@ -57,7 +56,6 @@ export class PinnedFrames implements FramePinning {
       // A driver that cannot page-lock JS memory (or a lost device, which the next batch reports):
       // frames take the staging path from now on.
       if (!(e instanceof CudaError)) throw e;
-      this.refused = true;
       this.refusal = e.message;
       return undefined;
     }
@@ -74,31 +72,17 @@ export class PinnedFrames implements FramePinning {
 
   async unpin(frames: readonly Uint8Array[]): Promise<void> {
     // Forgotten first, so that no batch started from now on copies them directly; then unlocked
-    // once the batches that may have (those running now) are done. Each keeps its memory alive.
-    const unlocking = frames.flatMap((f) => this.forget(f.buffer) ?? []);
+    // once the batches that may have (those running now) are done.
+    const unlocking = this.forget(frames.map((f) => f.buffer));
     if (unlocking.length === 0) return;
     await Promise.allSettled([...this.inFlight]);
-    attemptAll(
-      unlocking.map(
-        ([locked]) =>
-          () =>
-            this.driver.unregister(locked),
-      ),
-    );
+    this.unlock(unlocking);
   }
 
   /** Unpins everything now (closing the backend, or after a driver error, once its batches are done). */
   releaseAll(): void {
-    this.refused = true;
-    const unlocking = [...this.pins.keys()].flatMap((m) => this.forget(m) ?? []);
-    // a lost device has unlocked them already
-    attemptAll(
-      unlocking.map(
-        ([locked]) =>
-          () =>
-            this.driver.unregister(locked),
-      ),
-    );
+    this.refusal ??= 'the backend let its pinned memory go';
+    this.unlock(this.forget([...this.pins.keys()])); // a lost device has unlocked them already
   }
 
   /** how many frames are pinned now (for tests and the bench) */
@@ -106,11 +90,18 @@ export class PinnedFrames implements FramePinning {
     return this.pins.size;
   }
 
-  private forget(memory: ArrayBufferLike): [[number, ArrayBufferLike]] | undefined {
-    const pin = this.pins.get(memory);
-    if (pin === undefined) return undefined;
-    this.pins.delete(memory);
-    this.bytes -= memory.byteLength;
-    return [[pin.locked, memory]];
+  /** Drops the pins of these buffers (others are skipped): each with its memory, kept alive until unlocked. */
+  private forget(memory: readonly ArrayBufferLike[]): (Pin & { memory: ArrayBufferLike })[] {
+    return memory.flatMap((m) => {
+      const pin = this.pins.get(m);
+      if (pin === undefined) return [];
+      this.pins.delete(m);
+      this.bytes -= m.byteLength;
+      return [{ ...pin, memory: m }];
+    });
+  }
+
+  private unlock(pins: readonly Pin[]): void {
+    attemptAll(pins.map((pin) => () => this.driver.unregister(pin.locked)));
   }
 }
