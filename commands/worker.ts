@@ -53,11 +53,21 @@ export function worker(opts: WorkerOptions): Promise<number> {
       process.once('SIGTERM', () => resolve('SIGTERM'));
       process.once('SIGINT', () => resolve('SIGINT'));
     });
-    clearInterval(alive);
     ctx.log.info('worker stopping', { signal, ingest: ingest?.running ?? null });
     // Both at once: the forensics queue must not take a new case while the ingest is given back.
-    await Promise.all([ingest?.stop(), forensics?.stop()]);
-    await backend.close();
+    const stopped = Promise.all([ingest?.stop(), forensics?.stop()]).then(() => backend.close());
+    // The process stays up until the stop is done, and says so while it waits: a stop left waiting
+    // must show as a worker that names its job, not as Node's exit 13 (the event loop ran dry).
+    const waiting = setInterval(
+      () => ctx.log.warn('worker still stopping', { signal, ingest: ingest?.running ?? null }),
+      10_000,
+    );
+    try {
+      await stopped;
+    } finally {
+      clearInterval(waiting);
+      clearInterval(alive);
+    }
     ctx.log.info('worker stopped', { signal });
     return signal === 'SIGINT' ? 130 : 0;
   });

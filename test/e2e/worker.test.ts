@@ -99,7 +99,7 @@ describe('drm worker', () => {
       const id = await queueFilm('Stopped');
       const first = await startWorker();
       await jobUntil(id, underWay);
-      expect(await first.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+      expect(await first.stop('SIGTERM'), first.stderr()).toEqual({ code: 0, signal: null });
       expect(first.stderr()).toContain('"ingest job given back to the queue"');
       expect(await show(id)).toMatchObject({ status: 'queued', worker: null, attempts: 0 });
       const second = await startWorker();
