@@ -56,12 +56,16 @@ export function worker(opts: WorkerOptions): Promise<number> {
     ctx.log.info('worker stopping', { signal, ingest: ingest?.running ?? null });
     // Both at once: the forensics queue must not take a new case while the ingest is given back.
     const stopped = Promise.all([ingest?.stop(), forensics?.stop()]).then(() => backend.close());
-    // The process stays up until the stop is done, and says so while it waits: a stop left waiting
-    // must show as a worker that names its job, not as Node's exit 13 (the event loop ran dry).
-    const waiting = setInterval(
-      () => ctx.log.warn('worker still stopping', { signal, ingest: ingest?.running ?? null }),
-      10_000,
-    );
+    // The process stays up until the stop is done, and says so while it waits (an analysis may take
+    // minutes to finish): a stop left waiting must show as a worker that names its work, not as
+    // Node's exit 13, which is what a dry event loop under a pending await gives.
+    const waiting = setInterval(() => {
+      ctx.log.info('worker still stopping', {
+        signal,
+        ingest: ingest?.running ?? null,
+        cases: forensics?.running ?? [],
+      });
+    }, 10_000);
     try {
       await stopped;
     } finally {

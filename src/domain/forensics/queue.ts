@@ -77,6 +77,11 @@ export class ForensicsQueue {
     this.backend = undefined;
   }
 
+  /** The ids of the cases analysed here now. */
+  get running(): string[] {
+    return this.runner.runningIds;
+  }
+
   /** Looks for waiting cases now (after an async case was queued). */
   wake(): void {
     this.runner.wake();
