@@ -1,4 +1,8 @@
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuDirectBackend } from '../../gpu/cpu-direct.js';
 import { CudaBackend } from '../../gpu/cuda/backend.js';
@@ -21,6 +25,27 @@ beforeAll(() => {
 
 afterEach(() => shim.reset());
 
+function ptxasVersion(): string | undefined {
+  try {
+    return execFileSync('ptxas', ['--version'], { encoding: 'utf8' });
+  } catch {
+    return undefined;
+  }
+}
+
+/** ptxas's resource report for one module's committed PTX compiled for `arch`. */
+function assemble(module: string, arch: string): string {
+  const ptx = fileURLToPath(new URL(`../../gpu/cuda/ptx/${module}.ptx`, import.meta.url));
+  const out = path.join(os.tmpdir(), `drm-ptxas-${process.pid}-${module}-${arch}.cubin`);
+  try {
+    const run = spawnSync('ptxas', [`-arch=${arch}`, '-v', ptx, '-o', out], { encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    return run.stderr + run.stdout;
+  } finally {
+    fs.rmSync(out, { force: true });
+  }
+}
+
 describe('CUDA kernels as committed PTX', () => {
   it('has PTX made from the current .cu sources, by the compiler the manifest names', () => {
     const manifest = readPtxManifest();
@@ -34,6 +59,19 @@ describe('CUDA kernels as committed PTX', () => {
       const ptx = ptxText(module);
       expect(ptx).toMatch(/\.target sm_75/);
       for (const k of kernels) expect(ptx).toContain(`.visible .entry ${k}(`);
+    }
+  });
+
+  // The driver JIT-compiles the PTX for the card in hand; ptxas is that compiler offline, so where the
+  // toolkit is present a kernel that would not load, or would spill registers to memory, fails here.
+  it.skipIf(!ptxasVersion())('assembles for Turing and Hopper as the driver would, without spilling registers', () => {
+    for (const [module, kernels] of Object.entries(KERNEL_MODULES)) {
+      for (const arch of ['sm_75', 'sm_90']) {
+        const report = assemble(module, arch);
+        for (const k of kernels)
+          expect(report, `${module} for ${arch}`).toContain(`entry function '${k}' for '${arch}'`);
+        expect(report, `${module} for ${arch}`).not.toMatch(/[1-9]\d* bytes spill (stores|loads)/);
+      }
     }
   });
 
