@@ -45,8 +45,8 @@ ${readingSection(input)}
 ${framesSection(input)}
 ${methodSection(input)}
 ${segmentsAppendix(input)}
-<footer>This document renders forensic case ${row.id} as the service stored it when the analysis ended; the same figures are in the case
-record (GET /api/v1/forensics/cases/${row.id}). Rendered by ${input.software}.
+<footer>This document renders forensic case ${row.id} as the service stored it when the analysis ended; the same
+figures are in the case record (GET /api/v1/forensics/cases/${row.id}). Rendered by ${input.software}.
 ${signatureNote(input)}</footer>
 </main>
 </body>
@@ -59,8 +59,9 @@ ${new Html(SIGNATURE_SLOT)}
 /** How a reader checks that the document is the one the deployment issued. */
 function signatureNote(input: ReportInput): Html {
   if (!input.signingKey) return html``;
-  return html`<p class="signature">The deployment signs this file: a comment at its very end holds the SHA-256 of the file (with that
-comment emptied to <code>${SIGNATURE_SLOT}</code>) and an Ed25519 signature of it by the key <code class="bits">${input.signingKey}</code>.
+  return html`<p class="signature">The deployment signs this file: a comment at its very end holds the SHA-256 of the
+file (with that comment emptied to <code>${SIGNATURE_SLOT}</code>) and an Ed25519 signature of it by the key
+<code class="bits">${input.signingKey}</code>.
 <code>drm cases verify</code> checks both; changing any byte of the report breaks them.</p>`;
 }
 

@@ -20,14 +20,18 @@ export interface ReportInput {
   leakKeptUntil?: number | null;
 }
 
-const rows = (pairs: Array<[string, unknown]>) =>
-  html`<table class="facts"><tbody>${pairs.map(([k, v]) => html`<tr><th scope="row">${k}</th><td>${v}</td></tr>`)}</tbody></table>`;
+const rows = (pairs: Array<[string, unknown]>) => {
+  const cells = pairs.map(([k, v]) => html`<tr><th scope="row">${k}</th><td>${v}</td></tr>`);
+  return html`<table class="facts"><tbody>${cells}</tbody></table>`;
+};
 
 const code = (v: string | null | undefined) => (v ? html`<code>${v}</code>` : NOT_RECORDED);
 
 export function contentName(input: ReportInput): Html {
   const { content } = input;
-  return html`${content.title ? html`“${content.title}”` : html`<span class="missing">no longer in the catalog</span>`} (${content.type}, id <code>${content.id}</code>)`;
+  const gone = html`<span class="missing">no longer in the catalog</span>`;
+  const title = content.title ? html`“${content.title}”` : gone;
+  return html`${title} (${content.type}, id <code>${content.id}</code>)`;
 }
 
 /** Who opened the case: the organization and the name of its key, or the operator. */
@@ -64,7 +68,8 @@ function custody(input: ReportInput): Html | string {
   if (input.leakKeptUntil === undefined) return '';
   if (input.leakKeptUntil === null)
     return 'The deployment no longer keeps the file: it is deleted once its retention period ends.';
-  return html`The deployment keeps the file in its store until ${utc(input.leakKeptUntil)}, then deletes it; until then the operator can produce it.`;
+  return html`The deployment keeps the file in its store until ${utc(input.leakKeptUntil)}, then deletes it; until then
+    the operator can produce it.`;
 }
 
 /** The file that was analysed, identified so that anyone can check it is the same one. */
@@ -77,12 +82,14 @@ export function leakSection(input: ReportInput): Html {
     ['Size', byteSize(leak?.bytes ?? row.uploadBytes)],
     ['Duration', duration(leak?.durationSeconds)],
     ['Analysed', utc(leak?.analysedAt ?? row.completedAt)],
-  ])}<p class="note">The SHA-256 digest identifies the file exactly: computing it again (for example with <code>sha256sum</code>) over a copy
-  proves the copy is the file analysed here, bit for bit. ${custody(input)}</p></section>`;
+  ])}<p class="note">The SHA-256 digest identifies the file exactly: computing it again (for example with
+  <code>sha256sum</code>) over a copy proves the copy is the file analysed here, bit for bit.
+  ${custody(input)}</p></section>`;
 }
 
 function walletText(e: Evidence): Html {
-  return html`<code>${e.wallet.address}</code> (${e.wallet.hasOwnWallet ? 'the viewer’s own wallet' : 'a wallet the service issued to the viewer'})`;
+  const whose = e.wallet.hasOwnWallet ? 'the viewer’s own wallet' : 'a wallet the service issued to the viewer';
+  return html`<code>${e.wallet.address}</code> (${whose})`;
 }
 
 /**
@@ -95,40 +102,47 @@ export function chainSection(input: ReportInput): Html {
   const e = visible.evidence;
   let body: Html;
   if (e) {
-    body = rows([
-      [
-        'API key',
-        e.apiKey
-          ? html`<code>${e.apiKey.prefix}…</code> “${e.apiKey.name}” (id <code>${e.apiKey.id}</code>)`
-          : NOT_RECORDED,
-      ],
-      [
-        'Organization',
-        html`${e.organization.name} (id <code>${e.organization.id}</code>${e.organization.email ? html`, ${e.organization.email}` : ''})`,
-      ],
-      ['Wallet', walletText(e)],
-      [
-        'Session',
-        html`<code>${e.session.id}</code>: started ${utc(e.session.createdAt)}, valid until ${utc(e.session.expiresAt)}, ${byteSize(e.session.bytesServed)} served`,
-      ],
-      [
-        'Viewer',
-        html`“${e.viewer.externalViewerId}” as the organization calls them (viewer id <code>${e.viewer.viewerId}</code>)`,
-      ],
-      ['Viewer’s permanent id', html`<code class="bits">${e.session.binaryId}</code> (40 bits)`],
-      ['IP address', e.viewer.ipAddress ?? NOT_RECORDED],
-      ['User agent', e.viewer.userAgent ?? NOT_RECORDED],
-      ['Date', html`the session started ${utc(e.session.createdAt)}`],
-      [
-        'Sessions of this content',
-        `${e.viewerSessions} (every one carries the same mark; the session above received the most)`,
-      ],
-    ]);
+    body = rows(chainRows(e));
   } else if (visible.matchedOutsideOrganization) {
-    body = html`<p>The best match is a viewer of <strong>another organization</strong>. Identities of other organizations’ viewers are not shown to
-    this organization; the platform operator holds the full record of this case.</p>`;
+    body = html`<p>The best match is a viewer of <strong>another organization</strong>. Identities of other
+    organizations’ viewers are not shown to this organization; the platform operator holds the full record of this
+    case.</p>`;
   } else {
     body = html`<p>No viewer is named, so there is no chain to show.</p>`;
   }
   return html`<section class="keep"><h2>Evidence chain</h2>${body}</section>`;
+}
+
+/** The chain's rows for a viewer the reader may see. */
+function chainRows(e: Evidence): Array<[string, unknown]> {
+  const email = e.organization.email ? html`, ${e.organization.email}` : '';
+  const served = byteSize(e.session.bytesServed);
+  return [
+    [
+      'API key',
+      e.apiKey
+        ? html`<code>${e.apiKey.prefix}…</code> “${e.apiKey.name}” (id <code>${e.apiKey.id}</code>)`
+        : NOT_RECORDED,
+    ],
+    ['Organization', html`${e.organization.name} (id <code>${e.organization.id}</code>${email})`],
+    ['Wallet', walletText(e)],
+    [
+      'Session',
+      html`<code>${e.session.id}</code>: started ${utc(e.session.createdAt)}, valid until
+        ${utc(e.session.expiresAt)}, ${served} served`,
+    ],
+    [
+      'Viewer',
+      html`“${e.viewer.externalViewerId}” as the organization calls them (viewer id
+        <code>${e.viewer.viewerId}</code>)`,
+    ],
+    ['Viewer’s permanent id', html`<code class="bits">${e.session.binaryId}</code> (40 bits)`],
+    ['IP address', e.viewer.ipAddress ?? NOT_RECORDED],
+    ['User agent', e.viewer.userAgent ?? NOT_RECORDED],
+    ['Date', html`the session started ${utc(e.session.createdAt)}`],
+    [
+      'Sessions of this content',
+      `${e.viewerSessions} (every one carries the same mark; the session above received the most)`,
+    ],
+  ];
 }

@@ -15,33 +15,40 @@ export function findingSection(input: ReportInput): Html {
   if (row.status === 'processing')
     text = html`The analysis has <strong>not finished</strong>: this report is preliminary and states no finding.`;
   else if (row.status === 'failed' || !report)
-    text = html`The analysis <strong>failed</strong>: ${row.failureReason ?? 'no reason was recorded'}. It states no finding.`;
+    text = html`The analysis <strong>failed</strong>: ${row.failureReason ?? 'no reason was recorded'}. It states no
+      finding.`;
   else if (typeof unmatched === 'string')
     text = html`<strong>No match.</strong> The leak does not line up with ${contentName(input)}: ${unmatched}.`;
   else if (e && row.classification === 'strong_match') {
-    text = html`<strong>Strong match.</strong> The leaked copy of ${contentName(input)} carries the watermark of the viewer “${e.viewer.externalViewerId}” of
-      ${e.organization.name}, who streamed it in session <code>${e.session.id}</code> starting ${utc(e.session.createdAt)} from the IP address
-      ${e.viewer.ipAddress ?? '(not recorded)'}. The chance that an innocent viewer fits the leak this well is ${innocentChance(report.identificationProbability)}.`;
+    text = html`<strong>Strong match.</strong> The leaked copy of ${contentName(input)} carries the watermark of the
+      viewer “${e.viewer.externalViewerId}” of ${e.organization.name}, who streamed it in session
+      <code>${e.session.id}</code> starting ${utc(e.session.createdAt)} from the IP address
+      ${e.viewer.ipAddress ?? '(not recorded)'}. The chance that an innocent viewer fits the leak this well is
+      ${innocentChance(report.identificationProbability)}.`;
   } else if (e) {
     // a case decided before weak results stopped naming anyone
-    text = html`<strong>Weak match</strong> (a lead, not proof): the best fit was the viewer “${e.viewer.externalViewerId}” of ${e.organization.name}.`;
+    text = html`<strong>Weak match</strong> (a lead, not proof): the best fit was the viewer
+      “${e.viewer.externalViewerId}” of ${e.organization.name}.`;
   } else if (visible.matchedOutsideOrganization) {
     text = html`<strong>Strong match</strong> with a viewer of another organization, whose identity is not shown here.`;
   } else if (report.matchesUnmarkedSessions) {
-    text = html`<strong>No match.</strong> The leak reads as variant A throughout, as served to sessions whose license had watermarking turned off:
-      it was taken from such a session, and nobody can be named.`;
+    text = html`<strong>No match.</strong> The leak reads as variant A throughout, as served to sessions whose license
+      had watermarking turned off: it was taken from such a session, and nobody can be named.`;
   } else if (row.classification === 'weak_match') {
-    text = html`<strong>Weak match: nobody is named.</strong> ${report.fitting ?? 'Several'} viewer(s) fit the ${report.decidedBits ?? ''} bits the leak
-      decides, and the chance that an innocent viewer would fit them is ${innocentChance(report.identificationProbability)}, too high to name anyone.
-      The candidates are listed below.`;
+    text = html`<strong>Weak match: nobody is named.</strong> ${report.fitting ?? 'Several'} viewer(s) fit the
+      ${report.decidedBits ?? ''} bits the leak decides, and the chance that an innocent viewer would fit them is
+      ${innocentChance(report.identificationProbability)}, too high to name anyone. The candidates are listed below.`;
   } else if (row.classification === 'mixed_copy' && report.mixed?.named) {
-    text = html`<strong>Mixed copy: two viewers named.</strong> The leaked copy of ${contentName(input)} is an average of the copies of two viewers,
-      who are listed below with their sessions. The chance that an innocent viewer completes such a pair is ${atMost(report.mixed.pairProbability ?? 1)}.`;
+    text = html`<strong>Mixed copy: two viewers named.</strong> The leaked copy of ${contentName(input)} is an average
+      of the copies of two viewers, who are listed below with their sessions. The chance that an innocent viewer
+      completes such a pair is ${atMost(report.mixed.pairProbability ?? 1)}.`;
   } else if (row.classification === 'mixed_copy') {
-    text = html`<strong>Mixed copy: nobody is named.</strong> No single viewer’s copy explains what the leak reads: it was put together from the copies
-      of ${report.mixed?.leastSources ? html`at least ${report.mixed.leastSources}` : 'more than three'} viewers. The suspects are listed below.`;
+    const sources = report.mixed?.leastSources ? html`at least ${report.mixed.leastSources}` : 'more than three';
+    text = html`<strong>Mixed copy: nobody is named.</strong> No single viewer’s copy explains what the leak reads: it
+      was put together from the copies of ${sources} viewers. The suspects are listed below.`;
   } else
-    text = html`<strong>No match.</strong> The leak does not carry the mark of any viewer who streamed ${contentName(input)} clearly enough to name anyone.`;
+    text = html`<strong>No match.</strong> The leak does not carry the mark of any viewer who streamed
+      ${contentName(input)} clearly enough to name anyone.`;
   return html`<section class="finding ${row.classification ?? row.status}"><h2>Finding</h2><p>${text}</p></section>`;
 }
 
@@ -53,8 +60,13 @@ function bitGrid(readout: string, viewerBits: string): Html {
     const cls = r === '?' ? 'unread' : r === v ? 'agree' : 'disagree';
     return html`<td class="${cls}"><span class="pos">${b}</span>${r}<br>${v}</td>`;
   });
-  return html`<table class="bitgrid"><tbody><tr><th scope="row">bit<br>leak<br>viewer</th>${cells}</tr></tbody></table>`;
+  const head = html`<th scope="row">bit<br>leak<br>viewer</th>`;
+  return html`<table class="bitgrid"><tbody><tr>${head}${cells}</tr></tbody></table>`;
 }
+
+const bitFigure = (readout: string, viewerBits: string) =>
+  html`<figure class="keep">${bitGrid(readout, viewerBits)}<figcaption>The 40 bits of the viewer’s permanent id
+(bottom) under what the leak decides of each (top; ? where it decides nothing).</figcaption></figure>`;
 
 const legendItem = (colour: string, text: string) =>
   html`<span class="item"><span class="swatch" style="background:${colour}"></span>${text}</span>`;
@@ -79,32 +91,38 @@ export function readingSection(input: ReportInput): Html {
       ];
   return html`<section><h2>What the leak reads</h2>
 <figure class="keep">${segmentPlot(segments, viewerBits, DECIDED_Z)}
-<figcaption>Each bar is one 10-second segment of the original that the leak contains: its score z says how strongly the leak carries
-variant A (up) or variant B (down). A bar beyond the dashed lines at ±${DECIDED_Z} decides its bit on its own.
+<figcaption>Each bar is one 10-second segment of the original that the leak contains: its score z says how strongly the
+leak carries variant A (up) or variant B (down). A bar beyond the dashed lines at ±${DECIDED_Z} decides its bit on
+its own.
 ${viewerBits ? 'Under each bar: the bit the named viewer was served there (0 = A, 1 = B).' : ''}
 <span class="legend">${legend}</span></figcaption></figure>
-${viewerBits ? html`<figure class="keep">${bitGrid(readout, viewerBits)}<figcaption>The 40 bits of the viewer’s permanent id (bottom) under what the leak decides of each (top; ? where it decides nothing).</figcaption></figure>` : ''}
+${viewerBits ? bitFigure(readout, viewerBits) : ''}
 <h3>What the leak can and cannot show</h3>
 ${chanceParagraph(input, report)}
 ${verdictDetails(report)}
 </section>`;
 }
 
+const PICTURES_NOT_KEPT = 'Not recorded: this case was analysed before pictures were kept.';
+
 /** The leak's pictures beside the original's at the moments the detector lined up. */
 export function framesSection(input: ReportInput): Html {
   const leak = input.visible.report?.leak;
-  if (!leak)
-    return html`<section><h2>Pictures</h2><p class="missing">Not recorded: this case was analysed before pictures were kept.</p></section>`;
+  if (!leak) return html`<section><h2>Pictures</h2><p class="missing">${PICTURES_NOT_KEPT}</p></section>`;
   if (leak.frames.length === 0)
     return html`<section><h2>Pictures</h2><p>${leak.framesNote ?? 'No pictures were made.'}</p></section>`;
+  const shot = (src: string, what: string, seconds: number) => {
+    const at = `${seconds.toFixed(1)} s`;
+    return html`<div><img src="${src}" alt="the ${what} at ${at}"><span>${what}, ${at}</span></div>`;
+  };
   const pairs = leak.frames.map(
     (f) => html`<figure class="pair">
-<div class="shots"><div><img src="${f.leak}" alt="the leak at ${f.leakSeconds.toFixed(1)} s"><span>leak, ${f.leakSeconds.toFixed(1)} s</span></div>
-<div><img src="${f.original}" alt="the original at ${f.originalSeconds.toFixed(1)} s"><span>original, ${f.originalSeconds.toFixed(1)} s</span></div></div>
+<div class="shots">${shot(f.leak, 'leak', f.leakSeconds)}
+${shot(f.original, 'original', f.originalSeconds)}</div>
 <figcaption>Segment ${f.segment}</figcaption></figure>`,
   );
   return html`<section><h2>Pictures side by side</h2>
-<p>Moments of the leak beside the moments of the original the analysis lined them up with. The original is shown as the service packaged
-it (variant A; the two variants differ only by the invisible mark).</p>
+<p>Moments of the leak beside the moments of the original the analysis lined them up with. The original is shown
+as the service packaged it (variant A; the two variants differ only by the invisible mark).</p>
 <div class="pairs">${pairs}</div></section>`;
 }

@@ -8,29 +8,35 @@ import { agreementOf } from './segment-plot.js';
 export function methodSection(input: ReportInput): Html {
   const video = input.content.type === 'video';
   const where = video
-    ? 'a pattern hidden in the fine detail of the picture (its wavelet coefficients, computed with a dual-tree complex wavelet transform), too faint to see'
+    ? 'a pattern hidden in the fine detail of the picture (its wavelet coefficients, computed with a dual-tree ' +
+      'complex wavelet transform), too faint to see'
     : 'a pattern hidden in the sound’s spectrum (computed with a short-time Fourier transform), too faint to hear';
   const align = video
-    ? 'in time (which moment of the original each frame shows), in space (any crop, scaling or border) and in brightness'
+    ? 'in time (which moment of the original each frame shows), in space (any crop, scaling or border) and in ' +
+      'brightness'
     : 'in time (where the excerpt starts, and any change of speed)';
   return html`<section><h2>The method in plain words</h2>
-<p>When the content was added to the service, every ${SEGMENT_SECONDS}-second segment was prepared twice, as <em>variant A</em> and
-<em>variant B</em>. The two differ only by ${where}; the pattern comes from a secret key the service holds.</p>
-<p>Every viewer has a permanent id of ${ID_BITS} bits (zeros and ones). When a viewer streams the content, segment number <var>s</var> is
-sent as variant A where bit <var>s</var> mod ${ID_BITS} of their id is 0 and as variant B where it is 1. Every viewer therefore receives a copy
-that looks and sounds the same as everyone else’s but carries its own sequence of A and B, repeating every ${ID_BITS} segments.</p>
-<p>To analyse a leak, the service first lines it up with the original ${align}, so that each part of the leak is compared with the part of
-the original it came from. For each segment it then measures whether the leak carries the A pattern or the B pattern, as a score <var>z</var>:
-positive for A, negative for B, near zero when the segment carries neither. The score is calibrated so that, without a mark, it behaves like
-a standard random number; a score beyond ±${DECIDED_Z} decides the segment’s bit on its own.</p>
-<p>Finally the scores are compared with the id of every viewer who streamed the content, and two questions are answered apart. Is this
-content’s mark in the copy at all? The scores added up along the best-fitting viewer’s bits say how unlikely they are by chance (the mark
-figure, a Gaussian tail bound that holds whatever the picture or the attack). Could the viewer the leak points at be innocent? A segment
-decides at most one bit, so that is bounded by the decided bits alone: the service counts how many ids it gave out in each of the codes its
-ids are drawn from, and bounds the chance that an innocent’s id shows the same decided bits, whether one viewer made the copy or several
-spliced or averaged theirs (the identification figure: the sum, over the other viewers, of the chance that each shows those bits). A
-viewer is named only when exactly one fits every decided bit and that chance is at most one in a million. The model, its assumptions and
-the formula are in the service’s documentation (docs/forensics.md).</p>
+<p>When the content was added to the service, every ${SEGMENT_SECONDS}-second segment was prepared twice, as
+<em>variant A</em> and <em>variant B</em>. The two differ only by ${where}; the pattern comes from a secret key the
+service holds.</p>
+<p>Every viewer has a permanent id of ${ID_BITS} bits (zeros and ones). When a viewer streams the content, segment
+number <var>s</var> is sent as variant A where bit <var>s</var> mod ${ID_BITS} of their id is 0 and as variant B where
+it is 1. Every viewer therefore receives a copy that looks and sounds the same as everyone else’s but carries its own
+sequence of A and B, repeating every ${ID_BITS} segments.</p>
+<p>To analyse a leak, the service first lines it up with the original ${align}, so that each part of the leak is
+compared with the part of the original it came from. For each segment it then measures whether the leak carries the A
+pattern or the B pattern, as a score <var>z</var>: positive for A, negative for B, near zero when the segment carries
+neither. The score is calibrated so that, without a mark, it behaves like a standard random number; a score beyond
+±${DECIDED_Z} decides the segment’s bit on its own.</p>
+<p>Finally the scores are compared with the id of every viewer who streamed the content, and two questions are
+answered apart. Is this content’s mark in the copy at all? The scores added up along the best-fitting viewer’s bits
+say how unlikely they are by chance (the mark figure, a Gaussian tail bound that holds whatever the picture or the
+attack). Could the viewer the leak points at be innocent? A segment decides at most one bit, so that is bounded by the
+decided bits alone: the service counts how many ids it gave out in each of the codes its ids are drawn from, and
+bounds the chance that an innocent’s id shows the same decided bits, whether one viewer made the copy or several
+spliced or averaged theirs (the identification figure: the sum, over the other viewers, of the chance that each shows
+those bits). A viewer is named only when exactly one fits every decided bit and that chance is at most one in a
+million. The model, its assumptions and the formula are in the service’s documentation (docs/forensics.md).</p>
 </section>`;
 }
 
@@ -56,13 +62,16 @@ export function segmentsAppendix(input: ReportInput): Html {
       const read = s.z >= DECIDED_Z ? 'A (0)' : s.z <= -DECIDED_Z ? 'B (1)' : 'undecided';
       const bit = viewerBits?.[s.index % ID_BITS];
       const agreement = agreementOf(s.z, bit, DECIDED_Z);
-      return html`<tr><td>${s.index}</td><td>${s.index % ID_BITS}</td><td>${s.coverage.toFixed(1)} s</td><td class="num">${s.z.toFixed(2)}</td><td>${read}</td>${
-        viewerBits
-          ? html`<td>${VARIANT[bit ?? ''] ?? '?'}</td><td class="${agreement}">${AGREEMENT_TEXT[agreement]}</td>`
-          : ''
-      }</tr>`;
+      const position = html`<td>${s.index}</td><td>${s.index % ID_BITS}</td><td>${s.coverage.toFixed(1)} s</td>`;
+      const reading = html`<td class="num">${s.z.toFixed(2)}</td><td>${read}</td>`;
+      const served = viewerBits
+        ? html`<td>${VARIANT[bit ?? ''] ?? '?'}</td><td class="${agreement}">${AGREEMENT_TEXT[agreement]}</td>`
+        : '';
+      return html`<tr>${position}${reading}${served}</tr>`;
     });
-  const head = html`<tr><th>segment</th><th>bit</th><th>leak covers</th><th>z</th><th>leak reads</th>${viewerBits ? html`<th>viewer was served</th><th>reading</th>` : ''}</tr>`;
+  const servedHead = viewerBits ? html`<th>viewer was served</th><th>reading</th>` : '';
+  const leakHead = html`<th>segment</th><th>bit</th><th>leak covers</th><th>z</th><th>leak reads</th>`;
+  const head = html`<tr>${leakHead}${servedHead}</tr>`;
   const alignment = Object.entries(report.detection.alignment).map(
     ([k, v]) => html`<li><code>${k}</code>: ${String(v)}</li>`,
   );

@@ -30,23 +30,27 @@ export function chanceParagraph(input: ReportInput, report: ForensicReport): Htm
   const identification =
     report.identificationProbability === null
       ? html`This case was decided before the service computed the second figure; it states none.`
-      : html`The second question is whether the person the leak points at could be innocent. The leak decides ${decided} of the
-    ${ID_BITS} bits of an id, and no amount of signal says more about a person than those bits do: another viewer whose id happens to
-    show the same ${decided} bits, or a copy that several viewers spliced or averaged to spell them, would read exactly the same. Counting how
-    many ids of each kind the service has given out, the chance that an innocent viewer fits these bits is
+      : html`The second question is whether the person the leak points at could be innocent.
+    The leak decides ${decided} of the ${ID_BITS} bits of an id, and no amount of signal says more about a person than
+    those bits do: another viewer whose id happens to show the same ${decided} bits, or a copy that several viewers
+    spliced or averaged to spell them, would read exactly the same. Counting how many ids of each kind the service has
+    given out, the chance that an innocent viewer fits these bits is
     ${innocentChance(report.identificationProbability)} (the <em>identification figure</em>).
     ${report.classification === 'strong_match' ? html`Only ${who} fits them.` : ''}`;
-  return html`<p class="chance">The leak was compared with ${everyone} who streamed this content marked${
-    report.matchesUnmarkedSessions ? ' (and with the plain copy served to unmarked sessions)' : ''
-  }. Two questions are answered separately. The first is whether the copy carries this content’s mark at all: if it carried none, the
-    probability that it would read as strongly as it does is ${mark} (the <em>mark figure</em>). It can be astronomically small, and it says
-    nothing about who made the copy.</p>
+  const unmarked = report.matchesUnmarkedSessions ? ' (and with the plain copy served to unmarked sessions)' : '';
+  const nobodyElse =
+    N === 1 ? ' (here nobody else streamed the content marked, so nobody else could be named in their place)' : '';
+  const classification = html`<strong>${(report.classification ?? 'no_match').replace('_', ' ')}</strong>`;
+  const reason = report.reason ? html`: ${report.reason}` : '';
+  return html`<p class="chance">The leak was compared with ${everyone} who streamed this content marked${unmarked}.
+    Two questions are answered separately. The first is whether the copy carries this content’s mark at all: if it
+    carried none, the probability that it would read as strongly as it does is ${mark} (the <em>mark figure</em>). It
+    can be astronomically small, and it says nothing about who made the copy.</p>
 <p class="chance">${identification}</p>
-<p class="chance">A viewer is named only when the mark figure is at most ${probability(STRONG_FP)}, exactly one viewer fits every
-    decided bit, no segment is read against them, and the identification figure is at most ${probability(strongBelow)}${
-      N === 1 ? ' (here nobody else streamed the content marked, so nobody else could be named in their place)' : ''
-    }. With fewer decided bits the result lists the viewers who fit and names none; a mark figure above ${probability(WEAK_FP)} is no
-    match. This case is a <strong>${(report.classification ?? 'no_match').replace('_', ' ')}</strong>${report.reason ? html`: ${report.reason}` : ''}.</p>`;
+<p class="chance">A viewer is named only when the mark figure is at most ${probability(STRONG_FP)}, exactly one viewer
+    fits every decided bit, no segment is read against them, and the identification figure is at most
+    ${probability(strongBelow)}${nobodyElse}. With fewer decided bits the result lists the viewers who fit and names
+    none; a mark figure above ${probability(WEAK_FP)} is no match. This case is a ${classification}${reason}.</p>`;
 }
 
 /** A listed candidate's row: a viewer the reader may see, or the plain copy of unmarked sessions. */
@@ -56,13 +60,17 @@ function candidateRow(c: ListedCandidate, separation: boolean): Html {
       ? html`<em>the unmarked copy</em>`
       : html`${c.externalViewerId ?? c.viewerId}<br><code>${c.viewerId}</code>`;
   const apart = c.separatingSegments === null ? 'more than 40' : String(c.separatingSegments);
-  return html`<tr><td>${name}</td><td class="num">${c.agreement}</td><td class="num">${c.posterior.toPrecision(2)}</td>${separation ? html`<td class="num">${apart}</td>` : ''}</tr>`;
+  const figures = html`<td class="num">${c.agreement}</td><td class="num">${c.posterior.toPrecision(2)}</td>`;
+  return html`<tr><td>${name}</td>${figures}${separation ? html`<td class="num">${apart}</td>` : ''}</tr>`;
 }
 
 /** The candidates of a weak result (with how many further segments tell each apart), or a mixed copy's suspects. */
 function candidateTable(list: readonly ListedCandidate[], separation: boolean): Html {
-  return html`<table class="candidates"><thead><tr><th>viewer</th><th>decided bits it fits</th><th>posterior, were the copy from one of them</th>
-${separation ? html`<th>further segments to tell it apart</th>` : ''}</tr></thead><tbody>${list.map((c) => candidateRow(c, separation))}</tbody></table>`;
+  const head = html`<th>viewer</th><th>decided bits it fits</th><th>posterior, were the copy from one of them</th>`;
+  const apartHead = separation ? html`<th>further segments to tell it apart</th>` : '';
+  const rows = list.map((c) => candidateRow(c, separation));
+  return html`<table class="candidates"><thead><tr>${head}
+${apartHead}</tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 /** An averaged pair, named: the two viewers and what each chain holds. */
@@ -70,13 +78,15 @@ function namedPair(pair: readonly ListedCandidate[], erased: readonly number[], 
   const rows = pair.map((c) => {
     const e = c.evidence;
     const chain = e
-      ? html`${e.organization.name}; session <code>${e.session.id}</code> from ${e.viewer.ipAddress ?? '(no address)'}; wallet <code>${e.wallet.address}</code>`
+      ? html`${e.organization.name}; session <code>${e.session.id}</code> from ${e.viewer.ipAddress ?? '(no address)'};
+        wallet <code>${e.wallet.address}</code>`
       : html`another organization’s viewer`;
     return html`<tr><td>${c.externalViewerId ?? c.viewerId}<br><code>${c.viewerId}</code></td><td>${chain}</td></tr>`;
   });
-  return html`<h3>Two viewers named</h3><p>The leak is an average of two copies: where their marks agree it reads them, and at bit position(s)
-${erased.join(', ')}, where they differ, the opposite marks cancelled. Exactly one pair of viewers fits that: both carry every decided bit and
-differ at every cancelled one. The chance that an innocent viewer completes such a pair is ${atMost(figure)}${oneIn(figure)}.</p>
+  return html`<h3>Two viewers named</h3><p>The leak is an average of two copies: where their marks agree it reads them,
+and at bit position(s) ${erased.join(', ')}, where they differ, the opposite marks cancelled. Exactly one pair of
+viewers fits that: both carry every decided bit and differ at every cancelled one. The chance that an innocent viewer
+completes such a pair is ${atMost(figure)}${oneIn(figure)}.</p>
 <table class="candidates"><thead><tr><th>viewer</th><th>evidence</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
@@ -98,28 +108,39 @@ export function verdictDetails(report: ForensicReport): Html {
       typeof report.segmentsToName === 'number'
         ? ` A leak ${report.segmentsToName} segment(s) longer could name one of them.`
         : '';
-    return html`<h3>Who fits</h3><p>${fitting} viewer(s) fit every decided bit.${more}${elsewhere} ${separate}${name} No one of them is
-named: each fits equally, and the figures above do not single one out.</p>${candidateTable(report.candidateSet, true)}`;
+    return html`<h3>Who fits</h3><p>${fitting} viewer(s) fit every decided bit.${more}${elsewhere} ${separate}${name}
+No one of them is named: each fits equally, and the figures above do not single one out.</p>${candidateTable(
+      report.candidateSet,
+      true,
+    )}`;
   }
   const mixed = report.mixed;
   if (report.classification === 'mixed_copy' && mixed?.named)
     return namedPair(mixed.suspects, mixed.erasedPositions, mixed.pairProbability ?? 1);
-  if (report.classification === 'mixed_copy' && mixed) {
-    const both =
-      mixed.bothPositions.length > 0
-        ? html` Bit position(s) ${mixed.bothPositions.join(', ')} read A in one segment and B in another, which one copy cannot do.`
-        : '';
-    const erased =
-      (mixed.erasedPositions ?? []).length > 0
-        ? html` Bit position(s) ${mixed.erasedPositions.join(', ')} carry no mark although the rest of the leak says they should: opposite marks averaged away.`
-        : '';
-    const found =
-      mixed.coalitionsFound > 1
-        ? html` ${mixed.coalitionsFound} different coalitions of that size explain the readings equally well, so none of them is singled out.`
-        : '';
-    return html`<h3>A mixed copy</h3><p>No single viewer’s copy explains the readings.${both}${erased} The fewest viewers whose copies together explain
-every reading: ${mixed.leastSources ?? 'more than three'}.${found} The suspects below are one such coalition; they are not named, because
-innocent viewers can complete a coalition that explains a short leak as well.${elsewhere}</p>${mixed.suspects.length > 0 ? candidateTable(mixed.suspects, false) : ''}`;
-  }
+  if (report.classification === 'mixed_copy' && mixed) return mixedCopy(mixed, elsewhere);
   return html``;
+}
+
+/** A mixed copy that names nobody: what no single copy explains, and one coalition of suspects that does. */
+function mixedCopy(mixed: NonNullable<ForensicReport['mixed']>, elsewhere: Html | string): Html {
+  const both =
+    mixed.bothPositions.length > 0
+      ? html` Bit position(s) ${mixed.bothPositions.join(', ')} read A in one segment and B in another, which one
+        copy cannot do.`
+      : '';
+  const erased =
+    (mixed.erasedPositions ?? []).length > 0
+      ? html` Bit position(s) ${mixed.erasedPositions.join(', ')} carry no mark although the rest of the leak says
+        they should: opposite marks averaged away.`
+      : '';
+  const found =
+    mixed.coalitionsFound > 1
+      ? html` ${mixed.coalitionsFound} different coalitions of that size explain the readings equally well, so none
+        of them is singled out.`
+      : '';
+  const suspects = mixed.suspects.length > 0 ? candidateTable(mixed.suspects, false) : '';
+  return html`<h3>A mixed copy</h3><p>No single viewer’s copy explains the readings.${both}${erased} The fewest
+viewers whose copies together explain every reading: ${mixed.leastSources ?? 'more than three'}.${found} The
+suspects below are one such coalition; they are not named, because innocent viewers can complete a coalition that
+explains a short leak as well.${elsewhere}</p>${suspects}`;
 }

@@ -61,14 +61,16 @@ export function segmentPlot(segments: readonly SegmentReading[], viewerBits: str
 
   const ticks = [-top, -threshold, 0, threshold, top].map(
     (v) =>
-      html`<line x1="${LEFT - 4}" x2="${LEFT}" y1="${fixed(y(v))}" y2="${fixed(y(v))}" class="axis"/><text x="${LEFT - 7}" y="${fixed(y(v) + 4)}" text-anchor="end">${v > 0 ? '+' : ''}${v}</text>`,
+      html`<line x1="${LEFT - 4}" x2="${LEFT}" y1="${fixed(y(v))}" y2="${fixed(y(v))}" class="axis"/><text
+        x="${LEFT - 7}" y="${fixed(y(v) + 4)}" text-anchor="end">${v > 0 ? '+' : ''}${v}</text>`,
   );
   const bars = sorted.map((s) => {
     const colour = AGREEMENT_COLOUR[agreementOf(s.z, bitOf(s.index), threshold)];
     const y0 = Math.min(y(0), y(s.z));
     const h = Math.max(1, Math.abs(y(s.z) - y(0)));
     const bw = Math.max(1, slot * 0.7);
-    return html`<rect x="${fixed(x(s.index) + (slot - bw) / 2)}" y="${fixed(y0)}" width="${fixed(bw)}" height="${fixed(h)}" fill="${colour}"><title>segment ${s.index}: z ${s.z.toFixed(2)}</title></rect>`;
+    return html`<rect x="${fixed(x(s.index) + (slot - bw) / 2)}" y="${fixed(y0)}" width="${fixed(bw)}"
+      height="${fixed(h)}" fill="${colour}"><title>segment ${s.index}: z ${s.z.toFixed(2)}</title></rect>`;
   });
   const base = TOP + PLOT_H;
   const labels: Html[] = [];
@@ -81,11 +83,14 @@ export function segmentPlot(segments: readonly SegmentReading[], viewerBits: str
       labels.push(html`<text x="${cx}" y="${base + 40}" text-anchor="middle" class="index">${i}</text>`);
   }
   const thresholdLine = (z: number, text: string) =>
-    html`<line x1="${LEFT}" x2="${W - RIGHT}" y1="${fixed(y(z))}" y2="${fixed(y(z))}" class="threshold"/><text x="${W - RIGHT + 6}" y="${fixed(y(z) + 4)}" text-anchor="start" class="threshold-label">${text}</text>`;
-  return html`<svg class="plot" viewBox="0 0 ${W} ${H}" role="img" aria-label="z of every segment against the decision threshold" xmlns="http://www.w3.org/2000/svg">
+    html`<line x1="${LEFT}" x2="${W - RIGHT}" y1="${fixed(y(z))}" y2="${fixed(y(z))}" class="threshold"/><text
+      x="${W - RIGHT + 6}" y="${fixed(y(z) + 4)}" text-anchor="start" class="threshold-label">${text}</text>`;
+  return html`<svg class="plot" viewBox="0 0 ${W} ${H}" role="img"
+  aria-label="z of every segment against the decision threshold" xmlns="http://www.w3.org/2000/svg">
 <rect x="${LEFT}" y="${TOP}" width="${plotW}" height="${PLOT_H}" class="frame"/>
 ${ticks}
-<text x="14" y="${TOP + PLOT_H / 2}" transform="rotate(-90 14 ${TOP + PLOT_H / 2})" text-anchor="middle">z (+ variant A, − variant B)</text>
+<text x="14" y="${TOP + PLOT_H / 2}" transform="rotate(-90 14 ${TOP + PLOT_H / 2})"
+  text-anchor="middle">z (+ variant A, − variant B)</text>
 ${bars}
 <line x1="${LEFT}" x2="${W - RIGHT}" y1="${fixed(y(0))}" y2="${fixed(y(0))}" class="zero"/>
 ${thresholdLine(threshold, `+${threshold}: reads as A (bit 0)`)}
