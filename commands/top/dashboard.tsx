@@ -52,7 +52,8 @@ export function Dashboard({ overview, source, columns, error, refreshSeconds }: 
           <Panel title="Webhooks" width={panelWidth}>
             <Webhooks overview={overview} />
           </Panel>
-          {/* The whole width: a title, a viewer and an organization need it. A server of an older drm sends no list. */}
+          {/* The whole width: a title, a viewer and an organization need it.
+              A server of an older drm sends no list. */}
           {overview.nowPlaying ? (
             <Panel title={nowPlayingTitle(overview)} width="100%">
               <NowPlayingList
@@ -115,12 +116,10 @@ function Row({ label, value, tone }: { label: string; value: string; tone?: 'war
 
 function Streaming({ overview }: { overview: Overview }) {
   const t = overview.traffic;
+  const open = overview.sessions.open === undefined ? '' : ` (${overview.sessions.open} open)`;
   return (
     <>
-      <Row
-        label="active sessions"
-        value={`${overview.sessions.active}${overview.sessions.open === undefined ? '' : ` (${overview.sessions.open} open)`}`}
-      />
+      <Row label="active sessions" value={`${overview.sessions.active}${open}`} />
       <Row label="streams / min" value={formatRate(t.streamsPerMinute)} />
       <Row label="segment bytes / s" value={`${formatBytes(t.segmentBytesPerSecond)}/s`} />
       <Row label="requests / min" value={formatRate(t.requestsPerMinute)} />
@@ -141,20 +140,25 @@ function Streaming({ overview }: { overview: Overview }) {
 
 function Queue({ overview, width }: { overview: Overview; width: number }) {
   const f = overview.forensics;
+  const waitingTone = f.waiting > 0 ? 'warn' : undefined;
   return (
     <>
-      <Row label="waiting · running" value={`${f.waiting} · ${f.running}`} tone={f.waiting > 0 ? 'warn' : undefined} />
+      <Row label="waiting · running" value={`${f.waiting} · ${f.running}`} tone={waitingTone} />
       {f.queue.length === 0 ? <Text dimColor>no case in the queue</Text> : null}
       {f.queue.slice(0, 5).map((q) => (
         <Text key={q.caseId} wrap="truncate-end">
-          {shortId(q.caseId)}{' '}
-          {q.state === 'running'
-            ? `${(q.stage ?? 'starting').padEnd(7)} ${bar((q.percent ?? 0) / 100, Math.max(4, Math.min(20, width - 28)))} ${q.percent ?? 0}%`
-            : 'waiting'}
+          {shortId(q.caseId)} {q.state === 'running' ? caseProgress(q, width) : 'waiting'}
         </Text>
       ))}
     </>
   );
+}
+
+/** A running case's stage and a bar of its progress, as wide as the panel allows. */
+function caseProgress(q: Overview['forensics']['queue'][number], width: number): string {
+  const percent = q.percent ?? 0;
+  const drawn = bar(percent / 100, Math.max(4, Math.min(20, width - 28)));
+  return `${(q.stage ?? 'starting').padEnd(7)} ${drawn} ${percent}%`;
 }
 
 /** Running ingests drawn: a screen, unlike the API's list, has no room for one line per worker of a big farm. */
@@ -163,6 +167,9 @@ const SHOWN_INGESTS = 5;
 function Ingest({ overview, width, now }: { overview: Overview; width: number; now: number }) {
   const i = overview.ingest;
   const last = i.lastFailure;
+  const lastText = last
+    ? ` · last ${shortId(last.jobId)} ${ago(last.at, now)}: ${last.reason ?? 'no reason kept'}`
+    : '';
   // Jobs waiting behind busy workers are the queue working; waiting with none running means no worker is taking them.
   return (
     <>
@@ -173,7 +180,7 @@ function Ingest({ overview, width, now }: { overview: Overview; width: number; n
       />
       <Row
         label="failed (last hour)"
-        value={`${i.failedLastHour}${last ? ` · last ${shortId(last.jobId)} ${ago(last.at, now)}: ${last.reason ?? 'no reason kept'}` : ''}`}
+        value={`${i.failedLastHour}${lastText}`}
         tone={i.failedLastHour > 0 ? 'bad' : undefined}
       />
       {i.jobs.length === 0 ? <Text dimColor>no ingest running</Text> : null}
@@ -222,13 +229,15 @@ function RecentCases({ overview, now }: { overview: Overview; now: number }) {
   if (overview.recentCases.length === 0) return <Text dimColor>no forensic case yet</Text>;
   return (
     <>
-      {overview.recentCases.map((c) => (
-        <Text key={c.caseId} wrap="truncate-end">
-          {shortId(c.caseId)} {ago(c.createdAt, now).padEnd(11)} {(c.classification ?? c.status).padEnd(14)} content{' '}
-          {shortId(c.contentId)}
-          {c.binaryId ? ` bits ${c.binaryId}` : ''}
-        </Text>
-      ))}
+      {overview.recentCases.map((c) => {
+        const outcome = (c.classification ?? c.status).padEnd(14);
+        return (
+          <Text key={c.caseId} wrap="truncate-end">
+            {shortId(c.caseId)} {ago(c.createdAt, now).padEnd(11)} {outcome} content {shortId(c.contentId)}
+            {c.binaryId ? ` bits ${c.binaryId}` : ''}
+          </Text>
+        );
+      })}
     </>
   );
 }
