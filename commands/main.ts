@@ -12,8 +12,8 @@ import { packageVersion } from '../src/version.js';
 import { createOutput, reportError } from './output.js';
 
 /**
- * commander's "error: …" (and a "(Did you mean …?)" line) as the CLI's single `drm: …` line, pointing at the command's
- * own help.
+ * commander's "error: …" (and a "(Did you mean …?)" line) as the CLI's single `drm: …` line, pointing
+ * at the command's own help.
  */
 function usageLine(str: string, help: string): string {
   const text = str

@@ -90,8 +90,8 @@ function hintFor(err: DrmError): string {
  * on the command line the user typed a flag, so the message names that flag instead.
  */
 function inFlags(message: string, flagNames: Record<string, string> | undefined): string {
-  // Only a validator's sentence about the field ("limit must be …"), not one about a thing of that name ("content X not
-  // found").
+  // Only a validator's sentence about the field ("limit must be …"), not one about a thing of that
+  // name ("content X not found").
   const field = /^(\w+) (?:must|should|needs|is not|is required|may not|cannot)\b/.exec(message)?.[1];
   const flag = field !== undefined && flagNames && Object.hasOwn(flagNames, field) ? flagNames[field] : undefined;
   return flag ? `${flag}${message.slice(field?.length)}` : message;

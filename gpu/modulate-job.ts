@@ -6,7 +6,7 @@
 import type { MarkPartTimes } from './thread-cpu.js';
 
 export interface ModulateJob {
-  /** A frame whose first width × height bytes are the luma (yuv420p, or a bare luma plane); the rest passes through. */
+  /** A frame whose first width × height bytes are the luma (yuv420p, or a bare luma plane); the rest passes on. */
   frame: Uint8Array;
   /** frames that follow `frame` in the same segment (same gains) and take its δ; taken like `frame` */
   next?: Uint8Array[];

@@ -156,7 +156,10 @@ const changes: Endpoint[] = [
           {
             method,
             amount: num('APUSD, at most two decimals', { exclusiveMinimum: 0, maximum: 1_000_000 }),
-            paymentIntentId: str('card: a succeeded payment intent (pi_…) to settle', { minLength: 1, maxLength: 255 }),
+            paymentIntentId: str('card: a succeeded payment intent (pi_…) to settle', {
+              minLength: 1,
+              maxLength: 255,
+            }),
           },
           ['paymentIntentId'],
         ),

@@ -15,8 +15,8 @@ interface AccountNode {
 }
 
 /**
- * BIP-32's private child key of a non-hardened index: (IL + k_parent) mod n, IL from HMAC-SHA512(chain code, K_parent ‖
- * index).
+ * BIP-32's private child key of a non-hardened index: (IL + k_parent) mod n, IL from
+ * HMAC-SHA512(chain code, K_parent ‖ index).
  */
 function childPrivateKey(node: AccountNode, index: number): Address {
   if (!Number.isInteger(index) || index < 0 || index >= 2 ** 31)

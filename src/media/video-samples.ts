@@ -85,7 +85,8 @@ export async function sampleVideo(bins: MediaBinaries, file: string, o: VideoSam
 function samplingArgs(file: string, o: VideoSamplingOptions, log: string): string[] {
   const { thumb, proxy } = o;
   const graph = [
-    `[0:v:0]select=isnan(prev_selected_t)+gte(t-prev_selected_t\\,${o.spacing}),scale=${proxy.width}:${proxy.height}:flags=area,format=gray10le,split=3[p][t][l]`,
+    `[0:v:0]select=isnan(prev_selected_t)+gte(t-prev_selected_t\\,${o.spacing}),` +
+      `scale=${proxy.width}:${proxy.height}:flags=area,format=gray10le,split=3[p][t][l]`,
     // Proxy frame k at k/fps, so that it can be found again by seeking (an fps filter here would
     // repeat the last frame up to the leak's end; the output's rate is set instead).
     `[p]setpts=N/(${o.fps}*TB)[proxy]`,

@@ -50,14 +50,11 @@ export function licensesRepo(x: Executor) {
     async activeFor(organizationIds: string[], perOrganization: number): Promise<LicenseRow[]> {
       if (organizationIds.length === 0) return [];
       // Cut per organization in the database: one organization may hold thousands of licenses.
+      const newestFirst = sql<number>`row_number() over
+        (partition by ${t.organizationId} order by ${t.createdAt} desc, ${t.id} desc)`;
       return x.run((q) => {
         const ranked = q
-          .select({
-            ...getTableColumns(t),
-            rank: sql<number>`row_number() over (partition by ${t.organizationId} order by ${t.createdAt} desc, ${t.id} desc)`.as(
-              'rank',
-            ),
-          })
+          .select({ ...getTableColumns(t), rank: newestFirst.as('rank') })
           .from(t)
           .where(and(inArray(t.organizationId, organizationIds), eq(t.isActive, true)))
           .as('ranked');

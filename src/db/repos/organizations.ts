@@ -53,9 +53,12 @@ export function organizationsRepo(x: Executor) {
     async listWithStats(opts: { monthStart: number; limit: number; offset: number }) {
       // Correlated subqueries in plain SQL with aliases: drizzle leaves columns unqualified inside
       // sql``, which would compare a table with itself. `and l.is_active` reads the same in both dialects.
-      const keys = sql<number>`(select count(*) from api_keys k where k.organization_id = organizations.id and k.revoked_at is null)`;
-      const lic = sql<number>`(select count(*) from licenses l where l.organization_id = organizations.id and l.is_active)`;
-      const streams = sql<number>`(select count(*) from stream_sessions s where s.organization_id = organizations.id and s.created_at >= ${opts.monthStart})`;
+      const keys = sql<number>`(select count(*) from api_keys k
+        where k.organization_id = organizations.id and k.revoked_at is null)`;
+      const lic = sql<number>`(select count(*) from licenses l
+        where l.organization_id = organizations.id and l.is_active)`;
+      const streams = sql<number>`(select count(*) from stream_sessions s
+        where s.organization_id = organizations.id and s.created_at >= ${opts.monthStart})`;
       const rows = await x.run((q) =>
         q
           .select({ org: t, totalApiKeys: keys, activeLicenses: lic, streamsThisMonth: streams })

@@ -128,8 +128,8 @@ export function completedOutcome(report: ForensicReport, now: number): CaseOutco
     supportedBits: report.supportedBits,
     matchedViewerId: report.evidence?.viewer.viewerId ?? null,
     matchedSessionId: report.evidence?.session.id ?? null,
-    // The frame pairs (≈100 KB) go beside the report: lists of cases read every report, only the evidence report reads
-    // them.
+    // The frame pairs (≈100 KB) go beside the report: lists of cases read every report, only the
+    // evidence report reads them.
     ...withFramesApart(report),
     completedAt: now,
   };

@@ -14,13 +14,13 @@ import type { SpeedUndoing } from './speed.js';
 export const MIN_COVERAGE_SECONDS = 2;
 
 /**
- * The waveforms must agree this well once aligned to the sample (about 0.98 and up through a codec, 0.26–0.4 through a
- * time stretch that kept the pitch, near 0 for other audio)
+ * The waveforms must agree this well once aligned to the sample (about 0.98 and up through a codec,
+ * 0.26–0.4 through a time stretch that kept the pitch, near 0 for other audio)
  */
 const MIN_WAVEFORM_CORRELATION = 0.3;
 /**
- * The same through a time stretch that kept the pitch: its pieces agree with the original loosely (medians of 0.23–0.36
- * measured).
+ * The same through a time stretch that kept the pitch: its pieces agree with the original loosely
+ * (medians of 0.23–0.36 measured).
  */
 const MIN_STRETCHED_CORRELATION = 0.25;
 

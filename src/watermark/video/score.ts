@@ -15,8 +15,8 @@ export class SegmentScore {
   private readonly m: Float64Array;
   private frameCount = 0;
   /**
-   * Σ |o|² over the marked coefficients of every frame: what S grows by per unit of mark (S ≈ α·κ·energy for a mark
-   * kept at κ)
+   * Σ |o|² over the marked coefficients of every frame: what S grows by per unit of mark
+   * (S ≈ α·κ·energy for a mark kept at κ)
    */
   private energy = 0;
 
