@@ -5,8 +5,9 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 // The house rules of DESIGN.md ("Layout"), checked on every product file so that they keep
-// holding: files of at most 300 lines, functions of at most 80, lines of at most 120 columns, no import circles (type-only
-// imports count: they tie files together just as well), and a core that never imports the edges.
+// holding: files of at most 300 lines, functions of at most 80, lines of at most 120 columns, no
+// import circles (type-only imports count: they tie files together just as well), and a core that
+// never imports the edges.
 
 const ROOT = path.resolve(__dirname, '../..');
 const MAX_FILE_LINES = 300;
