@@ -2,9 +2,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DrmError } from '../../errors.js';
 import { fixedRecords } from '../../media/records.js';
-import { lastLine, type MediaProcess, startMedia } from '../../media/spawn.js';
+import { lastLine, type MediaProcess } from '../../media/spawn.js';
 import { type EmbedJob, parseBits, SEGMENT_SECONDS, variantFor } from '../segments.js';
-import { audioOf, deinterleave, type FedProcess, finishDecoder, interleave, startFed, stop } from './pipe.js';
+import {
+  audioOf,
+  decodeInterleaved,
+  deinterleave,
+  type FedProcess,
+  finishDecoder,
+  interleave,
+  startFed,
+  stop,
+} from './pipe.js';
 import { addScaled, energy, musicSegmentDelta } from './segment.js';
 
 /**
@@ -26,25 +35,7 @@ export async function embedMusic(
   if (path.resolve(o.input) === path.resolve(o.output))
     throw new DrmError('BAD_REQUEST', 'the output must be a different file from the input');
   const { info, sampleRate, channels } = await audioOf(o.bins, o.input, 'input');
-  const decoder = startMedia(
-    o.bins.ffmpeg,
-    [
-      '-v',
-      'error',
-      '-i',
-      o.input,
-      '-map',
-      '0:a:0',
-      '-ac',
-      String(channels),
-      '-ar',
-      String(sampleRate),
-      '-f',
-      'f32le',
-      'pipe:1',
-    ],
-    o.signal,
-  );
+  const decoder = decodeInterleaved(o.bins, o.input, { sampleRate, channels }, o.signal);
   const encoder = startFed(
     o.bins.ffmpeg,
     [

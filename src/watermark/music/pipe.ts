@@ -4,7 +4,7 @@ import { concatSamples } from '../../media/audio-pcm.js';
 import type { MediaBinaries } from '../../media/binaries.js';
 import type { FedProcess } from '../../media/encode.js';
 import { type MediaInfo, probeMedia } from '../../media/probe.js';
-import { lastLine, type MediaProcess } from '../../media/spawn.js';
+import { lastLine, type MediaProcess, startMedia } from '../../media/spawn.js';
 export { type FedProcess, startFed } from '../../media/encode.js';
 
 /**
@@ -97,6 +97,17 @@ export async function audioOf(
   if (!(sampleRate > 0 && channels > 0))
     throw new DrmError('BAD_REQUEST', `${role} ${name} has an audio stream without a sample rate or channels`);
   return { info, sampleRate, channels };
+}
+
+/** ffmpeg decoding a file's first audio stream to interleaved f32 samples, at the rate and channels given. */
+export function decodeInterleaved(
+  bins: MediaBinaries,
+  file: string,
+  audio: { sampleRate: number; channels: number },
+  signal?: AbortSignal,
+): MediaProcess {
+  const format = ['-ac', String(audio.channels), '-ar', String(audio.sampleRate), '-f', 'f32le'];
+  return startMedia(bins.ffmpeg, ['-v', 'error', '-i', file, '-map', '0:a:0', ...format, 'pipe:1'], signal);
 }
 
 /** Stops whatever of these processes still runs, and waits for them all. */

@@ -1,10 +1,9 @@
 import path from 'node:path';
 import { DrmError } from '../../errors.js';
 import { fixedRecords } from '../../media/records.js';
-import { startMedia } from '../../media/spawn.js';
 import type { MarkedVariants, VariantPiece, VariantsRequest } from '../engine-types.js';
 import { SEGMENT_SECONDS } from '../segments.js';
-import { audioOf, deinterleave, finishDecoder, interleave, stop } from './pipe.js';
+import { audioOf, decodeInterleaved, deinterleave, finishDecoder, interleave, stop } from './pipe.js';
 import { MUSIC_REFERENCE, writeMusicReference } from './reference.js';
 import { musicSegmentVariants } from './segment.js';
 
@@ -18,25 +17,7 @@ export async function openMusicVariants(o: VariantsRequest): Promise<MarkedVaria
   const { info, sampleRate, channels } = await audioOf(o.bins, o.input, 'input');
   // One segment is decoded at a time: the consumer's pace (an encoder's pipe) holds the decoder back.
   async function* pieces(): AsyncGenerator<VariantPiece> {
-    const decoder = startMedia(
-      o.bins.ffmpeg,
-      [
-        '-v',
-        'error',
-        '-i',
-        o.input,
-        '-map',
-        '0:a:0',
-        '-ac',
-        String(channels),
-        '-ar',
-        String(sampleRate),
-        '-f',
-        'f32le',
-        'pipe:1',
-      ],
-      o.signal,
-    );
+    const decoder = decodeInterleaved(o.bins, o.input, { sampleRate, channels }, o.signal);
     const segmentBytes = SEGMENT_SECONDS * sampleRate * channels * 4;
     let index = 0;
     try {
