@@ -1,6 +1,14 @@
 import { type Command, Option } from 'commander';
 import { defineAdminBilling } from './billing-definitions.js';
-import { dbOptions, envOption, type Runner } from './options.js';
+import {
+  backendOption,
+  dbOptions,
+  envOption,
+  KEEP_LEAKS,
+  type Runner,
+  STRONG_BELOW,
+  settingOption,
+} from './options.js';
 
 /** drm ingest, drm analyze and drm migrate. */
 export function defineDataCommands(program: Command, run: Runner): void {
@@ -20,13 +28,7 @@ export function defineDataCommands(program: Command, run: Runner): void {
       .option('--org <id>', 'ingest for this organization: licensed to it, its balance pays the watermark fee first')
       .option('--queue', 'send the file to the store and queue the ingest for a drm worker instead of running it here')
       .option('--wait', 'with --queue: follow the job until its worker has ingested it')
-      .addOption(
-        new Option('--backend <kind>', 'DTCWT backend for watermarked video (default auto, or DRM_BACKEND)').choices([
-          'auto',
-          'cpu',
-          'cuda',
-        ]),
-      ),
+      .addOption(backendOption('DTCWT backend for watermarked video (default auto, or DRM_BACKEND)')),
   ).action(run(async () => (await import('./ingest.js')).ingest));
 
   dbOptions(
@@ -47,25 +49,9 @@ export function defineDataCommands(program: Command, run: Runner): void {
       .option('--server <url>', 'analyse on this drm server (with --api-key) instead of the local database')
       .addOption(envOption('--api-key <key>', 'API key with the forensics scope, for --server', 'DRM_API_KEY'))
       .option('--report <file>', 'also write the case as a self-contained HTML evidence report to this file')
-      .addOption(
-        envOption(
-          '--strong-below <p>',
-          'name one viewer only when the chance that an innocent fits the leak is at most p (default 1e-6)',
-          'DRM_STRONG_BELOW',
-        ),
-      )
-      .addOption(
-        envOption(
-          '--keep-leaks <days>',
-          'keep each analysed leak this long after its case ended, e.g. 90d or 36h; 0 deletes it at once (default 90d)',
-          'DRM_KEEP_LEAKS',
-        ),
-      )
-      .addOption(
-        new Option('--backend <kind>', 'DTCWT backend for local video analysis (default auto, or DRM_BACKEND)').choices(
-          ['auto', 'cpu', 'cuda'],
-        ),
-      ),
+      .addOption(settingOption(STRONG_BELOW))
+      .addOption(settingOption(KEEP_LEAKS))
+      .addOption(backendOption('DTCWT backend for local video analysis (default auto, or DRM_BACKEND)')),
   ).action(run(async () => (await import('./analyze.js')).analyze));
 
   dbOptions(
@@ -151,13 +137,7 @@ export function defineWatermark(program: Command, run: Runner): void {
         'content id the patterns are keyed with (default: the local id for your own material)',
       )
       .addOption(envOption('--data-dir <dir>', 'data directory holding the secret (or set DRM_SECRET)', 'DRM_DATA_DIR'))
-      .addOption(
-        new Option('--backend <kind>', 'DTCWT backend for video (default auto, or DRM_BACKEND)').choices([
-          'auto',
-          'cpu',
-          'cuda',
-        ]),
-      )
+      .addOption(backendOption('DTCWT backend for video (default auto, or DRM_BACKEND)'))
       .option('--json', 'print JSON for scripts');
   watermarkOptions(
     watermark

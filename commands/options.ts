@@ -26,6 +26,32 @@ export interface AnalyzeOptions extends DbOptions {
 /** An option that also reads an environment variable (commander's Option.env: the flag wins). */
 export const envOption = (flags: string, description: string, env: string) => new Option(flags, description).env(env);
 
+/** A setting that several commands take: its flag, its help and the environment variable that sets it too. */
+export interface SharedSetting {
+  flags: string;
+  help: string;
+  env: string;
+}
+
+/** How sure a verdict must be to name a viewer: drm serve, drm worker and drm analyze decide cases. */
+export const STRONG_BELOW: SharedSetting = {
+  flags: '--strong-below <p>',
+  help: 'name one viewer only when the chance that an innocent fits the leak is at most p (default 1e-6)',
+  env: 'DRM_STRONG_BELOW',
+};
+
+/** How long an analysed leak is kept, where a case is decided. */
+export const KEEP_LEAKS: SharedSetting = {
+  flags: '--keep-leaks <days>',
+  help: 'keep each analysed leak this long after its case ended, e.g. 90d or 36h; 0 deletes it at once (default 90d)',
+  env: 'DRM_KEEP_LEAKS',
+};
+
+export const settingOption = (s: SharedSetting) => envOption(s.flags, s.help, s.env);
+
+/** --backend: which DTCWT backend marks or analyses video here. */
+export const backendOption = (help: string) => new Option('--backend <kind>', help).choices(['auto', 'cpu', 'cuda']);
+
 /** An on/off setting: `--flag` alone is on, `--flag no` or its variable set to 0/no/false is off. */
 export const switchOption = (flags: string, description: string, env: string) =>
   envOption(flags, description, env).argParser((raw: string) => {

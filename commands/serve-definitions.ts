@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { grace } from './billing-definitions.js';
-import { dbOptions, envOption, type Runner, switchOption } from './options.js';
+import { dbOptions, envOption, KEEP_LEAKS, type Runner, STRONG_BELOW, switchOption } from './options.js';
 
 /** One setting of drm serve: its flag, its help, and the environment variable that sets it too. */
 interface Setting {
@@ -58,16 +58,8 @@ const SETTINGS: Setting[] = [
     help: 'leak analyses run at once, 1 or 2 (default 1)',
     env: 'DRM_ANALYSIS_CONCURRENCY',
   },
-  {
-    flags: '--strong-below <p>',
-    help: 'name one viewer only when the chance that an innocent fits the leak is at most p (default 1e-6)',
-    env: 'DRM_STRONG_BELOW',
-  },
-  {
-    flags: '--keep-leaks <days>',
-    help: 'keep each analysed leak this long after its case ended, e.g. 90d or 36h; 0 deletes it at once (default 90d)',
-    env: 'DRM_KEEP_LEAKS',
-  },
+  STRONG_BELOW,
+  KEEP_LEAKS,
   {
     flags: '--negative-grace <duration>',
     help:

@@ -1,5 +1,13 @@
-import { type Command, Option } from 'commander';
-import { dbOptions, envOption, type Runner } from './options.js';
+import type { Command } from 'commander';
+import {
+  backendOption,
+  dbOptions,
+  envOption,
+  KEEP_LEAKS,
+  type Runner,
+  STRONG_BELOW,
+  settingOption,
+} from './options.js';
 
 /** drm worker (takes queued ingests and analyses) and drm jobs (the ingest queue). */
 export function defineWorkers(program: Command, run: Runner): void {
@@ -11,10 +19,9 @@ export function defineWorkers(program: Command, run: Runner): void {
       )
       .option('--jobs <kinds>', 'which jobs to take: ingest, analysis or ingest,analysis (default both)')
       .addOption(
-        new Option(
-          '--backend <kind>',
+        backendOption(
           'DTCWT backend (default auto, or DRM_BACKEND: the GPU where the CUDA driver finds one, else the CPU pool)',
-        ).choices(['auto', 'cpu', 'cuda']),
+        ),
       )
       .addOption(
         envOption(
@@ -23,20 +30,8 @@ export function defineWorkers(program: Command, run: Runner): void {
           'DRM_ANALYSIS_CONCURRENCY',
         ),
       )
-      .addOption(
-        envOption(
-          '--strong-below <p>',
-          'name one viewer only when the chance that an innocent fits the leak is at most p (default 1e-6)',
-          'DRM_STRONG_BELOW',
-        ),
-      )
-      .addOption(
-        envOption(
-          '--keep-leaks <days>',
-          'keep each analysed leak this long after its case ended, e.g. 90d or 36h; 0 deletes it at once (default 90d)',
-          'DRM_KEEP_LEAKS',
-        ),
-      )
+      .addOption(settingOption(STRONG_BELOW))
+      .addOption(settingOption(KEEP_LEAKS))
       .addOption(
         envOption('--log-level <level>', 'debug, info, warn, error or silent (default info)', 'DRM_LOG_LEVEL'),
       ),
