@@ -46,15 +46,17 @@ export class CudaBackend implements DtcwtBackend {
   private failure?: string;
   private closed = false;
   readonly device: string;
+
   /** how batches are awaited: on a koffi thread, or by polling the stream between turns of the loop */
-  readonly waits: 'off-thread' | 'polling';
+  get waits(): 'off-thread' | 'polling' {
+    return this.cuda.driver.waitsOffThread ? 'off-thread' : 'polling';
+  }
 
   private constructor(
     private readonly cuda: CudaContext,
     private readonly options: CudaBackendOptions,
   ) {
     this.device = cuda.describe();
-    this.waits = cuda.waitsOffThread ? 'off-thread' : 'polling';
     this.transforms = new TransformRunner(cuda);
     this.pinning = new PinnedFrames(cuda.driver);
   }

@@ -17,11 +17,26 @@ export interface OpenOptions {
   library?: string;
 }
 
+/**
+ * Whether a stream can be awaited on one of koffi's threads, asked of a stream with work queued, as a
+ * batch's is: a driver may take the context from an idle stream more readily than from a busy one.
+ */
+async function probeWaits(driver: CudaDriver): Promise<void> {
+  const stream = driver.createStream();
+  const scratch = driver.alloc(256);
+  try {
+    driver.zero(scratch, 256, stream);
+    await driver.probeAsyncWait(stream);
+  } finally {
+    driver.synchronize(stream);
+    driver.free(scratch);
+    driver.destroyStream(stream);
+  }
+}
+
 export class CudaContext {
   private readonly modules: number[] = [];
   readonly kernels = new Map<KernelName, number>();
-  /** whether a batch is awaited on one of koffi's threads (else by asking the stream between turns) */
-  waitsOffThread = false;
   private closed = false;
 
   private constructor(
@@ -46,9 +61,7 @@ export class CudaContext {
         context.modules.push(handle);
         for (const name of names) context.kernels.set(name, driver.kernel(handle, name));
       }
-      const stream = driver.createStream();
-      context.waitsOffThread = await driver.probeAsyncWait(stream);
-      driver.destroyStream(stream);
+      await probeWaits(driver);
       return context;
     } catch (e) {
       context.close();

@@ -13,6 +13,7 @@ type Fn = ((...args: any[]) => number) & { async: (...args: any[]) => void };
 
 /** CUresult codes that the backend tells apart. */
 export const CUDA_NOT_READY = 600;
+export const CUDA_INVALID_CONTEXT = 201;
 export const CUDA_OUT_OF_MEMORY = 2;
 export const CUDA_UNSUPPORTED_PTX_VERSION = 222;
 
@@ -101,6 +102,8 @@ export class CudaDriver {
   private context = 0;
   /** whether cuStreamSynchronize may run on one of koffi's threads (checked once, at open) */
   private asyncWait = false;
+  /** the off-thread waits, one after another (see wait) */
+  private waitsInTurn: Promise<unknown> = Promise.resolve();
   private readonly pinned = new Map<number, unknown>();
 
   private constructor(
@@ -246,13 +249,27 @@ export class CudaDriver {
     this.check('cuStreamSynchronize', this.calls.cuStreamSynchronize(stream));
   }
 
+  /** whether batches are awaited on one of koffi's threads (else by asking the stream between turns of the loop) */
+  get waitsOffThread(): boolean {
+    return this.asyncWait;
+  }
+
   /**
    * Resolves when the stream's work is done, without holding the event loop: on one of koffi's
-   * threads where the driver allows it (checked once on an idle stream), else by asking the stream
-   * between turns of the loop.
+   * threads where the driver allows it (checked once, at open), else by asking the stream between
+   * turns of the loop.
+   *
+   * The off-thread waits take turns. Each holds one of libuv's threads for a whole batch, and those
+   * threads (4 unless UV_THREADPOOL_SIZE says otherwise) also read files for the server beside
+   * it; batches end in the order they were queued, so one waiter at a time loses nothing.
    */
   async wait(stream: number): Promise<void> {
-    if (this.asyncWait) return this.check('cuStreamSynchronize', await this.synchronizeOffThread(stream));
+    if (this.asyncWait) {
+      const code = await this.inTurn(() => this.synchronizeOffThread(stream));
+      if (code !== CUDA_INVALID_CONTEXT) return this.check('cuStreamSynchronize', code);
+      // The probe's stream waited off-thread but this one has no context there: poll from now on.
+      this.asyncWait = false;
+    }
     for (let turns = 0; ; turns++) {
       const code = this.calls.cuStreamQuery(stream);
       if (code !== CUDA_NOT_READY) return this.check('cuStreamQuery', code);
@@ -264,6 +281,12 @@ export class CudaDriver {
   async probeAsyncWait(stream: number): Promise<boolean> {
     this.asyncWait = (await this.synchronizeOffThread(stream)) === 0;
     return this.asyncWait;
+  }
+
+  private inTurn<T>(wait: () => Promise<T>): Promise<T> {
+    const turn = this.waitsInTurn.then(wait);
+    this.waitsInTurn = turn.catch(() => undefined);
+    return turn;
   }
 
   private synchronizeOffThread(stream: number): Promise<number> {

@@ -1,5 +1,5 @@
 import koffi from 'koffi';
-import { expect } from 'vitest';
+import { afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { createCpuDirectBackend } from '../../gpu/cpu-direct.js';
 import { buildCudaShim } from '../../gpu/cuda/shim/build.js';
 import { type ModulateJob, modulatedCount, modulateFrame } from '../../gpu/modulate.js';
@@ -26,12 +26,18 @@ export interface CudaShim {
   waitDelay(ms: number): void;
   /** host memory unregistered while a stream was being waited for */
   unregisteredMidWait(): number;
+  /** with deferred streams: copies whose host source changed before they ran, memory released under queued work */
+  races(): number;
+  /** the most waits under way at once off the main thread (koffi's), since the last call */
+  mostOffThreadWaits(): number;
+  /** waits off the main thread fail with CUDA_ERROR_INVALID_CONTEXT */
+  refuseOffThreadWait(refuse: number): void;
   /** the controls as a fresh test expects them */
   reset(): void;
 }
 
-export function loadCudaShim(): CudaShim {
-  const library = buildCudaShim();
+export function loadCudaShim(options: { deferred?: boolean } = {}): CudaShim {
+  const library = buildCudaShim(options);
   const lib = koffi.load(library);
   const failLaunch = lib.func('void drmShimFailLaunch(long n)');
   const faultLaunch = lib.func('void drmShimFaultLaunch(long n)');
@@ -39,6 +45,7 @@ export function loadCudaShim(): CudaShim {
   const refuseRegister = lib.func('void drmShimRefuseRegister(int refuse)');
   const copiesOf = lib.func('long drmShimCopies(int kind)');
   const waitDelay = lib.func('void drmShimWaitDelay(int ms)');
+  const refuseOffThreadWait = lib.func('void drmShimRefuseOffThreadWait(int refuse)');
   return {
     library,
     failLaunch,
@@ -50,14 +57,48 @@ export function loadCudaShim(): CudaShim {
     launches: lib.func('long drmShimLaunches()'),
     waitDelay,
     unregisteredMidWait: lib.func('long drmShimUnregisteredMidWait()'),
+    races: lib.func('long drmShimRaces()'),
+    mostOffThreadWaits: lib.func('int drmShimMostOffThreadWaits()'),
+    refuseOffThreadWait,
     reset() {
       waitDelay(0);
       failLaunch(0);
       faultLaunch(0);
       memoryLimit(2 ** 62);
       refuseRegister(0);
+      refuseOffThreadWait(0);
     },
   };
+}
+
+/**
+ * The shim's two schedules, which every scenario of the CUDA backend runs on: streams that run their
+ * work at once, and streams that run it only when waited for, as a GPU's do (gpu/cuda/shim/streams.h),
+ * where host code that reads a result too early or reuses memory a queued copy still needs fails.
+ */
+export const SCHEDULES: [schedule: string, deferred: boolean][] = [
+  ['streams that run their work at once', false],
+  ['streams that run their work only when waited for', true],
+];
+
+/**
+ * The shim of a schedule for a describe block's tests (handed to `use` before they run). After each
+ * test: no race between the host and a stream, and the controls reset.
+ */
+export function shimFor(deferred: boolean, use: (shim: CudaShim) => void): void {
+  let shim: CudaShim;
+  let races = 0;
+  beforeAll(() => {
+    shim = loadCudaShim({ deferred });
+    use(shim);
+  });
+  beforeEach(() => {
+    races = shim.races();
+  });
+  afterEach(() => {
+    expect(shim.races() - races, 'the host touched memory that queued stream work still used').toBe(0);
+    shim.reset();
+  });
 }
 
 export const W = 160;

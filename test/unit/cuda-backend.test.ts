@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCpuDirectBackend } from '../../gpu/cpu-direct.js';
 import { CudaBackend } from '../../gpu/cuda/backend.js';
 import { ptxText } from '../../gpu/cuda/device.js';
@@ -11,19 +11,26 @@ import { KERNEL_MODULES } from '../../gpu/cuda/program.js';
 import { moduleSourceHash, readPtxManifest } from '../../gpu/cuda/ptx-manifest.js';
 import { backendKind, createDtcwtBackend } from '../../gpu/index.js';
 import type { ModulateJob } from '../../gpu/modulate.js';
-import { type CudaShim, copyOf, expectLikeCpu, frame, gainsFor, job, loadCudaShim } from '../helpers/cuda-shim.js';
+import { buildCudaShim } from '../../gpu/cuda/shim/build.js';
+import {
+  type CudaShim,
+  copyOf,
+  expectLikeCpu,
+  frame,
+  gainsFor,
+  job,
+  SCHEDULES,
+  shimFor,
+} from '../helpers/cuda-shim.js';
 
 // The CUDA backend's host side (memory plan, batches, streams, failures) on the CPU shim: the same
 // kernel sources compiled as C++, behind the driver calls libcuda.so.1 answers on a GPU.
 let library: string;
 let shim: CudaShim;
-
-beforeAll(() => {
-  shim = loadCudaShim();
-  library = shim.library;
-});
-
-afterEach(() => shim.reset());
+const useShim = (s: CudaShim) => {
+  shim = s;
+  library = s.library;
+};
 
 function ptxasVersion(): string | undefined {
   try {
@@ -81,7 +88,9 @@ describe('CUDA kernels as committed PTX', () => {
   });
 });
 
-describe('CUDA backend on the CPU shim', () => {
+describe.each(SCHEDULES)('CUDA backend on the CPU shim, with %s', (_, deferred) => {
+  shimFor(deferred, useShim);
+
   it('names the device it runs on and frees all device and pinned memory on close', async () => {
     const cuda = await CudaBackend.open({ library });
     expect(cuda.name).toBe('cuda (drm CPU shim (compute 8.0, driver 13.0))');
@@ -104,6 +113,40 @@ describe('CUDA backend on the CPU shim', () => {
     const results = requests.map((r) => cuda.modulate(r));
     for (const [i, r] of results.entries()) await expectLikeCpu(r, copies[i] as ModulateJob);
     await cuda.close();
+  });
+
+  it('waits for one batch at a time off the main thread, however many are in flight', async () => {
+    // each wait holds one of libuv's threads, which the server beside it also reads files on
+    const cuda = await CudaBackend.open({ library, batchFrames: 2, slots: 3 });
+    expect(cuda.waits).toBe('off-thread');
+    shim.waitDelay(20);
+    shim.mostOffThreadWaits(); // counts from here
+    const requests = [1, 2, 3, 4, 5, 6].map((seed) => job([frame(seed), frame(seed)], gainsFor(seed)));
+    const copies = requests.map(copyOf);
+    const results = requests.map((r) => cuda.modulate(r));
+    for (const [i, r] of results.entries()) await expectLikeCpu(r, copies[i] as ModulateJob);
+    expect(shim.mostOffThreadWaits()).toBe(1);
+    await cuda.close();
+  });
+
+  it('polls the stream instead when a wait off the main thread finds no context, and marks the same', async () => {
+    const cuda = await CudaBackend.open({ library });
+    expect(cuda.waits).toBe('off-thread');
+    shim.refuseOffThreadWait(1);
+    const request = job([frame(11), frame(11)], gainsFor(11));
+    await expectLikeCpu(cuda.modulate(request), copyOf(request));
+    expect([cuda.waits, cuda.name]).toEqual(['polling', expect.stringMatching(/^cuda \(/)]);
+    await cuda.close();
+  });
+
+  it('polls from the start where the driver refuses waits off the main thread', async () => {
+    shim.refuseOffThreadWait(1);
+    const cuda = await CudaBackend.open({ library });
+    expect(cuda.waits).toBe('polling');
+    const request = job([frame(12)], gainsFor(12));
+    await expectLikeCpu(cuda.modulate(request), copyOf(request));
+    await cuda.close();
+    expect(shim.live()).toBe(0);
   });
 
   it('finishes on the CPU with one warning when a launch fails, and frees the device memory', async () => {
@@ -144,7 +187,9 @@ describe('CUDA backend on the CPU shim', () => {
   });
 });
 
-describe('CUDA transforms on the CPU shim', () => {
+describe.each(SCHEDULES)('CUDA transforms on the CPU shim, with %s', (_, deferred) => {
+  shimFor(deferred, useShim);
+
   it('inverts transforms of different sizes in one call, each to its own size', async () => {
     const cuda = await CudaBackend.open({ library });
     const cpu = createCpuDirectBackend();
@@ -178,7 +223,7 @@ describe('backend selection', () => {
   it('auto takes CUDA where the driver loads, else the CPU pool and says why', async () => {
     const saved = process.env.DRM_CUDA_LIBRARY;
     try {
-      process.env.DRM_CUDA_LIBRARY = library;
+      process.env.DRM_CUDA_LIBRARY = buildCudaShim();
       const gpu = await createDtcwtBackend('auto', { workers: 1 });
       expect(gpu.name).toMatch(/^cuda \(drm CPU shim/);
       await gpu.close();

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCHEDULES } from '../helpers/cuda-shim.js';
 import { Arena } from '../../gpu/cuda/arena.js';
 import { CudaContext } from '../../gpu/cuda/device.js';
 import { f32, i32, type PlaneRef, Program, ptr } from '../../gpu/cuda/program.js';
@@ -9,12 +10,9 @@ import { c2q, type Highpass, q2c, transpose } from '../../gpu/dtcwt/quads.js';
 import { downsample, writeVariants } from '../../gpu/resample.js';
 
 // Each kernel of gpu/cuda/kernels on its own, compiled as C++ (the CPU shim), against the CPU
-// reference function it replaces, on small planes with odd sizes and two frames per batch.
+// reference function it replaces, on small planes with odd sizes and two frames per batch, on both
+// of the shim's schedules.
 let cuda: CudaContext;
-beforeAll(async () => {
-  cuda = await CudaContext.open({ library: buildCudaShim() });
-});
-afterAll(() => cuda.close());
 
 const FRAMES = 2;
 const bank = dtcwtFilters();
@@ -36,6 +34,7 @@ async function run(p: Program, inputs: Record<string, Uint8Array>, outputs: stri
       const staging = driver.allocPinned(bytes.length);
       staging.bytes.set(bytes);
       driver.upload(arena.address(name), staging.address, bytes.length, 0);
+      driver.synchronize(0); // the copy reads staging when it runs
       driver.freePinned(staging);
     }
     arena.run({ frames: FRAMES, pairs: 0, jobs: 0 }, 0);
@@ -43,6 +42,7 @@ async function run(p: Program, inputs: Record<string, Uint8Array>, outputs: stri
       const size = (p.buffers.get(name)?.bytes ?? 0) * FRAMES;
       const staging = driver.allocPinned(size);
       driver.download(staging.address, arena.address(name), size, 0);
+      driver.synchronize(0);
       const copy = staging.bytes.slice();
       driver.freePinned(staging);
       return copy;
@@ -103,7 +103,12 @@ function taps(p: Program, ...names: (keyof typeof bank.qshift | keyof typeof ban
 
 const dot = (a: Float64Array, b: Float64Array) => a.reduce((s, v, i) => s + v * (b[i] as number), 0);
 
-describe('CUDA kernels against the CPU reference (CPU shim)', () => {
+describe.each(SCHEDULES)('CUDA kernels against the CPU reference (CPU shim, %s)', (_, deferred) => {
+  beforeAll(async () => {
+    cuda = await CudaContext.open({ library: buildCudaShim({ deferred }) });
+  });
+  afterAll(() => cuda.close());
+
   it.each([0, 1] as const)('filter_odd along axis %i is colfilter', async (axis) => {
     await compareFilter(
       13,

@@ -1,4 +1,4 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CudaBackend, type CudaBackendOptions } from '../../gpu/cuda/backend.js';
 import { CudaDriver } from '../../gpu/cuda/driver.js';
 import { PinnedFrames } from '../../gpu/cuda/pinned-frames.js';
@@ -13,19 +13,14 @@ import {
   gainsFor,
   H,
   job,
-  loadCudaShim,
+  SCHEDULES,
+  shimFor,
   W,
 } from '../helpers/cuda-shim.js';
 
 // Frames from a pool that the CUDA backend page-locks: their luma goes to the device and their
 // variant B comes back without staging, on the CPU shim, which counts each copy by its host memory.
 let shim: CudaShim;
-
-beforeAll(() => {
-  shim = loadCudaShim();
-});
-
-afterEach(() => shim.reset());
 
 /** A run of two pool frames, with pool frames for B when both variants are wanted, as a marked film's are. */
 function pooledRun(pool: FramePool, seed: number, want: ModulateJob['want'] = 'both') {
@@ -52,7 +47,11 @@ async function launchesPerBatch(): Promise<number> {
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('pinned frames on the CUDA backend', () => {
+describe.each(SCHEDULES)('pinned frames on the CUDA backend, with %s', (_, deferred) => {
+  shimFor(deferred, (s) => {
+    shim = s;
+  });
+
   it('copies pinned frames to and from the device directly, marks them as the CPU does, and unpins them', async () => {
     const { cuda, pool } = await openWithPool({ batchFrames: 4, slots: 2 });
     const runs = [pooledRun(pool, 1), pooledRun(pool, 2), pooledRun(pool, 3, 'plus'), pooledRun(pool, 4, 'minus')];

@@ -33,6 +33,12 @@ const BACKENDS: {
   // 3 workers for 16 jobs: exercises both parallelism and the queue whatever the machine.
   { name: 'cpu-pool', exact: true, create: () => new CpuPoolBackend({ workers: 3 }) },
   { name: 'cuda (CPU shim)', exact: false, create: () => CudaBackend.open({ library: buildCudaShim(), workers: 1 }) },
+  // streams that run their work only when waited for, as a GPU's do (gpu/cuda/shim/streams.h)
+  {
+    name: 'cuda (CPU shim, deferred streams)',
+    exact: false,
+    create: () => CudaBackend.open({ library: buildCudaShim({ deferred: true }), workers: 1 }),
+  },
 ];
 
 const load = (c: FixtureCase, key: string) => loadArray(c, key).data;

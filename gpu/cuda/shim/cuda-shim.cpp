@@ -1,7 +1,8 @@
 // The part of the CUDA driver API that gpu/cuda/driver.ts calls, run on the CPU over the kernels
 // compiled as C++ (cuda-shim.h). Tests load this library in place of libcuda.so.1, so the host side
 // (memory plan, batching, launch geometry, kernel arguments, streams, failures) runs the same code
-// as on a GPU. "Device" memory is host memory; streams run their work at once, in order.
+// as on a GPU. "Device" memory is host memory. Streams run their work at once, in order; built with
+// -DDRM_SHIM_DEFERRED they run it only when waited for, as a GPU's do (streams.h).
 //
 // Test controls (not part of the driver API):
 // - drmShimFailLaunch(n): the n-th launch from now fails when made, as a lost launch does on a GPU;
@@ -18,7 +19,12 @@
 // - drmShimWaitDelay(ms): each cuStreamSynchronize made off the thread that called cuInit (koffi's,
 //   for a batch) takes this long, so that the batch stays "in flight";
 // - drmShimUnregisteredMidWait(): host memory unregistered while some stream was being waited for
-//   (while work that may copy to or from it could still be running on a GPU).
+//   (while work that may copy to or from it could still be running on a GPU);
+// - drmShimMostOffThreadWaits(): the most waits under way at once off the main thread, since the last call;
+// - drmShimRefuseOffThreadWait(1): cuStreamSynchronize off the main thread fails with
+//   CUDA_ERROR_INVALID_CONTEXT, as it would where the driver found no context on that thread;
+// - drmShimRaces(): with deferred streams, a copy whose host source changed between the call and the
+//   copy, and memory freed or unregistered while queued work still touched it (each also on stderr).
 // DRM_CUDA_SHIM_FAIL_LAUNCH=n in the environment does what drmShimFailLaunch(n) does, for a test
 // that starts drm as a process; DRM_CUDA_SHIM_SKIP_KERNELS=1 accepts launches without running them,
 // so that the host side's own cost per frame (staging, launches, waits, copies) can be timed apart
@@ -34,6 +40,9 @@
 #include <thread>
 
 #include "cuda-shim.h"
+#include "streams.h"
+
+using shim::deferred;
 
 thread_local ShimDim3 blockIdx, threadIdx, blockDim, gridDim;
 
@@ -45,6 +54,8 @@ enum : CUresult {
   NOT_FOUND = 500,
   HOST_MEMORY_ALREADY_REGISTERED = 712,
   HOST_MEMORY_NOT_REGISTERED = 713,
+  INVALID_CONTEXT = 201,
+  NOT_READY = 600,
   LAUNCH_FAILED = 719,
 };
 
@@ -65,7 +76,8 @@ static long faultIn = 0;
 // a fault not yet reported (queued work is dropped), and one reported (every call fails); a wait
 // runs on one of koffi's threads while the main thread makes other calls
 static std::atomic<bool> faultPending{false}, faulted{false};
-static std::atomic<int> waiting{0}, waitDelayMs{0};
+static std::atomic<int> waiting{0}, waitingOffThread{0}, mostOffThread{0}, waitDelayMs{0};
+static std::atomic<bool> refuseOffThreadWait{false};
 static std::atomic<long> launches{0}, unregisteredMidWait{0};
 static std::thread::id mainThread;
 #define STICKY \
@@ -78,11 +90,16 @@ static CUresult reportFault() {
   return faulted ? LAUNCH_FAILED : SUCCESS;
 }
 
-static CUresult waitForStream() {
+static CUresult waitForStream(void* stream) {
+  const bool offThread = std::this_thread::get_id() != mainThread;
+  if (refuseOffThreadWait && offThread) return INVALID_CONTEXT;
   waiting++;
-  if (waitDelayMs > 0 && std::this_thread::get_id() != mainThread)
-    std::this_thread::sleep_for(std::chrono::milliseconds(waitDelayMs.load()));
+  int now = offThread ? ++waitingOffThread : 0, most = mostOffThread;
+  while (now > most && !mostOffThread.compare_exchange_weak(most, now)) continue;
+  if (waitDelayMs > 0 && offThread) std::this_thread::sleep_for(std::chrono::milliseconds(waitDelayMs.load()));
+  if (deferred) shim::drain(stream);
   CUresult result = reportFault();
+  if (offThread) waitingOffThread--;
   waiting--;
   return result;
 }
@@ -131,6 +148,9 @@ void drmShimWaitDelay(int ms) { waitDelayMs = ms; }
 long drmShimUnregisteredMidWait() { return unregisteredMidWait; }
 void drmShimRefuseRegister(int refuse) { refuseRegister = refuse != 0; }
 long drmShimCopies(int kind) { return kind >= 0 && kind < 3 ? copies[kind] : -1; }
+long drmShimRaces() { return shim::races(); }
+int drmShimMostOffThreadWaits() { return mostOffThread.exchange(waitingOffThread); }
+void drmShimRefuseOffThreadWait(int refuse) { refuseOffThreadWait = refuse != 0; }
 
 // A process started by a test (drm ingest) takes the same control from its environment.
 CUresult cuInit(unsigned) {
@@ -157,8 +177,9 @@ CUresult cuDeviceTotalMem_v2(size_t* bytes, int) { return *bytes = (size_t)1 << 
 CUresult cuDevicePrimaryCtxSetFlags_v2(int, unsigned) { return SUCCESS; }
 CUresult cuDevicePrimaryCtxRetain(void** ctx, int) { return *ctx = (void*)&live, SUCCESS; }
 CUresult cuDevicePrimaryCtxRelease_v2(int) {
-  if (!faulted && !faultPending) return SUCCESS;
+  if (!faulted && !faultPending) return shim::drainAll(), SUCCESS;
   // The broken context goes, and with it everything allocated or registered in it.
+  shim::dropAll();
   for (auto& [p, bytes] : live) std::free(p);
   live.clear();
   hostAllocated.clear();
@@ -169,7 +190,7 @@ CUresult cuDevicePrimaryCtxRelease_v2(int) {
   return SUCCESS;
 }
 CUresult cuCtxSetCurrent(void*) { return SUCCESS; }
-CUresult cuCtxSynchronize() { return SUCCESS; }
+CUresult cuCtxSynchronize() { return shim::drainAll(), SUCCESS; }
 CUresult cuModuleLoadData(void** module, const void* image) {
   return image ? (*module = (void*)&kernels(), SUCCESS) : INVALID_VALUE;
 }
@@ -187,6 +208,8 @@ CUresult cuMemAlloc_v2(uint64_t* ptr, size_t bytes) {
 }
 CUresult cuMemFree_v2(uint64_t ptr) {
   STICKY
+  auto it = live.find((void*)(uintptr_t)ptr);
+  if (it != live.end()) shim::releasing(ptr, it->second, "cuMemFree of memory that queued work still touches");
   return give((void*)(uintptr_t)ptr);
 }
 CUresult cuMemAllocHost_v2(void** ptr, size_t bytes) {
@@ -197,6 +220,8 @@ CUresult cuMemAllocHost_v2(void** ptr, size_t bytes) {
 }
 CUresult cuMemFreeHost(void* ptr) {
   STICKY
+  auto it = live.find(ptr);
+  if (it != live.end()) shim::releasing((uintptr_t)ptr, it->second, "cuMemFreeHost of memory a queued copy touches");
   hostAllocated.erase((uintptr_t)ptr);
   return give(ptr);
 }
@@ -215,28 +240,27 @@ CUresult cuMemHostRegister_v2(uint64_t ptr, size_t bytes, unsigned) {
 }
 CUresult cuMemHostUnregister(uint64_t ptr) {
   STICKY
+  auto it = registered.find(ptr);
+  if (it != registered.end()) shim::releasing(ptr, it->second, "cuMemHostUnregister of memory a queued copy touches");
   if (waiting > 0) unregisteredMidWait++;
   return registered.erase(ptr) ? SUCCESS : HOST_MEMORY_NOT_REGISTERED;
 }
-CUresult cuMemcpyHtoDAsync_v2(uint64_t dst, const void* src, size_t bytes, void*) {
+CUresult cuMemcpyHtoDAsync_v2(uint64_t dst, const void* src, size_t bytes, void* stream) {
   STICKY
   DROPPED_AFTER_FAULT
   countCopy(src, bytes);
-  std::memcpy((void*)(uintptr_t)dst, src, bytes);
-  return SUCCESS;
+  return shim::copyToDevice(stream, dst, src, bytes), SUCCESS;
 }
-CUresult cuMemcpyDtoHAsync_v2(void* dst, uint64_t src, size_t bytes, void*) {
+CUresult cuMemcpyDtoHAsync_v2(void* dst, uint64_t src, size_t bytes, void* stream) {
   STICKY
   DROPPED_AFTER_FAULT
   countCopy(dst, bytes);
-  std::memcpy(dst, (const void*)(uintptr_t)src, bytes);
-  return SUCCESS;
+  return shim::copyToHost(stream, dst, src, bytes), SUCCESS;
 }
-CUresult cuMemsetD8Async(uint64_t dst, unsigned char value, size_t bytes, void*) {
+CUresult cuMemsetD8Async(uint64_t dst, unsigned char value, size_t bytes, void* stream) {
   STICKY
   DROPPED_AFTER_FAULT
-  std::memset((void*)(uintptr_t)dst, value, bytes);
-  return SUCCESS;
+  return shim::setDevice(stream, dst, value, bytes), SUCCESS;
 }
 CUresult cuStreamCreate(void** stream, unsigned) {
   STICKY
@@ -244,14 +268,16 @@ CUresult cuStreamCreate(void** stream, unsigned) {
 }
 CUresult cuStreamDestroy_v2(void* stream) {
   STICKY
+  if (deferred) shim::drain(stream);  // the driver finishes a destroyed stream's work, then frees it
   return give(stream);
 }
-CUresult cuStreamSynchronize(void*) { return waitForStream(); }
-CUresult cuStreamQuery(void*) { return reportFault(); }
+CUresult cuStreamSynchronize(void* stream) { return waitForStream(stream); }
+CUresult cuStreamQuery(void* stream) { return deferred && shim::stillBusy(stream) ? NOT_READY : reportFault(); }
 CUresult cuGetErrorName(CUresult code, const char** text) {
   *text = code == OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY"
           : code == LAUNCH_FAILED ? "CUDA_ERROR_LAUNCH_FAILED"
           : code == NOT_FOUND    ? "CUDA_ERROR_NOT_FOUND"
+          : code == INVALID_CONTEXT ? "CUDA_ERROR_INVALID_CONTEXT"
           : code == HOST_MEMORY_ALREADY_REGISTERED ? "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"
           : code == HOST_MEMORY_NOT_REGISTERED     ? "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"
                                  : "CUDA_ERROR_INVALID_VALUE";
@@ -259,27 +285,16 @@ CUresult cuGetErrorName(CUresult code, const char** text) {
 }
 
 CUresult cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                        unsigned bz, unsigned, void*, void** params, void**) {
+                        unsigned bz, unsigned, void* stream, void** params, void**) {
   STICKY
   if (failLaunchIn > 0 && --failLaunchIn == 0) return LAUNCH_FAILED;
   DROPPED_AFTER_FAULT
   launches++;
   if (faultIn > 0 && --faultIn == 0) return faultPending = true, SUCCESS;
   if (!function || !params || bx * by * bz == 0 || bx * by * bz > 1024) return INVALID_VALUE;
+  if (gy > 65535 || gz > 65535) return INVALID_VALUE;
   if (skipKernels) return SUCCESS;
-  auto& launch = *static_cast<ShimLauncher*>(function);
-  gridDim = {gx, gy, gz};
-  blockDim = {bx, by, bz};
-  for (unsigned z = 0; z < gz; z++)
-    for (unsigned y = 0; y < gy; y++)
-      for (unsigned x = 0; x < gx; x++)
-        for (unsigned tz = 0; tz < bz; tz++)
-          for (unsigned ty = 0; ty < by; ty++)
-            for (unsigned tx = 0; tx < bx; tx++) {
-              blockIdx = {x, y, z};
-              threadIdx = {tx, ty, tz};
-              launch(params);
-            }
-  return SUCCESS;
+  const auto& launcher = *static_cast<ShimLauncher*>(function);
+  return shim::launch(stream, launcher, {gx, gy, gz}, {bx, by, bz}, params), SUCCESS;
 }
 }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #define __global__
 #define __device__
@@ -30,18 +31,26 @@ inline double atomicAdd(double* at, double v) {
   return old;
 }
 
-// A kernel's launcher takes cuLaunchKernel's kernelParams: one pointer per argument, to its value.
-using ShimLauncher = std::function<void(void**)>;
+// A kernel's launcher takes cuLaunchKernel's kernelParams: one pointer per argument, to its value. It
+// knows each argument's size, so that a launch can copy the values when it is made, as the driver does.
+struct ShimLauncher {
+  std::function<void(void**)> call;
+  std::vector<std::size_t> sizes;
+};
 void shimRegister(const char* name, ShimLauncher launcher);
+
+template <typename T>
+using ShimValue = std::remove_cv_t<std::remove_reference_t<T>>;
 
 template <typename... A, std::size_t... I>
 void shimCall(void (*kernel)(A...), void** params, std::index_sequence<I...>) {
-  kernel(*static_cast<std::remove_cv_t<std::remove_reference_t<A>>*>(params[I])...);
+  kernel(*static_cast<ShimValue<A>*>(params[I])...);
 }
 
 template <typename... A>
 ShimLauncher shimLauncher(void (*kernel)(A...)) {
-  return [kernel](void** params) { shimCall(kernel, params, std::index_sequence_for<A...>{}); };
+  return {[kernel](void** params) { shimCall(kernel, params, std::index_sequence_for<A...>{}); },
+          {sizeof(ShimValue<A>)...}};
 }
 
 struct ShimRegistrar {
