@@ -215,11 +215,15 @@ export class MarkLane {
     driver.upload(arena.address(buffers.gains), input.address + this.at.gains, shape.tables * gainCount * 4, stream);
     driver.upload(arena.address(buffers.table), input.address + this.at.table, this.plan.table.length * 4, stream);
     arena.run({ frames: shape.frames, pairs: shape.pairs, jobs: batch.length }, stream);
-    // A is written into the input frame itself, so it waits in staging until the batch is known good.
-    driver.download(output.address, arena.address(buffers.a), shape.frames * this.plane, stream);
+    // Only the variants a frame's job wants come back (a viewer's copy wants one a segment). A is
+    // written into the input frame itself, so it waits in staging until the batch is known good.
+    const wants = batch.flatMap(({ job }) => framesOf(job).map(() => job.want));
+    if (wants.some((want) => want !== 'minus'))
+      driver.download(output.address, arena.address(buffers.a), shape.frames * this.plane, stream);
     const direct = minus.map((m) => (m ? this.pinned.addressOf(m) : undefined));
     for (const [f, to] of direct.entries())
-      driver.download(to ?? output.address + half + f * this.plane, plane(buffers.b, f), this.plane, stream);
+      if (wants[f] !== 'plus')
+        driver.download(to ?? output.address + half + f * this.plane, plane(buffers.b, f), this.plane, stream);
     await driver.wait(stream);
     let f = 0;
     const staged = (k: number): StagedLumas => ({

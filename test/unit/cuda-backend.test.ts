@@ -115,6 +115,21 @@ describe.each(SCHEDULES)('CUDA backend on the CPU shim, with %s', (_, deferred) 
     await cuda.close();
   });
 
+  it('brings back from the device only the variants a job wants', async () => {
+    const cuda = await CudaBackend.open({ library });
+    const copiesFor = async (want: ModulateJob['want']) => {
+      const before = shim.copies().staging;
+      const request = job([frame(13), frame(13)], gainsFor(13), want);
+      await expectLikeCpu(cuda.modulate(request), copyOf(request));
+      return shim.copies().staging - before;
+    };
+    await copiesFor('both'); // a slot's first batch also uploads its arena's constants (the filter taps)
+    const both = await copiesFor('both');
+    // A comes back in one copy for the batch, B in one a frame
+    expect([both - (await copiesFor('plus')), both - (await copiesFor('minus'))]).toEqual([2, 1]);
+    await cuda.close();
+  });
+
   it('waits for one batch at a time off the main thread, however many are in flight', async () => {
     // each wait holds one of libuv's threads, which the server beside it also reads files on
     const cuda = await CudaBackend.open({ library, batchFrames: 2, slots: 3 });
