@@ -2,8 +2,8 @@ import type { Command } from 'commander';
 import { dbOptions, envOption, type Runner } from './options.js';
 
 /**
- * drm content list|show|delete, drm cases list|show and drm doctor: the operator's catalog, cases and health of the
- * install.
+ * drm content list|show|delete, drm cases list|show|key|verify and drm doctor: the operator's catalog, cases and
+ * health of the install.
  */
 export function defineContent(program: Command, run: Runner): void {
   const content = program.command('content').description('the catalog as an operator sees it: list, show, delete');
@@ -26,14 +26,7 @@ export function defineContent(program: Command, run: Runner): void {
       .option('--force', 'end the sessions playing it (otherwise refused while any plays)'),
   ).action(run(async () => (await import('./content.js')).contentDelete));
 
-  const cases = program.command('cases').description('every forensic case, those of drm analyze included');
-  dbOptions(
-    cases
-      .command('list')
-      .description('cases, newest first')
-      .option('--page <n>', 'page number', '1')
-      .option('--limit <n>', 'cases per page (at most 100)', '50'),
-  ).action(run(async () => (await import('./content.js')).casesList));
+  defineCases(program, run);
   dbOptions(
     program
       .command('doctor')
@@ -50,6 +43,18 @@ export function defineContent(program: Command, run: Runner): void {
         ).choices(['proxy', 'redirect']),
       ),
   ).action(run(async () => (await import('./doctor.js')).doctor));
+}
+
+/** drm cases list|show|key|verify: the forensic cases, and the key that signs their reports. */
+function defineCases(program: Command, run: Runner): void {
+  const cases = program.command('cases').description('every forensic case, those of drm analyze included');
+  dbOptions(
+    cases
+      .command('list')
+      .description('cases, newest first')
+      .option('--page <n>', 'page number', '1')
+      .option('--limit <n>', 'cases per page (at most 100)', '50'),
+  ).action(run(async () => (await import('./content.js')).casesList));
   dbOptions(
     cases
       .command('show <caseId>')
@@ -57,11 +62,32 @@ export function defineContent(program: Command, run: Runner): void {
       .option('--report <file>', 'write the case as a self-contained HTML evidence report to this file instead'),
   ).action(run(async () => (await import('./content.js')).casesShow));
   cases
-    .command('verify <file>')
-    .description("check an evidence report: its SHA-256 and the deployment's Ed25519 signature; exit 0 intact, 1 not")
-    .option('--key <hex>', "the deployment's public key to compare with (default: the one of --data-dir's secret)")
+    .command('key')
+    .description(
+      'the public key this deployment signs evidence reports with, and its fingerprint, for whoever verifies them',
+    )
     .addOption(
-      envOption('--data-dir <dir>', 'data directory whose secret gives the key (default ./drm-data)', 'DRM_DATA_DIR'),
+      envOption('--data-dir <dir>', 'data directory whose secret gives the key (or set DRM_SECRET)', 'DRM_DATA_DIR'),
+    )
+    .option('--json', 'print JSON for scripts (what --key-file of drm cases verify reads)')
+    .action(run(async () => (await import('./cases-key.js')).casesKey));
+  cases
+    .command('verify <file>')
+    .description(
+      'check an evidence report: its SHA-256, and its Ed25519 signature against a key you trust; ' +
+        'exit 0 intact, 1 not, 3 no trusted key',
+    )
+    .option('--key <hex>', "the deployment's public key, or its fingerprint, as the deployment published it")
+    .option(
+      '--key-file <file>',
+      'a file holding that key, or the JSON of drm cases key --json or the report-key endpoint',
+    )
+    .addOption(
+      envOption(
+        '--data-dir <dir>',
+        "without --key or --key-file: trust this data directory's deployment (default ./drm-data)",
+        'DRM_DATA_DIR',
+      ),
     )
     .option('--json', 'print JSON for scripts')
     .action(run(async () => (await import('./cases-verify.js')).casesVerify));

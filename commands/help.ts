@@ -47,8 +47,9 @@ export const EXAMPLES: Record<string, string[]> = {
   'content delete': ['drm content delete CONTENT_ID --force'],
   'cases list': ['drm cases list'],
   'cases show': ['drm cases show CASE_ID --json'],
+  'cases key': ['drm cases key', 'drm cases key --json > report-key.json'],
   'cases verify': [
-    'drm cases verify case.html',
+    'drm cases verify case.html --key-file report-key.json',
     'drm cases verify case.html --key 3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29 --json',
   ],
   doctor: [

@@ -7,6 +7,7 @@ import {
   keyed,
   notFound,
   object,
+  open,
   pagingParams,
   pathParam,
   queryParam,
@@ -105,6 +106,21 @@ export const FORENSIC_ENDPOINTS: Endpoint[] = [
         },
         '404': notFound,
       },
+    }),
+  },
+  {
+    method: 'get',
+    path: '/api/v1/forensics/report-key',
+    operation: open(FORENSICS, {
+      operationId: 'getReportKey',
+      summary: 'The public key that signs evidence reports, and its fingerprint',
+      description:
+        'Open, so that whoever is handed a report can verify it: `drm cases verify case.html ' +
+        '--key-file key.json` with this answer saved as key.json, or `--key` with the key or the ' +
+        'fingerprint. A report signed by any other key is not intact, whatever key it names. The ' +
+        'key is derived from the server secret: every server of a deployment answers the same. ' +
+        'Answered from memory, cacheable for an hour.',
+      responses: { '200': jsonResponse('the key', ref('ReportKey')) },
     }),
   },
   {

@@ -7,7 +7,8 @@ import { paging } from '../../src/domain/validate.js';
 import { badRequest } from '../../src/errors.js';
 import { analysisBody, caseBody, caseDetailBody } from '../../src/present/forensics.js';
 import { evidenceReport, REPORT_HEADERS, reportFileName } from '../../src/report/evidence-report.js';
-import { reply } from '../reply.js';
+import { publishedKey } from '../../src/report/signature.js';
+import { reply, replyJsonText } from '../reply.js';
 import type { AppEnv } from '../env.js';
 import { requireKey } from '../middleware/api-key.js';
 import { receiveUpload } from '../upload.js';
@@ -21,15 +22,26 @@ function asyncFlag(raw: string | undefined): boolean {
 /** The caller sees identities of its own organization's viewers only (src/present/forensics.ts). */
 const ownOrganization = (c: HonoContext<AppEnv>) => ({ organizationId: c.get('auth').org.id });
 
-/** Section 4.8 (scope forensics): analyse a leak, and the organization's cases. */
+/** Section 4.8 (scope forensics): analyse a leak, and the organization's cases; and the key reports are signed with. */
 export function forensicsRoutes(ctx: Context, queue: ForensicsQueue) {
   const app = new Hono<AppEnv>();
   const shape = ctx.config.apiShape;
-  app.use('*', requireKey(ctx, 'forensics'));
+
+  // Open: whoever is handed a report (a court, the other side) must be able to fetch the key that
+  // verifies it without an account. The answer is made once and asks nothing of the database, so
+  // it costs what /health costs and needs no per-client limit; caches may keep it.
+  const reportKey = JSON.stringify(publishedKey(ctx.keys.reports.publicKey));
+  app.get('/report-key', (c) =>
+    replyJsonText(c, reportKey, 200, { 'Cache-Control': 'public, max-age=3600', 'Access-Control-Allow-Origin': '*' }),
+  );
+
+  // The key guards the keyed routes only: on '*' it would also catch a wrong method on the open
+  // report key above and answer "API key missing" where NOT_FOUND is the truth.
+  const keyed = requireKey(ctx, 'forensics');
 
   // The leak streams to disk (never whole in memory); short ones are analysed within the request,
   // long ones with ?async=true answer 202 at once and are picked up by the queue.
-  app.post('/analyze', async (c) => {
+  app.post('/analyze', keyed, async (c) => {
     const queued = asyncFlag(c.req.query('async'));
     const upload = await receiveUpload(c, {
       dir: uploadsDir(ctx),
@@ -47,7 +59,7 @@ export function forensicsRoutes(ctx: Context, queue: ForensicsQueue) {
     return reply(c, analysisBody(row, shape, ownOrganization(c)), queued ? 202 : 200);
   });
 
-  app.get('/cases', async (c) => {
+  app.get('/cases', keyed, async (c) => {
     const page = paging(c.req.query('page'), c.req.query('limit'), 100);
     const { cases, total } = await listCases(ctx, c.get('auth'), page);
     return reply(c, {
@@ -58,13 +70,13 @@ export function forensicsRoutes(ctx: Context, queue: ForensicsQueue) {
     });
   });
 
-  app.get('/cases/:caseId', async (c) => {
+  app.get('/cases/:caseId', keyed, async (c) => {
     const row = await ownCase(ctx, c.get('auth'), c.req.param('caseId'));
     return reply(c, caseDetailBody(row, shape, ownOrganization(c)));
   });
 
   // The case as one HTML document to hand on (src/report/), downloaded rather than shown in place.
-  app.get('/cases/:caseId/report', async (c) => {
+  app.get('/cases/:caseId/report', keyed, async (c) => {
     const row = await ownCase(ctx, c.get('auth'), c.req.param('caseId'));
     const page = await evidenceReport(ctx, row, ownOrganization(c));
     return c.body(page, 200, {

@@ -9,7 +9,7 @@ import { caseSection, chainSection, leakSection, type ReportInput } from './repo
 import { findingSection, framesSection, readingSection } from './report-finding.js';
 import { methodSection, segmentsAppendix } from './report-method.js';
 import { REPORT_CSS } from './report-style.js';
-import { SIGNATURE_SLOT, signReport } from './signature.js';
+import { keyFingerprint, SIGNATURE_SLOT, signReport } from './signature.js';
 
 export type { ReportInput } from './report-facts.js';
 
@@ -61,7 +61,7 @@ function signatureNote(input: ReportInput): Html {
   if (!input.signingKey) return html``;
   return html`<p class="signature">The deployment signs this file: a comment at its very end holds the SHA-256 of the
 file (with that comment emptied to <code>${SIGNATURE_SLOT}</code>) and an Ed25519 signature of it by the key
-<code class="bits">${input.signingKey}</code>.
+<code class="bits">${input.signingKey}</code> (fingerprint <code>${keyFingerprint(input.signingKey)}</code>).
 <code>drm cases verify</code> checks both; changing any byte of the report breaks them.</p>`;
 }
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkReport, parseTrustedKey, publishedKey } from '../../src/report/signature.js';
 import { DIALECTS, makeTestApp, type TestApp } from '../helpers/context.js';
 import { sampleCase, sampleEvidence, sampleReport } from '../helpers/evidence-case.js';
 import { expectError } from '../helpers/expect-error.js';
@@ -7,7 +8,8 @@ import { addContent, registerOrg } from '../helpers/fixtures.js';
 
 // GET /api/v1/forensics/cases/{id}/report: the case as one HTML document, under the same key,
 // scope and organization rules as the case itself, sent so that a browser opening it runs and
-// loads nothing. Cases are stored as analysis stores them (test/helpers/evidence-case.ts).
+// loads nothing; GET /api/v1/forensics/report-key: the key it is signed with, open to anyone.
+// Cases are stored as analysis stores them (test/helpers/evidence-case.ts).
 
 const XSS_TITLE = '<script>alert(1)</script>';
 
@@ -58,6 +60,18 @@ describe.each(DIALECTS)('the evidence report endpoint on %s', (dialect) => {
     expect(page).toContain('Acme Films');
     expect(page).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(page).not.toContain(XSS_TITLE);
+  });
+
+  it('publishes the key that signs its reports to anyone, without a key; that key verifies a report it signed', async () => {
+    const res = await t.request('GET', '/api/v1/forensics/report-key');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('public, max-age=3600');
+    const published = await res.json();
+    expect(published).toEqual(publishedKey(t.ctx.keys.reports.publicKey));
+    const page = await (await report(mine, org.apiKey)).text();
+    expect(page).toContain(published.fingerprint);
+    const trusted = parseTrustedKey(JSON.stringify(published), 'the published key');
+    expect(checkReport(page, trusted)).toMatchObject({ verified: true, intact: true });
   });
 
   it('refuses a request without a key (401) or without the forensics scope (403)', async () => {
