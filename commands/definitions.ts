@@ -137,13 +137,20 @@ export function defineWatermark(program: Command, run: Runner): void {
         'content id the patterns are keyed with (default: the local id for your own material)',
       )
       .addOption(envOption('--data-dir <dir>', 'data directory holding the secret (or set DRM_SECRET)', 'DRM_DATA_DIR'))
+      .option(
+        '--rule <rule>',
+        'which id bit each segment carries: keyed (the content id’s own rule, content ingested now) or fixed ' +
+          '(bit s mod 40, content ingested before segment rules were keyed)',
+        'keyed',
+      )
       .addOption(backendOption('DTCWT backend for video (default auto, or DRM_BACKEND)'))
       .option('--json', 'print JSON for scripts');
   watermarkOptions(
     watermark
       .command('embed <input>')
       .description(
-        'write the copy a viewer with these 40 bits receives: segment s from variant bits[s mod 40] (MP4 or M4A)',
+        'write the copy a viewer with these 40 bits receives of the content (MP4 or M4A): each segment A or B by ' +
+          'the bit --rule puts on it',
       )
       .requiredOption('--bits <bits>', '40 characters of 0 and 1 (a viewer binaryId)')
       .requiredOption('--out <file>', 'file to write'),
@@ -151,7 +158,9 @@ export function defineWatermark(program: Command, run: Runner): void {
   watermarkOptions(
     watermark
       .command('detect <leak>')
-      .description('read the mark of a leak against its original: per segment z and bit, and the 40-bit read-out')
+      .description(
+        'read the mark of a leak against its original: per segment z, variant and id bit, and the 40-bit read-out',
+      )
       .requiredOption('--original <file>', 'the unmarked original the leak was made from'),
   ).action(run(async () => (await import('./watermark.js')).detect));
 }

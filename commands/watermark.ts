@@ -7,7 +7,14 @@ import { DrmError } from '../src/errors.js';
 import { mediaBinaries } from '../src/media/binaries.js';
 import { type BackendSource, kindOf, watermarkEngine } from '../src/watermark/engine.js';
 import { watermarkKey } from '../src/watermark/keyed-random.js';
-import { parseBits, SEGMENT_SECONDS } from '../src/watermark/segments.js';
+import {
+  flippedAt,
+  positionOf,
+  ruleOfContent,
+  type SegmentRule,
+  segmentRuleKey,
+} from '../src/watermark/segment-rule.js';
+import { parseBits, SEGMENT_SECONDS, type SegmentReading } from '../src/watermark/segments.js';
 import { createOutput, type Output, printJson, printTable, reportError } from './output.js';
 import { createProgress } from './progress.js';
 
@@ -19,6 +26,8 @@ import { createProgress } from './progress.js';
 interface WatermarkOptions {
   dataDir?: string;
   contentId?: string;
+  /** which bit of an id each segment carries: the content's keyed rule (default), or the fixed one of older content */
+  rule?: string;
   backend?: DtcwtBackendKind;
   json?: boolean;
 }
@@ -37,7 +46,10 @@ function contentIdOf(opts: WatermarkOptions): string {
  * The secret of an existing deployment. A freshly made one would mark copies no server can read,
  * and detecting with it would read noise and look like "no mark": refuse instead, creating nothing.
  */
-function existingKey(opts: WatermarkOptions): Buffer {
+function existingKeys(opts: WatermarkOptions, contentId: string): { key: Buffer; rule: SegmentRule } {
+  const kind = opts.rule ?? 'keyed';
+  if (kind !== 'keyed' && kind !== 'fixed')
+    throw new DrmError('BAD_REQUEST', `--rule must be keyed or fixed, got ${JSON.stringify(kind)}`);
   const dir = resolveConfig({ dataDir: opts.dataDir }).dataDir;
   if (!process.env.DRM_SECRET && !fs.existsSync(path.join(dir, 'secret.key'))) {
     throw new DrmError(
@@ -46,7 +58,8 @@ function existingKey(opts: WatermarkOptions): Buffer {
         `deployment that marks and reads copies (${dir} has no secret.key)`,
     );
   }
-  return watermarkKey(loadServerSecret(dir));
+  const secret = loadServerSecret(dir);
+  return { key: watermarkKey(secret), rule: ruleOfContent(kind, segmentRuleKey(secret), contentId) };
 }
 
 function checkInput(file: string, role: string): void {
@@ -86,7 +99,7 @@ export function embed(input: string, opts: WatermarkOptions & { bits: string; ou
     checkInput(input, 'input');
     if (path.resolve(opts.out) === path.resolve(input))
       throw new DrmError('BAD_REQUEST', '--out must not be the input file');
-    const key = existingKey(opts);
+    const { key, rule } = existingKeys(opts, contentId);
     const bins = mediaBinaries();
     const kind = await kindOf(bins, input);
     const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
@@ -104,6 +117,7 @@ export function embed(input: string, opts: WatermarkOptions & { bits: string; ou
         input,
         output: opts.out,
         bits,
+        rule,
         backend: backend.source,
         signal: controller.signal,
         onProgress: (d, n) =>
@@ -136,6 +150,14 @@ export function embed(input: string, opts: WatermarkOptions & { bits: string; ou
   });
 }
 
+/** A segment's reading in both terms: the variant it reads, and the value of the id's bit it carries under the rule. */
+function readAs(s: SegmentReading, rule: SegmentRule) {
+  const variant = s.bit === '0' ? 'A' : s.bit === '1' ? 'B' : '?';
+  const flipped = flippedAt(rule, s.index);
+  const bit = s.bit === '?' || !flipped ? s.bit : s.bit === '0' ? '1' : '0';
+  return { index: s.index, z: s.z, variant, position: positionOf(rule, s.index), bit, coverage: s.coverage };
+}
+
 /** The progress line's words for each stage of detection. */
 const DETECT_STAGES = {
   decode: 'decoding the leak',
@@ -152,7 +174,7 @@ export function detect(leak: string, opts: WatermarkOptions & { original: string
     const contentId = contentIdOf(opts);
     checkInput(leak, 'leak');
     checkInput(opts.original, 'original');
-    const key = existingKey(opts);
+    const { key, rule } = existingKeys(opts, contentId);
     const bins = mediaBinaries();
     const kind = await kindOf(bins, opts.original);
     const progress = createProgress(!out.json && Boolean(process.stderr.isTTY));
@@ -164,6 +186,7 @@ export function detect(leak: string, opts: WatermarkOptions & { original: string
         contentId,
         leak,
         original: opts.original,
+        rule,
         backend: backend.source,
         onProgress: (stage, d, n) =>
           progress.update(
@@ -180,14 +203,11 @@ export function detect(leak: string, opts: WatermarkOptions & { original: string
       .finally(() => backend.close());
     progress.finish('detection done');
     const round = (v: number) => Math.round(v * 100) / 100;
+    const segments = detection.segments.map((s) => readAs(s, rule));
     if (out.json) {
       printJson(out, {
-        segments: detection.segments.map((s) => ({
-          index: s.index,
-          z: round(s.z),
-          bit: s.bit,
-          coverage: round(s.coverage),
-        })),
+        rule: rule.kind,
+        segments: segments.map((s) => ({ ...s, z: round(s.z), coverage: round(s.coverage) })),
         bits: detection.bits,
         alignment: detection.alignment,
       });
@@ -195,16 +215,19 @@ export function detect(leak: string, opts: WatermarkOptions & { original: string
     }
     printTable(
       out,
-      ['segment', 'starts at', 'leak covers', 'z', 'bit'],
-      detection.segments.map((s) => [
+      ['segment', 'starts at', 'leak covers', 'z', 'variant', 'id bit', 'reads'],
+      segments.map((s) => [
         s.index,
         `${s.index * SEGMENT_SECONDS} s`,
         `${s.coverage.toFixed(1)} s`,
         s.z.toFixed(1),
+        s.variant,
+        s.position,
         s.bit,
       ]),
     );
-    out.write(`bits: ${detection.bits}`);
+    const older = rule.kind === 'keyed' ? '; --rule fixed for content ingested before' : '';
+    out.write(`bits: ${detection.bits} (rule ${rule.kind}${older})`);
     const decided = detection.segments.filter((s) => s.bit !== '?').length;
     out.write(
       `${decided} of ${detection.segments.length} segment(s) decided (|z| ≥ 4); ` +

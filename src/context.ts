@@ -1,4 +1,5 @@
 import type { ReportSigner } from './report/signature.js';
+import type { SegmentRules } from './watermark/segment-rule.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { WalletFactory } from './crypto/wallets.js';
@@ -29,6 +30,8 @@ export interface Context {
     adminToken: Uint8Array;
     /** keys the watermark patterns (the same key `drm watermark` uses) */
     watermark: Buffer;
+    /** each content item's segment rule: which bit of an id a segment carries (src/watermark/segment-rule.ts) */
+    segmentRules: SegmentRules;
     /** keys the permutation and mask that turn the viewer counter into ids */
     viewerIds: ViewerIdKey;
     /** signs evidence reports (Ed25519; src/report/signature.ts) */

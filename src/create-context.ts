@@ -5,6 +5,7 @@ import type { Context } from './context.js';
 import { deriveKey, loadServerSecret } from './crypto/secret.js';
 import { WalletFactory } from './crypto/wallets.js';
 import { watermarkKey } from './watermark/keyed-random.js';
+import { SegmentRules, segmentRuleKey } from './watermark/segment-rule.js';
 import { viewerIdKey } from './crypto/viewer-id-key.js';
 import { type Database, openDatabase } from './db/database.js';
 import { createLogger, type Logger } from './log.js';
@@ -85,6 +86,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
         seal: deriveKey(secret, 'seal'),
         adminToken: new Uint8Array(deriveKey(secret, 'admin-token')),
         watermark: watermarkKey(secret),
+        segmentRules: new SegmentRules(segmentRuleKey(secret)),
         viewerIds: viewerIdKey(deriveKey(secret, 'viewer-ids')),
         reports: reportSigner(deriveKey(secret, 'evidence-report')),
       },

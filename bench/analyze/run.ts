@@ -32,6 +32,7 @@ import { filmArgs } from '../film.js';
 import { median } from '../stats.js';
 import { createViewerSession } from './viewer.js';
 import { corpusFile } from '../corpus.js';
+import { FIXED_RULE } from '../../src/watermark/segment-rule.js';
 
 const { values } = parseArgs({
   options: {
@@ -95,6 +96,7 @@ async function prepare(): Promise<ContentRow> {
   log(`writing the viewer's marked copy of the ${minutes}-min film (the leak) and the film's reference`);
   let last = 0;
   await embedVideo({
+    rule: FIXED_RULE,
     bins,
     key: ctx.keys.watermark,
     contentId: content.id,

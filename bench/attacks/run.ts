@@ -28,6 +28,7 @@ import type { SegmentReading } from '../../src/watermark/segments.js';
 import { detectMusic } from '../../src/watermark/music/detect.js';
 import { embedMusic } from '../../src/watermark/music/embed.js';
 import { ATTACKS, type Attack, MUSIC_ATTACKS } from './attacks.js';
+import { FIXED_RULE } from '../../src/watermark/segment-rule.js';
 
 const { values } = parseArgs({
   options: {
@@ -90,6 +91,7 @@ if (!fs.existsSync(file('film.mp4'))) {
 }
 log('marking the film with the leaker’s bits');
 await embedVideo({
+  rule: FIXED_RULE,
   bins,
   key,
   contentId,
@@ -116,7 +118,7 @@ interface Row {
 
 /** A leak's reading through the real matcher, against the truth. */
 function judge(attack: Attack, segments: readonly SegmentReading[]): Row {
-  const result = matchCandidates(segments, viewers, { mask: idKey.mask });
+  const result = matchCandidates(segments, viewers, { mask: idKey.mask, rule: FIXED_RULE });
   const zs = segments.map((s) => Math.abs(s.z)).sort((a, b) => a - b);
   const wrong = segments.filter(
     (s) => Math.abs(s.z) >= 4 && (s.z > 0 ? '0' : '1') !== leaker.binaryId[s.index % 40],
@@ -179,7 +181,8 @@ await runAttacks(
       leak,
     );
   },
-  async (leak) => (await detectVideo({ bins, key, contentId, leak, original: file('film.mp4'), backend })).segments,
+  async (leak) =>
+    (await detectVideo({ bins, key, contentId, leak, rule: FIXED_RULE, original: file('film.mp4'), backend })).segments,
   'mp4',
 );
 
@@ -189,6 +192,7 @@ if (music.length > 0) {
   if (!fs.existsSync(file('music.wav')))
     ff('-filter_complex', musicGraph(0, seconds), '-c:a', 'pcm_s16le', file('music.wav'));
   await embedMusic({
+    rule: FIXED_RULE,
     bins,
     key,
     contentId,
@@ -202,7 +206,8 @@ if (music.length > 0) {
       const args = attack.args(seconds);
       ff('-i', file('marked.m4a'), ...args, ...(args.includes('-c:a') ? [] : ['-c:a', 'aac', '-b:a', '128k']), leak);
     },
-    async (leak) => (await detectMusic({ bins, key, contentId, leak, original: file('music.wav') })).segments,
+    async (leak) =>
+      (await detectMusic({ bins, key, contentId, leak, rule: FIXED_RULE, original: file('music.wav') })).segments,
     // Matroska holds AAC and MP3 alike
     'mka',
   );

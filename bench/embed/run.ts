@@ -30,6 +30,7 @@ import {
   segmentPattern,
 } from '../../src/watermark/video/mark.js';
 import { corpusFile } from '../corpus.js';
+import { FIXED_RULE } from '../../src/watermark/segment-rule.js';
 
 const { values } = parseArgs({
   options: {
@@ -126,6 +127,7 @@ if (values.full) {
   try {
     const { result, children } = await withChildPeaks(
       embedVideo({
+        rule: FIXED_RULE,
         bins,
         key: watermarkKey(Buffer.alloc(32, 2)),
         contentId: 'bench',

@@ -2,6 +2,7 @@ import { NESTED_BASIS, wordToBinaryId } from '../../src/domain/identity/nested-c
 import { matchCandidates } from '../../src/domain/forensics/matching/matching.js';
 import type { Candidate } from '../../src/domain/forensics/matching/packed-ids.js';
 import { agreeingOn, type Population, random40 } from './populations.js';
+import { FIXED_RULE } from '../../src/watermark/segment-rule.js';
 
 // The colluders' attacks, each counted as framing when the leak they make would name a viewer who
 // did not collude. A splice read in full (40 bits, every segment far above the detector's
@@ -111,7 +112,7 @@ function tallyMatch(
     viewerId: String(i),
     binaryId: wordToBinaryId(p.ids[i] as bigint),
   }));
-  const result = matchCandidates(segments, candidates, { mask: p.mask });
+  const result = matchCandidates(segments, candidates, { mask: p.mask, rule: FIXED_RULE });
   if (result.classification !== 'strong_match') return;
   if (result.matched?.viewerId === String(ai) || result.matched?.viewerId === String(bi)) tally.colluderNamed++;
   else tally.framed++;

@@ -28,6 +28,7 @@ import type { Candidate } from '../../src/domain/forensics/matching/packed-ids.j
 import { createLogger } from '../../src/log.js';
 import { type Cluster, startCluster } from '../../test/helpers/postgres-cluster.js';
 import { median } from '../stats.js';
+import { FIXED_RULE } from '../../src/watermark/segment-rule.js';
 
 const { values } = parseArgs({
   options: {
@@ -202,15 +203,15 @@ async function measure(target: string, cluster: () => Promise<Cluster>) {
   const ctx = await openContext(dir, url);
   const leak = leakOf(binaryIdOf(Math.floor(n / 3)));
   const paged = await timeWay(
-    () => candidatesOf(ctx, { id: CONTENT }),
-    (c) => matchPackedCandidates(leak, c, { mask: 0n }),
+    () => candidatesOf(ctx, { id: CONTENT, segmentRule: 'fixed' }),
+    (c) => matchPackedCandidates(leak, c, { mask: 0n, rule: FIXED_RULE }),
     (c) => c.viewerIds.length,
   );
   await ctx.db.close();
   const rows = rowsReader(target, url);
   const before = await timeWay(
     rows.read,
-    (c) => matchCandidates(leak, c, { mask: 0n }),
+    (c) => matchCandidates(leak, c, { mask: 0n, rule: FIXED_RULE }),
     (c) => c.length,
   );
   await rows.close();

@@ -24,6 +24,7 @@ import { embedMusic } from '../../src/watermark/music/embed.js';
 import type { Detection } from '../../src/watermark/segments.js';
 import { detectVideo } from '../../src/watermark/video/detect.js';
 import { embedVideo } from '../../src/watermark/video/embed.js';
+import { FIXED_RULE } from '../../src/watermark/segment-rule.js';
 
 const { values } = parseArgs({
   options: {
@@ -201,7 +202,17 @@ async function imperceptibility(clip: string, input: string, marked: string, bit
   );
   const lossless = path.join(work, 'marked-lossless.mp4');
   const alternate = '01'.repeat(20);
-  await embedVideo({ bins, key, contentId, input: excerpt, output: lossless, bits: alternate, backend, crf: 0 });
+  await embedVideo({
+    bins,
+    key,
+    contentId,
+    rule: FIXED_RULE,
+    input: excerpt,
+    output: lossless,
+    bits: alternate,
+    backend,
+    crf: 0,
+  });
   byVariant(
     'lossless: variant % vs the source (the mark alone)',
     lumaDistance(lossless, excerpt, fps),
@@ -217,13 +228,15 @@ async function run(clip: string) {
   const marked = path.join(work, `marked-${clip}${video ? '' : '.m4a'}`);
   const t0 = performance.now();
   log(`${clip}: marking for ${bits}`);
-  if (video) await embedVideo({ bins, key, contentId, input, output: marked, bits, backend, crf: EMBED_CRF });
-  else await embedMusic({ bins, key, contentId, input, output: marked, bits });
+  if (video)
+    await embedVideo({ bins, key, contentId, rule: FIXED_RULE, input, output: marked, bits, backend, crf: EMBED_CRF });
+  else await embedMusic({ bins, key, contentId, rule: FIXED_RULE, input, output: marked, bits });
   log(`${clip}: marked in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
   if (info.video) await imperceptibility(clip, input, marked, bits, info.video.fps);
   const detect = (leak: string): Promise<Detection> =>
     video
       ? detectVideo({
+          rule: FIXED_RULE,
           bins,
           key,
           contentId,
@@ -232,7 +245,7 @@ async function run(clip: string) {
           backend,
           framesPerSegment: Number(values['frames-per-segment']),
         })
-      : detectMusic({ bins, key, contentId, leak, original: input });
+      : detectMusic({ bins, key, contentId, rule: FIXED_RULE, leak, original: input });
   for (const attack of selected(video ? VIDEO_ATTACKS : MUSIC_ATTACKS)) {
     const out = path.join(work, `attacked.${attack.ext}`);
     ff(...(attack.pre ?? []), '-i', marked, ...attack.args(info.video?.width ?? 0, info.video?.height ?? 0), out);

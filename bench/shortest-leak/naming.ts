@@ -5,6 +5,7 @@ import { ID_MARGIN, viewerIdKey } from '../../src/domain/identity/viewer-ids.js'
 import { matchPackedCandidates } from '../../src/domain/forensics/matching/matching.js';
 import { type Candidate, packCandidates } from '../../src/domain/forensics/matching/packed-ids.js';
 import { codeWordPopulation, type Population, randomPopulation } from '../framing/populations.js';
+import { FIXED_RULE } from '../../src/watermark/segment-rule.js';
 
 // The shortest leak with strong_match over many leakers and starting offsets,
 // among N viewers, for drm's ids, for code words without a margin, and for random ids. Every
@@ -74,7 +75,10 @@ export function namingSpread(p: Population, magnitudes: readonly number[], leake
     for (const offset of OFFSETS) {
       let strongAt: number | undefined;
       for (let length = uniqueFrom(p, leaker, offset) ?? 41; length <= 40 && strongAt === undefined; length++) {
-        const m = matchPackedCandidates(readingOf(binaryId, offset, length, magnitudes), packed, { mask: p.mask });
+        const m = matchPackedCandidates(readingOf(binaryId, offset, length, magnitudes), packed, {
+          mask: p.mask,
+          rule: FIXED_RULE,
+        });
         if (m.classification === 'strong_match' && m.matched?.viewerId === String(leaker)) strongAt = length;
       }
       if (strongAt === undefined) never++;

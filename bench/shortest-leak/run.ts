@@ -38,6 +38,7 @@ import { embedVideo } from '../../src/watermark/video/embed.js';
 import { filmArgs } from '../film.js';
 import { namingTable, printNaming } from './naming.js';
 import { corpusFile } from '../corpus.js';
+import { FIXED_RULE } from '../../src/watermark/segment-rule.js';
 
 const { values } = parseArgs({
   options: {
@@ -127,6 +128,7 @@ else {
   };
   log("marking the leaker's copy (and writing the film's reference)");
   await embedVideo({
+    rule: FIXED_RULE,
     bins,
     key: watermarkKey(Buffer.from(setup.key, 'hex')),
     contentId: setup.contentId,
@@ -146,11 +148,12 @@ else {
 }
 const candidates = setup.ids.map((binaryId, i) => ({ viewerId: `viewer-${i}`, binaryId }));
 /** The ids are drawn at random (./random-ids.ts): no code, no mask. */
-const RANDOM_IDS = { mask: 0n };
+const RANDOM_IDS = { mask: 0n, rule: FIXED_RULE };
 const leaker = candidates[0] as { viewerId: string; binaryId: string };
 const key = watermarkKey(Buffer.from(setup.key, 'hex'));
 const detect = (leak: string, nulls = 0) =>
   detectVideo({
+    rule: FIXED_RULE,
     bins,
     key,
     contentId: setup.contentId,
@@ -168,7 +171,7 @@ const whole = await detect(file('leak.mp4'), half);
 // Each segment's strength towards the leaker's variant (negative where it was read wrongly), for --naming-only.
 fs.writeFileSync(
   file('reading.json'),
-  JSON.stringify(whole.segments.map((g) => g.z * signFor(setup.ids[0] as string, g.index))),
+  JSON.stringify(whole.segments.map((g) => g.z * signFor(setup.ids[0] as string, g.index, FIXED_RULE))),
 );
 const rows: Array<{ seconds: number; classification: string; right: boolean; fp: number; confusion: number }> = [];
 for (let n = 1; n <= whole.segments.length; n++) {
@@ -209,7 +212,7 @@ for (let k = 0; k < leakerCount; k++) {
   const who = candidates[k] as { viewerId: string; binaryId: string };
   const flipped = whole.segments.map((g) => ({
     ...g,
-    z: g.z * signFor(leaker.binaryId, g.index) * signFor(who.binaryId, g.index),
+    z: g.z * signFor(leaker.binaryId, g.index, FIXED_RULE) * signFor(who.binaryId, g.index, FIXED_RULE),
   }));
   others.push(shortestFor(flipped, who.viewerId));
 }
@@ -261,7 +264,7 @@ await backend.close();
 log(`naming among ${namingSizes.join(', ')} viewers with this reading's strengths`);
 const naming = namingTable(
   namingSizes,
-  whole.segments.map((g) => g.z * signFor(leaker.binaryId, g.index)),
+  whole.segments.map((g) => g.z * signFor(leaker.binaryId, g.index, FIXED_RULE)),
   leakerCount,
   log,
 );

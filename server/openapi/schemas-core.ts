@@ -4,7 +4,7 @@ import { SCOPES } from '../../src/domain/scopes.js';
 import { arrayOf, bool, int, nullable, num, object, ref, type Schema, str, time, uuid } from './build.js';
 
 // The resources of spec section 2 as this server sends them (src/present/*.ts): the union of
-// Shapes A and B where they do not collide (DESIGN.md, "Shapes A and B").
+// Shapes A and B where they do not collide (docs/api.md, "Shapes").
 
 const binaryId = str("40 characters of 0 and 1: the viewer's permanent fingerprint", { pattern: '^[01]{40}$' });
 const wallet = str('an EVM address', { pattern: '^0x[0-9a-fA-F]{40}$' });
@@ -178,6 +178,11 @@ const ContentAdmin = object(
     resolution: nullable(str()),
     isWatermarked: bool(),
     segmentCount: int(),
+    segmentRule: nullable({
+      type: 'string',
+      enum: ['keyed', 'fixed'],
+      description: 'which bit of an id each segment carries: the item’s keyed rule, or bit s mod 40 (older content)',
+    }),
     status: str('e.g. ready, deleted'),
     storagePath: nullable(str()),
     createdAt: time(),

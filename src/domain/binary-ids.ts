@@ -1,6 +1,7 @@
 /**
- * A viewer's permanent 40-bit id (DESIGN.md, "Viewers"), written as 40 characters of 0 and 1:
- * character i is the variant (0: A, 1: B) of segments i, i + 40, … New ids come from
- * ./identity/allocate.ts; ids allocated at random before that keep theirs.
+ * A viewer's permanent 40-bit id (docs/forensics.md, "Viewer ids"), written as 40 characters of 0
+ * and 1: character i is position i, which each content's segment rule puts on one segment in 40
+ * (src/watermark/segment-rule.ts). New ids come from ./identity/allocate.ts; ids allocated at random
+ * before that keep theirs.
  */
 export const isBinaryId = (v: string) => /^[01]{40}$/.test(v);

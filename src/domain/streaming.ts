@@ -7,7 +7,9 @@ import type { ContentRow, ServingSession, SessionRow, ViewerRow } from '../db/re
 import { badRequest, DrmError, notFound } from '../errors.js';
 import { sessionPlaylist } from '../media/hls.js';
 import { segmentName, type VariantDir } from '../storage/content-store.js';
+import type { SegmentRule } from '../watermark/segment-rule.js';
 import { variantFor } from '../watermark/segments.js';
+import { contentRule } from './content-rule.js';
 import type { KeyAuth } from './auth.js';
 import { licensedContent } from './catalog.js';
 import { recordEvent } from './events.js';
@@ -156,6 +158,8 @@ export async function endSession(ctx: Context, auth: KeyAuth, sessionId: string)
 export interface Serving {
   serving: ServingSession;
   content: ContentRow & { storagePath: string };
+  /** which bit of the viewer's id each segment carries, and as which variant */
+  rule: SegmentRule;
 }
 
 /**
@@ -174,18 +178,19 @@ export async function servingSession(ctx: Context, contentId: string, sessionId:
   if (!serving.organizationActive) throw new DrmError('ORGANIZATION_SUSPENDED', 'the organization is suspended');
   const content = await ctx.repos.content.find(contentId);
   if (!content?.storagePath || content.status !== 'ready') throw notFound('content');
-  return { serving, content: content as Serving['content'] };
+  return { serving, content: content as Serving['content'], rule: contentRule(ctx, content) };
 }
 
 /**
- * The variant directory segment n is served from for this session's viewer (DESIGN.md, "Watermark
- * rule"). A session whose license turned watermarking off gets variant A throughout: one copy for
- * every viewer of that organization, which a leak cannot trace to one of them.
+ * The variant directory segment n is served from for this session's viewer: the variant of the
+ * bit of their id that the content's rule puts on segment n. A session whose license turned
+ * watermarking off gets variant A throughout: one copy for every viewer of that organization,
+ * which a leak cannot trace to one of them.
  */
 export function variantOf(s: Serving, n: number): VariantDir {
   if (!s.content.isWatermarked) return 'plain';
   if (!s.serving.session.watermarked) return 'a';
-  return variantFor(s.serving.binaryId, n) === 'A' ? 'a' : 'b';
+  return variantFor(s.serving.binaryId, n, s.rule) === 'A' ? 'a' : 'b';
 }
 
 /** The 16 bytes of the content's AES-128 key. */

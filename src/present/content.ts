@@ -41,6 +41,8 @@ export function contentAdminBody(
     resolution: c.resolution,
     isWatermarked: c.isWatermarked,
     segmentCount: c.segmentCount,
+    // which bit of an id each segment carries: the keyed rule of the item, or the fixed one of older content
+    segmentRule: c.isWatermarked ? c.segmentRule : null,
     status: c.status,
     storagePath: c.storagePath,
     createdAt: new Date(c.createdAt).toISOString(),

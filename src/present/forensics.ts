@@ -3,7 +3,7 @@ import type { ApiShape } from '../config.js';
 import type { CaseRow } from '../db/repos/index.js';
 import { reportOf } from '../domain/forensics/cases.js';
 import type { Evidence, ForensicReport, ListedCandidate } from '../domain/forensics/report.js';
-import { ID_BITS } from '../watermark/segments.js';
+import { ID_BITS, positionOfReading } from '../watermark/segments.js';
 
 /**
  * The forensic views of section 4.8 in both shapes. Where the shapes do not collide the union is
@@ -123,6 +123,9 @@ const candidateView = (c: ListedCandidate) => ({
   ...(c.evidence && { evidence: colluderChain(c.evidence) }),
 });
 
+/** A mixed copy's suspect: a listed candidate with its own bound (null in cases decided before it was kept). */
+const suspectView = (c: ListedCandidate & { bound?: number }) => ({ ...candidateView(c), bound: c.bound ?? null });
+
 /** A named colluder's chain, compact: who streamed, where from, with which key and wallet. */
 const colluderChain = (e: Evidence) => ({
   organization: { id: e.organization.id, name: e.organization.name },
@@ -155,18 +158,24 @@ function analysisOf(report: ForensicReport) {
           erasedPositions: mixed.erasedPositions ?? [],
           leastSources: mixed.leastSources,
           coalitionsFound: mixed.coalitionsFound,
+          exhaustive: mixed.exhaustive ?? null,
+          inEveryCoalition: mixed.inEveryCoalition ?? null,
+          implicationProbability: mixed.implicationProbability ?? null,
           named: mixed.named ?? false,
           pairProbability: mixed.pairProbability ?? null,
-          suspects: mixed.suspects.map(candidateView),
+          suspects: mixed.suspects.map(suspectView),
         }
       : null,
     matchesUnmarkedSessions: report.matchesUnmarkedSessions ?? false,
     score: report.score,
     contradictions: report.contradictions,
+    segmentRule: report.segmentRule ?? 'fixed',
     segments: report.detection.segments.map((s) => ({
       index: s.index,
       z: Math.round(s.z * 100) / 100,
       bit: s.bit,
+      position: positionOfReading(s),
+      flipped: s.flipped ?? false,
       coverage: Math.round(s.coverage * 10) / 10,
     })),
     alignment: report.detection.alignment,

@@ -1,5 +1,6 @@
 import { DECIDED_Z } from '../domain/forensics/matching/matching.js';
 import { ID_BITS, readOut } from '../watermark/segments.js';
+import { FIXED_RULE } from '../watermark/segment-rule.js';
 import { atMost, type Html, html, utc } from './html.js';
 import { contentName, type ReportInput } from './report-facts.js';
 import { chanceParagraph, innocentChance, verdictDetails } from './report-verdict.js';
@@ -77,7 +78,8 @@ export function readingSection(input: ReportInput): Html {
   if (!report || report.detection.segments.length === 0) return html``;
   const segments = report.detection.segments;
   const viewerBits = input.visible.evidence?.session.binaryId ?? null;
-  const readout = report.readout ?? readOut(segments, DECIDED_Z);
+  // cases stored before the read-out was kept predate keyed rules
+  const readout = report.readout ?? readOut(segments, FIXED_RULE, DECIDED_Z);
   const legend = viewerBits
     ? [
         legendItem(AGREEMENT_COLOUR.agrees, 'decided, as the viewer was served'),
@@ -94,7 +96,7 @@ export function readingSection(input: ReportInput): Html {
 <figcaption>Each bar is one 10-second segment of the original that the leak contains: its score z says how strongly the
 leak carries variant A (up) or variant B (down). A bar beyond the dashed lines at ±${DECIDED_Z} decides its bit on
 its own.
-${viewerBits ? 'Under each bar: the bit the named viewer was served there (0 = A, 1 = B).' : ''}
+${viewerBits ? 'Under each bar: the variant the named viewer was served there.' : ''}
 <span class="legend">${legend}</span></figcaption></figure>
 ${viewerBits ? bitFigure(readout, viewerBits) : ''}
 <h3>What the leak can and cannot show</h3>

@@ -1,8 +1,8 @@
 import { DECIDED_Z } from '../domain/forensics/matching/matching.js';
-import { ID_BITS, SEGMENT_SECONDS } from '../watermark/segments.js';
+import { ID_BITS, positionOfReading, SEGMENT_SECONDS, servedOnReading } from '../watermark/segments.js';
 import { type Html, html } from './html.js';
 import type { ReportInput } from './report-facts.js';
-import { agreementOf } from './segment-plot.js';
+import { agreementOf, VARIANT_OF } from './segment-plot.js';
 
 /** How the mark is made and read, in words a reader without signal processing can follow. */
 export function methodSection(input: ReportInput): Html {
@@ -19,10 +19,7 @@ export function methodSection(input: ReportInput): Html {
 <p>When the content was added to the service, every ${SEGMENT_SECONDS}-second segment was prepared twice, as
 <em>variant A</em> and <em>variant B</em>. The two differ only by ${where}; the pattern comes from a secret key the
 service holds.</p>
-<p>Every viewer has a permanent id of ${ID_BITS} bits (zeros and ones). When a viewer streams the content, segment
-number <var>s</var> is sent as variant A where bit <var>s</var> mod ${ID_BITS} of their id is 0 and as variant B where
-it is 1. Every viewer therefore receives a copy that looks and sounds the same as everyone else’s but carries its own
-sequence of A and B, repeating every ${ID_BITS} segments.</p>
+${ruleParagraph(input)}
 <p>To analyse a leak, the service first lines it up with the original ${align}, so that each part of the leak is
 compared with the part of the original it came from. For each segment it then measures whether the leak carries the A
 pattern or the B pattern, as a score <var>z</var>: positive for A, negative for B, near zero when the segment carries
@@ -40,7 +37,19 @@ million. The model, its assumptions and the formula are in the service’s docum
 </section>`;
 }
 
-const VARIANT: Record<string, string> = { '0': 'A (0)', '1': 'B (1)' };
+/** Which bit of an id each segment carries: the content's own keyed rule, or the fixed rule of older content. */
+function ruleParagraph(input: ReportInput): Html {
+  const ids = html`Every viewer has a permanent id of ${ID_BITS} bits (zeros and ones).`;
+  const copies = html`Every viewer therefore receives a copy that looks and sounds the same as everyone else’s but
+carries its own sequence of A and B, repeating every ${ID_BITS} segments.`;
+  if (input.visible.report?.segmentRule !== 'keyed')
+    return html`<p>${ids} When a viewer streams the content, segment number <var>s</var> is sent as variant A where
+bit <var>s</var> mod ${ID_BITS} of their id is 0 and as variant B where it is 1. ${copies}</p>`;
+  return html`<p>${ids} When a viewer streams the content, each segment is sent as variant A or B according to one bit
+of their id. Which bit each segment carries, and which value of it is sent as A, was set for this content alone by
+the service’s secret key when it was added (a shuffle of the ${ID_BITS} positions and a swap of A and B per position),
+so the sequence a viewer receives of one film says nothing about the sequence they receive of another. ${copies}</p>`;
+}
 
 const AGREEMENT_TEXT: Record<ReturnType<typeof agreementOf>, string> = {
   agrees: 'agrees',
@@ -59,18 +68,19 @@ export function segmentsAppendix(input: ReportInput): Html {
   const rows = [...report.detection.segments]
     .sort((a, b) => a.index - b.index)
     .map((s) => {
-      const read = s.z >= DECIDED_Z ? 'A (0)' : s.z <= -DECIDED_Z ? 'B (1)' : 'undecided';
-      const bit = viewerBits?.[s.index % ID_BITS];
+      const read = s.z >= DECIDED_Z ? 'A' : s.z <= -DECIDED_Z ? 'B' : 'undecided';
+      const bit = viewerBits ? servedOnReading(s, viewerBits) : undefined;
       const agreement = agreementOf(s.z, bit, DECIDED_Z);
-      const position = html`<td>${s.index}</td><td>${s.index % ID_BITS}</td><td>${s.coverage.toFixed(1)} s</td>`;
+      const carries = html`${positionOfReading(s)}${s.flipped ? ' (1 as A)' : ''}`;
+      const position = html`<td>${s.index}</td><td>${carries}</td><td>${s.coverage.toFixed(1)} s</td>`;
       const reading = html`<td class="num">${s.z.toFixed(2)}</td><td>${read}</td>`;
       const served = viewerBits
-        ? html`<td>${VARIANT[bit ?? ''] ?? '?'}</td><td class="${agreement}">${AGREEMENT_TEXT[agreement]}</td>`
+        ? html`<td>${bit ? VARIANT_OF[bit] : '?'}</td><td class="${agreement}">${AGREEMENT_TEXT[agreement]}</td>`
         : '';
       return html`<tr>${position}${reading}${served}</tr>`;
     });
   const servedHead = viewerBits ? html`<th>viewer was served</th><th>reading</th>` : '';
-  const leakHead = html`<th>segment</th><th>bit</th><th>leak covers</th><th>z</th><th>leak reads</th>`;
+  const leakHead = html`<th>segment</th><th>bit of the id</th><th>leak covers</th><th>z</th><th>leak reads</th>`;
   const head = html`<tr>${leakHead}${servedHead}</tr>`;
   const alignment = Object.entries(report.detection.alignment).map(
     ([k, v]) => html`<li><code>${k}</code>: ${String(v)}</li>`,

@@ -1,10 +1,10 @@
-import type { SegmentReading } from '../watermark/segments.js';
+import { type SegmentReading, servedOnReading } from '../watermark/segments.js';
 import { type Html, html } from './html.js';
 
-/** A segment's reading against the bit the named viewer was served there. */
+/** A segment's reading against the variant the named viewer was served there ('0' for A, '1' for B). */
 export type Agreement = 'agrees' | 'leans-for' | 'leans-against' | 'contradicts' | 'decided' | 'undecided';
 
-/** bit 0 (variant A) should read as positive z, bit 1 (variant B) as negative. */
+/** variant A ('0') should read as positive z, variant B ('1') as negative. */
 export function agreementOf(z: number, bit: string | undefined, threshold: number): Agreement {
   const decided = Math.abs(z) >= threshold;
   if (bit !== '0' && bit !== '1') return decided ? 'decided' : 'undecided';
@@ -40,9 +40,15 @@ function axisTop(max: number): number {
 
 const fixed = (v: number) => v.toFixed(1);
 
+const servedLabel = (base: number) =>
+  html`<text x="${LEFT - 7}" y="${base + 18}" text-anchor="end" class="bit">served</text>`;
+
+/** A served variant bit as the letter of its variant. */
+export const VARIANT_OF: Record<'0' | '1', string> = { '0': 'A', '1': 'B' };
+
 /**
  * Every segment's z as a bar from zero, the decision thresholds ±`threshold` as dashed lines,
- * and, when a viewer is named, the bit that viewer was served under each bar (the bar's colour
+ * and, when a viewer is named, the variant that viewer was served under each bar (the bar's colour
  * says whether the reading goes along with it). Drawn by hand: the report has no scripts and no
  * assets, and a plain SVG prints as sharply as the text around it.
  */
@@ -55,7 +61,8 @@ export function segmentPlot(segments: readonly SegmentReading[], viewerBits: str
   const slot = plotW / Math.max(1, slots);
   const y = (z: number) => TOP + PLOT_H / 2 - (z / top) * (PLOT_H / 2);
   const x = (index: number) => LEFT + (index - first) * slot;
-  const bitOf = (index: number) => viewerBits?.[index % viewerBits.length];
+  const served = new Map(sorted.map((s) => [s.index, viewerBits ? servedOnReading(s, viewerBits) : undefined]));
+  const bitOf = (index: number) => served.get(index);
   const labelled = slots <= LABELLED;
   const labelEvery = slots <= 30 ? 1 : slots <= LABELLED ? 5 : Math.ceil(slots / 100) * 10;
 
@@ -78,7 +85,7 @@ export function segmentPlot(segments: readonly SegmentReading[], viewerBits: str
     const cx = fixed(x(i) + slot / 2);
     const bit = bitOf(i);
     if (labelled && bit)
-      labels.push(html`<text x="${cx}" y="${base + 18}" text-anchor="middle" class="bit">${bit}</text>`);
+      labels.push(html`<text x="${cx}" y="${base + 18}" text-anchor="middle" class="bit">${VARIANT_OF[bit]}</text>`);
     if ((i - first) % labelEvery === 0)
       labels.push(html`<text x="${cx}" y="${base + 40}" text-anchor="middle" class="index">${i}</text>`);
   }
@@ -93,9 +100,9 @@ ${ticks}
   text-anchor="middle">z (+ variant A, − variant B)</text>
 ${bars}
 <line x1="${LEFT}" x2="${W - RIGHT}" y1="${fixed(y(0))}" y2="${fixed(y(0))}" class="zero"/>
-${thresholdLine(threshold, `+${threshold}: reads as A (bit 0)`)}
-${thresholdLine(-threshold, `−${threshold}: reads as B (bit 1)`)}
-${labelled && viewerBits ? html`<text x="${LEFT - 7}" y="${base + 18}" text-anchor="end" class="bit">bit</text>` : ''}
+${thresholdLine(threshold, `+${threshold}: reads as A`)}
+${thresholdLine(-threshold, `−${threshold}: reads as B`)}
+${labelled && viewerBits ? servedLabel(base) : ''}
 <text x="${LEFT - 7}" y="${base + 40}" text-anchor="end" class="index">seg.</text>
 ${labels}
 </svg>`;

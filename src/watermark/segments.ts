@@ -1,11 +1,12 @@
 import type { MediaBinaries } from '../media/binaries.js';
 import { DrmError } from '../errors.js';
 import { HLS_SEGMENT_SECONDS } from '../media/hls.js';
+import { flippedAt, positionOf, type SegmentRule, servedBit } from './segment-rule.js';
 
-/** The watermark carries one bit per HLS segment (10 s, DESIGN.md "HLS"). */
+/** The watermark carries one bit per HLS segment (10 s, the spec's target duration). */
 export const SEGMENT_SECONDS = HLS_SEGMENT_SECONDS;
 
-/** A viewer's permanent id has 40 bits; segment s carries bit s mod 40. */
+/** A viewer's permanent id has 40 bits; each segment carries one of them (./segment-rule.ts says which). */
 export const ID_BITS = 40;
 
 /** A binaryId or a --bits argument: exactly 40 characters of 0 and 1. */
@@ -22,9 +23,9 @@ export function parseBits(bits: string): string {
 /** The two marked copies of every segment. */
 export type Variant = 'A' | 'B';
 
-/** DESIGN.md, "Watermark rule": bit 0 → variant A, bit 1 → variant B. */
-export function variantFor(bits: string, segment: number): Variant {
-  return bits[segment % ID_BITS] === '1' ? 'B' : 'A';
+/** The variant a viewer with id `bits` is served on a segment, under the content's rule. */
+export function variantFor(bits: string, segment: number, rule: SegmentRule): Variant {
+  return servedBit(rule, bits, segment) === 1 ? 'B' : 'A';
 }
 
 /** The segment a time (seconds from the start of the original) falls in. */
@@ -48,27 +49,47 @@ export interface SegmentReading {
    * one factor for the whole leak
    */
   reach?: number;
+  /** the position of the id's bit this segment carries under the content's rule (absent: index mod 40, fixed) */
+  position?: number;
+  /** whether the content's rule serves that bit flipped here (bit 0 as B) */
+  flipped?: boolean;
+}
+
+/** A reading with the rule's position and flip written on it, so that a stored case shows what each segment carried. */
+export function underRule(reading: SegmentReading, rule: SegmentRule): SegmentReading {
+  return { ...reading, position: positionOf(rule, reading.index), flipped: flippedAt(rule, reading.index) };
+}
+
+/** The id position a stored reading carries (cases stored before rules were keyed: index mod 40). */
+export const positionOfReading = (s: SegmentReading): number => s.position ?? s.index % ID_BITS;
+
+/** The variant bit (0 for A) a viewer with id `bits` was served on a stored reading's segment. */
+export function servedOnReading(s: SegmentReading, bits: string): '0' | '1' | undefined {
+  const bit = bits[positionOfReading(s)];
+  if (bit !== '0' && bit !== '1') return undefined;
+  return (bit === '1') !== Boolean(s.flipped) ? '1' : '0';
 }
 
 export interface Detection {
   segments: SegmentReading[];
-  /** the 40-bit read-out: bit (s mod 40) from the strongest segment s that carries it, '?' where none decided */
+  /** the 40-bit read-out of the id under the content's rule, '?' where no position is decided */
   bits: string;
   /** how the leak was aligned to the original */
   alignment: Record<string, number | string | boolean>;
 }
 
 /**
- * Folds per-segment readings into the 40-bit read-out. Several segments can carry the same bit
- * (s and s + 40); their z add up with the sign each one votes for, calibrated by √n, so the bit
- * comes from all the evidence and a disagreement leaves it undecided rather than picking one.
+ * Folds per-segment readings into the 40-bit read-out of the id, under the content's rule.
+ * Several segments can carry the same bit (s and s + 40); their z add up with the sign each one
+ * votes for (a flipped segment's z counted the other way), calibrated by √n, so the bit comes from
+ * all the evidence and a disagreement leaves it undecided rather than picking one.
  */
-export function readOut(segments: readonly SegmentReading[], threshold = 4): string {
+export function readOut(segments: readonly SegmentReading[], rule: SegmentRule, threshold = 4): string {
   const sum = new Float64Array(ID_BITS);
   const n = new Uint32Array(ID_BITS);
   for (const s of segments) {
-    const b = s.index % ID_BITS;
-    sum[b] = (sum[b] as number) + s.z;
+    const b = positionOf(rule, s.index);
+    sum[b] = (sum[b] as number) + (flippedAt(rule, s.index) ? -s.z : s.z);
     n[b] = (n[b] as number) + 1;
   }
   let out = '';
@@ -88,6 +109,8 @@ export interface DetectJob {
   leak: string;
   /** the unmarked original, or the detection reference ingest kept */
   original: string;
+  /** the content's rule: which bit of an id each segment carries (for the read-out) */
+  rule: SegmentRule;
   signal?: AbortSignal;
 }
 
@@ -100,7 +123,8 @@ export interface EmbedJob {
   input: string;
   /** the marked copy to write */
   output: string;
-  /** 40 characters of 0 and 1: segment s carries variant A for '0', B for '1' at bits[s mod 40] */
+  /** the viewer's id, 40 characters of 0 and 1: `rule` says which bit each segment carries and as which variant */
   bits: string;
+  rule: SegmentRule;
   signal?: AbortSignal;
 }

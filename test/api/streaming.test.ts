@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuPoolBackend } from '../../gpu/cpu-pool.js';
 import { unseal } from '../../src/crypto/sealed.js';
 import type { ContentRow } from '../../src/db/repos/index.js';
+import { contentRule } from '../../src/domain/content-rule.js';
 import { ingestContent } from '../../src/domain/ingest/ingest.js';
+import { servedBit } from '../../src/watermark/segment-rule.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
 import {
   binaryIdToWord,
@@ -374,17 +376,20 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       expect(bytes).toEqual(Buffer.from(unseal(t.ctx.keys.seal, plain.contentKey as string), 'base64'));
     });
 
-    /** A session of `key`'s organization for a viewer with a 1 among the bits of the first `bits` segments (where marking would serve B). */
-    async function sessionWithAOne(key: string, name: string, bits: number) {
+    /** A session of `key`'s organization for a viewer whom marking would serve B on one of the first `count` segments. */
+    async function sessionWithAOne(key: string, name: string, count: number) {
+      const rule = contentRule(t.ctx, marked);
       for (let i = 0; ; i++) {
         const res = await start(marked, { viewerId: `${name}-${i}` }, key);
         expect(res.status).toBe(201);
         const s = (await res.json()) as Json & { sessionId: string; binaryId: string };
-        if (s.binaryId.slice(0, bits).includes('1')) return s;
+        if (Array.from({ length: count }, (_, n) => servedBit(rule, s.binaryId, n)).includes(1)) return s;
       }
     }
 
-    it("serves segment s of watermarked content from variant A or B by bit (s mod 40) of the viewer's binaryId, as {n}.ts and as {n}", async () => {
+    it("serves segment s of watermarked content from variant A or B by the bit of the viewer's binaryId that the content's keyed rule puts there, as {n}.ts and as {n}", async () => {
+      expect(marked.segmentRule).toBe('keyed');
+      const rule = contentRule(t.ctx, marked);
       const s = await sessionWithAOne(org.apiKey, 'ab-viewer', 2);
       expect(s.watermarked).toBe(true);
       for (const n of [0, 1, '0.ts', '1.ts']) {
@@ -392,7 +397,7 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
         expect(res.status).toBe(200);
         expect(res.headers.get('content-type')).toBe('video/mp2t');
         const index = Number.parseInt(String(n), 10);
-        const variant = s.binaryId[index] === '1' ? 'b' : 'a';
+        const variant = servedBit(rule, s.binaryId, index) === 1 ? 'b' : 'a';
         const other = variant === 'a' ? 'b' : 'a';
         const body = Buffer.from(await res.arrayBuffer());
         expect(
@@ -427,12 +432,13 @@ describe.each(DIALECTS)('streaming and viewers on %s', (dialect) => {
       const detail = await t.request('GET', `/api/v1/stream/sessions/${s.sessionId}`, { key: unmarked.apiKey });
       expect(await detail.json()).toMatchObject({ watermarked: false });
 
-      // Granted without the flag: marked, B where the viewer's bit is 1.
+      // Granted without the flag: marked, B where the content's rule serves the viewer's bit as B.
       const byDefault = await registerOrg(t, { name: 'Default Co', email: 'ops@default.test' });
       await grant(byDefault, {});
       const m = await sessionWithAOne(byDefault.apiKey, 'default-viewer', marked.segmentCount);
       expect(m.watermarked).toBe(true);
-      const one = m.binaryId.indexOf('1');
+      const rule = contentRule(t.ctx, marked);
+      const one = Array.from({ length: marked.segmentCount }, (_, n) => servedBit(rule, m.binaryId, n)).indexOf(1);
       const body = Buffer.from(await (await get(segmentUrl(marked, m.sessionId, `${one}.ts`))).arrayBuffer());
       expect(body.equals(variantFile('b', one))).toBe(true);
     });

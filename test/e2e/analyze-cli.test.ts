@@ -6,7 +6,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePanFilm } from '../helpers/media.js';
+import { loadServerSecret } from '../../src/crypto/secret.js';
 import { mediaBinaries } from '../../src/media/binaries.js';
+import { keyedRule, segmentRuleKey } from '../../src/watermark/segment-rule.js';
+import { variantFor } from '../../src/watermark/segments.js';
 import { registerOver } from '../helpers/fixtures.js';
 import { REPORT_PDF, REPORT_SHOT, viewReport } from '../helpers/report-browser.js';
 import { type CliResult, drm, killAll, runDrm, type ServeProcess, startServe } from '../helpers/serve-process.js';
@@ -393,9 +396,10 @@ describe('the evidence report of the local case', () => {
       expect(view.facts.Session).toContain(alice.sessionId);
       expect(view.facts['IP address']).toBe('127.0.0.1');
       expect(view.facts['User agent']).toBe('player of alice');
-      // Segments 0, 1 and 2, each with the bit alice was served there.
+      // Segments 0, 1 and 2, each with the variant alice was served there by the film's keyed rule.
       expect(view.bars).toBe(3);
-      expect(view.plotBits).toBe(alice.binaryId.slice(0, 3));
+      const rule = keyedRule(segmentRuleKey(loadServerSecret(dataDir)), filmId);
+      expect(view.plotBits).toBe([0, 1, 2].map((s) => variantFor(alice.binaryId, s, rule)).join(''));
       expect(view.chance).toMatch(/mark figure/);
       expect(view.chance).toMatch(/at most \d\.\d × 10−\d+/);
       expect(view.pictures.length).toBeGreaterThanOrEqual(4);
@@ -447,6 +451,7 @@ describe('the evidence report of the local case', () => {
         digestMatches: true,
         signatureValid: true,
         keyExpected: true,
+        verified: true,
       });
       fs.writeFileSync(
         file('changed.html'),

@@ -13,6 +13,7 @@ import { watermarkKey } from '../../src/watermark/keyed-random.js';
 import { detectVideo } from '../../src/watermark/video/detect.js';
 import { contentRowsIn, registerOver } from '../helpers/fixtures.js';
 import { drm, killAll, runDrm, type ServeProcess, startServe } from '../helpers/serve-process.js';
+import { keyedRule, positionOf, segmentRuleKey, servedBit } from '../../src/watermark/segment-rule.js';
 
 // The content team's and the player's side for real: `drm ingest` from the command line into a
 // data directory, `drm serve` on it, and ffmpeg as the player, reading each session's playlist
@@ -285,12 +286,16 @@ describe('ffmpeg as the player', () => {
   it(
     'each of two viewers receives its own watermark: the detector reads its bits from its copy',
     async () => {
-      // Two viewers whose ids differ on the three segments the film has.
+      // The film was ingested by this version: its segments carry the bits its keyed rule says.
+      const secret = loadServerSecret(dataDir);
+      const rule = keyedRule(segmentRuleKey(secret), filmId);
+      const served = (binaryId: string) => [0, 1, 2].map((s) => servedBit(rule, binaryId, s)).join('');
+      // Two viewers served differently on the three segments the film has.
       const first = await startSession('wm-viewer-0');
       let second = await startSession('wm-viewer-1');
-      for (let i = 2; second.binaryId.slice(0, 3) === first.binaryId.slice(0, 3); i++)
+      for (let i = 2; served(second.binaryId) === served(first.binaryId); i++)
         second = await startSession(`wm-viewer-${i}`);
-      const key = watermarkKey(loadServerSecret(dataDir));
+      const key = watermarkKey(secret);
       const backend = createCpuPoolBackend();
       try {
         for (const [name, s] of [
@@ -300,6 +305,7 @@ describe('ffmpeg as the player', () => {
           const copy = file(`${name}.mp4`);
           ff('-i', `${server.url}${s.playlistUrl}`, '-c', 'copy', copy);
           const d = await detectVideo({
+            rule,
             bins,
             key,
             contentId: filmId,
@@ -308,7 +314,9 @@ describe('ffmpeg as the player', () => {
             backend,
           });
           expect(d.segments.map((x) => x.index)).toEqual([0, 1, 2]);
-          expect(d.segments.map((x) => x.bit).join(''), `${name} viewer ${s.binaryId}`).toBe(s.binaryId.slice(0, 3));
+          expect(d.segments.map((x) => x.bit).join(''), `${name} viewer ${s.binaryId}`).toBe(served(s.binaryId));
+          const carried = [0, 1, 2].map((x) => positionOf(rule, x));
+          expect(carried.map((p) => d.bits[p]).join('')).toBe(carried.map((p) => s.binaryId[p]).join(''));
         }
       } finally {
         await backend.close();

@@ -108,15 +108,27 @@ describe('drm watermark embed', { timeout: 120_000 }, () => {
 });
 
 describe('drm watermark detect', { timeout: 120_000 }, () => {
-  it('prints per segment index, z and bit, and the 40-bit read-out as JSON', async () => {
+  it('prints per segment index, z, variant and the id bit it carries, and the 40-bit read-out as JSON', async () => {
     const r = await drm('detect', file('marked.mp4'), '--original', file('clip.mp4'), '--json');
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
+    expect(out.rule).toBe('keyed');
     expect(out.segments).toHaveLength(1);
-    expect(out.segments[0]).toMatchObject({ index: 0, bit: expect.stringMatching(/^[01?]$/) });
+    // the content id's keyed rule put one bit of the id on segment 0: the read-out decides that one alone
+    const { position } = out.segments[0];
+    expect(out.segments[0]).toMatchObject({ index: 0, variant: expect.stringMatching(/^[AB]$/), bit: bits[position] });
     expect(typeof out.segments[0].z).toBe('number');
-    expect(out.bits).toMatch(/^[01?]{40}$/);
-    expect(out.bits.slice(1)).toBe('?'.repeat(39));
+    expect(out.bits).toBe([...bits].map((b, p) => (p === position ? b : '?')).join(''));
+  });
+
+  it('marks and reads by the fixed rule of older content with --rule fixed: segment 0 carries bit 0', async () => {
+    const fixed = ['--rule', 'fixed', '--backend', 'cpu'];
+    const embed = await drm('embed', file('clip.mp4'), '--bits', bits, '--out', file('fixed.mp4'), ...fixed);
+    expect(embed.code).toBe(0);
+    const r = await drm('detect', file('fixed.mp4'), '--original', file('clip.mp4'), ...fixed, '--json');
+    expect(JSON.parse(r.stdout)).toMatchObject({ rule: 'fixed', bits: `${bits[0]}${'?'.repeat(39)}` });
+    const refused = await drm('detect', file('fixed.mp4'), '--original', file('clip.mp4'), '--rule', 'mod40');
+    expectOneLineError(refused, 2, /--rule must be keyed or fixed/);
   });
 
   it('prints a table and the read-out for people', async () => {

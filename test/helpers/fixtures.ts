@@ -4,6 +4,8 @@ import type { Context } from '../../src/context.js';
 import { unseal } from '../../src/crypto/sealed.js';
 import { newId } from '../../src/crypto/tokens.js';
 import type { ContentRow } from '../../src/db/repos/index.js';
+import { contentRule } from '../../src/domain/content-rule.js';
+import { variantFor } from '../../src/watermark/segments.js';
 import type { TestApp } from './context.js';
 
 /** Registers an organization through the API and returns what registration answered. */
@@ -34,6 +36,7 @@ export async function addContent(t: TestApp, fields: Partial<ContentRow> = {}): 
     segmentCount: 6,
     storagePath: null,
     contentKey: null,
+    segmentRule: 'keyed',
     status: 'ready',
     createdAt: t.clock.now(),
     ...fields,
@@ -83,9 +86,10 @@ export function decryptedSegment(ctx: Context, content: ContentRow, variant: 'pl
 
 /** What a viewer with this binaryId receives of a watermarked item: every segment from the variant its bit names, as one MPEG-TS. */
 export function viewerCopy(ctx: Context, content: ContentRow, binaryId: string): Buffer {
+  const rule = contentRule(ctx, content);
   return Buffer.concat(
     Array.from({ length: content.segmentCount }, (_, n) =>
-      decryptedSegment(ctx, content, binaryId[n % 40] === '0' ? 'a' : 'b', n),
+      decryptedSegment(ctx, content, variantFor(binaryId, n, rule) === 'A' ? 'a' : 'b', n),
     ),
   );
 }

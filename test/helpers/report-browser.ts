@@ -20,6 +20,7 @@ export interface ReportView {
   facts: Record<string, string>;
   bars: number;
   /** the bits printed under the plot's bars */
+  /** the variants the named viewer was served under the bars, A or B each */
   plotBits: string;
   /** each picture's natural width (0 for one that did not load) */
   pictures: number[];
@@ -55,7 +56,7 @@ export async function viewReport(file: string): Promise<ReportView> {
         bars: all('svg.plot rect[fill]').length,
         plotBits: all('svg.plot text.bit')
           .map(text)
-          .filter((b) => b === '0' || b === '1')
+          .filter((b) => b === 'A' || b === 'B')
           .join(''),
         pictures: all('img').map((img) => (img as HTMLImageElement).naturalWidth),
         chance: text(document.querySelector('p.chance')),

@@ -26,7 +26,10 @@ export const COMMON_TYPE: Record<string, string> = {
 /** Defaults as values: SQLite keeps the text it was given (`1` from one migration, `true` from another). */
 function normalDefault(value: unknown): string | null {
   if (value === null || value === undefined) return null;
-  const text = String(value).toLowerCase();
+  // Postgres states a text default with its cast ('keyed'::text), SQLite as the literal
+  const text = String(value)
+    .toLowerCase()
+    .replace(/::text$/, '');
   return ({ '1': 'true', '0': 'false' } as Record<string, string>)[text] ?? text;
 }
 

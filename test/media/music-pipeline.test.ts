@@ -13,6 +13,7 @@ import { detectMusic } from '../../src/watermark/music/detect.js';
 import { embedMusic } from '../../src/watermark/music/embed.js';
 import { musicSegmentVariants } from '../../src/watermark/music/segment.js';
 import type { Detection } from '../../src/watermark/segments.js';
+import { FIXED_RULE } from '../../src/watermark/segment-rule.js';
 
 // Real ffmpeg end to end, on music synthesised here with lavfi: no fixture files.
 const bins = mediaBinaries();
@@ -43,11 +44,20 @@ beforeAll(async () => {
     file('silent.mp4'),
   );
   fs.writeFileSync(file('notes.txt'), 'not music\n'.repeat(100));
-  embedded = await embedMusic({ bins, key, contentId, input: file('music.wav'), output: file('marked.m4a'), bits });
+  embedded = await embedMusic({
+    rule: FIXED_RULE,
+    bins,
+    key,
+    contentId,
+    input: file('music.wav'),
+    output: file('marked.m4a'),
+    bits,
+  });
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-const detect = (leak: string) => detectMusic({ bins, key, contentId, leak: file(leak), original: file('music.wav') });
+const detect = (leak: string) =>
+  detectMusic({ rule: FIXED_RULE, bins, key, contentId, leak: file(leak), original: file('music.wav') });
 
 /** Every scored segment reads the bit the viewer's id puts there. */
 function expectBits(d: Detection, minAbsZ: number): void {
@@ -156,7 +166,7 @@ describe('music A/B pipeline', { timeout: 120_000 }, () => {
 
   it('refuses what it cannot work on with a clear BAD_REQUEST and leaves no file', async () => {
     const embed = (input: string, b = bits) =>
-      embedMusic({ bins, key, contentId, input: file(input), output: file('out.m4a'), bits: b });
+      embedMusic({ rule: FIXED_RULE, bins, key, contentId, input: file(input), output: file('out.m4a'), bits: b });
     expect((await failure(embed('notes.txt'))).message).toMatch(/notes\.txt is not a media file/);
     expect((await failure(embed('silent.mp4'))).message).toMatch(/silent\.mp4 has no audio stream/);
     expect((await failure(embed('music.wav', '0110'))).message).toMatch(/bits must be exactly 40/);
@@ -168,6 +178,7 @@ describe('music A/B pipeline', { timeout: 120_000 }, () => {
   it('stops ffmpeg and removes the partial output when aborted', async () => {
     const controller = new AbortController();
     const run = embedMusic({
+      rule: FIXED_RULE,
       bins,
       key,
       contentId,

@@ -12,6 +12,7 @@ import type { Detection } from '../../src/watermark/segments.js';
 import { readPositions } from '../../src/domain/forensics/matching/readings.js';
 import { detectVideo } from '../../src/watermark/video/detect.js';
 import { embedVideo } from '../../src/watermark/video/embed.js';
+import { FIXED_RULE } from '../../src/watermark/segment-rule.js';
 
 // Real ffmpeg and x264 end to end on a slow pan across a still of the Mandelbrot set (detail at
 // every scale, always moving, like the corpus's photographs in motion), made here with lavfi: no
@@ -66,7 +67,16 @@ beforeAll(async () => {
   );
   ff('-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100:duration=2', '-c:a', 'aac', file('tone.m4a'));
   fs.writeFileSync(file('notes.txt'), 'not a film\n'.repeat(100));
-  await embedVideo({ bins, key, contentId, input: file('film.mp4'), output: file('marked.mp4'), bits, backend });
+  await embedVideo({
+    rule: FIXED_RULE,
+    bins,
+    key,
+    contentId,
+    input: file('film.mp4'),
+    output: file('marked.mp4'),
+    bits,
+    backend,
+  });
 }, 120_000);
 afterAll(async () => {
   await backend.close();
@@ -74,7 +84,7 @@ afterAll(async () => {
 });
 
 const detect = (leak: string, original = 'film.mp4') =>
-  detectVideo({ bins, key, contentId, leak: file(leak), original: file(original), backend });
+  detectVideo({ rule: FIXED_RULE, bins, key, contentId, leak: file(leak), original: file(original), backend });
 
 /** Every segment the leak holds reads the bit the viewer was given, with |z| ≥ minZ. */
 function expectBits(d: Detection, minZ: number) {
@@ -109,6 +119,7 @@ describe('embedding the video mark', { timeout: 120_000 }, () => {
   it('refuses a file without video, a non-media file and leaves no output', async () => {
     for (const input of ['tone.m4a', 'notes.txt']) {
       const err = await embedVideo({
+        rule: FIXED_RULE,
         bins,
         key,
         contentId,
@@ -127,6 +138,7 @@ describe('embedding the video mark', { timeout: 120_000 }, () => {
   it('stops both ffmpegs and removes the partial output when aborted', async () => {
     const controller = new AbortController();
     const run = embedVideo({
+      rule: FIXED_RULE,
       bins,
       key,
       contentId,
@@ -200,6 +212,7 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
   it('reads an average of two copies that differ in segment 1 as that segment’s mark erased, the others kept', async () => {
     const other = `${bits[0]}${bits[1] === '0' ? '1' : '0'}${bits.slice(2)}`;
     await embedVideo({
+      rule: FIXED_RULE,
       bins,
       key,
       contentId,
@@ -219,11 +232,11 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
       file('average.mp4'),
     );
     const d = await detect('average.mp4');
-    const readings = readPositions(d.segments);
+    const readings = readPositions(d.segments, FIXED_RULE);
     expect(readings.erased).toEqual([1]);
     expect(readings.readout.slice(0, 3)).toBe(`${bits[0]}?${bits[2]}`);
     // the marked copy itself loses nothing
-    expect(readPositions((await detect('marked.mp4')).segments).erased).toEqual([]);
+    expect(readPositions((await detect('marked.mp4')).segments, FIXED_RULE).erased).toEqual([]);
   });
 
   it('reads a copy mirrored left for right, and one turned upside down, and says so', async () => {

@@ -31,6 +31,30 @@ function render(fields: { title?: string; userAgent?: string; leak?: boolean; au
   });
 }
 
+describe('the evidence report of content under a keyed segment rule', () => {
+  it('shows under each bar the variant the viewer was served by the rule, and which bit of the id each segment carries', () => {
+    const evidence = sampleEvidence({ organizationId: ORG });
+    const base = sampleReport(evidence);
+    // segment 0 carries bit 7 served as is; segment 1 carries bit 2, its value flipped
+    const keyed = base.detection.segments.map((s, i) => ({ ...s, position: [7, 2][i] ?? i + 10, flipped: i === 1 }));
+    const report = { ...base, segmentRule: 'keyed' as const, detection: { ...base.detection, segments: keyed } };
+    const row = sampleCase({ id: 'case-k', organizationId: ORG, report });
+    const page = renderEvidenceReport({
+      row,
+      visible: visibleTo(row, 'operator'),
+      content: { id: 'content-1', type: 'video', title: 'Pan' },
+      generatedAt: Date.UTC(2025, 0, 4),
+      software: 'drm 9.9.9',
+    });
+    const svg = page.slice(page.indexOf('<svg'), page.indexOf('</svg>'));
+    const served = [...svg.matchAll(/class="bit">([AB])</g)].map((m) => m[1]);
+    expect(served.slice(0, 2)).toEqual([BITS[7] === '0' ? 'A' : 'B', BITS[2] === '0' ? 'B' : 'A']);
+    expect(page).toContain('<td>1</td><td>2 (1 as A)</td>');
+    expect(page).toMatch(/set for this content alone\s+by\s+the service’s secret key/);
+    expect(page).not.toMatch(/bit <var>s<\/var> mod 40/);
+  });
+});
+
 describe('the evidence report', () => {
   it('holds the finding, the chain, the leak’s facts, the plot, the chance in numbers, the pictures and the method', () => {
     const page = render();
@@ -54,9 +78,9 @@ describe('the evidence report', () => {
     // The plot: one bar per segment, both thresholds, and the viewer's bit under each bar.
     const svg = page.slice(page.indexOf('<svg'), page.indexOf('</svg>'));
     expect(svg.match(/<rect [^>]*fill="#/g)).toHaveLength(6);
-    expect(svg).toContain('+4: reads as A (bit 0)');
-    expect(svg).toContain('−4: reads as B (bit 1)');
-    expect(svg.match(/class="bit">[01]</g)).toHaveLength(6);
+    expect(svg).toContain('+4: reads as A');
+    expect(svg).toContain('−4: reads as B');
+    expect(svg.match(/class="bit">[AB]</g)).toHaveLength(6);
     expect(page).toContain('3.2 × 10<sup>−14</sup>, about 1 in 3.1 × 10<sup>13</sup>');
     expect(page).toMatch(/The leak decides 5 of the\s+40 bits of an id/);
     // one viewer streamed the content: the figure is 0, which the report says as the absence of anyone else, never as a tiny chance

@@ -10,6 +10,8 @@ import { migrationsFor } from '../../src/db/migrations/index.js';
 import { candidatesOf } from '../../src/domain/forensics/analyze.js';
 import { binaryIdAt } from '../../src/domain/forensics/matching/packed-ids.js';
 import { DIALECTS, freshDatabaseUrl, makeTestApp, type TestApp } from '../helpers/context.js';
+import { contentRule } from '../../src/domain/content-rule.js';
+import { variantFor } from '../../src/watermark/segments.js';
 import { addContent, registerOrg } from '../helpers/fixtures.js';
 
 // A leak's candidates are every viewer who streamed the item marked, read from the database a
@@ -96,24 +98,34 @@ describe.each(DIALECTS)("a leak's candidates on %s", (dialect) => {
   it.each([1, 2, 5, 22, 23, 50_000])(
     'read %i at a time, they are each marked viewer of the item once, with their ids',
     async (pageSize) => {
-      const found = await candidatesOf(t.ctx, { id: contentId }, pageSize);
+      const found = await candidatesOf(t.ctx, { id: contentId, segmentRule: 'keyed' }, pageSize);
       expect(found.viewerIds).toHaveLength(23);
       expect(found.packed).toHaveLength(23 * 5);
       expect(asMap(found)).toEqual(expected);
     },
   );
 
-  it('an item with a session served unmarked adds one all-zero candidate first, and its viewer only for a marked session', async () => {
-    const item = (await addContent(t, { title: 'Partly unmarked' })).id;
+  it('an item with a session served unmarked adds first one candidate whose id its rule serves as A throughout, and its viewer only for a marked session', async () => {
+    const item = await addContent(t, { title: 'Partly unmarked' });
     const marked = await viewerWithSessions(200, [
-      { contentId: item, watermarked: true },
-      { contentId: item, watermarked: false },
+      { contentId: item.id, watermarked: true },
+      { contentId: item.id, watermarked: false },
     ]);
-    await viewerWithSessions(201, [{ contentId: item, watermarked: false }]);
-    const found = await candidatesOf(t.ctx, { id: item }, 1);
+    await viewerWithSessions(201, [{ contentId: item.id, watermarked: false }]);
+    const found = await candidatesOf(t.ctx, item, 1);
     expect(found.viewerIds).toEqual(['unmarked-sessions', marked]);
-    expect(binaryIdAt(found.packed, 0)).toBe('0'.repeat(40));
+    const standIn = binaryIdAt(found.packed, 0);
+    const rule = contentRule(t.ctx, item);
+    expect(Array.from({ length: 80 }, (_, s) => variantFor(standIn, s, rule))).toEqual(new Array(80).fill('A'));
+    expect(standIn).not.toBe('0'.repeat(40));
     expect(binaryIdAt(found.packed, 1)).toBe(idOf(200));
+  });
+
+  it('under the fixed rule of older content, that candidate is all zeros', async () => {
+    const item = await addContent(t, { title: 'Ingested before keyed rules', segmentRule: 'fixed' });
+    await viewerWithSessions(210, [{ contentId: item.id, watermarked: false }]);
+    const found = await candidatesOf(t.ctx, item, 1);
+    expect(binaryIdAt(found.packed, 0)).toBe('0'.repeat(40));
   });
 
   it("a session an older server made without its viewer's bits still names the viewer with them", async () => {
@@ -123,7 +135,7 @@ describe.each(DIALECTS)("a leak's candidates on %s", (dialect) => {
       { contentId: item, watermarked: true, copiedBits: false },
       { contentId: item, watermarked: true },
     ]);
-    const found = asMap(await candidatesOf(t.ctx, { id: item }, 1));
+    const found = asMap(await candidatesOf(t.ctx, { id: item, segmentRule: 'keyed' }, 1));
     expect(found).toEqual(
       new Map([
         [before, idOf(300)],
@@ -133,7 +145,7 @@ describe.each(DIALECTS)("a leak's candidates on %s", (dialect) => {
   });
 
   it('an item nobody streamed has no candidates', async () => {
-    const found = await candidatesOf(t.ctx, { id: randomUUID() }, 2);
+    const found = await candidatesOf(t.ctx, { id: randomUUID(), segmentRule: 'keyed' }, 2);
     expect(found.viewerIds).toEqual([]);
     expect(found.packed).toHaveLength(0);
   });

@@ -102,6 +102,11 @@ export const content = pgTable(
     storagePath: text('storage_path'),
     /** the AES-128 key of the segments, sealed with the server secret (null before packaging) */
     contentKey: text('content_key'),
+    /**
+     * which bit of a viewer's id each segment carries (src/watermark/segment-rule.ts): 'keyed' per content, or
+     * 'fixed' (bit s mod 40) for content ingested before rules were keyed
+     */
+    segmentRule: text('segment_rule').notNull().default('keyed'),
     status: text('status').notNull(),
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
   },

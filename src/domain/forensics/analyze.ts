@@ -7,7 +7,9 @@ import { badRequest, DrmError, notFound } from '../../errors.js';
 import { matchPackedCandidates } from './matching/matching.js';
 import { CandidatePacker, type PackedCandidates } from './matching/packed-ids.js';
 import { kindsIn, type MediaKind, watermarkEngine } from '../../watermark/engine.js';
-import { type Detection, ID_BITS } from '../../watermark/segments.js';
+import { allAId, type SegmentRule } from '../../watermark/segment-rule.js';
+import { type Detection, underRule } from '../../watermark/segments.js';
+import { contentRule } from '../content-rule.js';
 import { isUuid } from '../validate.js';
 import { recordLeak } from './leak-record.js';
 import { evidenceFor, type ForensicReport, listedCandidates } from './report.js';
@@ -38,7 +40,7 @@ export async function checkAnalysis(
   const content = isUuid(contentId) ? await ctx.repos.content.find(contentId) : undefined;
   if (!content) throw notFound(`content ${contentId}`);
   // An organization traces leaks only of what it may stream: otherwise any key could learn, from a
-  // leak of someone else's film, that film's viewers (DESIGN.md, "Tenancy in forensics").
+  // leak of someone else's film, that film's viewers (docs/forensics.md, "Tenancy").
   if (organizationId !== null && !(await ctx.repos.licenses.findFor(organizationId, content.id, content.type))) {
     throw new DrmError('LICENSE_REQUIRED', `the organization has no active license for content ${contentId}`);
   }
@@ -84,25 +86,25 @@ async function referenceOf(ctx: Context, content: ContentRow): Promise<string> {
   }
 }
 
-/** The candidate that stands for every session a license served unmarked (variant A, bit 0, throughout). */
+/** The candidate that stands for every session a license served unmarked (variant A throughout). */
 const UNMARKED_SESSIONS = 'unmarked-sessions';
 /** Candidates are read this many at a time: a page of rows is small, and they are kept packed. */
 const CANDIDATES_PAGE = 50_000;
 
 /**
  * Every viewer who streamed the content marked, and, when some sessions were served unmarked, one
- * more candidate whose bits are all 0: without it, a copy of such a session (A throughout) would
- * point at whichever marked viewer has the most 0 bits. A viewer whose bits are 0 wherever the leak
- * is read ties with it, and a tie names nobody.
+ * more candidate whose id the content's rule serves as A throughout: without it, a copy of such a
+ * session (A throughout) would point at whichever marked viewer has the most bits served as A. A
+ * viewer who is served A wherever the leak is read ties with it, and a tie names nobody.
  */
 export async function candidatesOf(
   ctx: Context,
-  content: Pick<ContentRow, 'id'>,
+  content: Pick<ContentRow, 'id' | 'segmentRule'>,
   pageSize = CANDIDATES_PAGE,
 ): Promise<PackedCandidates> {
   const packer = new CandidatePacker();
   if (await ctx.repos.forensicCases.hasUnmarkedSessions(content.id))
-    packer.add({ viewerId: UNMARKED_SESSIONS, binaryId: '0'.repeat(ID_BITS) });
+    packer.add({ viewerId: UNMARKED_SESSIONS, binaryId: allAId(contentRule(ctx, content)) });
   let last: string | null = null;
   for (;;) {
     const page = await ctx.repos.forensicCases.candidatesPage(content.id, last, pageSize);
@@ -118,6 +120,35 @@ export async function candidatesOf(
   }
 }
 
+/** The leak's readings against the content's reference; a leak that does not line up reads nothing, and says why. */
+async function detectIn(
+  ctx: Context,
+  leak: string,
+  content: ContentRow,
+  rule: SegmentRule,
+  hooks: AnalysisHooks,
+): Promise<Detection> {
+  const original = await referenceOf(ctx, content);
+  const job = { bins: ctx.media, key: ctx.keys.watermark, contentId: content.id, leak, original, rule };
+  try {
+    return await watermarkEngine(kindOf(content)).detect({
+      ...job,
+      reference: true,
+      signal: hooks.signal,
+      backend: hooks.backend,
+      onProgress: hooks.onProgress,
+    });
+  } catch (err) {
+    hooks.signal?.throwIfAborted();
+    if (!(err instanceof DrmError) || err.code !== 'BAD_REQUEST') throw err;
+    return {
+      segments: [],
+      bits: '?'.repeat(40),
+      alignment: { unmatched: err.message.replace(leak, path.basename(leak)) },
+    };
+  }
+}
+
 /**
  * Reads the leak's marks against the content's reference and matches them against every viewer
  * who streamed the content. A leak that does not line up with the content at all (another film,
@@ -130,36 +161,13 @@ export async function analyzeLeak(
   hooks: AnalysisHooks,
 ): Promise<ForensicReport> {
   const started = performance.now();
-  const original = await referenceOf(ctx, content);
-  const job = {
-    bins: ctx.media,
-    key: ctx.keys.watermark,
-    contentId: content.id,
-    leak,
-    original,
-    reference: true,
-    signal: hooks.signal,
-  };
-  let detection: Detection;
-  try {
-    detection = await watermarkEngine(kindOf(content)).detect({
-      ...job,
-      backend: hooks.backend,
-      onProgress: hooks.onProgress,
-    });
-  } catch (err) {
-    hooks.signal?.throwIfAborted();
-    if (!(err instanceof DrmError) || err.code !== 'BAD_REQUEST') throw err;
-    detection = {
-      segments: [],
-      bits: '?'.repeat(40),
-      alignment: { unmatched: err.message.replace(leak, path.basename(leak)) },
-    };
-  }
+  const rule = contentRule(ctx, content);
+  const detection = await detectIn(ctx, leak, content, rule, hooks);
   hooks.onProgress?.('match', 0, 1);
   const candidates = await candidatesOf(ctx, content);
   const found = matchPackedCandidates(detection.segments, candidates, {
     mask: ctx.keys.viewerIds.mask,
+    rule,
     strongBelow: ctx.config.strongBelow,
     standIns: [UNMARKED_SESSIONS],
   });
@@ -195,7 +203,8 @@ export async function analyzeLeak(
     candidates: match.candidates,
     score: match.score,
     contradictions: match.matched?.contradictions ?? 0,
-    detection: { segments: detection.segments, alignment: detection.alignment },
+    segmentRule: rule.kind,
+    detection: { segments: detection.segments.map((s) => underRule(s, rule)), alignment: detection.alignment },
     evidence,
     seconds: Math.round((performance.now() - started) / 100) / 10,
     leak: leakRecord,

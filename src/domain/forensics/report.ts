@@ -2,6 +2,7 @@ import type { Context } from '../../context.js';
 import type { ContentRow, SessionRow } from '../../db/repos/index.js';
 import type { CandidateFit } from './matching/candidate-set.js';
 import type { Classification, MixedCopy } from './matching/matching.js';
+import type { SegmentRuleKind } from '../../watermark/segment-rule.js';
 import type { Detection } from '../../watermark/segments.js';
 import type { LeakRecord } from './leak-record.js';
 
@@ -67,12 +68,23 @@ export interface ForensicReport {
   candidatesOutsideOrganization?: number;
   segmentsToSeparate?: number | null;
   segmentsToName?: number | null;
-  mixed?: (Omit<MixedCopy, 'suspects'> & { suspects: ListedCandidate[] }) | null;
+  /**
+   * a mixed copy's analysis; cases decided before suspects were only the viewers in every least coalition lack
+   * `exhaustive`, `inEveryCoalition`, `implicationProbability` and each suspect's `bound`
+   */
+  mixed?:
+    | (Omit<MixedCopy, 'suspects' | 'exhaustive' | 'inEveryCoalition' | 'implicationProbability'> &
+        Partial<Pick<MixedCopy, 'exhaustive' | 'inEveryCoalition' | 'implicationProbability'>> & {
+          suspects: (ListedCandidate & { bound?: number })[];
+        })
+    | null;
   /** why this classification, in one sentence */
   reason?: string;
   candidates: number;
   score: number | null;
   contradictions: number;
+  /** the content's segment rule (absent in reports made before rules were keyed: the fixed one) */
+  segmentRule?: SegmentRuleKind;
   detection: Pick<Detection, 'segments' | 'alignment'>;
   evidence: Evidence | null;
   /** seconds the analysis took */

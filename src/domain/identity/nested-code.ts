@@ -1,18 +1,20 @@
 import { ID_BITS } from '../../watermark/segments.js';
 
 /**
- * Nested binary cyclic codes of length 40: the space viewer ids are drawn from (DESIGN.md,
- * "Viewers"). Polynomials over GF(2) are bigints, bit i the coefficient of x^i; a word's bit i is
- * the variant of segments i, i + 40, … (character i of a binaryId).
+ * Nested binary cyclic codes of length 40: the space viewer ids are drawn from (docs/forensics.md,
+ * "Viewer ids"). Polynomials over GF(2) are bigints, bit i the coefficient of x^i; a word's bit i is
+ * position i of the id (character i of a binaryId), which the content's segment rule puts on one
+ * segment of every 40.
  *
  * x^40 − 1 = (x + 1)^8 · Φ5^8 over GF(2), Φ5 = x^4 + x^3 + x^2 + x + 1. For a divisor p of degree w,
  * the multiples of g = (x^40 − 1)/p form a cyclic [40, w] code C, and C ⊂ C' when p divides p'. In
  * a cyclic [40, w] code any w cyclically consecutive positions are an information set, so the w
- * bits read from any w consecutive segments name one word of C. The chain below steps by (x + 1)
- * from Φ5^3 (dimension 12) to Φ5^3·(x + 1)^8 (dimension 20), one dimension at a time, then by Φ5 (24,
- * 28, … 40): with N ids in the smallest level of dimension ≥ log2 N, a leak of that many
- * consecutive segments names one viewer (exactly ⌈log2 N⌉ for N from 2,049 to 2^20; up to 3 more
- * past 2^20; 12 below 2,049).
+ * bits read at any w consecutive positions name one word of C (under the fixed segment rule of older
+ * content, any w consecutive segments; a keyed rule scatters segments over the positions). The chain
+ * below steps by (x + 1) from Φ5^3 (dimension 12) to Φ5^3·(x + 1)^8 (dimension 20), one dimension at
+ * a time, then by Φ5 (24, 28, … 40): with N ids in the smallest level of dimension ≥ log2 N, that
+ * many consecutive positions name one viewer (exactly ⌈log2 N⌉ for N from 2,049 to 2^20; up to 3
+ * more past 2^20; 12 below 2,049).
  */
 
 /** A viewer id's bits: one per segment position, cycling every 40 segments. */

@@ -6,7 +6,7 @@ import type { ViewerIdKey } from '../../crypto/viewer-id-key.js';
 
 /**
  * The N-th viewer's permanent id, in constant time: a pure function of a counter and a key
- * derived from the server secret (DESIGN.md, "Viewers"; ./nested-code.ts for the codes).
+ * derived from the server secret (docs/forensics.md, "Viewer ids"; ./nested-code.ts for the codes).
  *
  * Counter k falls in one level's range of counters (see ID_MARGIN for how many each holds). A
  * keyed permutation of that level's shell (its messages [2^d', 2^d) for a level of dimension d
@@ -19,8 +19,8 @@ import type { ViewerIdKey } from '../../crypto/viewer-id-key.js';
  */
 
 /**
- * Each level holds at most 2^−20 of its shell's words (DESIGN.md, "Mind framing", "What a verdict
- * may claim"). Two or three colluders who splice their copies bit position by bit position can make a
+ * Each level holds at most 2^−20 of its shell's words (docs/forensics.md, "Viewer ids", "What a
+ * verdict may claim"). Two or three colluders who splice their copies bit position by bit position can make a
  * word of the code without knowing anybody's id: a + b + c of three ids is a word of the same coset,
  * and two who compare their copies can aim at one inside where their ids differ. A word so made
  * belongs to a viewer only as often as the level is full, so counters go to the smallest level

@@ -209,7 +209,7 @@ async function detectAligned(
   const totals = scored.reduce((t, s) => ({ ol: t.ol + s.ol, oo: t.oo + s.oo }), { ol: 0, oo: 0 });
   return {
     segments,
-    bits: readOut(segments),
+    bits: readOut(segments, o.rule),
     alignment: {
       offsetSeconds: offset / sampleRate,
       offsetSamples: offset,

@@ -124,7 +124,7 @@ function markSegment(
 ): Float32Array {
   const planes = deinterleave(samples, shape.channels);
   const delta = musicSegmentDelta(planes, shape.sampleRate, o.key, o.contentId, segment);
-  const sign = variantFor(bits, segment) === 'A' ? 1 : -1;
+  const sign = variantFor(bits, segment, o.rule) === 'A' ? 1 : -1;
   totals.signal += planes.reduce((s, c) => s + energy(c), 0);
   totals.mark += shape.channels * energy(delta);
   return interleave(planes.map((c) => addScaled(c, delta, sign)));

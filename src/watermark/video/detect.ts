@@ -25,7 +25,7 @@ async function videoOf(bins: MediaBinaries, file: string, role: string): Promise
 }
 
 /**
- * Reads the mark of every segment a leak holds, with its original at hand (DESIGN.md: detection is
+ * Reads the mark of every segment a leak holds, with its original at hand (detection is
  * not blind). The leak is decoded once (./leak-samples.ts), keeping about every fourth frame as a
  * thumbnail (time alignment) and a proxy at the reference plane's size (geometry and scoring);
  * everything after that reads the proxies and the reference, which are small. Aligns the leak in
@@ -103,7 +103,7 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
   );
   return {
     segments,
-    bits: readOut(segments),
+    bits: readOut(segments, o.rule),
     alignment: {
       offsetSeconds: placed.time.offset / fps,
       timeCorrelation: round3(placed.time.correlation),

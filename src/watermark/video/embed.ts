@@ -172,8 +172,8 @@ export async function openVideoMarking(o: VideoMarkingJob): Promise<VideoMarking
 }
 
 /**
- * Writes the copy a viewer with this binaryId receives: every frame of segment s marked with
- * variant bits[s mod 40], as one continuous MP4 with the original's audio. Frames stream from
+ * Writes the copy a viewer with this binaryId receives: every frame of segment s marked with the
+ * variant the content's rule serves that id there, as one continuous MP4 with the original's audio. Frames stream from
  * one ffmpeg to another through the DTCWT backend; the chroma planes pass through untouched.
  */
 export async function embedVideo(o: VideoEmbedOptions): Promise<VideoEmbedResult> {
@@ -218,7 +218,7 @@ export async function embedVideo(o: VideoEmbedOptions): Promise<VideoEmbedResult
 
   let frames = 0;
   try {
-    for await (const marked of marking.frames((segment) => variantFor(o.bits, segment))) {
+    for await (const marked of marking.frames((segment) => variantFor(o.bits, segment, o.rule))) {
       await encoder.write((marked.A ?? marked.B) as Uint8Array);
       marked.release();
       frames++;

@@ -15,6 +15,7 @@ import step0019 from './0019-the-ledger-and-deposits-append-only.js';
 import step0020 from './0020-idempotent-money-requests-when-a-balance.js';
 import step0021 from './0021-usage-counters-per-period-kept-by.js';
 import step0022 from './0022-segment-bytes-per-session-per-bucket-for.js';
+import step0023 from './0023-content-records-its-segment-rule.js';
 
 export const generatedSteps: GeneratedStep[] = [
   step0008,
@@ -32,4 +33,5 @@ export const generatedSteps: GeneratedStep[] = [
   step0020,
   step0021,
   step0022,
+  step0023,
 ];
