@@ -94,6 +94,23 @@ function scientific(p: number): string {
   return p.toExponential(1);
 }
 
+/** How many coalitions explain a mixed copy, and whom that implicates. */
+function implicatedLine(mixed: Json, suspects: number): string {
+  const atLeast = mixed.exhaustive === false ? 'at least ' : '';
+  const count = `${atLeast}${text(mixed.coalitionsFound) ?? '?'} coalition(s) fit`;
+  const figure =
+    typeof mixed.implicationProbability === 'number' ? mixed.implicationProbability.toExponential(1) : null;
+  if (mixed.named === true) return `${count}; the two viewers named:`;
+  if (suspects > 0) return `${count}; in every one (an innocent would be with chance ≤ ${figure ?? '?'}), suspects:`;
+  if (mixed.exhaustive === false) return `${count}, not all counted; nobody is a suspect`;
+  if (typeof mixed.inEveryCoalition === 'number' && mixed.inEveryCoalition > 0)
+    return (
+      `${count}; ${mixed.inEveryCoalition} viewer(s) in every one, but an innocent would be with chance ` +
+      `≤ ${figure ?? '?'}: nobody is a suspect`
+    );
+  return `${count}; no viewer is in every one: nobody is a suspect`;
+}
+
 /**
  * A weak result's candidate set, or a mixed copy's suspects: who fits, and how many more segments would tell them
  * apart.
@@ -113,8 +130,8 @@ function printCandidates(out: Output, analysis: Json | undefined): void {
       Array.isArray(mixed.erasedPositions) && mixed.erasedPositions.length > 0
         ? `, marks cancelled at: ${mixed.erasedPositions.join(', ')}`
         : '';
-    const who = mixed.named === true ? 'the two viewers named' : 'suspects (not named)';
-    out.write(`mixed copy: at least ${text(mixed.leastSources) ?? 'more than 3'} sources${both}${erased}; ${who}:`);
+    out.write(`mixed copy: at least ${text(mixed.leastSources) ?? 'more than 3'} sources${both}${erased}`);
+    out.write(`  ${implicatedLine(mixed, entries.length)}`);
   } else if (entries.length > 0) {
     const fitting = text(analysis?.fitting) ?? String(entries.length);
     const apart =
@@ -131,9 +148,10 @@ function printCandidates(out: Output, analysis: Json | undefined): void {
       text(c.viewerId) ?? '-',
       text(c.agreement) ?? '?',
       typeof c.posterior === 'number' ? c.posterior.toPrecision(2) : '?',
-      text(c.separatingSegments) ?? '> 40',
+      mixed ? (typeof c.bound === 'number' ? c.bound.toPrecision(2) : '-') : (text(c.separatingSegments) ?? '> 40'),
     ]);
-    printTable(out, ['viewer', 'id', 'bits fit', 'posterior', 'segments to separate'], rows);
+    const last = mixed ? 'own bound' : 'segments to separate';
+    printTable(out, ['viewer', 'id', 'bits fit', 'posterior', last], rows);
   }
   if (outside > 0) out.write(`${outside} more of other organizations, not shown`);
 }

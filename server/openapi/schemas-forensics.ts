@@ -99,32 +99,31 @@ function caseFields(shape: ApiShape): Record<string, Schema> {
 }
 
 /** A candidate a weak result lists, or a suspect of a mixed copy: never a named viewer. */
-const ListedCandidate = object(
-  {
-    viewerId: nullable(uuid('null for the plain copy served to unmarked sessions')),
-    externalViewerId: nullable(str()),
-    binaryId: nullable(binaryId),
-    agreement: int('decided bits its id agrees with', { minimum: 0, maximum: 40 }),
-    posterior: probability('its probability of being the source, were the copy from one viewer'),
-    separatingSegments: nullable(
-      int('further segments that would tell it apart from every other candidate that fits; null: more than 40'),
-    ),
-    evidence: object(
-      {
-        organization: object({ id: uuid(), name: str() }),
-        apiKey: nullable(str('the key prefix')),
-        walletAddress: wallet,
-        sessionId: uuid(),
-        sessionDate: time(),
-        ipAddress: nullable(str()),
-        userAgent: nullable(str()),
-      },
-      [],
-      'a named colluder only: the session and its parties',
-    ),
-  },
-  ['externalViewerId', 'evidence'],
-);
+const ListedCandidateFields = {
+  viewerId: nullable(uuid('null for the plain copy served to unmarked sessions')),
+  externalViewerId: nullable(str()),
+  binaryId: nullable(binaryId),
+  agreement: int('decided bits its id agrees with', { minimum: 0, maximum: 40 }),
+  posterior: probability('its probability of being the source, were the copy from one viewer'),
+  separatingSegments: nullable(
+    int('further segments that would tell it apart from every other candidate that fits; null: more than 40'),
+  ),
+  evidence: object(
+    {
+      organization: object({ id: uuid(), name: str() }),
+      apiKey: nullable(str('the key prefix')),
+      walletAddress: wallet,
+      sessionId: uuid(),
+      sessionDate: time(),
+      ipAddress: nullable(str()),
+      userAgent: nullable(str()),
+    },
+    [],
+    'a named colluder only: the session and its parties',
+  ),
+};
+const LISTED_OPTIONAL = ['externalViewerId', 'evidence'];
+const ListedCandidate = object(ListedCandidateFields, LISTED_OPTIONAL);
 
 const Analysis = object({
   reason: nullable(str('why this classification, in one sentence')),
@@ -148,17 +147,38 @@ const Analysis = object({
       bothPositions: arrayOf(int('positions read A in one segment and B in another')),
       erasedPositions: arrayOf(int('positions whose mark was cancelled: an average of opposite marks')),
       leastSources: nullable(int()),
-      coalitionsFound: int(),
+      coalitionsFound: int('coalitions of the least size that explain the readings (a lower bound unless exhaustive)'),
+      exhaustive: nullable(bool('whether every such coalition was counted (null in cases decided before)')),
+      inEveryCoalition: nullable(int('viewers in every one of them')),
+      implicationProbability: nullable(
+        probability('the chance that an innocent would be in every one of them (null where not computed)'),
+      ),
       named: bool('the suspects are named: an averaged pair that innocents complete with chance at most strongBelow'),
       pairProbability: nullable(probability('the chance that an innocent completes the pair')),
-      suspects: arrayOf(ListedCandidate),
+      suspects: arrayOf(
+        object(
+          {
+            ...ListedCandidateFields,
+            bound: nullable(probability('were this viewer innocent, the chance of being in such a coalition')),
+          },
+          LISTED_OPTIONAL,
+        ),
+      ),
     }),
   ),
   matchesUnmarkedSessions: bool(),
   score: nullable(num()),
   contradictions: int(),
+  segmentRule: { type: 'string', enum: ['fixed', 'keyed'], description: 'which bit of an id each segment carries' },
   segments: arrayOf(
-    object({ index: int(), z: num(), bit: { type: 'string', enum: ['0', '1', '?'] }, coverage: num() }),
+    object({
+      index: int(),
+      z: num(),
+      bit: { type: 'string', enum: ['0', '1', '?'], description: 'the variant read: 0 for A, 1 for B' },
+      position: int('the bit of the id this segment carries under the content’s rule'),
+      flipped: bool('the rule serves that bit flipped here: 1 as A'),
+      coverage: num(),
+    }),
   ),
   alignment: { type: 'object', additionalProperties: { type: ['number', 'string', 'boolean'] } },
   seconds: num(),
@@ -219,5 +239,15 @@ export function forensicSchemas(shape: ApiShape): Record<string, Schema> {
   const asker = object({ organizationId: nullable(uuid()) });
   const OperatorCase = { allOf: [ref('Case'), asker] };
   const OperatorCaseDetail = { allOf: [ref('CaseDetail'), asker] };
-  return { Case, CaseDetail, AnalysisResult, AnalysisNumbers: Analysis, OperatorCase, OperatorCaseDetail };
+  return { Case, CaseDetail, AnalysisResult, AnalysisNumbers: Analysis, OperatorCase, OperatorCaseDetail, ReportKey };
 }
+
+/** The key evidence reports are signed with, as src/report/signature.ts publishes it. */
+const ReportKey = object({
+  algorithm: { type: 'string', const: 'Ed25519' },
+  publicKey: str('the raw 32-byte Ed25519 public key, hex', { pattern: '^[0-9a-f]{64}$' }),
+  fingerprint: str(
+    "the first 16 bytes of the key's SHA-256, hex in groups of four joined by colons; every report prints it",
+    { pattern: '^[0-9a-f]{4}(:[0-9a-f]{4}){7}$' },
+  ),
+});

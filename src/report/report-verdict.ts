@@ -53,24 +53,30 @@ export function chanceParagraph(input: ReportInput, report: ForensicReport): Htm
     none; a mark figure above ${probability(WEAK_FP)} is no match. This case is a ${classification}${reason}.</p>`;
 }
 
+type Listed = ListedCandidate & { bound?: number };
+
 /** A listed candidate's row: a viewer the reader may see, or the plain copy of unmarked sessions. */
-function candidateRow(c: ListedCandidate, separation: boolean): Html {
+function candidateRow(c: Listed, separation: boolean): Html {
   const name =
     c.organizationId === null
       ? html`<em>the unmarked copy</em>`
       : html`${c.externalViewerId ?? c.viewerId}<br><code>${c.viewerId}</code>`;
   const apart = c.separatingSegments === null ? 'more than 40' : String(c.separatingSegments);
   const figures = html`<td class="num">${c.agreement}</td><td class="num">${c.posterior.toPrecision(2)}</td>`;
-  return html`<tr><td>${name}</td>${figures}${separation ? html`<td class="num">${apart}</td>` : ''}</tr>`;
+  const bound = c.bound === undefined ? '' : html`<td class="num">${c.bound.toPrecision(2)}</td>`;
+  return html`<tr><td>${name}</td>${figures}${separation ? html`<td class="num">${apart}</td>` : ''}${bound}</tr>`;
 }
 
 /** The candidates of a weak result (with how many further segments tell each apart), or a mixed copy's suspects. */
-function candidateTable(list: readonly ListedCandidate[], separation: boolean): Html {
+function candidateTable(list: readonly Listed[], separation: boolean): Html {
   const head = html`<th>viewer</th><th>decided bits it fits</th><th>posterior, were the copy from one of them</th>`;
   const apartHead = separation ? html`<th>further segments to tell it apart</th>` : '';
+  const boundHead = list.some((c) => c.bound !== undefined)
+    ? html`<th>were it innocent, its chance to be in such a coalition</th>`
+    : '';
   const rows = list.map((c) => candidateRow(c, separation));
   return html`<table class="candidates"><thead><tr>${head}
-${apartHead}</tr></thead><tbody>${rows}</tbody></table>`;
+${apartHead}${boundHead}</tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 /** An averaged pair, named: the two viewers and what each chain holds. */
@@ -89,6 +95,13 @@ viewers fits that: both carry every decided bit and differ at every cancelled on
 completes such a pair is ${atMost(figure)}${oneIn(figure)}.</p>
 <table class="candidates"><thead><tr><th>viewer</th><th>evidence</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
+
+/**
+ * One viewer alone fitting is no evidence of guilt beyond the identification figure: a splice of other viewers'
+ * copies spells bits none of them fits, and then the one who fits is an innocent whose id happens to show them.
+ */
+const loneFit = html`That viewer is not named: the chance that an innocent fits these bits is too high, and were the
+copy spliced from other viewers’ copies, an innocent whose id happens to show them would be the only one to fit.`;
 
 /** What a weak result or a mixed copy offers instead of a name. */
 export function verdictDetails(report: ForensicReport): Html {
@@ -109,10 +122,12 @@ export function verdictDetails(report: ForensicReport): Html {
         ? ` A leak ${report.segmentsToName} segment(s) longer could name one of them.`
         : '';
     return html`<h3>Who fits</h3><p>${fitting} viewer(s) fit every decided bit.${more}${elsewhere} ${separate}${name}
-No one of them is named: each fits equally, and the figures above do not single one out.</p>${candidateTable(
-      report.candidateSet,
-      true,
-    )}`;
+${
+  fitting === 1
+    ? loneFit
+    : html`No one of them is named: each fits equally, and the figures above do not single one
+out.`
+}</p>${candidateTable(report.candidateSet, true)}`;
   }
   const mixed = report.mixed;
   if (report.classification === 'mixed_copy' && mixed?.named)
@@ -133,14 +148,38 @@ function mixedCopy(mixed: NonNullable<ForensicReport['mixed']>, elsewhere: Html 
       ? html` Bit position(s) ${mixed.erasedPositions.join(', ')} carry no mark although the rest of the leak says
         they should: opposite marks averaged away.`
       : '';
-  const found =
-    mixed.coalitionsFound > 1
-      ? html` ${mixed.coalitionsFound} different coalitions of that size explain the readings equally well, so none
-        of them is singled out.`
-      : '';
   const suspects = mixed.suspects.length > 0 ? candidateTable(mixed.suspects, false) : '';
   return html`<h3>A mixed copy</h3><p>No single viewer’s copy explains the readings.${both}${erased} The fewest
-viewers whose copies together explain every reading: ${mixed.leastSources ?? 'more than three'}.${found} The
-suspects below are one such coalition; they are not named, because innocent viewers can complete a coalition that
-explains a short leak as well.${elsewhere}</p>${suspects}`;
+viewers whose copies together explain every reading: ${mixed.leastSources ?? 'more than three'}.
+${mixed.exhaustive === undefined ? earlierSuspects(mixed) : whoIsImplicated(mixed)}${elsewhere}</p>${suspects}`;
+}
+
+/** Cases decided before suspects were only the viewers in every least coalition listed one coalition. */
+function earlierSuspects(mixed: NonNullable<ForensicReport['mixed']>): Html {
+  const found =
+    mixed.coalitionsFound > 1
+      ? html`${mixed.coalitionsFound} different coalitions of that size explain the readings equally well, so none of
+        them is singled out. `
+      : '';
+  return html`${found}The suspects below are one such coalition; they are not named, because innocent viewers can
+complete a coalition that explains a short leak as well.`;
+}
+
+/** Who is in every coalition that explains the readings, and whether that is evidence enough to list them. */
+function whoIsImplicated(mixed: NonNullable<ForensicReport['mixed']>): Html {
+  const count = mixed.exhaustive
+    ? html`${mixed.coalitionsFound} coalition(s) of that size explain them.`
+    : html`At least ${mixed.coalitionsFound} coalition(s) of that size explain them; there were too many viewers to
+      try every coalition, so nobody is implicated.`;
+  if (!mixed.exhaustive) return count;
+  const figure = mixed.implicationProbability ?? 1;
+  if (mixed.suspects.length > 0)
+    return html`${count} The viewer(s) below are in every one of them. The chance that an innocent viewer would be in
+every one is ${atMost(figure)}${oneIn(figure)}; beside each is that viewer’s own chance, were they innocent, to
+complete such a coalition. They are suspects, not named: a splice says who took part only as far as the bits where
+its copies differ go.`;
+  if ((mixed.inEveryCoalition ?? 0) > 0)
+    return html`${count} ${mixed.inEveryCoalition} viewer(s) are in every one of them, but an innocent viewer would be
+with chance ${atMost(figure)}, so nobody is listed as a suspect.`;
+  return html`${count} No viewer is in all of them, so nobody is listed as a suspect.`;
 }

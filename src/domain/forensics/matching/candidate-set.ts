@@ -30,11 +30,6 @@ export interface CandidateFit {
   separatingSegments: number | null;
 }
 
-/** The bit positions of the segments that would come after the leak's last one, in order. */
-function nextPositions(readings: Readings): number[] {
-  return Array.from({ length: LOOKAHEAD }, (_, i) => (readings.lastSegment + 1 + i) % ID_BITS);
-}
-
 export interface Separation {
   /** further segments until every fitting candidate is told apart; null beyond one cycle */
   all: number | null;
@@ -75,7 +70,7 @@ export function separate(
   let added = 0;
   let all: number | null = fitting.length <= 1 ? 0 : null;
   let toName: number | null = all === 0 && identificationBound(counts, readings.decided) <= strongBelow ? 0 : null;
-  const steps = nextPositions(readings);
+  const steps = readings.upcoming.slice(0, LOOKAHEAD);
   for (let step = 1; step <= steps.length && (all === null || toName === null || each.includes(null)); step++) {
     const b = steps[step - 1] as number;
     if (!positions.has(b)) {

@@ -107,8 +107,8 @@ export function averagedPairs(
   candidates: PackedCandidates,
   fitting: Int32Array,
   erased: readonly number[],
-): { count: number; first: [number, number] | null } {
-  if (erased.length === 0) return { count: 0, first: null };
+): { count: number; first: [number, number] | null; common: number[] } {
+  if (erased.length === 0) return { count: 0, first: null, common: [] };
   const bit = (c: number, b: number) => bitAt(candidates.packed, c, b);
   const keyOf = (c: number, flip: 0 | 1) => erased.map((b) => String(bit(c, b) ^ flip)).join('');
   const groups = new Map<string, number[]>();
@@ -120,12 +120,21 @@ export function averagedPairs(
   }
   let count = 0;
   let first: [number, number] | null = null;
+  const products: [number[], number[]][] = [];
   for (const [key, members] of groups) {
     const partners = groups.get(keyOf(members[0] as number, 1));
     // each pair of groups once: the one whose key starts with 0 counts it
     if (!partners || key[0] !== '0') continue;
     count += members.length * partners.length;
     first ??= [members[0] as number, partners[0] as number];
+    products.push([members, partners]);
   }
-  return { count, first };
+  return { count, first, common: commonMembers(products) };
+}
+
+/** The candidates in every pair of one group times its partners: a group of one is in all of them. */
+function commonMembers(products: readonly [number[], number[]][]): number[] {
+  if (products.length !== 1) return [];
+  const [members, partners] = products[0] as [number[], number[]];
+  return [...(members.length === 1 ? members : []), ...(partners.length === 1 ? partners : [])];
 }

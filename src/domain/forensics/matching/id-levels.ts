@@ -1,9 +1,9 @@
-import { CODE_LEVELS, NESTED_BASIS, rankOf, WORD_BITS } from '../../identity/nested-code.js';
+import { CODE_LEVELS, NESTED_BASIS, WORD_BITS } from '../../identity/nested-code.js';
 import { BYTES, type PackedCandidates } from './packed-ids.js';
 
 /**
  * Where each candidate's id lies among the nested codes viewer ids are drawn from, and what that
- * lets a verdict claim (DESIGN.md, "What a verdict may claim").
+ * lets a verdict claim (docs/forensics.md, "What a verdict may claim").
  *
  * Ids are code words plus a secret mask, each a keyed sample of one level's shell (the words of its
  * code and of no smaller one; src/domain/identity/viewer-ids.ts). Whoever made a copy (one viewer,
@@ -106,11 +106,59 @@ export function levelCensus(candidates: PackedCandidates, mask: bigint): LevelCe
   return { counts, levelOf };
 }
 
-/** Each level's rank on the positions P: how many of its dimensions the decided bits pin down. */
+/** The nested basis as 32-bit halves (bits 0–31, 32–39), so that ranks take no bigints. */
+const BASIS_LO = NESTED_BASIS.map((b) => Number(b & 0xffffffffn));
+const BASIS_HI = NESTED_BASIS.map((b) => Number(b >> 32n));
+
+const topBit = (hi: number, lo: number) => (hi !== 0 ? 63 - Math.clz32(hi) : 31 - Math.clz32(lo));
+
+/**
+ * Each level's rank on the positions P: how many of its dimensions the decided bits pin down. One
+ * elimination over the nested basis restricted to P: the rank after a level's first `dimension`
+ * rows is that level's.
+ */
 function ranksOn(positions: readonly number[]): number[] {
-  let mask = 0n;
-  for (const p of positions) mask |= 1n << BigInt(p);
-  return DIMENSIONS.map((d) => rankOf(NESTED_BASIS.slice(0, d).map((b) => b & mask)));
+  let lo = 0;
+  let hi = 0;
+  for (const p of positions) {
+    if (p < 32) lo |= 1 << p;
+    else hi |= 1 << (p - 32);
+  }
+  const pivotLo = new Int32Array(WORD_BITS);
+  const pivotHi = new Int32Array(WORD_BITS);
+  const taken = new Uint8Array(WORD_BITS);
+  const ranks: number[] = [];
+  let rank = 0;
+  for (let row = 0, level = 0; row < WORD_BITS && level < LEVELS; row++) {
+    let l = (BASIS_LO[row] as number) & lo;
+    let h = (BASIS_HI[row] as number) & hi;
+    while (l !== 0 || h !== 0) {
+      const top = topBit(h, l);
+      if (!taken[top]) {
+        taken[top] = 1;
+        pivotLo[top] = l;
+        pivotHi[top] = h;
+        rank++;
+        break;
+      }
+      l ^= pivotLo[top] as number;
+      h ^= pivotHi[top] as number;
+    }
+    if (row + 1 === DIMENSIONS[level]) {
+      ranks.push(rank);
+      level++;
+    }
+  }
+  return ranks;
+}
+
+/**
+ * Per level: the chance that one viewer of that level, an innocent whose id is a keyed sample of
+ * its shell, shows given bits on the positions P (at most 2^(d − r) words of its code show them).
+ */
+export function perViewerChance(positions: readonly number[]): number[] {
+  const ranks = ranksOn(positions);
+  return DIMENSIONS.map((d, i) => Math.min(1, 2 ** (d - (ranks[i] as number)) / (SHELL_SIZES[i] as number)));
 }
 
 /**

@@ -1,9 +1,9 @@
-import { ID_BITS } from '../../../watermark/segments.js';
+import { type SegmentRule, servedBit } from '../../../watermark/segment-rule.js';
 import { fitOf, listed, separate } from './candidate-set.js';
-import { mixedOrNone } from './mixed-copy.js';
+import { averagedPair, mixedOrNone } from './mixed-copy.js';
 import { identificationBound, levelCensus, othersThan } from './id-levels.js';
 import { binaryIdAt, type Candidate, type PackedCandidates, packCandidates } from './packed-ids.js';
-import { clip, DECIDED_Z, readPositions, type Segment } from './readings.js';
+import { clip, DECIDED_Z, faintDecisions, readPositions, type Segment } from './readings.js';
 import { markProbability, scanCandidates } from './scan.js';
 import { blank, type Facts, type MatchOptions, type MatchResult, STRONG_BELOW, STRONG_FP, WEAK_FP } from './verdict.js';
 
@@ -12,7 +12,7 @@ export * from './verdict.js';
 
 /**
  * The verdict on a leak: the detector's per-segment scores against every candidate's permanent id
- * (DESIGN.md, "What a verdict may claim"). Two figures, each answering its own question:
+ * (docs/forensics.md, "What a verdict may claim"). Two figures, each answering its own question:
  *
  * The mark figure: is a mark of this content in the copy at all? If none were, each segment's
  * z = Σ p·m / √(Σ m²) has fair independent pattern signs p, so E exp(λz) ≤ exp(λ²/2) (Hoeffding) and
@@ -33,17 +33,17 @@ export * from './verdict.js';
  * no_match: no mark, nothing decided, or nothing explains the readings.
  */
 
-/** The variant the viewer was served on a segment, as the sign its score should take: A (bit 0) is +1. */
-export function signFor(binaryId: string, segment: number): 1 | -1 {
-  return binaryId[segment % ID_BITS] === '0' ? 1 : -1;
+/** The variant the viewer was served on a segment, as the sign the detector's score should take: A is +1. */
+export function signFor(binaryId: string, segment: number, rule: SegmentRule): 1 | -1 {
+  return servedBit(rule, binaryId, segment) === 0 ? 1 : -1;
 }
 
 /** Segments decided firmly against the variant the viewer was served. */
-function contradictionsOf(segments: readonly Segment[], binaryId: string): number {
+function contradictionsOf(facts: Facts, binaryId: string): number {
   let contradictions = 0;
-  for (const s of segments) {
+  for (const s of facts.segments) {
     const z = clip(s.z);
-    if (Math.abs(z) >= DECIDED_Z && Math.sign(z) !== signFor(binaryId, s.index)) contradictions++;
+    if (Math.abs(z) >= DECIDED_Z && Math.sign(z) !== signFor(binaryId, s.index, facts.rule)) contradictions++;
   }
   return contradictions;
 }
@@ -65,9 +65,19 @@ export function matchPackedCandidates(
   candidates: PackedCandidates,
   options: MatchOptions,
 ): MatchResult {
+  return verdictOn(segments, candidates, options, true);
+}
+
+/** The verdict; `faintRetry`: whether a copy that looks mixed is read again without its faint decisions (once). */
+function verdictOn(
+  segments: readonly Segment[],
+  candidates: PackedCandidates,
+  options: MatchOptions,
+  faintRetry: boolean,
+): MatchResult {
   const N = candidates.viewerIds.length;
   const strongBelow = options.strongBelow ?? STRONG_BELOW;
-  const readings = readPositions(segments);
+  const readings = readPositions(segments, options.rule);
   const scan = scanCandidates(candidates, readings, segments.length);
   const census = options.census
     ? { ...options.census, counts: [...options.census.counts] }
@@ -77,7 +87,7 @@ export function matchPackedCandidates(
   );
   for (const c of standIns)
     census.counts[census.levelOf[c] as number] = (census.counts[census.levelOf[c] as number] as number) - 1;
-  const facts: Facts = { segments, candidates, readings, scan, census, strongBelow, standIns };
+  const facts: Facts = { segments, rule: options.rule, candidates, readings, scan, census, strongBelow, standIns };
   const mark = N === 0 ? 1 : markProbability(scan.bestScore, N);
   const none = (reason: string): MatchResult => ({ ...blank(facts, mark), reason });
   if (N === 0) return none('nobody streamed this content marked');
@@ -85,7 +95,12 @@ export function matchPackedCandidates(
   if (mark > WEAK_FP) return none('the copy does not carry this content’s mark clearly enough');
   const { decided, both } = readings;
   if (decided.length === 0 && both.length === 0) return none('no bit position is decided');
-  if (both.length > 0 || readings.erased.length > 0 || scan.fitting.length === 0) return mixedOrNone(facts, mark);
+  if (both.length > 0 || scan.fitting.length === 0)
+    return (faintRetry && oneCopyAfterAll(facts, options)) || mixedOrNone(facts, mark);
+  // Erased positions make a mixed copy only where an averaged pair explains them beyond chance; otherwise they are
+  // stretches of one copy without a mark (from the master, or too few frames to read), not evidence of a mix.
+  const averaged = averagedPair(facts, mark);
+  if (averaged) return averaged;
   const [only] = scan.fitting;
   if (scan.fitting.length === 1 && facts.standIns.has(only as number)) {
     return {
@@ -94,6 +109,33 @@ export function matchPackedCandidates(
     };
   }
   return singleSource(facts, mark);
+}
+
+/**
+ * A copy that looks mixed only through faint decisions (./readings.ts, faintDecisions): read without
+ * them, is it one viewer's copy? A stretch without a mark reads beyond ±4 by chance now and then, and
+ * that alone must not make one copy a mix; a real second copy's segments read at full strength.
+ */
+function oneCopyAfterAll(facts: Facts, options: MatchOptions): MatchResult | undefined {
+  const faint = faintDecisions(facts.segments);
+  if (faint.size === 0) return undefined;
+  const rest = facts.segments.filter((s) => !faint.has(s.index));
+  const again = verdictOn(rest, facts.candidates, options, false);
+  if (again.classification !== 'strong_match' && again.classification !== 'weak_match') return undefined;
+  const note = `${faint.size} segment(s) decided faintly, far below the mark's strength, were read as unmarked`;
+  const dropped = facts.segments.filter((s) => faint.has(s.index));
+  const against = again.matched ? contradictionsOf({ ...facts, segments: dropped }, again.matched.binaryId) : 0;
+  if (against === 0) return { ...again, segments: facts.segments.length, reason: `${again.reason}; ${note}` };
+  // a faint segment against the one who fits may be a second copy's: the one who fits is listed, never named
+  const listed = verdictOn(rest, facts.candidates, { ...options, strongBelow: -1 }, false);
+  return {
+    ...listed,
+    strongBelow: facts.strongBelow,
+    segments: facts.segments.length,
+    reason:
+      `one candidate fits the ${listed.decidedBits} decided bits, but ${against} faint segment(s) read against ` +
+      `them: nobody is named; ${note}`,
+  };
 }
 
 /**
@@ -109,17 +151,30 @@ function identificationOf(facts: Facts): number {
 }
 
 function singleSource(facts: Facts, mark: number): MatchResult {
-  const { candidates, scan, readings, segments } = facts;
+  const { readings } = facts;
   const identification = identificationOf(facts);
   const base = {
     ...blank(facts, mark),
     identificationProbability: identification,
     supportedBits: readings.decided.length,
   };
+  const verdict = singleSourceVerdict(facts, mark, identification, base);
+  if (readings.erased.length === 0) return verdict;
+  const unmarked = `; ${readings.erased.length} position(s) read no mark where the leak should: read as unmarked`;
+  return { ...verdict, reason: `${verdict.reason}${unmarked}` };
+}
+
+function singleSourceVerdict(
+  facts: Facts,
+  mark: number,
+  identification: number,
+  base: Omit<MatchResult, 'reason'>,
+): MatchResult {
+  const { candidates, scan, readings } = facts;
   if (scan.fitting.length === 1) {
     const c = scan.fitting[0] as number;
     const binaryId = binaryIdAt(candidates.packed, c);
-    const contradictions = contradictionsOf(segments, binaryId);
+    const contradictions = contradictionsOf(facts, binaryId);
     if (identification <= facts.strongBelow && mark <= STRONG_FP && contradictions === 0) {
       const named = { viewerId: candidates.viewerIds[c] as string, binaryId, score: scan.bestScore, contradictions };
       const filled = [...readings.readout].map((r, b) => (r === '?' ? binaryId[b] : r)).join('');
@@ -164,8 +219,9 @@ function weakReason(facts: Facts, identification: number, mark: number): string 
   if (mark > STRONG_FP) return `the mark is too faint to name anyone (${mark.toExponential(1)} above ${STRONG_FP})`;
   if (identification > facts.strongBelow)
     return (
-      `one candidate fits the ${k} decided bits, but an innocent would fit them with ` +
-      `chance up to ${identification.toExponential(1)}`
+      `one candidate fits the ${k} decided bits, but an innocent would fit them with chance up to ` +
+      `${identification.toExponential(1)}, and a copy spliced by others can leave an innocent the only one who ` +
+      'fits: nobody is named'
     );
   return 'one candidate fits, but a segment is decided against them';
 }

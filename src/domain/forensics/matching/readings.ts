@@ -1,8 +1,12 @@
+import { flippedAt, positionOf, type SegmentRule } from '../../../watermark/segment-rule.js';
 import { ID_BITS } from '../../../watermark/segments.js';
 
 /**
  * What a leak says about each of the 40 bit positions, from the detector's per-segment scores.
- * Segment s carries bit s mod 40, so a leak longer than 40 segments reads some positions twice.
+ * The content's rule says which position each segment carries and whether its variant is flipped
+ * there (../../../watermark/segment-rule.ts); the pattern repeats every 40 segments, so a leak
+ * longer than 40 segments reads some positions twice. Below, a segment's z is taken in the id's
+ * terms (positive for bit 0): the detector's z (positive for variant A), negated where the rule flips.
  *
  * A position reads A (0) or B (1) when its segments' clipped z, summed and divided by √n, is
  * beyond ±DECIDED_Z and no segment of it is decided firmly the other way; `both` when one of its
@@ -23,6 +27,11 @@ export const ERASED_EXPECTED = 8;
 const ERASED_BELOW = 1.5;
 /** The leak's attenuation is taken from at least this many decided segments with a reach (the lower median of them). */
 const ATTENUATION_FROM = 2;
+/**
+ * A segment can read as erased only if the leak covers at least this share of what it covers of its decided
+ * segments (their median): a few stray frames at a clip's edge read nothing because they hold little of the mark.
+ */
+const ERASED_COVERAGE = 0.5;
 
 /** Beyond 20σ a score is saturated evidence: a glitching segment must not outweigh the rest. */
 export const Z_CLIP = 20;
@@ -32,11 +41,29 @@ export const DECIDED_Z = 4;
 
 export type PositionReading = 'A' | 'B' | 'both' | 'erased' | 'unread';
 
+/** One segment as the detector read it. */
 export interface Segment {
   index: number;
+  /** positive for variant A */
   z: number;
   /** what |z| a single copy reads here per unit of the leak's attenuation (video), when known */
   reach?: number;
+  /** seconds of the leak that fell in this segment, when known */
+  coverage?: number;
+}
+
+/** A segment in the id's terms: the position it carries, and z positive for bit 0. */
+export interface BitReading extends Segment {
+  position: number;
+}
+
+/** The segments in the id's terms under the content's rule. */
+export function inIdTerms(segments: readonly Segment[], rule: SegmentRule): BitReading[] {
+  return segments.map((s) => ({
+    ...s,
+    position: positionOf(rule, s.index),
+    z: flippedAt(rule, s.index) ? -s.z : s.z,
+  }));
 }
 
 export interface Readings {
@@ -58,6 +85,8 @@ export interface Readings {
   readout: string;
   /** the highest segment index the leak holds (-1 when it holds none): further segments come after it */
   lastSegment: number;
+  /** the positions the 40 segments after the leak's last one carry, in order */
+  upcoming: number[];
 }
 
 export const clip = (z: number) => (z > Z_CLIP ? Z_CLIP : z < -Z_CLIP ? -Z_CLIP : z);
@@ -74,32 +103,61 @@ function checkSegments(segments: readonly Segment[]): void {
   }
 }
 
-/** The segments that should read |z| ≥ ERASED_EXPECTED but read almost nothing. */
+const lowerMedian = (values: number[]) => values.sort((a, b) => a - b)[(values.length - 1) >> 1] as number;
+
+/** The leak's attenuation κ: a single copy reads |z| ≈ κ·reach (the lower median over its decided segments). */
+function attenuationOf(segments: readonly Segment[]): number | undefined {
+  const decided = segments.filter((s) => (s.reach ?? 0) > 0 && Math.abs(s.z) >= DECIDED_Z);
+  if (decided.length < ATTENUATION_FROM) return undefined;
+  return lowerMedian(decided.map((s) => Math.abs(s.z) / (s.reach as number)));
+}
+
+/** Below this a decision is faint whatever the leak's strength: without a mark, |z| ≥ 5 comes once in 1.7·10⁶. */
+const FAINT_Z = 5;
+
+/**
+ * Segments that decide a bit faintly: below FAINT_Z, or under half of what the leak's attenuation
+ * says a mark there reads. A stretch without a mark gives such readings by chance (it reads standard
+ * normal, beyond ±4 once in some 16,000 segments); another copy's segment reads at full strength.
+ */
+export function faintDecisions(segments: readonly Segment[]): Set<number> {
+  const kappa = attenuationOf(segments) ?? 0;
+  const faint = (s: Segment) => Math.abs(s.z) < FAINT_Z || Math.abs(s.z) < (kappa * (s.reach ?? 0)) / 2;
+  return new Set(segments.filter((s) => Math.abs(s.z) >= DECIDED_Z && faint(s)).map((s) => s.index));
+}
+
+/**
+ * The segments that should read |z| ≥ ERASED_EXPECTED but read almost nothing, over enough of the
+ * segment to be evidence comparable to a decided bit.
+ */
 function erasedSegments(segments: readonly Segment[]): Set<number> {
-  const ratios = segments
-    .filter((s) => (s.reach ?? 0) > 0 && Math.abs(s.z) >= DECIDED_Z)
-    .map((s) => Math.abs(s.z) / (s.reach as number));
-  if (ratios.length < ATTENUATION_FROM) return new Set();
-  const kappa = ratios.sort((a, b) => a - b)[(ratios.length - 1) >> 1] as number;
+  const kappa = attenuationOf(segments);
+  if (kappa === undefined) return new Set();
+  const decided = segments.filter((s) => (s.reach ?? 0) > 0 && Math.abs(s.z) >= DECIDED_Z);
+  const covered = decided.flatMap((s) => (s.coverage === undefined ? [] : [s.coverage]));
+  const floor = covered.length === 0 ? 0 : ERASED_COVERAGE * lowerMedian(covered);
   return new Set(
     segments
       .filter((s) => kappa * (s.reach ?? 0) >= ERASED_EXPECTED && Math.abs(s.z) < ERASED_BELOW)
+      .filter((s) => s.coverage === undefined || s.coverage >= floor)
       .map((s) => s.index),
   );
 }
 
-export function readPositions(segments: readonly Segment[]): Readings {
-  checkSegments(segments);
+/** The readings of a leak's segments (the detector's z) under the content's rule. */
+export function readPositions(detected: readonly Segment[], rule: SegmentRule): Readings {
+  checkSegments(detected);
+  const segments = inIdTerms(detected, rule);
   const lost = erasedSegments(segments);
   const erasedAt = new Uint8Array(ID_BITS);
-  for (const s of segments) if (lost.has(s.index)) erasedAt[s.index % ID_BITS] = 1;
+  for (const s of segments) if (lost.has(s.index)) erasedAt[s.position] = 1;
   const sum = new Float64Array(ID_BITS);
   const count = new Float64Array(ID_BITS);
   const firmA = new Uint8Array(ID_BITS);
   const firmB = new Uint8Array(ID_BITS);
   let lastSegment = -1;
   for (const s of segments) {
-    const b = s.index % ID_BITS;
+    const b = s.position;
     const z = clip(s.z);
     sum[b] = (sum[b] as number) + z;
     count[b] = (count[b] as number) + 1;
@@ -128,7 +186,8 @@ export function readPositions(segments: readonly Segment[]): Readings {
     if (reading === 'A' || reading === 'B') decided.push(b);
     readout += reading === 'A' ? '0' : reading === 'B' ? '1' : '?';
   }
-  return { positions, decided, both, erased, z, count, sum, readout, lastSegment };
+  const upcoming = Array.from({ length: ID_BITS }, (_, i) => positionOf(rule, lastSegment + 1 + i));
+  return { positions, decided, both, erased, z, count, sum, readout, lastSegment, upcoming };
 }
 
 /**

@@ -1,10 +1,11 @@
+import type { SegmentRule } from '../../../watermark/segment-rule.js';
 import type { CandidateFit } from './candidate-set.js';
 import type { LevelCensus } from './id-levels.js';
 import type { PackedCandidates } from './packed-ids.js';
 import type { Readings, Segment } from './readings.js';
 import type { Scan } from './scan.js';
 
-// What a verdict is made of and what it says (./matching.ts decides it; DESIGN.md, "What a verdict may claim").
+// What a verdict is made of and what it says (./matching.ts decides it; docs/forensics.md, "What a verdict may claim").
 
 /** One in a billion even across every candidate: the copy carries this content's mark. */
 export const STRONG_FP = 1e-9;
@@ -17,21 +18,36 @@ export const STRONG_BELOW = 1e-6;
 
 export type Classification = 'strong_match' | 'weak_match' | 'mixed_copy' | 'no_match';
 
+/** A viewer a mixed copy implicates: in every least coalition that explains the readings. */
+export interface Suspect extends CandidateFit {
+  /** were this viewer innocent, the chance that their id would let them complete such a coalition */
+  bound: number;
+}
+
 export interface MixedCopy {
   /** positions read A in one segment and B in another */
   bothPositions: number[];
   /** the fewest viewers whose copies explain every reading: 2 or 3, or null when no coalition of at most 3 was found */
   leastSources: 2 | 3 | null;
-  /** the members of one such coalition: suspects, unless `named` */
-  suspects: CandidateFit[];
+  /**
+   * the viewers in every one of those coalitions, each with its own bound, listed only when an innocent would be
+   * among them with chance at most WEAK_FP (implicationProbability); empty otherwise
+   */
+  suspects: Suspect[];
   /** positions whose segments lost a mark they should carry (an average of opposite marks) */
   erasedPositions: number[];
   /** the suspects are named: an averaged pair that innocents explain with chance ≤ strongBelow */
   named: boolean;
   /** the identification figure for the pair (the chance that an innocent completes it), when a pair was weighed */
   pairProbability: number | null;
-  /** how many coalitions of that size the bounded search found (more than one: the readings do not single one out) */
+  /** how many coalitions of that size explain the readings (a lower bound unless `exhaustive`) */
   coalitionsFound: number;
+  /** whether every coalition of that size was counted */
+  exhaustive: boolean;
+  /** how many viewers are in every one of them (the suspects, if the figure allows) */
+  inEveryCoalition: number;
+  /** the chance that an innocent would be in every one of them; null where it was not computed */
+  implicationProbability: number | null;
 }
 
 export interface MatchResult {
@@ -75,6 +91,8 @@ export interface MatchResult {
 export interface MatchOptions {
   /** the secret mask of the viewer-id key (src/domain/identity/viewer-ids.ts): it places each id in its level */
   mask: bigint;
+  /** the content's segment rule: which bit of an id each segment carries, and as which variant */
+  rule: SegmentRule;
   strongBelow?: number;
   /**
    * candidates that stand for no person (the plain copy of unmarked sessions): never counted among the possible
@@ -87,7 +105,9 @@ export interface MatchOptions {
 
 /** What the matcher found out before it decides: the readings, one scan of the candidates, their levels. */
 export interface Facts {
+  /** as the detector read them (z positive for variant A) */
   segments: readonly Segment[];
+  rule: SegmentRule;
   candidates: PackedCandidates;
   readings: Readings;
   scan: Scan;
