@@ -1,5 +1,5 @@
 /**
- * The one interface every DTCWT backend implements (DESIGN.md, "Watermarking"): the CPU worker
+ * The one interface every DTCWT backend implements (docs/architecture.md, "The watermark"): the CPU worker
  * pool (cpu-pool.ts), CUDA (cuda/backend.ts) and the single-thread reference (cpu-direct.ts).
  * Callers (ingest, embed, detect) only see this, so a backend can be swapped without touching
  * watermark code, and one test suite can compare all of them.

@@ -23,7 +23,7 @@ import {
 } from './build.js';
 import { SCHEMA_PARTS } from './schemas-core.js';
 
-// Spec 4.9 and DESIGN.md's admin sign-in (SIWE), suspension and content management.
+// Spec 4.9 and the admin sign-in (SIWE), suspension and content management.
 
 const ADMIN = 'Admin';
 const orgId = pathParam('id', 'the organization', uuid());

@@ -26,7 +26,7 @@ const REDIRECT_SECONDS = 50;
 
 /**
  * Section 4.4. Sessions are made, read and ended with an API key (scope stream); the playlist,
- * key and segments a player fetches are authorised by the session id alone (DESIGN.md).
+ * key and segments a player fetches are authorised by the session id alone (docs/api.md).
  */
 export function streamRoutes(ctx: Context, metrics?: Pick<AppMetrics, 'sessionCreated' | 'segmentSent'>) {
   const app = new Hono<AppEnv>();

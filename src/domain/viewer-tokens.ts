@@ -3,7 +3,7 @@ import { isEvmAddress } from '../crypto/wallets.js';
 import { DrmError } from '../errors.js';
 import type { OrganizationRow } from '../db/repos/index.js';
 
-/** What a verified viewer token says (DESIGN.md, "Viewer tokens"). */
+/** What a verified viewer token says (docs/api.md, "Stream sessions"). */
 export interface ViewerClaims {
   /** the organization's own id for the viewer (externalViewerId) */
   sub: string;

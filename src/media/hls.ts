@@ -3,7 +3,7 @@ import path from 'node:path';
 import { DrmError } from '../errors.js';
 
 /**
- * HLS as the service packages and serves it (DESIGN.md, "HLS"): MPEG-TS segments of 10 s cut on a
+ * HLS as the service packages and serves it (docs/api.md): MPEG-TS segments of 10 s cut on a
  * forced keyframe grid, AES-128-CBC under one key per content item with IV = the media sequence
  * number (ffmpeg's default when the key info names no IV), a VOD playlist.
  */

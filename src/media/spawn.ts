@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { trackChild } from './process-cpu.js';
 
 /**
- * The one place that starts ffmpeg and ffprobe (DESIGN.md: fluent-ffmpeg is archived, so plain
+ * The one place that starts ffmpeg and ffprobe (fluent-ffmpeg is archived upstream, so plain
  * child_process behind this wrapper). Keeps the last lines of stderr for error messages and
  * never passes a shell.
  */

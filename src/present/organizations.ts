@@ -8,7 +8,7 @@ import type { Registration } from '../domain/organizations.js';
 import { planFor } from '../domain/plans.js';
 import { monthlyStreamLimitOf, type RateState } from '../domain/rate-limits.js';
 
-// Responses carry the union of Shapes A and B where their fields do not collide (DESIGN.md).
+// Responses carry the union of Shapes A and B where their fields do not collide (docs/api.md).
 
 /** Shape A amounts are whole APUSD, Shape B decimals to the cent, rounded half up (billing/format.ts). */
 export const amount = shownAmount;

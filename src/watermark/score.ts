@@ -16,7 +16,7 @@ export function calibratedZ(pattern: Float32Array, m: Float64Array): number {
   return energy === 0 ? 0 : sum / Math.sqrt(energy);
 }
 
-/** DESIGN.md: variant A carries bit 0, B bit 1; a segment whose |z| is below the threshold stays undecided. */
+/** Positive z reads variant A, negative B; a segment whose |z| is below the threshold stays undecided. */
 export function bitFromZ(z: number, threshold = 4): '0' | '1' | '?' {
   if (z >= threshold) return '0';
   if (z <= -threshold) return '1';

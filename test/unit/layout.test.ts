@@ -4,7 +4,7 @@ import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
-// The house rules of DESIGN.md ("Layout"), checked on every product file so that they keep
+// The house rules of docs/architecture.md, checked on every product file so that they keep
 // holding: files of at most 300 lines, functions of at most 80, lines of at most 120 columns, no
 // import circles (type-only imports count: they tie files together just as well), and a core that
 // never imports the edges.

@@ -20,7 +20,7 @@ import {
   viewerIdWord,
 } from '../../src/domain/identity/viewer-ids.js';
 
-// Viewer ids as words of nested cyclic codes of length 40 (DESIGN.md, "Viewers"):
+// Viewer ids as words of nested cyclic codes of length 40 (docs/forensics.md, "Viewer ids"):
 // every level's ids are named by any `dimension` consecutive segments, allocation is a pure
 // function of a counter, and it holds far past the old random allocation's cap of ~60,000.
 

@@ -8,8 +8,8 @@ import { reducedSize } from '../../../gpu/resample.js';
 import { DEFAULT_VIDEO_MARK, type VideoMarkParams } from './mark.js';
 
 /**
- * What video detection compares a leak with, kept beside a watermarked item at ingest (DESIGN.md:
- * detection is not blind). The source file is not kept: it may be huge, and the detector needs
+ * What video detection compares a leak with, kept beside a watermarked item at ingest (detection
+ * is not blind). The source file is not kept: it may be huge, and the detector needs
  * little of it (music's: ../music/reference.ts).
  *
  * Video: the mark is made and read on the luma box-reduced by the mark's scale, so that plane,
