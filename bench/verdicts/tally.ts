@@ -19,6 +19,9 @@ export interface Tally {
   /** mixed copies whose pair was named, and how many innocents such pairs held (the goal is 0) */
   pairsNamed: number;
   innocentsInPairs: number;
+  /** viewers a mixed copy implicated (in every least coalition), and how many were innocents (the goal is 0) */
+  implicated: number;
+  innocentsImplicated: number;
   /** per decade of the identification figure (0: ≥ 0.1, 1: [0.01, 0.1), …, 7: below 1e-7): leaks with decided bits, and in how many an innocent fit them all */
   calibration: { leaks: number; innocent: number }[];
 }
@@ -38,6 +41,8 @@ export function emptyTally(): Tally {
       weakWithoutSource: 0,
       pairsNamed: 0,
       innocentsInPairs: 0,
+      implicated: 0,
+      innocentsImplicated: 0,
     },
     calibration: Array.from({ length: DECADES }, () => ({ leaks: 0, innocent: 0 })),
   };
@@ -62,9 +67,12 @@ export function record(t: Tally, r: MatchResult, sources: ReadonlySet<string>, s
       t.weakWithoutSource++;
   } else if (r.classification === 'mixed_copy') {
     t.mixed++;
+    const innocents = r.mixed?.suspects.filter((c) => !sources.has(c.viewerId)).length ?? 0;
+    t.implicated += r.mixed?.suspects.length ?? 0;
+    t.innocentsImplicated += innocents;
     if (r.mixed?.named) {
       t.pairsNamed++;
-      t.innocentsInPairs += r.mixed.suspects.filter((c) => !sources.has(c.viewerId)).length;
+      t.innocentsInPairs += innocents;
     }
   } else t.none++;
   if (r.decidedBits > 0) {
@@ -87,6 +95,8 @@ export function merge(a: Tally, b: Tally): Tally {
     'weakWithoutSource',
     'pairsNamed',
     'innocentsInPairs',
+    'implicated',
+    'innocentsImplicated',
   ] as const)
     sum[k] = a[k] + b[k];
   sum.calibration = a.calibration.map((x, i) => ({
