@@ -172,6 +172,10 @@ describe('the evidence report', () => {
     expect(page).toContain('<strong>Mixed copy: nobody is named.</strong>');
     expect(page).toContain('Bit position(s) 3 read A in one segment and B in another');
     expect(page).toMatch(/every reading: 2\./);
+    expect(page).toMatch(
+      /1 coalition\(s\) of that size explain them\. The viewer\(s\) below are in\s+every one of them/,
+    );
+    expect(page).toContain('<th>were it innocent, its chance to be in such a coalition</th>');
     for (const v of ['alice', 'bob']) expect(page).toContain(v);
   });
 

@@ -259,6 +259,25 @@ describe('mixed_copy: no single viewer explains the readings', () => {
     expect(r.reason).toMatch(/read as unmarked/);
   });
 
+  it('one copy whose two unmarked segments of one position add up to a decision against it is still one copy', () => {
+    const u = rng(23);
+    const all = viewers(20);
+    const leaker = all[6] as Candidate;
+    const leak = leakOf(leaker.binaryId, range(0, 50), 9, u, 0).map((s) => ({ ...s, reach: 9 }));
+    // segments 2 and 42 carry the same position; both came from the unmarked master and read noise, 2.9 and 3.3,
+    // against the leaker: folded, 4.4 decides that position the other way
+    for (const [index, z] of [
+      [2, 2.9],
+      [42, 3.3],
+    ] as const)
+      Object.assign(leak[index] as object, { z: -signFor(leaker.binaryId, index, RULE) * z });
+    const r = match(leak, all);
+    expect(r.classification).not.toBe('mixed_copy');
+    expect(r.candidateSet.map((c) => c.viewerId).concat(r.matched ? [r.matched.viewerId] : [])).toContain(
+      leaker.viewerId,
+    );
+  });
+
   it('a splice read faintly throughout is still a mixed copy: faint decisions are dropped only to find one copy', () => {
     const u = rng(21);
     const all = viewers(20);

@@ -117,7 +117,7 @@ function verdictOn(
  * that alone must not make one copy a mix; a real second copy's segments read at full strength.
  */
 function oneCopyAfterAll(facts: Facts, options: MatchOptions): MatchResult | undefined {
-  const faint = faintDecisions(facts.segments);
+  const faint = faintDecisions(facts.segments, facts.rule);
   if (faint.size === 0) return undefined;
   const rest = facts.segments.filter((s) => !faint.has(s.index));
   const again = verdictOn(rest, facts.candidates, options, false);

@@ -116,14 +116,26 @@ function attenuationOf(segments: readonly Segment[]): number | undefined {
 const FAINT_Z = 5;
 
 /**
- * Segments that decide a bit faintly: below FAINT_Z, or under half of what the leak's attenuation
- * says a mark there reads. A stretch without a mark gives such readings by chance (it reads standard
- * normal, beyond ±4 once in some 16,000 segments); another copy's segment reads at full strength.
+ * Segments whose decisions are faint: a segment that decides a bit below FAINT_Z, or under half of
+ * what the leak's attenuation says a mark there reads, and every segment of a position whose folded
+ * reading decides it below FAINT_Z (two segments without a mark reading 2.9 and 3.3 decide one at
+ * 4.4). A stretch without a mark gives such readings by chance (it reads standard normal, beyond ±4
+ * once in some 16,000 segments); another copy's segments read at full strength.
  */
-export function faintDecisions(segments: readonly Segment[]): Set<number> {
+export function faintDecisions(detected: readonly Segment[], rule: SegmentRule): Set<number> {
+  const segments = inIdTerms(detected, rule);
   const kappa = attenuationOf(segments) ?? 0;
   const faint = (s: Segment) => Math.abs(s.z) < FAINT_Z || Math.abs(s.z) < (kappa * (s.reach ?? 0)) / 2;
-  return new Set(segments.filter((s) => Math.abs(s.z) >= DECIDED_Z && faint(s)).map((s) => s.index));
+  const found = new Set(segments.filter((s) => Math.abs(s.z) >= DECIDED_Z && faint(s)).map((s) => s.index));
+  const sum = new Float64Array(ID_BITS);
+  const count = new Float64Array(ID_BITS);
+  for (const s of segments) {
+    sum[s.position] = (sum[s.position] as number) + clip(s.z);
+    count[s.position] = (count[s.position] as number) + 1;
+  }
+  const folded = (b: number) => Math.abs(sum[b] as number) / Math.sqrt(Math.max(1, count[b] as number));
+  for (const s of segments) if (folded(s.position) >= DECIDED_Z && folded(s.position) < FAINT_Z) found.add(s.index);
+  return found;
 }
 
 /**
