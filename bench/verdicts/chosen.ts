@@ -1,4 +1,4 @@
-import type { LevelCensus } from '../../src/domain/forensics/matching/id-levels.js';
+import { identificationBound, type LevelCensus, othersThan } from '../../src/domain/forensics/matching/id-levels.js';
 import { matchPackedCandidates } from '../../src/domain/forensics/matching/matching.js';
 import type { PackedCandidates } from '../../src/domain/forensics/matching/packed-ids.js';
 import { keyedRule } from '../../src/watermark/segment-rule.js';
@@ -26,10 +26,12 @@ export interface ChosenSplices {
   pValue: number;
   /** the lone innocents' strongest verdicts */
   strongInnocents: number;
-  /** the sum of the identification figure over every splice tried: the innocents fitting that it allows */
+  /** the bound on innocents fitting, over the viewers outside the coalition, summed over every splice tried */
   allowedOverAll: number;
   /** splices where some innocent fit every decided bit (lone or not): what that sum bounds */
   innocentFits: number;
+  /** coalitions with at least one such splice: the tries of one coalition share its window and its members */
+  coalitionsWithInnocents: number;
 }
 
 const fitsReadout = (readout: string, id: bigint) =>
@@ -53,9 +55,19 @@ export function chosenSplices(
   census: LevelCensus,
   options: { coalitions: number; perCoalition: number; size: 2 | 3; strengths: readonly number[] },
 ): ChosenSplices {
-  const found = { loneFits: 0, loneInnocents: 0, predicted: 0, strongInnocents: 0, allowedOverAll: 0, innocentFits: 0 };
+  const found = {
+    loneFits: 0,
+    loneInnocents: 0,
+    predicted: 0,
+    strongInnocents: 0,
+    allowedOverAll: 0,
+    innocentFits: 0,
+    coalitionsWithInnocents: 0,
+  };
   for (let k = 0; k < options.coalitions; k++) {
     const coalition = draw(options.size, p.ids.length);
+    const innocents = othersThan(census, ...coalition);
+    let hit = false;
     const words = coalition.map((c) => p.ids[c] as bigint);
     const rule = keyedRule(Buffer.from(`chosen ${k} ${Math.random()}`), 'bench');
     const length = lengthIn(10, 40);
@@ -68,9 +80,15 @@ export function chosenSplices(
       });
       const r = matchPackedCandidates(segments, candidates, { mask: p.mask, rule, census });
       if (r.decidedBits === 0) continue;
-      found.allowedOverAll += r.identificationProbability;
+      // the bound on innocents fitting counts every viewer outside the coalition (a verdict's own figure leaves out
+      // the one it would name, who may be the innocent that fits)
+      const decided = [...r.readout].flatMap((bit, b) => (bit === '?' ? [] : [b]));
+      found.allowedOverAll += identificationBound(innocents, decided);
       const colludersFitting = coalition.filter((c) => fitsReadout(r.readout, p.ids[c] as bigint)).length;
-      if (r.fitting > colludersFitting) found.innocentFits++;
+      if (r.fitting > colludersFitting) {
+        found.innocentFits++;
+        hit = true;
+      }
       if (r.fitting !== 1) continue;
       const lone = r.matched?.viewerId ?? r.candidateSet[0]?.viewerId;
       found.loneFits++;
@@ -80,6 +98,7 @@ export function chosenSplices(
         if (r.classification === 'strong_match') found.strongInnocents++;
       }
     }
+    if (hit) found.coalitionsWithInnocents++;
   }
   return {
     coalitions: options.coalitions,

@@ -95,8 +95,8 @@ function chosenTable(r: PopulationResult): string {
   const t = table([
     'coalition',
     'splices tried',
-    'an innocent fit',
-    'figures summed',
+    'an innocent fit (coalitions)',
+    'the bound allows',
     'one alone fit',
     'that one innocent',
     'their figures summed',
@@ -107,7 +107,7 @@ function chosenTable(r: PopulationResult): string {
     t.push([
       `${i + 2} viewers`,
       c.splices,
-      c.innocentFits,
+      `${c.innocentFits} (${c.coalitionsWithInnocents})`,
       c.allowedOverAll.toFixed(1),
       c.loneFits,
       c.loneInnocents,
