@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A second film for the ingest benchmarks, unlike the corpus's (../shared/media/make-corpus.sh), so that
+# A second film for the ingest benchmarks, unlike the corpus's (./make-corpus.sh), so that
 # a figure is not tuned to one clip: other photographs from the same Debian package, another motion (a
 # sideways pan that zooms out, each shot fading in from and out to black) and another track of the same
 # music package. Usage: bench/corpus/second-film.sh OUTDIR   (needs apt-get download access and an

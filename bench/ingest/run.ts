@@ -1,6 +1,6 @@
 // Ingest speed: `npm run bench:ingest -- [--input FILE] [--runs 3] [--cases plain,watermarked,floor] [--json]`.
 //
-// Times, on one clip (default the corpus's 60-s 1080p; make it with ../shared/media/make-corpus.sh):
+// Times, on one clip (default the corpus's 60-s 1080p; make it with bench/corpus/make-corpus.sh):
 //   baseline     ffmpeg's own AES-128 HLS transcode with the encoder settings ingest uses
 //                (x264 CRF 18 fast, keyframes on the 10-s grid, AAC), one process;
 //   plain        `drm ingest` without a watermark (the same transcode, thumbnail, preview, publish);

@@ -1,7 +1,7 @@
 // Robustness of the watermark: `npm run bench:robustness -- [--corpus DIR] [--clips a.mp4,b.wav] [--attacks crf28,trim] [--json]`.
 //
 // For a random 40-bit viewer id and a random secret: marks each corpus clip (make the corpus with
-// ../shared/media/make-corpus.sh DIR), attacks the marked copy with ffmpeg, detects with the
+// bench/corpus/make-corpus.sh DIR), attacks the marked copy with ffmpeg, detects with the
 // original at hand, and prints per attack the share of segments that read the viewer's bit, the
 // smallest |z| among them, and the largest |z| on unmarked controls (the original re-encoded, and
 // another clip). For video it also prints how far the marked copy is from the unmarked encode made
