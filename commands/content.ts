@@ -34,7 +34,7 @@ export const contentList = (opts: Paged) =>
             b.duration,
             b.resolution,
             b.isWatermarked ? 'A/B' : 'no',
-            b.segmentCount,
+            `${b.segmentCount} × ${b.segmentSeconds} s`,
             b.status,
             when(r.createdAt),
           ];

@@ -7,6 +7,7 @@ import {
   KEEP_LEAKS,
   type Runner,
   STRONG_BELOW,
+  segmentSecondsFlag,
   settingOption,
 } from './options.js';
 
@@ -16,7 +17,7 @@ export function defineDataCommands(program: Command, run: Runner): void {
     program
       .command('ingest <file>')
       .description(
-        'package a video or a track as AES-128 HLS (10-s segments) into the catalog; ' +
+        'package a video or a track as AES-128 HLS (10-s segments, or --segment-seconds) into the catalog; ' +
           '--watermark makes variants A and B',
       )
       .requiredOption('--title <title>', 'catalog title')
@@ -25,6 +26,9 @@ export function defineDataCommands(program: Command, run: Runner): void {
       .option('--description <text>', 'catalog description')
       .option('--crf <n>', 'x264 quality of the segments (0-51, lower is better)', '18')
       .option('--preset <name>', 'x264 preset', 'fast')
+      .addOption(
+        segmentSecondsFlag('seconds per segment, each one bit of a viewer’s id: shorter names a leaker from less'),
+      )
       .option('--org <id>', 'ingest for this organization: licensed to it, its balance pays the watermark fee first')
       .option('--queue', 'send the file to the store and queue the ingest for a drm worker instead of running it here')
       .option('--wait', 'with --queue: follow the job until its worker has ingested it')
@@ -143,6 +147,7 @@ export function defineWatermark(program: Command, run: Runner): void {
           '(bit s mod 40, content ingested before segment rules were keyed)',
         'keyed',
       )
+      .addOption(segmentSecondsFlag('the segment length the content was ingested with'))
       .addOption(backendOption('DTCWT backend for video (default auto, or DRM_BACKEND)'))
       .option('--json', 'print JSON for scripts');
   watermarkOptions(

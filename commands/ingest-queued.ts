@@ -112,8 +112,8 @@ export function ingestedLine(result: IngestResult, by?: string): string {
     .join(', ');
   return (
     `ingested "${result.title}" as ${result.contentId}: ${what}, ${result.duration} ` +
-    `s in ${result.segmentCount} AES-128 segment(s), in ${result.seconds.toFixed(1)} ` +
-    `s${by ? ` ${by}` : ''}`
+    `s in ${result.segmentCount} AES-128 segment(s) of ${result.segmentSeconds ?? 10} s, ` +
+    `in ${result.seconds.toFixed(1)} s${by ? ` ${by}` : ''}`
   );
 }
 

@@ -1,6 +1,7 @@
 import type { DtcwtBackend, DtcwtBackendKind } from '../gpu/index.js';
 import { formatApusd } from '../src/domain/billing/format.js';
 import { badRequest } from '../src/errors.js';
+import { segmentSecondsOption } from '../src/watermark/segment-rule.js';
 import { type ContentType, ingestContent } from '../src/domain/ingest/ingest.js';
 import { INGEST_UNITS, ingestedLine, ingestQueued, stagesLine } from './ingest-queued.js';
 import { type DbOptions, typedOption } from './options.js';
@@ -15,6 +16,7 @@ interface IngestOptions extends DbOptions {
   description?: string;
   crf?: string;
   preset?: string;
+  segmentSeconds?: string;
   backend?: DtcwtBackendKind;
   org?: string;
   queue?: boolean;
@@ -35,6 +37,7 @@ export function ingest(file: string, opts: IngestOptions): Promise<number> {
       description: opts.description,
       crf,
       preset: opts.preset,
+      segmentSeconds: segmentSecondsOption(opts.segmentSeconds),
       organizationId: opts.org,
     };
     if (opts.wait && !opts.queue)

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { DtcwtBackendKind } from '../gpu/index.js';
 import { parseSwitch } from '../src/switch.js';
+import { SEGMENT_LENGTHS } from '../src/watermark/segment-rule.js';
 
 /** Options every command that opens the database takes. */
 export interface DbOptions {
@@ -50,6 +51,10 @@ export const KEEP_LEAKS: SharedSetting = {
 export const settingOption = (s: SharedSetting) => envOption(s.flags, s.help, s.env);
 
 /** --backend: which DTCWT backend marks or analyses video here. */
+/** How long each segment is (seconds): one of the lengths content may be cut in, 10 by default. */
+export const segmentSecondsFlag = (help: string) =>
+  new Option('--segment-seconds <n>', `${help} (default 10)`).choices(SEGMENT_LENGTHS.map(String));
+
 export const backendOption = (help: string) => new Option('--backend <kind>', help).choices(['auto', 'cpu', 'cuda']);
 
 /** An on/off setting: `--flag` alone is on, `--flag no` or its variable set to 0/no/false is off. */

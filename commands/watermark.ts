@@ -13,8 +13,10 @@ import {
   ruleOfContent,
   type SegmentRule,
   segmentRuleKey,
+  segmentSecondsOption,
+  withSegmentSeconds,
 } from '../src/watermark/segment-rule.js';
-import { parseBits, SEGMENT_SECONDS, type SegmentReading } from '../src/watermark/segments.js';
+import { parseBits, type SegmentReading } from '../src/watermark/segments.js';
 import { createOutput, type Output, printJson, printTable, reportError } from './output.js';
 import { createProgress } from './progress.js';
 
@@ -28,6 +30,8 @@ interface WatermarkOptions {
   contentId?: string;
   /** which bit of an id each segment carries: the content's keyed rule (default), or the fixed one of older content */
   rule?: string;
+  /** how long each segment is: what the content was (or will be) ingested with */
+  segmentSeconds?: string;
   backend?: DtcwtBackendKind;
   json?: boolean;
 }
@@ -48,6 +52,7 @@ function contentIdOf(opts: WatermarkOptions): string {
  */
 function existingKeys(opts: WatermarkOptions, contentId: string): { key: Buffer; rule: SegmentRule } {
   const kind = opts.rule ?? 'keyed';
+  const segmentSeconds = segmentSecondsOption(opts.segmentSeconds);
   if (kind !== 'keyed' && kind !== 'fixed')
     throw new DrmError('BAD_REQUEST', `--rule must be keyed or fixed, got ${JSON.stringify(kind)}`);
   const dir = resolveConfig({ dataDir: opts.dataDir }).dataDir;
@@ -59,7 +64,8 @@ function existingKeys(opts: WatermarkOptions, contentId: string): { key: Buffer;
     );
   }
   const secret = loadServerSecret(dir);
-  return { key: watermarkKey(secret), rule: ruleOfContent(kind, segmentRuleKey(secret), contentId) };
+  const rule = withSegmentSeconds(ruleOfContent(kind, segmentRuleKey(secret), contentId), segmentSeconds);
+  return { key: watermarkKey(secret), rule };
 }
 
 function checkInput(file: string, role: string): void {
@@ -130,14 +136,14 @@ export function embed(input: string, opts: WatermarkOptions & { bits: string; ou
         else
           out.write(
             `wrote ${opts.out}: ${r.frames} frames of ${r.width}x${r.height}, ${r.segments} ` +
-              `segment(s) of ${SEGMENT_SECONDS} s marked for ${bits}`,
+              `segment(s) of ${rule.segmentSeconds} s marked for ${bits}`,
           );
       } else {
         const r = copy.result;
         if (out.json) printJson(out, { output: opts.out, kind: 'music', contentId, bits, ...r });
         else
           out.write(
-            `wrote ${opts.out}: ${r.segments} segment(s) of ${SEGMENT_SECONDS} s marked ` +
+            `wrote ${opts.out}: ${r.segments} segment(s) of ${rule.segmentSeconds} s marked ` +
               `for ${bits}, mark at ${r.snrDb.toFixed(1)} dB below the music`,
           );
       }
@@ -207,6 +213,7 @@ export function detect(leak: string, opts: WatermarkOptions & { original: string
     if (out.json) {
       printJson(out, {
         rule: rule.kind,
+        segmentSeconds: rule.segmentSeconds,
         segments: segments.map((s) => ({ ...s, z: round(s.z), coverage: round(s.coverage) })),
         bits: detection.bits,
         alignment: detection.alignment,
@@ -218,7 +225,7 @@ export function detect(leak: string, opts: WatermarkOptions & { original: string
       ['segment', 'starts at', 'leak covers', 'z', 'variant', 'id bit', 'reads'],
       segments.map((s) => [
         s.index,
-        `${s.index * SEGMENT_SECONDS} s`,
+        `${s.index * rule.segmentSeconds} s`,
         `${s.coverage.toFixed(1)} s`,
         s.z.toFixed(1),
         s.variant,

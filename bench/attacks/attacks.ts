@@ -36,6 +36,7 @@ const keystone = (share: number, w = 'W', h = 'H') =>
 
 export const ATTACKS: readonly Attack[] = [
   { family: 'none', name: 'the marked copy (CRF 23)', args: () => [] },
+  { family: 'none', name: 'the marked copy at CRF 30', args: () => ['-crf', '30'] },
   { family: 'time', name: 'segments reversed', args: reorder([5, 4, 3, 2, 1, 0]) },
   { family: 'time', name: 'segment 2 dropped and 3 repeated', args: reorder([0, 1, 3, 3, 4, 5]) },
   { family: 'time', name: '8% fast', args: vf('setpts=PTS/1.08') },

@@ -1,4 +1,5 @@
-// The pirate's transforms against a real mark: `npm run bench:attacks -- [--input FILE] [--seconds 60] [--size 640x360] [--only NAME,…] [--work DIR] [--json]`.
+// The pirate's transforms against a real mark: `npm run bench:attacks -- [--input FILE] [--seconds 60] [--size 640x360]
+// [--segment-seconds 10] [--only NAME,…] [--work DIR] [--json]`.
 //
 // A film (a pan over a still of the Mandelbrot set at 640×360 with a patch of it moving on its own, or --input) is
 // marked with one viewer's bits by the real embedder, as ingest marks its variants. Each attack of
@@ -6,8 +7,10 @@
 // otherwise), the real detector reads it against the original, and the real matcher decides among
 // 20 viewers with drm's ids, the marked one among them. A synthesised 60-s track is marked the
 // same way and read through ./attacks.ts's music attacks (order, speed with and without the pitch,
-// codecs). Printed per attack: the segments read,
-// the decided bits, the median |z|, and the verdict against the truth. Prints numbers; not a test.
+// codecs). --segment-seconds marks both in segments of that length, as ingest --segment-seconds does (the
+// attacks' own cuts stay 10-s parts: a pirate does not cut on segments). Printed per attack: the segments read,
+// the decided bits, the median |z|, and the verdict against the truth. --reading-out FILE writes the |z| of every
+// segment of the marked copy (CRF 23), for bench:verdicts --reading. Prints numbers; not a test.
 import Table from 'cli-table3';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -28,19 +31,23 @@ import type { SegmentReading } from '../../src/watermark/segments.js';
 import { detectMusic } from '../../src/watermark/music/detect.js';
 import { embedMusic } from '../../src/watermark/music/embed.js';
 import { ATTACKS, type Attack, MUSIC_ATTACKS } from './attacks.js';
-import { FIXED_RULE } from '../../src/watermark/segment-rule.js';
+import { makePanOverStill } from './pan-film.js';
+import { FIXED_RULE, segmentSecondsOption, withSegmentSeconds } from '../../src/watermark/segment-rule.js';
 
 const { values } = parseArgs({
   options: {
     input: { type: 'string' },
     seconds: { type: 'string', default: '60' },
+    'segment-seconds': { type: 'string', default: '10' },
     size: { type: 'string', default: '640x360' },
     only: { type: 'string' },
     work: { type: 'string' },
+    'reading-out': { type: 'string' },
     json: { type: 'boolean', default: false },
   },
 });
 const seconds = Number(values.seconds);
+const rule = withSegmentSeconds(FIXED_RULE, segmentSecondsOption(values['segment-seconds']));
 const [width, height] = (values.size ?? '640x360').split('x').map(Number) as [number, number];
 const bins = mediaBinaries();
 const work = values.work ?? fs.mkdtempSync(path.join(os.tmpdir(), 'drm-attacks-'));
@@ -64,34 +71,11 @@ const filmOut = ['-t', String(seconds), '-c:v', 'libx264', '-crf', '16', '-prese
 
 if (!fs.existsSync(file('film.mp4'))) {
   if (values.input) ff('-i', values.input, ...filmOut, '-an', file('film.mp4'));
-  else {
-    // The still is twice the film's size (k times the 640×360 film's): every distance scales with it.
-    const k = height / 360;
-    const still = `mandelbrot=size=${2 * width}x${2 * height}:start_scale=1.2:end_scale=1.2`;
-    ff('-f', 'lavfi', '-i', still, '-frames:v', '1', file('still.png'));
-    // A pan, and a patch of the still moving across it on a path of its own: with a pan alone a
-    // shift in place is a shift in time, and an off-centre crop has two equally good answers.
-    const pan = `crop=${width}:${height}:x='${20 * k}+t*${9 * k}':y='${30 * k}+t*${4 * k}'`;
-    const sprite = `crop=${200 * k}:${200 * k}:${330 * k}:${300 * k},hflip`;
-    const orbit = `overlay=x='${220 * k}+${200 * k}*sin(t/3)':y='${80 * k}+${70 * k}*cos(t/4)'`;
-    const graph = `[0:v]split[a][b];[a]${pan}[pan];[b]${sprite}[sprite];[pan][sprite]${orbit}`;
-    ff(
-      '-loop',
-      '1',
-      '-framerate',
-      '25',
-      '-i',
-      file('still.png'),
-      '-filter_complex',
-      graph,
-      ...filmOut,
-      file('film.mp4'),
-    );
-  }
+  else makePanOverStill(ff, work, { width, height }, filmOut);
 }
 log('marking the film with the leaker’s bits');
 await embedVideo({
-  rule: FIXED_RULE,
+  rule,
   bins,
   key,
   contentId,
@@ -109,16 +93,20 @@ interface Row {
   family: string;
   attack: string;
   segments: number;
+  /** segments read at |z| ≥ 4 */
+  segmentsDecided: number;
   decided: number;
   wrongBits: number;
   medianZ: number;
+  /** |z| of every segment read */
+  zs: number[];
   verdict: string;
   truth: string;
 }
 
 /** A leak's reading through the real matcher, against the truth. */
 function judge(attack: Attack, segments: readonly SegmentReading[]): Row {
-  const result = matchCandidates(segments, viewers, { mask: idKey.mask, rule: FIXED_RULE });
+  const result = matchCandidates(segments, viewers, { mask: idKey.mask, rule });
   const zs = segments.map((s) => Math.abs(s.z)).sort((a, b) => a - b);
   const wrong = segments.filter(
     (s) => Math.abs(s.z) >= 4 && (s.z > 0 ? '0' : '1') !== leaker.binaryId[s.index % 40],
@@ -129,9 +117,11 @@ function judge(attack: Attack, segments: readonly SegmentReading[]): Row {
     family: attack.family,
     attack: attack.name,
     segments: segments.length,
+    segmentsDecided: zs.filter((z) => z >= 4).length,
     decided: result.decidedBits,
     wrongBits: wrong,
     medianZ: zs.length === 0 ? 0 : (zs[zs.length >> 1] as number),
+    zs,
     verdict: result.classification,
     truth: named || among,
   };
@@ -182,7 +172,7 @@ await runAttacks(
     );
   },
   async (leak) =>
-    (await detectVideo({ bins, key, contentId, leak, rule: FIXED_RULE, original: file('film.mp4'), backend })).segments,
+    (await detectVideo({ bins, key, contentId, leak, rule, original: file('film.mp4'), backend })).segments,
   'mp4',
 );
 
@@ -192,7 +182,7 @@ if (music.length > 0) {
   if (!fs.existsSync(file('music.wav')))
     ff('-filter_complex', musicGraph(0, seconds), '-c:a', 'pcm_s16le', file('music.wav'));
   await embedMusic({
-    rule: FIXED_RULE,
+    rule,
     bins,
     key,
     contentId,
@@ -206,23 +196,27 @@ if (music.length > 0) {
       const args = attack.args(seconds);
       ff('-i', file('marked.m4a'), ...args, ...(args.includes('-c:a') ? [] : ['-c:a', 'aac', '-b:a', '128k']), leak);
     },
-    async (leak) =>
-      (await detectMusic({ bins, key, contentId, leak, rule: FIXED_RULE, original: file('music.wav') })).segments,
+    async (leak) => (await detectMusic({ bins, key, contentId, leak, rule, original: file('music.wav') })).segments,
     // Matroska holds AAC and MP3 alike
     'mka',
   );
 }
 await backend.close();
+const clean = rows.find((r) => r.attack === 'the marked copy (CRF 23)');
+if (values['reading-out'] && clean) fs.writeFileSync(values['reading-out'], JSON.stringify(clean.zs));
 if (!values.work) fs.rmSync(work, { recursive: true, force: true });
 
 if (values.json)
-  process.stdout.write(`${JSON.stringify({ seconds, cpus: os.availableParallelism(), rows }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ seconds, segmentSeconds: rule.segmentSeconds, cpus: os.availableParallelism(), rows }, null, 2)}\n`,
+  );
 else {
   const table = new Table({
     head: [
       'family',
       'attack',
       'segments read',
+      'decided (|z| ≥ 4)',
       'bits decided',
       'decided wrong',
       'median |z|',
@@ -232,9 +226,19 @@ else {
     style: { head: [], border: [] },
   });
   for (const r of rows)
-    table.push([r.family, r.attack, r.segments, r.decided, r.wrongBits, r.medianZ.toFixed(1), r.verdict, r.truth]);
+    table.push([
+      r.family,
+      r.attack,
+      r.segments,
+      r.segmentsDecided,
+      r.decided,
+      r.wrongBits,
+      r.medianZ.toFixed(1),
+      r.verdict,
+      r.truth,
+    ]);
   const track = rows.some((r) => r.family === 'music') ? ` and a ${seconds}-s track, each` : '';
   process.stdout.write(
-    `The pirate's transforms on a ${seconds}-s ${width}×${height} film${track} marked for one of 20 viewers, ${os.availableParallelism()} CPUs\n${table.toString()}\n`,
+    `The pirate's transforms on a ${seconds}-s ${width}×${height} film${track} marked in ${rule.segmentSeconds}-s segments for one of 20 viewers, ${os.availableParallelism()} CPUs\n${table.toString()}\n`,
   );
 }

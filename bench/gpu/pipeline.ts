@@ -48,7 +48,7 @@ function packageJob(bins: MediaBinaries, clip: Clip, dir: string): PackageJob {
     video: { codec: 'h264', width: clip.width, height: clip.height, fps: clip.fps },
   };
   const keyInfo = writeKeyInfo(dir, randomBytes(16));
-  return { bins, input: clip.file, info, dir, keyInfo, crf: 18, preset: 'fast' };
+  return { bins, input: clip.file, info, dir, keyInfo, segmentSeconds: 10, crf: 18, preset: 'fast' };
 }
 
 /** Wall seconds, and where the CPU went (ingest's own packaging meter: processes, the mark's threads, drm's). */
@@ -106,6 +106,7 @@ function variantsOf(job: PackageJob, backend: DtcwtBackend) {
     input: job.input,
     info: job.info,
     referenceDir: job.dir,
+    segmentSeconds: job.segmentSeconds,
     stills: stillOutputs(job.info, job.dir),
     backend: async () => backend,
   });

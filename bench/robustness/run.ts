@@ -123,7 +123,11 @@ function lumaDistance(a: string, b: string, fps: number): FrameDistance[] {
   };
   const mse = read('psnr', /mse_y:([\d.]+)/);
   const ssim = read('ssim', /\bY:([\d.]+)/);
-  return mse.map((m, i) => ({ mse: m, ssim: ssim[i] as number, segment: Math.floor(i / fps / 10) }));
+  return mse.map((m, i) => ({
+    mse: m,
+    ssim: ssim[i] as number,
+    segment: Math.floor(i / fps / FIXED_RULE.segmentSeconds),
+  }));
 }
 
 const psnrOf = (frames: readonly FrameDistance[]) =>
@@ -154,7 +158,7 @@ function summarise(clip: string, compared: string, frames: FrameDistance[]) {
  */
 async function imperceptibility(clip: string, input: string, marked: string, bits: string, fps: number) {
   const variantOf = (viewerBits: string) => (frame: number) =>
-    viewerBits[Math.floor(frame / fps / 10) % 40] === '0' ? 'A' : 'B';
+    viewerBits[Math.floor(frame / fps / FIXED_RULE.segmentSeconds) % 40] === '0' ? 'A' : 'B';
   const byVariant = (what: string, perFrame: FrameDistance[], variant: (frame: number) => string) => {
     for (const v of ['A', 'B'])
       summarise(

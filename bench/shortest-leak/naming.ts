@@ -130,7 +130,7 @@ export function printNaming(rows: readonly NamingSpread[], leakers: number): str
     head: ['viewers', 'ids', 'median', '95%', 'worst', 'never strong', `within ⌈log2 N⌉ + 2`],
     style: { head: [], border: [] },
   });
-  const s = (segments: number) => `${segments * 10} s`;
+  const s = (segments: number) => `${segments * FIXED_RULE.segmentSeconds} s`;
   for (const r of rows)
     table.push([
       r.viewers.toLocaleString('en'),

@@ -178,7 +178,7 @@ for (let n = 1; n <= whole.segments.length; n++) {
   const held = whole.segments.filter((s) => s.index < n);
   const m = matchCandidates(held, candidates, RANDOM_IDS);
   rows.push({
-    seconds: 10 * n,
+    seconds: FIXED_RULE.segmentSeconds * n,
     classification: m.classification,
     right: m.matched?.viewerId === leaker.viewerId,
     fp: m.markProbability,
@@ -195,7 +195,7 @@ function shortestFor(segments: readonly SegmentReading[], who: string): number |
       RANDOM_IDS,
     );
     if (m.classification !== 'strong_match' || m.matched?.viewerId !== who) break;
-    from = 10 * n;
+    from = FIXED_RULE.segmentSeconds * n;
   }
   return from;
 }

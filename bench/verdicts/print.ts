@@ -118,16 +118,24 @@ function chosenTable(r: PopulationResult): string {
   return t.toString();
 }
 
-function shortestLine(s: Shortest): string {
+/** A length in segments, and in time at `segmentSeconds` each. */
+const inTime = (segments: number | undefined, segmentSeconds: number) => {
+  if (segments === undefined) return 'none';
+  const seconds = segments * segmentSeconds;
+  return `${segments} (${seconds < 120 ? `${seconds} s` : `${(seconds / 60).toFixed(1)} min`})`;
+};
+
+function shortestLine(s: Shortest, segmentSeconds: number): string {
   return (
-    `shortest leak with an honest strong_match (${s.leakers} leakers × 5 starts): keyed rule median ${s.median} ` +
-    `segments, 95% ${s.p95}, longest ${s.max}; fixed rule median ${s.fixed.median}, 95% ${s.fixed.p95}, longest ` +
+    `shortest leak with an honest strong_match (${s.leakers} leakers × 5 starts, ${segmentSeconds}-s segments): ` +
+    `keyed rule median ${inTime(s.median, segmentSeconds)} segments, 95% ${inTime(s.p95, segmentSeconds)}, longest ` +
+    `${inTime(s.max, segmentSeconds)}; fixed rule median ${s.fixed.median}, 95% ${s.fixed.p95}, longest ` +
     `${s.fixed.max}; checked with the real matcher (keyed): ${s.confirmed} of ${s.checked} strong at that length ` +
     'and not one shorter'
   );
 }
 
-export function printResults(results: readonly PopulationResult[]): void {
+export function printResults(results: readonly PopulationResult[], segmentSeconds: number): void {
   for (const r of results) {
     const out = [
       `\n${r.viewers.toLocaleString('en')} viewers (${r.level}): verdicts`,
@@ -139,8 +147,37 @@ export function printResults(results: readonly PopulationResult[]): void {
       victimTable(r),
       'coalitions that try splices until one innocent alone fits: lone innocents against what the figure allows',
       chosenTable(r),
-      shortestLine(r.shortest),
+      shortestLine(r.shortest, segmentSeconds),
     ];
     process.stdout.write(`${out.join('\n')}\n`);
   }
+}
+
+/** --only shortest: one row per population, in segments and in time. */
+export function printShortest(
+  rows: readonly { viewers: number; level: string; shortest: Shortest }[],
+  segmentSeconds: number,
+): void {
+  const t = table([
+    'viewers',
+    'median (keyed rule)',
+    '95%',
+    'longest',
+    'fixed rule: median',
+    'confirmed by the real matcher',
+  ]);
+  for (const { viewers, shortest: s } of rows)
+    t.push([
+      viewers.toLocaleString('en'),
+      inTime(s.median, segmentSeconds),
+      inTime(s.p95, segmentSeconds),
+      inTime(s.max, segmentSeconds),
+      inTime(s.fixed.median, segmentSeconds),
+      `${s.confirmed} of ${s.checked}`,
+    ]);
+  const leakers = rows[0]?.shortest.leakers ?? 0;
+  process.stdout.write(
+    `the shortest leak with an honest strong_match, ${segmentSeconds}-s segments (${leakers} leakers × 5 starts)\n` +
+      `${t.toString()}\n`,
+  );
 }

@@ -1,6 +1,6 @@
 // Verdicts against the truth: `npm run bench:verdicts -- [--viewers 20,10000,1000000] [--trials 1000]
 // [--leakers 200] [--coalitions 100 (a fifth past 1,000 viewers, a twentieth past 100,000)] [--reading FILE]
-// [--json]`.
+// [--segment-seconds 10] [--only shortest] [--json]`.
 //
 // For each population (drm's ids, ID_MARGIN, the first N counters of a fresh key) and each family of
 // leaks (./leaks.ts), --trials leaks read as the detector reads them go through the real matcher,
@@ -8,8 +8,9 @@
 // another film splice their copies to it (./known-victim.ts), under keyed rules and, for contrast,
 // under one fixed rule for both films; coalitions that search for splices one innocent alone fits
 // (./chosen.ts); and the shortest leak an honest strong_match names. Strengths |z| are drawn from
-// 6–10, or from a saved reading (bench:shortest-leak writes reading.json in its --work). Prints
-// numbers; not a test.
+// 6–10, or from a saved reading (bench:shortest-leak writes reading.json in its --work, bench:attacks
+// --reading-out one of its marked copy). --segment-seconds says how long the reading's segments were,
+// so the shortest leak is given in seconds too; --only shortest runs that alone. Prints numbers; not a test.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -19,12 +20,12 @@ import { matchPackedCandidates } from '../../src/domain/forensics/matching/match
 import { type PackedCandidates, packCandidates } from '../../src/domain/forensics/matching/packed-ids.js';
 import { wordToBinaryId } from '../../src/domain/identity/nested-code.js';
 import { ID_MARGIN, viewerIdKey } from '../../src/domain/identity/viewer-ids.js';
-import { FIXED_RULE, keyedRule, type SegmentRule } from '../../src/watermark/segment-rule.js';
+import { FIXED_RULE, keyedRule, type SegmentRule, segmentSecondsOption } from '../../src/watermark/segment-rule.js';
 import { codeWordPopulation, type Population } from '../framing/populations.js';
 import { chosenSplices } from './chosen.js';
 import { framableVictim, spliceToVictim } from './known-victim.js';
 import { FAMILIES, lengthOf, makeLeak } from './leaks.js';
-import { printResults, type VictimTally } from './print.js';
+import { printResults, printShortest, type VictimTally } from './print.js';
 import { shortestHonest } from './shortest.js';
 import { emptyTally, record, type Tally } from './tally.js';
 
@@ -35,6 +36,8 @@ const { values } = parseArgs({
     leakers: { type: 'string', default: '200' },
     coalitions: { type: 'string', default: '100' },
     reading: { type: 'string' },
+    'segment-seconds': { type: 'string', default: '10' },
+    only: { type: 'string' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -42,6 +45,8 @@ const sizes = values.viewers.split(',').map(Number);
 const trials = Number(values.trials);
 const leakers = Number(values.leakers);
 const coalitions = Number(values.coalitions);
+const segmentSeconds = segmentSecondsOption(values['segment-seconds']);
+if (values.only !== undefined && values.only !== 'shortest') throw new Error('--only takes shortest');
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
 const strengths: number[] = values.reading
   ? (JSON.parse(fs.readFileSync(values.reading, 'utf8')) as number[]).map(Math.abs)
@@ -100,10 +105,18 @@ function knownVictim(s: Setup, rules: () => { x: SegmentRule; y: SegmentRule }):
   return t;
 }
 
-function run(n: number) {
+function setUp(n: number): Setup {
   const p = timed(`${n} viewers: ids made`, () => codeWordPopulation(n, ID_MARGIN, viewerIdKey(randomBytes(32))));
   const candidates = packCandidates(p.ids.map((w, i) => ({ viewerId: String(i), binaryId: wordToBinaryId(w) })));
-  const s: Setup = { p, candidates, census: levelCensus(candidates, p.mask) };
+  return { p, candidates, census: levelCensus(candidates, p.mask) };
+}
+
+const shortestOf = (s: Setup) =>
+  timed(`${s.p.ids.length} viewers, shortest`, () => shortestHonest(s.p, s.candidates, s.census, leakers, strengths));
+
+function run(n: number) {
+  const s = setUp(n);
+  const { p, candidates } = s;
   const byFamily = families(s);
   const victims = {
     keyed: timed(`${n} viewers, known victim, keyed`, () => knownVictim(s, () => ({ x: freshRule(), y: freshRule() }))),
@@ -117,11 +130,21 @@ function run(n: number) {
       chosenSplices(p, candidates, s.census, { coalitions: tried, perCoalition: 50, size, strengths }),
     ),
   );
-  const shortest = timed(`${n} viewers, shortest`, () => shortestHonest(p, candidates, s.census, leakers, strengths));
+  const shortest = shortestOf(s);
   return { viewers: n, level: p.name, families: byFamily, victims, chosen, shortest };
 }
 
-const results = sizes.map(run);
-if (values.json) {
-  process.stdout.write(`${JSON.stringify({ trials, cpus: os.availableParallelism(), results }, null, 2)}\n`);
-} else printResults(results);
+if (values.only === 'shortest') {
+  const rows = sizes.map((n) => {
+    const s = setUp(n);
+    return { viewers: n, level: s.p.name, shortest: shortestOf(s) };
+  });
+  if (values.json) process.stdout.write(`${JSON.stringify({ segmentSeconds, rows }, null, 2)}\n`);
+  else printShortest(rows, segmentSeconds);
+} else {
+  const results = sizes.map(run);
+  if (values.json) {
+    const out = { trials, segmentSeconds, cpus: os.availableParallelism(), results };
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  } else printResults(results, segmentSeconds);
+}

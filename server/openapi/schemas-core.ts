@@ -178,6 +178,7 @@ const ContentAdmin = object(
     resolution: nullable(str()),
     isWatermarked: bool(),
     segmentCount: int(),
+    segmentSeconds: { type: 'integer', enum: [2, 4, 6, 10], description: 'how long each segment is, in seconds' },
     segmentRule: nullable({
       type: 'string',
       enum: ['keyed', 'fixed'],

@@ -170,6 +170,11 @@ const Analysis = object({
   score: nullable(num()),
   contradictions: int(),
   segmentRule: { type: 'string', enum: ['fixed', 'keyed'], description: 'which bit of an id each segment carries' },
+  segmentSeconds: {
+    type: 'integer',
+    enum: [2, 4, 6, 10],
+    description: 'how long each of the content’s segments is, in seconds (one bit each)',
+  },
   segments: arrayOf(
     object({
       index: int(),

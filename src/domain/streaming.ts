@@ -221,7 +221,7 @@ export async function servingPlaylist(ctx: Context, s: Serving): Promise<string>
   const segments = await ctx.storage.segments(content.storagePath, content.isWatermarked ? 'a' : 'plain');
   const capability = `?session=${s.serving.session.id}`;
   const base = `/api/v1/stream/${content.id}`;
-  return sessionPlaylist(segments, {
+  return sessionPlaylist(segments, s.rule.segmentSeconds, {
     key: `${base}/key${capability}`,
     segment: (n) => `${base}/segment/${n}.ts${capability}`,
   });

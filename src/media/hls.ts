@@ -3,9 +3,10 @@ import path from 'node:path';
 import { DrmError } from '../errors.js';
 
 /**
- * HLS as the service packages and serves it (docs/api.md): MPEG-TS segments of 10 s cut on a
- * forced keyframe grid, AES-128-CBC under one key per content item with IV = the media sequence
- * number (ffmpeg's default when the key info names no IV), a VOD playlist.
+ * HLS as the service packages and serves it (docs/api.md): MPEG-TS segments of 10 s (or the
+ * content's shorter choice, 2, 4 or 6) cut on a forced keyframe grid, AES-128-CBC under one key
+ * per content item with IV = the media sequence number (ffmpeg's default when the key info names
+ * no IV), a VOD playlist.
  */
 export const HLS_SEGMENT_SECONDS = 10;
 export const PLAYLIST_FILE = 'index.m3u8';
@@ -86,9 +87,10 @@ export function parsePlaylist(text: string, label: string): HlsSegment[] {
  */
 export function sessionPlaylist(
   segments: readonly HlsSegment[],
+  segmentSeconds: number,
   urls: { key: string; segment: (n: number) => string },
 ): string {
-  const target = Math.max(HLS_SEGMENT_SECONDS, ...segments.map((s) => Math.round(s.duration)));
+  const target = Math.max(segmentSeconds, ...segments.map((s) => Math.round(s.duration)));
   const out = [
     '#EXTM3U',
     '#EXT-X-VERSION:3',

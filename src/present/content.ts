@@ -41,6 +41,7 @@ export function contentAdminBody(
     resolution: c.resolution,
     isWatermarked: c.isWatermarked,
     segmentCount: c.segmentCount,
+    segmentSeconds: c.segmentSeconds,
     // which bit of an id each segment carries: the keyed rule of the item, or the fixed one of older content
     segmentRule: c.isWatermarked ? c.segmentRule : null,
     status: c.status,

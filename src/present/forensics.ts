@@ -3,6 +3,7 @@ import type { ApiShape } from '../config.js';
 import type { CaseRow } from '../db/repos/index.js';
 import { reportOf } from '../domain/forensics/cases.js';
 import type { Evidence, ForensicReport, ListedCandidate } from '../domain/forensics/report.js';
+import { DEFAULT_SEGMENT_SECONDS } from '../watermark/segment-rule.js';
 import { ID_BITS, positionOfReading } from '../watermark/segments.js';
 
 /**
@@ -170,6 +171,7 @@ function analysisOf(report: ForensicReport) {
     score: report.score,
     contradictions: report.contradictions,
     segmentRule: report.segmentRule ?? 'fixed',
+    segmentSeconds: report.segmentSeconds ?? DEFAULT_SEGMENT_SECONDS,
     segments: report.detection.segments.map((s) => ({
       index: s.index,
       z: Math.round(s.z * 100) / 100,

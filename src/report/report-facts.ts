@@ -2,6 +2,7 @@ import type { CaseRow } from '../db/repos/index.js';
 import type { Evidence } from '../domain/forensics/report.js';
 import type { Visible } from '../present/forensics.js';
 import { byteSize, duration, type Html, html, NOT_RECORDED, utc } from './html.js';
+import { DEFAULT_SEGMENT_SECONDS } from '../watermark/segment-rule.js';
 
 /** What a report is rendered from: the stored case as its reader may see it, and when and by what. */
 export interface ReportInput {
@@ -26,6 +27,10 @@ const rows = (pairs: Array<[string, unknown]>) => {
 };
 
 const code = (v: string | null | undefined) => (v ? html`<code>${v}</code>` : NOT_RECORDED);
+
+/** How long each of the content's segments is (reports made before lengths varied: 10 s). */
+export const segmentSecondsOf = (input: ReportInput): number =>
+  input.visible.report?.segmentSeconds ?? DEFAULT_SEGMENT_SECONDS;
 
 export function contentName(input: ReportInput): Html {
   const { content } = input;

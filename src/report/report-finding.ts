@@ -2,7 +2,7 @@ import { DECIDED_Z } from '../domain/forensics/matching/matching.js';
 import { ID_BITS, readOut } from '../watermark/segments.js';
 import { FIXED_RULE } from '../watermark/segment-rule.js';
 import { atMost, type Html, html, utc } from './html.js';
-import { contentName, type ReportInput } from './report-facts.js';
+import { contentName, type ReportInput, segmentSecondsOf } from './report-facts.js';
 import { chanceParagraph, innocentChance, verdictDetails } from './report-verdict.js';
 import { AGREEMENT_COLOUR, segmentPlot } from './segment-plot.js';
 
@@ -93,9 +93,9 @@ export function readingSection(input: ReportInput): Html {
       ];
   return html`<section><h2>What the leak reads</h2>
 <figure class="keep">${segmentPlot(segments, viewerBits, DECIDED_Z)}
-<figcaption>Each bar is one 10-second segment of the original that the leak contains: its score z says how strongly the
-leak carries variant A (up) or variant B (down). A bar beyond the dashed lines at ±${DECIDED_Z} decides its bit on
-its own.
+<figcaption>Each bar is one ${segmentSecondsOf(input)}-second segment of the original that the leak contains: its
+score z says how strongly the leak carries variant A (up) or variant B (down). A bar beyond the dashed lines at
+±${DECIDED_Z} decides its bit on its own.
 ${viewerBits ? 'Under each bar: the variant the named viewer was served there.' : ''}
 <span class="legend">${legend}</span></figcaption></figure>
 ${viewerBits ? bitFigure(readout, viewerBits) : ''}

@@ -1,7 +1,7 @@
 import { DECIDED_Z } from '../domain/forensics/matching/matching.js';
-import { ID_BITS, positionOfReading, SEGMENT_SECONDS, servedOnReading } from '../watermark/segments.js';
+import { ID_BITS, positionOfReading, servedOnReading } from '../watermark/segments.js';
 import { type Html, html } from './html.js';
-import type { ReportInput } from './report-facts.js';
+import { type ReportInput, segmentSecondsOf } from './report-facts.js';
 import { agreementOf, VARIANT_OF } from './segment-plot.js';
 
 /** How the mark is made and read, in words a reader without signal processing can follow. */
@@ -16,8 +16,8 @@ export function methodSection(input: ReportInput): Html {
       'brightness'
     : 'in time (where the excerpt starts, and any change of speed)';
   return html`<section><h2>The method in plain words</h2>
-<p>When the content was added to the service, every ${SEGMENT_SECONDS}-second segment was prepared twice, as
-<em>variant A</em> and <em>variant B</em>. The two differ only by ${where}; the pattern comes from a secret key the
+<p>When the content was added to the service, every ${segmentSecondsOf(input)}-second segment was prepared twice,
+as <em>variant A</em> and <em>variant B</em>. The two differ only by ${where}; the pattern comes from a secret key the
 service holds.</p>
 ${ruleParagraph(input)}
 <p>To analyse a leak, the service first lines it up with the original ${align}, so that each part of the leak is

@@ -18,13 +18,15 @@ export interface VariantsRequest {
   info?: MediaInfo;
   /** where the detection reference is written, under the kind's own name (referenceFile) */
   referenceDir: string;
+  /** how long each segment is (seconds): each one's pattern covers that much of the film */
+  segmentSeconds: number;
   /** video: more outputs of the one decode (the catalog's thumbnail and preview) */
   stills?: readonly VideoOutput[];
   backend?: BackendSource;
   signal?: AbortSignal;
 }
 
-/** One frame (video) or 10-s segment (music) as variants A and B, raw, and the progress once it is written. */
+/** One frame (video) or segment (music) as variants A and B, raw, and the progress once it is written. */
 export interface VariantPiece {
   a: Uint8Array;
   b: Uint8Array;

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { deriveKey } from '../crypto/secret.js';
+import { badRequest } from '../errors.js';
 
 /**
  * Which bit of a viewer's 40-bit id each segment of one content item carries, and which variant
@@ -18,10 +19,36 @@ import { deriveKey } from '../crypto/secret.js';
 
 export const PHASES = 40;
 
+/**
+ * The segment lengths content may be packaged in (seconds). 10 is the spec's target duration and
+ * the default; shorter segments carry more bits per minute of a leak, for more files and requests.
+ */
+export const SEGMENT_LENGTHS = [2, 4, 6, 10] as const;
+export const DEFAULT_SEGMENT_SECONDS = 10;
+
+/** A --segment-seconds value: one of SEGMENT_LENGTHS (absent: the default), or a clear refusal. */
+export function segmentSecondsOption(value: string | number | undefined): number {
+  if (value === undefined) return DEFAULT_SEGMENT_SECONDS;
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!(SEGMENT_LENGTHS as readonly number[]).includes(n))
+    throw badRequest(`--segment-seconds must be one of ${SEGMENT_LENGTHS.join(', ')}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** The rule with segments of another length (a content item's own choice). */
+export function withSegmentSeconds(rule: SegmentRule, segmentSeconds: number): SegmentRule {
+  return rule.segmentSeconds === segmentSeconds ? rule : { ...rule, segmentSeconds };
+}
+
 export type SegmentRuleKind = 'fixed' | 'keyed';
 
 export interface SegmentRule {
   kind: SegmentRuleKind;
+  /**
+   * how long each segment is, in seconds: the content's choice at ingest (one of SEGMENT_LENGTHS), so
+   * the time a moment of the film falls in a segment is part of the rule too
+   */
+  segmentSeconds: number;
   /** per phase (segment mod 40): the position of the id's bit it carries */
   positions: readonly number[];
   /** per phase: 1 where the bit's value is served flipped (bit 0 as B, bit 1 as A) */
@@ -31,6 +58,7 @@ export interface SegmentRule {
 /** The one rule of content ingested before rules were keyed: segment s carries bit s mod 40, 0 as A. */
 export const FIXED_RULE: SegmentRule = Object.freeze({
   kind: 'fixed',
+  segmentSeconds: DEFAULT_SEGMENT_SECONDS,
   positions: Object.freeze(Array.from({ length: PHASES }, (_, i) => i)),
   flips: Object.freeze(new Array<0 | 1>(PHASES).fill(0)),
 });
@@ -71,7 +99,7 @@ export function keyedRule(ruleKey: Buffer, contentId: string): SegmentRule {
     const byte = next();
     for (let k = 0; k < 8; k++) flips.push(((byte >> k) & 1) as 0 | 1);
   }
-  return { kind: 'keyed', positions, flips };
+  return { kind: 'keyed', segmentSeconds: DEFAULT_SEGMENT_SECONDS, positions, flips };
 }
 
 /**
@@ -83,13 +111,14 @@ export class SegmentRules {
 
   constructor(readonly key: Buffer) {}
 
-  of(kind: string, contentId: string): SegmentRule {
-    if (kind === 'fixed') return FIXED_RULE;
-    let rule = this.kept.get(contentId);
+  of(kind: string, contentId: string, segmentSeconds = DEFAULT_SEGMENT_SECONDS): SegmentRule {
+    if (kind === 'fixed') return withSegmentSeconds(FIXED_RULE, segmentSeconds);
+    const name = `${contentId}/${segmentSeconds}`;
+    let rule = this.kept.get(name);
     if (!rule) {
-      rule = ruleOfContent(kind, this.key, contentId);
+      rule = withSegmentSeconds(ruleOfContent(kind, this.key, contentId), segmentSeconds);
       if (this.kept.size >= RULES_KEPT) this.kept.delete(this.kept.keys().next().value as string);
-      this.kept.set(contentId, rule);
+      this.kept.set(name, rule);
     }
     return rule;
   }

@@ -1,10 +1,9 @@
 import type { MediaBinaries } from '../media/binaries.js';
 import { DrmError } from '../errors.js';
-import { HLS_SEGMENT_SECONDS } from '../media/hls.js';
 import { flippedAt, positionOf, type SegmentRule, servedBit } from './segment-rule.js';
 
-/** The watermark carries one bit per HLS segment (10 s, the spec's target duration). */
-export const SEGMENT_SECONDS = HLS_SEGMENT_SECONDS;
+// The watermark carries one bit per HLS segment, of the length the content was packaged in
+// (the rule's segmentSeconds: 10 s, the spec's target duration, unless ingest chose shorter).
 
 /** A viewer's permanent id has 40 bits; each segment carries one of them (./segment-rule.ts says which). */
 export const ID_BITS = 40;
@@ -28,9 +27,9 @@ export function variantFor(bits: string, segment: number, rule: SegmentRule): Va
   return servedBit(rule, bits, segment) === 1 ? 'B' : 'A';
 }
 
-/** The segment a time (seconds from the start of the original) falls in. */
-export function segmentAt(seconds: number): number {
-  return Math.floor(seconds / SEGMENT_SECONDS + 1e-9);
+/** The segment a time (seconds from the start of the original) falls in, for segments of `segmentSeconds`. */
+export function segmentAt(seconds: number, segmentSeconds: number): number {
+  return Math.floor(seconds / segmentSeconds + 1e-9);
 }
 
 /** What the detector says about one segment of the original. */

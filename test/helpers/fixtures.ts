@@ -37,6 +37,7 @@ export async function addContent(t: TestApp, fields: Partial<ContentRow> = {}): 
     storagePath: null,
     contentKey: null,
     segmentRule: 'keyed',
+    segmentSeconds: 10,
     status: 'ready',
     createdAt: t.clock.now(),
     ...fields,

@@ -13,7 +13,7 @@ import { detectMusic } from '../../src/watermark/music/detect.js';
 import { embedMusic } from '../../src/watermark/music/embed.js';
 import { musicSegmentVariants } from '../../src/watermark/music/segment.js';
 import type { Detection } from '../../src/watermark/segments.js';
-import { FIXED_RULE } from '../../src/watermark/segment-rule.js';
+import { FIXED_RULE, withSegmentSeconds } from '../../src/watermark/segment-rule.js';
 
 // Real ffmpeg end to end, on music synthesised here with lavfi: no fixture files.
 const bins = mediaBinaries();
@@ -95,6 +95,27 @@ describe('music A/B pipeline', { timeout: 120_000 }, () => {
     expect(d.bits.slice(0, 4)).toBe(bits.slice(0, 4));
     expect(d.bits.slice(4)).toBe('?'.repeat(36));
     expect(d.alignment.offsetSeconds).toBe(0);
+  });
+
+  it('marks and reads 2-s segments when the content was cut in them, after MP3 128 kb/s and a trim 3.3 s in', async () => {
+    const rule = withSegmentSeconds(FIXED_RULE, 2);
+    const short = await embedMusic({
+      rule,
+      bins,
+      key,
+      contentId,
+      input: file('music.wav'),
+      output: file('short.m4a'),
+      bits,
+    });
+    expect(short.segments).toBe(18);
+    ff('-ss', '3.3', '-i', file('short.m4a'), '-t', '20', '-c:a', 'libmp3lame', '-b:a', '128k', file('short.mp3'));
+    const d = await detectMusic({ rule, bins, key, contentId, leak: file('short.mp3'), original: file('music.wav') });
+    // 3.3–23.3 s of the original: segment 1 partly (0.7 s, too little to score), 2–10 whole, 11 for 1.3 s
+    expect(d.segments.map((s) => s.index)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    const whole = d.segments.filter((s) => s.index <= 10);
+    expect(whole.map((s) => s.bit).join('')).toBe(bits.slice(2, 11));
+    for (const s of whole) expect(Math.abs(s.z)).toBeGreaterThanOrEqual(4);
   });
 
   it('reads them after MP3 128 kb/s and a trim that starts 7.3 s in', async () => {

@@ -10,19 +10,20 @@ import { DIALECTS, freshDatabaseUrl } from '../helpers/context.js';
 
 // Content packaged before segment rules were keyed was served by the fixed rule (bit s mod 40), and
 // a leak of it must be read by that rule: migration 23 records 'fixed' on every row it finds, while
-// content packaged afterwards takes the keyed rule.
+// content packaged afterwards takes the keyed rule. Both were cut in 10-s segments, which
+// migration 24 records (segment_seconds) until ingest asks for another length.
 
 const insert = (id: string, watermarked: string) =>
   `insert into content (id, title, type, duration_ms, is_watermarked, segment_count, status, created_at) ` +
   `values ('${id}', 't', 'video', 10000, ${watermarked}, 1, 'ready', 0)`;
 
-describe.each(DIALECTS)('migration 23 on %s', (dialect) => {
-  it('records the fixed rule on the content that existed before it, and the keyed one on content added after', async () => {
+describe.each(DIALECTS)('migrations 23 and 24 on %s', (dialect) => {
+  it('records the fixed rule on the content that existed before it, and the keyed one on content added after, each in 10-s segments', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drm-m23-'));
     const url = await freshDatabaseUrl(dialect, dir);
     const before = migrationsFor(dialect).filter((m) => m.version < 23);
     const yes = dialect === 'sqlite' ? '1' : 'true';
-    const rules = 'select id, segment_rule from content order by id';
+    const rules = 'select id, segment_rule, segment_seconds from content order by id';
     if (dialect === 'sqlite') {
       const db = new BetterSqlite(url.replace(/^sqlite:/, ''));
       await migrate('sqlite', sqliteMigrationTarget(db), { migrations: before });
@@ -30,8 +31,8 @@ describe.each(DIALECTS)('migration 23 on %s', (dialect) => {
       await migrate('sqlite', sqliteMigrationTarget(db));
       db.exec(insert('new', yes));
       expect(db.prepare(rules).all()).toEqual([
-        { id: 'new', segment_rule: 'keyed' },
-        { id: 'old', segment_rule: 'fixed' },
+        { id: 'new', segment_rule: 'keyed', segment_seconds: 10 },
+        { id: 'old', segment_rule: 'fixed', segment_seconds: 10 },
       ]);
       db.close();
     } else {
@@ -42,8 +43,8 @@ describe.each(DIALECTS)('migration 23 on %s', (dialect) => {
       await migrate('postgres', postgresMigrationTarget(client));
       await client.query(insert('new', yes));
       expect((await client.query(rules)).rows).toEqual([
-        { id: 'new', segment_rule: 'keyed' },
-        { id: 'old', segment_rule: 'fixed' },
+        { id: 'new', segment_rule: 'keyed', segment_seconds: 10 },
+        { id: 'old', segment_rule: 'fixed', segment_seconds: 10 },
       ]);
       await client.end();
     }

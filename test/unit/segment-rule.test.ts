@@ -10,9 +10,10 @@ import {
   positionOf,
   type SegmentRule,
   SegmentRules,
+  segmentSecondsOption,
   servedBit,
 } from '../../src/watermark/segment-rule.js';
-import { variantFor } from '../../src/watermark/segments.js';
+import { segmentAt, variantFor } from '../../src/watermark/segments.js';
 import { gauss, rng } from '../helpers/seeded.js';
 
 // Which bit of a viewer's permanent id each segment carries. Content ingested before keeps the fixed
@@ -96,6 +97,27 @@ describe("a deployment's rules", () => {
     expect(rules.of('keyed', 'film-1')).toBe(first);
     expect(rules.of('fixed', 'film-2')).toBe(FIXED_RULE);
     expect(() => rules.of('mod40', 'film-3')).toThrow(/unknown segment rule/);
+  });
+
+  it('carries the length each item was cut in: the same bits per segment, the segments found at their own times', () => {
+    const rules = new SegmentRules(KEY);
+    const tenSeconds = rules.of('keyed', 'film-1');
+    const twoSeconds = rules.of('keyed', 'film-1', 2);
+    expect(tenSeconds.segmentSeconds).toBe(10);
+    expect(twoSeconds).toEqual({ ...tenSeconds, segmentSeconds: 2 });
+    expect(rules.of('keyed', 'film-1', 2)).toBe(twoSeconds);
+    expect(rules.of('fixed', 'film-2', 4)).toEqual({ ...FIXED_RULE, segmentSeconds: 4 });
+    // 25 fps: frame 49 is the last of segment 0 at 2 s, frame 50 the first of segment 1; at 10 s both are in segment 0
+    expect([49, 50, 249, 250].map((frame) => segmentAt(frame / 25, 2))).toEqual([0, 1, 4, 5]);
+    expect([49, 50, 249, 250].map((frame) => segmentAt(frame / 25, 10))).toEqual([0, 0, 0, 1]);
+  });
+});
+
+describe('the segment lengths content may be cut in', () => {
+  it('are 2, 4, 6 and 10 s, 10 when none is asked for; any other is refused in one line', () => {
+    expect([undefined, '2', 4, '6', '10'].map((v) => segmentSecondsOption(v))).toEqual([10, 2, 4, 6, 10]);
+    for (const bad of ['5', '0', '2.5', 'ten', '', 12])
+      expect(() => segmentSecondsOption(bad)).toThrow(/^--segment-seconds must be one of 2, 4, 6, 10, got /);
   });
 });
 

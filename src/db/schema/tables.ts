@@ -102,11 +102,10 @@ export const content = pgTable(
     storagePath: text('storage_path'),
     /** the AES-128 key of the segments, sealed with the server secret (null before packaging) */
     contentKey: text('content_key'),
-    /**
-     * which bit of a viewer's id each segment carries (src/watermark/segment-rule.ts): 'keyed' per content, or
-     * 'fixed' (bit s mod 40) for content ingested before rules were keyed
-     */
+    /** which bit of an id each segment carries (src/watermark/segment-rule.ts): 'keyed', or 'fixed' (older content) */
     segmentRule: text('segment_rule').notNull().default('keyed'),
+    /** seconds per segment: 2, 4, 6 or 10, the content's choice at ingest */
+    segmentSeconds: integer('segment_seconds').notNull().default(10),
     status: text('status').notNull(),
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
   },

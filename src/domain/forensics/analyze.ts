@@ -204,6 +204,7 @@ export async function analyzeLeak(
     score: match.score,
     contradictions: match.matched?.contradictions ?? 0,
     segmentRule: rule.kind,
+    segmentSeconds: rule.segmentSeconds,
     detection: { segments: detection.segments.map((s) => underRule(s, rule)), alignment: detection.alignment },
     evidence,
     seconds: Math.round((performance.now() - started) / 100) / 10,

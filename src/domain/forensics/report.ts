@@ -85,6 +85,8 @@ export interface ForensicReport {
   contradictions: number;
   /** the content's segment rule (absent in reports made before rules were keyed: the fixed one) */
   segmentRule?: SegmentRuleKind;
+  /** how long each of the content's segments is, in seconds (absent in reports made before lengths varied: 10) */
+  segmentSeconds?: number;
   detection: Pick<Detection, 'segments' | 'alignment'>;
   evidence: Evidence | null;
   /** seconds the analysis took */

@@ -21,6 +21,7 @@ export async function settleEarlierAttempt(ctx: Context, contentId: string): Pro
       resolution: row.resolution,
       isWatermarked: row.isWatermarked,
       segmentCount: row.segmentCount,
+      segmentSeconds: row.segmentSeconds,
       backend: null,
       seconds: 0,
       // the attempt that did the work died before it could say where its time went

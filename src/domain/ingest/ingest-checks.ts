@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { badRequest } from '../../errors.js';
 import type { MediaInfo } from '../../media/probe.js';
+import { segmentSecondsOption } from '../../watermark/segment-rule.js';
 
 // What an ingest request must be before any work starts; `drm ingest --queue` checks the same
 // on the caller's side, so a bad request is refused before its file is sent to the spool.
@@ -20,6 +21,8 @@ export interface IngestRequest {
   preset?: string;
   /** ingest for this organization: licensed to it, its balance pays the watermark fee first */
   organizationId?: string;
+  /** how long each HLS segment is, in seconds: one of SEGMENT_LENGTHS (default 10, the spec's target duration) */
+  segmentSeconds?: number;
   /** the new item's id (a queued job's worker records it first); a fresh one by default */
   contentId?: string;
 }
@@ -39,6 +42,7 @@ export function checkRequest(r: IngestRequest): void {
     throw badRequest(`--type must be video or music, got ${JSON.stringify(r.type)}`);
   if (r.crf !== undefined && !(Number.isInteger(r.crf) && r.crf >= 0 && r.crf <= 51))
     throw badRequest('--crf must be a whole number from 0 to 51');
+  segmentSecondsOption(r.segmentSeconds);
 }
 
 /** What the probe found fits the request: a video stream for video, audio for music, a duration. */

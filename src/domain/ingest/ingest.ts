@@ -9,6 +9,7 @@ import { type MediaInfo, probeMedia, resolutionLabel } from '../../media/probe.j
 import { checkSourceIntact } from '../../media/source-check.js';
 import type { Staging } from '../../storage/content-store.js';
 import { watermarkEngine } from '../../watermark/engine.js';
+import { DEFAULT_SEGMENT_SECONDS } from '../../watermark/segment-rule.js';
 import { musicPackaging } from './package-music.js';
 import { type ContentType, checkMedia, checkRequest, type IngestRequest } from './ingest-checks.js';
 import { videoPackaging } from './package-video.js';
@@ -69,6 +70,7 @@ export interface IngestResult {
   resolution: string | null;
   isWatermarked: boolean;
   segmentCount: number;
+  segmentSeconds: number;
   /** the DTCWT backend that marked the video */
   backend: string | null;
   seconds: number;
@@ -136,6 +138,7 @@ async function packageMarked(
     input: r.input,
     info: job.info,
     referenceDir: job.dir,
+    segmentSeconds: job.segmentSeconds,
     ...(r.type === 'video' && { stills: stillOutputs(job.info, job.dir) }),
     backend,
     signal: job.signal,
@@ -211,6 +214,7 @@ function packageJobFor(
     info,
     dir: staging.dir,
     keyInfo: writeKeyInfo(staging.dir, key),
+    segmentSeconds: r.segmentSeconds ?? DEFAULT_SEGMENT_SECONDS,
     crf: r.crf ?? 18,
     preset: r.preset ?? 'fast',
     signal: hooks.signal,
@@ -263,6 +267,7 @@ async function packageAndPublish(
         resolution,
         isWatermarked: r.watermark,
         segmentCount: segments.length,
+        segmentSeconds: job.segmentSeconds,
         storagePath,
         contentKey: seal(ctx.keys.seal, key.toString('base64')),
         status: 'ready',
@@ -281,6 +286,7 @@ async function packageAndPublish(
       resolution,
       isWatermarked: r.watermark,
       segmentCount: segments.length,
+      segmentSeconds: job.segmentSeconds,
       backend: packaged.backend,
       seconds: (performance.now() - started) / 1000,
       stages: times.stages,

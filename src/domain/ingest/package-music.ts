@@ -10,7 +10,7 @@ async function packagePlainMusic(job: PackageJob): Promise<void> {
   const out = variantDir(job, 'plain');
   await transcode(
     job.bins,
-    ['-i', job.input, '-map', '0:a:0', ...AAC, ...hlsMuxArgs(out, job.keyInfo), playlistIn(out)],
+    ['-i', job.input, '-map', '0:a:0', ...AAC, ...hlsMuxArgs(out, job.keyInfo, job.segmentSeconds), playlistIn(out)],
     {
       what: `the HLS segments of ${path.basename(job.input)}`,
       signal: job.signal,

@@ -28,7 +28,7 @@ function videoCodecArgs(job: PackageJob, audioInput: number | undefined): string
     job.preset,
     '-pix_fmt',
     'yuv420p',
-    ...keyframeGridArgs(),
+    ...keyframeGridArgs(job.segmentSeconds),
   ];
 }
 
@@ -50,7 +50,7 @@ async function packagePlainVideo(job: PackageJob): Promise<void> {
       '-map',
       '0:v:0',
       ...videoCodecArgs(job, 0),
-      ...hlsMuxArgs(out, job.keyInfo),
+      ...hlsMuxArgs(out, job.keyInfo, job.segmentSeconds),
       playlistIn(out),
       ...stills,
     ],

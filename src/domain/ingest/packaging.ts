@@ -16,6 +16,8 @@ export interface PackageJob {
   dir: string;
   /** ffmpeg's key info file (see writeKeyInfo) */
   keyInfo: string;
+  /** how long each segment is (seconds): the keyframe grid, the muxer's cut and the mark's segments */
+  segmentSeconds: number;
   /** x264 quality (video) */
   crf: number;
   preset: string;
@@ -50,7 +52,14 @@ export async function packageVariants(
 ): Promise<void> {
   const encoderFor = (name: 'a' | 'b') => {
     const out = variantDir(job, name);
-    const args = ['-v', 'error', '-y', ...variants.rawInput, ...codecArgs, ...hlsMuxArgs(out, job.keyInfo)];
+    const args = [
+      '-v',
+      'error',
+      '-y',
+      ...variants.rawInput,
+      ...codecArgs,
+      ...hlsMuxArgs(out, job.keyInfo, job.segmentSeconds),
+    ];
     return startPipeEncoder(
       job.bins.ffmpeg,
       args,

@@ -1,13 +1,12 @@
 import { monoPcm, readMonoPcm } from '../../media/audio-pcm.js';
 import { bitFromZ } from '../score.js';
-import { SEGMENT_SECONDS } from '../segments.js';
 import { fineAlign } from './align.js';
 import {
   type AlignedStreams,
   FINE_RANGE_SECONDS,
   gainOver,
-  MIN_COVERAGE_SECONDS,
   leastAgreement,
+  leastCoverage,
   type MusicDetectOptions,
   type ScoredSegment,
 } from './detect-score.js';
@@ -38,7 +37,7 @@ export async function scorePieces(
   const original = new SampleWindow(
     monoPcm(o.bins, o.original, { sampleRate, signal: o.signal })[Symbol.asyncIterator](),
   );
-  const segmentLength = SEGMENT_SECONDS * sampleRate;
+  const segmentLength = o.rule.segmentSeconds * sampleRate;
   const out: ScoredSegment[] = [];
   try {
     for (let s = 0; s * segmentLength < originalSamples; s++) {
@@ -49,6 +48,7 @@ export async function scorePieces(
         const scored = scoreFromPieces(o, s, { samples: await original.span(s0, s1), start: s0 }, leak, inside, {
           sampleRate,
           least: leastAgreement(a),
+          coverage: leastCoverage(o.rule.segmentSeconds),
         });
         if (scored) out.push(scored);
       }
@@ -67,7 +67,7 @@ function scoreFromPieces(
   segment: { samples: Float32Array; start: number },
   leak: Float32Array,
   pieces: readonly Piece[],
-  how: { sampleRate: number; least: number },
+  how: { sampleRate: number; least: number; coverage: number },
 ): ScoredSegment | undefined {
   const { samples, start } = segment;
   const { sampleRate, least } = how;
@@ -96,7 +96,7 @@ function scoreFromPieces(
     if (!fine.trusted || found.correlation > fine.correlation) [fine, lag] = [{ ...found, trusted }, own];
   }
   const coverage = totals.covered / sampleRate;
-  if (coverage < MIN_COVERAGE_SECONDS) return undefined;
+  if (coverage < how.coverage) return undefined;
   const z = musicScore(samples, suspect, sampleRate).z(
     segmentPattern(o.key, o.contentId, index, samples.length, sampleRate),
   );

@@ -1,7 +1,7 @@
 import type { DetectJob } from '../segments.js';
 import { monoPcm } from '../../media/audio-pcm.js';
 import { bitFromZ } from '../score.js';
-import { SEGMENT_SECONDS, type SegmentReading } from '../segments.js';
+import type { SegmentReading } from '../segments.js';
 import { fineAlign } from './align.js';
 import { musicScore } from './mark.js';
 import { SampleWindow } from './pipe.js';
@@ -12,6 +12,9 @@ import type { SpeedUndoing } from './speed.js';
 
 /** A segment the leak covers for less than this is not scored: too few tiles to say anything. */
 export const MIN_COVERAGE_SECONDS = 2;
+
+/** The least coverage scored in segments of `segmentSeconds`: 2 s, or half of a shorter segment. */
+export const leastCoverage = (segmentSeconds: number): number => Math.min(MIN_COVERAGE_SECONDS, segmentSeconds / 2);
 
 /**
  * The waveforms must agree this well once aligned to the sample (about 0.98 and up through a codec,
@@ -77,7 +80,8 @@ export async function scoreSegments(o: MusicDetectOptions, a: AlignedStreams): P
     monoPcm(o.bins, o.leak, { sampleRate, signal: o.signal, filter: a.undo?.filter })[Symbol.asyncIterator](),
   );
   const range = Math.round(FINE_RANGE_SECONDS * sampleRate);
-  const segmentLength = SEGMENT_SECONDS * sampleRate;
+  const segmentLength = o.rule.segmentSeconds * sampleRate;
+  const least = leastCoverage(o.rule.segmentSeconds) * sampleRate;
   const out: ScoredSegment[] = [];
   let lastGood = 0;
   try {
@@ -86,7 +90,7 @@ export async function scoreSegments(o: MusicDetectOptions, a: AlignedStreams): P
       const s1 = Math.min(s0 + segmentLength, originalSamples);
       const c0 = Math.max(s0, a.lag);
       const c1 = Math.min(s1, a.lag + a.leakSamples);
-      if (c1 - c0 >= MIN_COVERAGE_SECONDS * sampleRate) {
+      if (c1 - c0 >= least) {
         const segment: Span = { samples: await original.span(s0, s1), start: s0 };
         const window: Span = {
           samples: await leak.span(c0 - a.lag - range, c1 - a.lag + range),

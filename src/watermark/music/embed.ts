@@ -3,7 +3,7 @@ import path from 'node:path';
 import { DrmError } from '../../errors.js';
 import { fixedRecords } from '../../media/records.js';
 import { lastLine, type MediaProcess } from '../../media/spawn.js';
-import { type EmbedJob, parseBits, SEGMENT_SECONDS, variantFor } from '../segments.js';
+import { type EmbedJob, parseBits, variantFor } from '../segments.js';
 import {
   audioOf,
   decodeInterleaved,
@@ -86,7 +86,7 @@ interface StreamShape {
 }
 
 /**
- * Decoder stdout → 10-s segments → marked samples → encoder stdin. Reading pauses while a write
+ * Decoder stdout → segments (of the rule's length) → marked samples → encoder stdin. Reading pauses while a write
  * waits for the encoder, so only one segment (in a few working copies) and a pipe's worth of
  * samples are ever in memory.
  */
@@ -97,7 +97,8 @@ async function markStream(
   encoder: FedProcess,
   shape: StreamShape,
 ): Promise<{ segments: number; signal: number; mark: number }> {
-  const segmentBytes = SEGMENT_SECONDS * shape.sampleRate * shape.channels * 4;
+  const seconds = o.rule.segmentSeconds;
+  const segmentBytes = seconds * shape.sampleRate * shape.channels * 4;
   let segment = 0;
   const totals = { signal: 0, mark: 0 };
   for await (const bytes of fixedRecords(decoder.child.stdout as AsyncIterable<Buffer>, segmentBytes)) {
@@ -107,7 +108,7 @@ async function markStream(
     const samples = new Float32Array(bytes.buffer, bytes.byteOffset, whole / 4);
     await writeSamples(encoder, markSegment(samples, shape, o, bits, segment, totals), o.output);
     segment++;
-    const done = segment * SEGMENT_SECONDS;
+    const done = segment * seconds;
     o.onProgress?.(Math.min(done, shape.totalSeconds || done), shape.totalSeconds || done);
   }
   o.signal?.throwIfAborted();

@@ -2,7 +2,6 @@ import path from 'node:path';
 import { DrmError } from '../../errors.js';
 import { fixedRecords } from '../../media/records.js';
 import type { MarkedVariants, VariantPiece, VariantsRequest } from '../engine-types.js';
-import { SEGMENT_SECONDS } from '../segments.js';
 import { audioOf, decodeInterleaved, deinterleave, finishDecoder, interleave, stop } from './pipe.js';
 import { MUSIC_REFERENCE, writeMusicReference } from './reference.js';
 import { musicSegmentVariants } from './segment.js';
@@ -11,14 +10,15 @@ const bytes = (x: Float32Array) => new Uint8Array(x.buffer, x.byteOffset, x.byte
 
 /**
  * What ingest packages for watermarked music: the same marks embedMusic writes, both at once,
- * a 10-s segment at a time as interleaved f32 samples; then the detection reference.
+ * a segment at a time as interleaved f32 samples; then the detection reference.
  */
 export async function openMusicVariants(o: VariantsRequest): Promise<MarkedVariants> {
   const { info, sampleRate, channels } = await audioOf(o.bins, o.input, 'input');
   // One segment is decoded at a time: the consumer's pace (an encoder's pipe) holds the decoder back.
   async function* pieces(): AsyncGenerator<VariantPiece> {
     const decoder = decodeInterleaved(o.bins, o.input, { sampleRate, channels }, o.signal);
-    const segmentBytes = SEGMENT_SECONDS * sampleRate * channels * 4;
+    const seconds = o.segmentSeconds;
+    const segmentBytes = seconds * sampleRate * channels * 4;
     let index = 0;
     try {
       for await (const record of fixedRecords(decoder.child.stdout as AsyncIterable<Buffer>, segmentBytes)) {
@@ -28,11 +28,11 @@ export async function openMusicVariants(o: VariantsRequest): Promise<MarkedVaria
         const planes = deinterleave(new Float32Array(record.buffer, record.byteOffset, whole / 4), channels);
         const v = musicSegmentVariants(planes, sampleRate, o.key, o.contentId, index);
         index++;
-        const total = info.duration || index * SEGMENT_SECONDS;
+        const total = info.duration || index * seconds;
         yield {
           a: bytes(interleave(v.a)),
           b: bytes(interleave(v.b)),
-          done: Math.min(total, index * SEGMENT_SECONDS),
+          done: Math.min(total, index * seconds),
           total,
         };
       }

@@ -40,11 +40,16 @@ export interface ChosenFrames {
   chosen: Set<number>;
 }
 
-export function chooseFrames(frameMap: Int32Array, fps: number, perSegment: number): ChosenFrames {
+export function chooseFrames(
+  frameMap: Int32Array,
+  timing: { fps: number; segmentSeconds: number },
+  perSegment: number,
+): ChosenFrames {
+  const { fps, segmentSeconds } = timing;
   const bySegment = new Map<number, number[]>();
   const aligned = [...frameMap.keys()].filter((k) => (frameMap[k] as number) >= 0);
   for (const k of aligned) {
-    const s = segmentAt((frameMap[k] as number) / fps);
+    const s = segmentAt((frameMap[k] as number) / fps, segmentSeconds);
     const ks = bySegment.get(s);
     if (ks) ks.push(k);
     else bySegment.set(s, [k]);
@@ -122,7 +127,7 @@ export async function scoreSegments(o: VideoDetectOptions, job: ScoringJob): Pro
   let done = 0;
   try {
     for await (const { i, ot, st } of inOrder(pairsToScore(), transforms, SCORING_WINDOW)) {
-      const s = segmentAt(i / fps);
+      const s = segmentAt(i / fps, o.rule.segmentSeconds);
       let score = scores.get(s);
       if (!score) {
         score = new SegmentScore(count, params);

@@ -70,7 +70,7 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
   o.onProgress?.('align', 1, 2);
   const { bySegment, aligned, chosen } = chooseFrames(
     placed.time.frameMap,
-    fps,
+    { fps, segmentSeconds: o.rule.segmentSeconds },
     o.framesPerSegment ?? FRAMES_PER_SEGMENT,
   );
   o.onProgress?.('align', 2, 2);

@@ -56,6 +56,8 @@ export interface VideoMarkingJob {
   reference?: string;
   /** more outputs of the same decode (ingest's thumbnail and preview) */
   stills?: readonly VideoOutput[];
+  /** how long each segment is (seconds): the frames of one segment share its pattern */
+  segmentSeconds: number;
   signal?: AbortSignal;
 }
 
@@ -87,11 +89,15 @@ interface FrameRun {
 }
 
 /** Consecutive frames in runs of up to `length`, a run never spanning two segments (their gains differ). */
-async function* segmentRuns(source: AsyncIterable<Uint8Array>, fps: number, length: number): AsyncGenerator<FrameRun> {
+async function* segmentRuns(
+  source: AsyncIterable<Uint8Array>,
+  timing: { fps: number; segmentSeconds: number },
+  length: number,
+): AsyncGenerator<FrameRun> {
   let run: FrameRun | undefined;
   let index = 0;
   for await (const frame of source) {
-    const segment = segmentAt(index++ / fps);
+    const segment = segmentAt(index++ / timing.fps, timing.segmentSeconds);
     if (run && (run.segment !== segment || run.frames.length >= length)) {
       yield run;
       run = undefined;
@@ -159,7 +165,7 @@ export async function openVideoMarking(o: VideoMarkingJob): Promise<VideoMarking
     ];
     const runs = segmentRuns(
       yuvFrames(o.bins, o.input, { width, height, fps, sideOutputs, signal: o.signal, memory: () => pool.take() }),
-      fps,
+      { fps, segmentSeconds: o.segmentSeconds },
       params.deltaFrames ?? 1,
     );
     try {
@@ -177,7 +183,7 @@ export async function openVideoMarking(o: VideoMarkingJob): Promise<VideoMarking
  * one ffmpeg to another through the DTCWT backend; the chroma planes pass through untouched.
  */
 export async function embedVideo(o: VideoEmbedOptions): Promise<VideoEmbedResult> {
-  const marking = await openVideoMarking(o);
+  const marking = await openVideoMarking({ ...o, segmentSeconds: o.rule.segmentSeconds });
   const { info, width, height, fps } = marking;
   const audio = info.audio
     ? [
@@ -231,5 +237,5 @@ export async function embedVideo(o: VideoEmbedOptions): Promise<VideoEmbedResult
     await encoder.abort();
     throw err;
   }
-  return { frames, segments: segmentAt((frames - 1) / fps) + 1, width, height, fps };
+  return { frames, segments: segmentAt((frames - 1) / fps, o.rule.segmentSeconds) + 1, width, height, fps };
 }

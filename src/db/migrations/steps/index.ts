@@ -16,6 +16,7 @@ import step0020 from './0020-idempotent-money-requests-when-a-balance.js';
 import step0021 from './0021-usage-counters-per-period-kept-by.js';
 import step0022 from './0022-segment-bytes-per-session-per-bucket-for.js';
 import step0023 from './0023-content-records-its-segment-rule.js';
+import step0024 from './0024-content-records-its-segment-length.js';
 
 export const generatedSteps: GeneratedStep[] = [
   step0008,
@@ -34,4 +35,5 @@ export const generatedSteps: GeneratedStep[] = [
   step0021,
   step0022,
   step0023,
+  step0024,
 ];
