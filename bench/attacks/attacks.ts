@@ -30,6 +30,14 @@ function reorderParts(order: number[], stream: 'video' | 'audio'): (seconds: num
 
 const reorder = (order: number[]) => reorderParts(order, 'video');
 
+/** Two spans of the leak gone: 15–25 s and 40–45 s. */
+const CUT_OUT = "select='not(between(t,15,25)+between(t,40,45))'";
+
+/** A crop of `share` of each side, off centre (all of it from the left, a third of it from the top), scaled back. */
+const offCentreCrop = (share: number) =>
+  `crop=iw*${1 - share}:ih*${1 - share}:iw*${share}:ih*${share / 3},` +
+  `scale=trunc(iw/${1 - share}/2)*2:trunc(ih/${1 - share}/2)*2`;
+
 /** A keystone of `share` of the width on each side of the top edge: the screen seen from below. */
 const keystone = (share: number, w = 'W', h = 'H') =>
   `perspective=x0=${w}*${share}:y0=0:x1=${w}*(1-${share}):y1=0:x2=0:y2=${h}:x3=${w}:y3=${h}:sense=destination`;
@@ -39,8 +47,18 @@ export const ATTACKS: readonly Attack[] = [
   { family: 'none', name: 'the marked copy at CRF 30', args: () => ['-crf', '30'] },
   { family: 'time', name: 'segments reversed', args: reorder([5, 4, 3, 2, 1, 0]) },
   { family: 'time', name: 'segment 2 dropped and 3 repeated', args: reorder([0, 1, 3, 3, 4, 5]) },
+  { family: 'time', name: 'segments shuffled', args: reorder([3, 0, 5, 1, 4, 2]) },
+  { family: 'time', name: 'two spans cut out, gaps left', args: () => ['-vf', CUT_OUT, '-fps_mode', 'vfr'] },
+  {
+    family: 'time',
+    name: 'two spans cut out, time made continuous',
+    args: () => ['-vf', `${CUT_OUT},setpts=N/FRAME_RATE/TB`],
+  },
   { family: 'time', name: '8% fast', args: vf('setpts=PTS/1.08') },
   { family: 'time', name: '8% slow', args: vf('setpts=PTS*1.08') },
+  { family: 'time', name: 'speed 0.90', args: vf('setpts=PTS/0.9') },
+  { family: 'time', name: 'speed 1.05', args: vf('setpts=PTS/1.05') },
+  { family: 'time', name: 'speed 1.10', args: vf('setpts=PTS/1.1') },
   { family: 'time', name: '24 fps', args: vf('fps=24') },
   { family: 'time', name: '30 fps', args: vf('fps=30') },
   { family: 'time', name: '50 fps', args: vf('fps=50') },
@@ -84,6 +102,22 @@ export const ATTACKS: readonly Attack[] = [
     family: 'camcorder',
     name: 'the same with blur σ 3',
     args: () => ['-vf', `${keystone(0.04)},gblur=sigma=3,noise=alls=8:allf=t,fps=24`, '-crf', '32'],
+  },
+  {
+    family: 'camcorder',
+    name: 'phone: turned 3°, off-centre crop 7%, speed 1.05, 24 fps, CRF 35',
+    args: () => ['-vf', `rotate=3*PI/180,${offCentreCrop(0.07)},setpts=PTS/1.05,fps=24`, '-crf', '35'],
+  },
+  {
+    family: 'picture',
+    name: 'picture-in-picture: at 50% over moving noise',
+    args: () => [
+      '-filter_complex',
+      '[0:v]split[a][b];[b]lutyuv=y=110:u=128:v=128,noise=alls=60:allf=t[bg];[a]scale=trunc(iw/4)*2:trunc(ih/4)*2[small];' +
+        '[bg][small]overlay=x=W*0.35:y=H*0.15[o]',
+      '-map',
+      '[o]',
+    ],
   },
   {
     family: 'camcorder',
