@@ -67,21 +67,14 @@ beforeAll(async () => {
   );
   ff('-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100:duration=2', '-c:a', 'aac', file('tone.m4a'));
   fs.writeFileSync(file('notes.txt'), 'not a film\n'.repeat(100));
-  await embedVideo({
-    rule: FIXED_RULE,
-    bins,
-    key,
-    contentId,
-    input: file('film.mp4'),
-    output: file('marked.mp4'),
-    bits,
-    backend,
-  });
+  await embedVideo({ ...marking, input: file('film.mp4'), output: file('marked.mp4') });
 }, 120_000);
 afterAll(async () => {
   await backend.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+const marking = { rule: FIXED_RULE, bins, key, contentId, bits, backend };
 
 const detect = (leak: string, original = 'film.mp4') =>
   detectVideo({ rule: FIXED_RULE, bins, key, contentId, leak: file(leak), original: file(original), backend });
@@ -249,6 +242,20 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
     expect(v.alignment.mirrored).toBe('vertical');
     expectBits(v, 4);
     expect((await detect('marked.mp4')).alignment.mirrored).toBeUndefined();
+  });
+
+  it('reads a mirrored copy of footage that looks the same mirrored: both readings scored, the marked one kept', async () => {
+    // The film made symmetric left for right: mirrored or not, its pictures line up alike, and only the mark can say.
+    const symmetric = '[0:v]split[a][b];[b]hflip[c];[a][c]blend=all_expr=(A+B)/2';
+    ff('-i', file('film.mp4'), '-t', '12', '-filter_complex', symmetric, ...x264(16), '-an', file('symmetric.mp4'));
+    await embedVideo({ ...marking, input: file('symmetric.mp4'), output: file('symmetric-marked.mp4') });
+    ff('-i', file('symmetric-marked.mp4'), '-vf', 'hflip', ...x264(20), '-an', file('symmetric-hflip.mp4'));
+    const d = await detect('symmetric-hflip.mp4', 'symmetric.mp4');
+    expect(d.alignment.readingsTried).toBe(2);
+    expect(d.alignment.mirrored).toBe('horizontal');
+    expect(d.segments.map((s) => s.index)).toEqual([0, 1]);
+    expect(d.segments[0]?.bit).toBe(bits[0]);
+    expect(Math.abs(d.segments[0]?.z ?? 0)).toBeGreaterThanOrEqual(4);
   });
 
   it('reads a copy turned 4° and one seen at a 5% keystone, each through a fitted projective map', async () => {

@@ -388,6 +388,16 @@ describe('no_match', () => {
 });
 
 describe('readings', () => {
+  it('counts every reading the detector scored in the mark figure: two orientations read, twice the chance', () => {
+    const u = rng(13);
+    const all = viewers(20);
+    const leak = leakOf((all[3] as Candidate).binaryId, range(0, 3), 3.2, u, 0);
+    const once = match(leak, all);
+    const twice = matchCandidates(leak, all, { mask: key.mask, rule: RULE, readingsTried: 2 });
+    expect(once.markProbability).toBeGreaterThan(1e-12);
+    expect(twice.markProbability).toBeCloseTo(2 * once.markProbability, 15);
+  });
+
   it('counts segments s and s + 40 of a long leak as two readings of the same bit', () => {
     const u = rng(12);
     const all = viewers(2);

@@ -170,6 +170,7 @@ export async function analyzeLeak(
     rule,
     strongBelow: ctx.config.strongBelow,
     standIns: [UNMARKED_SESSIONS],
+    readingsTried: Number(detection.alignment.readingsTried ?? 1),
   });
   // A leak of an unmarked session carries variant A throughout: it is matched as such and names nobody.
   const unmarked = found.standIn === UNMARKED_SESSIONS;

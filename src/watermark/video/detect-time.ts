@@ -48,7 +48,9 @@ export interface TimedLeak {
  * Stage 1 of detection: the one decode of the leak, into thumbnails and proxies of about every
  * PROXY_EVERY-th frame (the leak's samples), and the time offset that lines those thumbnails up
  * with the reference's. The reference's thumbnails, of every frame, were written at ingest
- * (content from before that has them made from the reference).
+ * (content from before that has them made from the reference). One alignment per orientation the
+ * pictures leave plausible (./mirror.ts), the best lined up first: which one carries the mark is for
+ * the segments to say.
  */
 export async function alignLeakInTime(
   o: VideoDetectOptions,
@@ -56,7 +58,7 @@ export async function alignLeakInTime(
   work: string,
   orig: VideoInfo,
   leak: VideoInfo,
-): Promise<TimedLeak> {
+): Promise<TimedLeak[]> {
   const { width: W, height: H, fps } = orig;
   const { width: tw, height: th } = thumbSize(W, H);
   // The leak's thumbnails keep its own aspect (the whole leak frame, black bars and all).
@@ -89,37 +91,49 @@ export async function alignLeakInTime(
   o.onProgress?.('decode', sampled.thumbs.length, sampled.thumbs.length);
   const origSigs = origThumbs.map((f) => signature(f, tw, centralRegion({ x: 0, y: 0, w: tw, h: th })));
   const positions = framePositions(sampled.times, fps);
-  const { mirror, leakSigs, time: global } = orientation(sampled.thumbs, origSigs, positions, tw, lth);
-  const time = realignPieces(global, leakSigs, origSigs);
   const spans = sampleSpans(sampled.times, PROXY_EVERY / fps);
   const seconds = (ks: readonly number[]) => ks.reduce((sum, k) => sum + (spans[k] as number), 0);
-  const seen = mirroredSamples(sampled, mirror, { width: tw, height: lth });
-  return { sampled: seen, origThumbs, thumb: { width: tw, height: th, leakHeight: lth }, time, seconds, mirror };
+  const thumb = { width: tw, height: th, leakHeight: lth };
+  return plausibleOrientations(sampled.thumbs, origSigs, positions, tw, lth).map(({ mirror, leakSigs, time }) => ({
+    sampled: mirroredSamples(sampled, mirror, { width: tw, height: lth }),
+    origThumbs,
+    thumb,
+    time: realignPieces(time, leakSigs, origSigs),
+    seconds,
+    mirror,
+  }));
 }
 
-/** A mirrored orientation is taken only when it lines up clearly better than the picture as it is. */
-const MIRROR_GAIN = 0.1;
+/**
+ * An orientation is plausible when its pictures line up within this much of the best one's
+ * correlation. Pictures decide little between orientations of footage that looks alike mirrored
+ * (sky, water, a smooth pan): the mark then decides, read both ways.
+ */
+const PLAUSIBLE_WITHIN = 0.15;
 
-/** The orientation of the leak's pictures that lines up with the original, its signatures and its global alignment. */
-function orientation(
+/** At most this many orientations are read: each reading costs a placement and a scoring pass. */
+export const MOST_ORIENTATIONS = 2;
+
+/**
+ * The orientations of the leak's pictures that may line up with the original, best first (at most
+ * MOST_ORIENTATIONS), each with its signatures and global alignment. A copy mirrored or not lines
+ * up far better one way on most footage, and costs one reading.
+ */
+function plausibleOrientations(
   thumbs: readonly Uint8Array[],
   origSigs: readonly Float32Array[],
   positions: Int32Array,
   tw: number,
   lth: number,
 ) {
-  let best: { mirror: Mirror; leakSigs: Float32Array[]; time: TimeAlignment } | undefined;
-  for (const mirror of MIRRORS) {
+  const all = MIRRORS.map((mirror) => {
     const seen = thumbs.map((t) => flipped(t, tw, lth, mirror));
     const active = activeArea(seen, tw, lth);
     const leakSigs = seen.map((f) => signature(f, tw, centralRegion(active)));
-    const time = alignTime(leakSigs, origSigs, positions);
-    if (!best || time.correlation > best.time.correlation + (best.mirror === 'none' ? MIRROR_GAIN : 0))
-      best = { mirror, leakSigs, time };
-    // no mirror can beat a picture that already lines up this well by the gain: most leaks cost one alignment
-    if (mirror === 'none' && time.correlation >= 1 - MIRROR_GAIN) break;
-  }
-  return best as NonNullable<typeof best>;
+    return { mirror, leakSigs, time: alignTime(leakSigs, origSigs, positions) };
+  }).sort((a, b) => b.time.correlation - a.time.correlation);
+  const best = (all[0] as (typeof all)[number]).time.correlation;
+  return all.filter((o) => o.time.correlation >= best - PLAUSIBLE_WITHIN).slice(0, MOST_ORIENTATIONS);
 }
 
 async function collect<T>(gen: AsyncIterable<T>): Promise<T[]> {

@@ -4,13 +4,13 @@ import path from 'node:path';
 import { DrmError } from '../../errors.js';
 import type { MediaBinaries } from '../../media/binaries.js';
 import { probeMedia } from '../../media/probe.js';
-import { type Detection, readOut } from '../segments.js';
+import { type Detection, readOut, type SegmentReading } from '../segments.js';
 import { placeLeak } from './detect-place.js';
 import { chooseFrames, FRAMES_PER_SEGMENT, readSegments, scoreSegments } from './detect-score.js';
-import { alignLeakInTime } from './detect-time.js';
+import { alignLeakInTime, type TimedLeak } from './detect-time.js';
 import type { Rect } from './geometry.js';
 import { corners, type Homography, invert } from './homography.js';
-import { DEFAULT_VIDEO_MARK, patternLength } from './mark.js';
+import { DEFAULT_VIDEO_MARK, patternLength, type VideoMarkParams } from './mark.js';
 import { referenceParams, VIDEO_REFERENCE, writeVideoReference } from './reference.js';
 import { insetRect, type LeakPlacement } from './restore.js';
 
@@ -57,14 +57,43 @@ export async function detectVideo(o: VideoDetectOptions): Promise<Detection> {
 
 /**
  * The three stages on a reference: the leak decoded and lined up in time (./detect-time.ts), put
- * in place in space and tone (./detect-place.ts), and its frames scored (./detect-score.ts).
+ * in place in space and tone (./detect-place.ts), and its frames scored (./detect-score.ts). Where
+ * the pictures leave two orientations plausible, both are placed and scored, and the reading whose
+ * segments carry more of the mark (Σ z²) is kept; `readingsTried` says so, since the mark figure of
+ * the best of several readings must count each of them.
  */
 async function detectOnReference(o: VideoDetectOptions, reference: string, work: string): Promise<Detection> {
   // The reduction is done in the reference: the leak is brought to the plane's size instead.
   const params = referenceParams(o.params);
   const [orig, leak] = await Promise.all([videoOf(o.bins, reference, 'reference'), videoOf(o.bins, o.leak, 'leak')]);
+  const orientations = await alignLeakInTime(o, reference, work, orig, leak);
+  let best: OrientedReading | undefined;
+  for (const timed of orientations) {
+    const reading = await readOrientation(o, { reference, orig, leak, params }, timed);
+    if (!best || markEnergy(reading.segments) > markEnergy(best.segments)) best = reading;
+  }
+  return detectionOf(o, best as OrientedReading, orig.fps, orientations.length);
+}
+
+/** What one orientation of the leak reads: its segments, and how it was placed. */
+interface OrientedReading {
+  timed: TimedLeak;
+  placed: Awaited<ReturnType<typeof placeLeak>>;
+  segments: SegmentReading[];
+  /** the samples that line up with an original frame */
+  aligned: number[];
+}
+
+/** How much of a mark a reading's segments carry: Σ z², a χ² with one degree per segment where there is none. */
+const markEnergy = (segments: readonly SegmentReading[]) => segments.reduce((sum, s) => sum + s.z * s.z, 0);
+
+async function readOrientation(
+  o: VideoDetectOptions,
+  job: { reference: string; orig: VideoInfo; leak: VideoInfo; params: VideoMarkParams },
+  timed: TimedLeak,
+): Promise<OrientedReading> {
+  const { reference, orig, leak, params } = job;
   const { width: W, height: H, fps } = orig;
-  const timed = await alignLeakInTime(o, reference, work, orig, leak);
   o.onProgress?.('align', 0, 2);
   const placed = await placeLeak(o, reference, timed, orig, leak);
   o.onProgress?.('align', 1, 2);
@@ -87,27 +116,23 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
     tone,
     perFrame: !shownWhole,
   };
-  const scores = await scoreSegments(o, {
-    reference,
-    leak: timed.sampled,
-    W,
-    H,
-    fps,
-    params,
-    chosen,
-    frameMap: placed.time.frameMap,
-    placement,
-  });
+  const scoring = { reference, leak: timed.sampled, W, H, fps, params, chosen, frameMap: placed.time.frameMap };
+  const scores = await scoreSegments(o, { ...scoring, placement });
   const segments = readSegments(o, scores, patternLength(W, H, params), (index) =>
     timed.seconds(bySegment.get(index) ?? []),
   );
+  return { timed, placed, segments, aligned };
+}
+
+function detectionOf(o: VideoDetectOptions, r: OrientedReading, fps: number, readingsTried: number): Detection {
+  const { timed, placed, segments, aligned } = r;
   return {
     segments,
     bits: readOut(segments, o.rule),
     alignment: {
       offsetSeconds: placed.time.offset / fps,
       timeCorrelation: round3(placed.time.correlation),
-      rect: box(rect),
+      rect: box(placed.rect),
       geometryScore: round3(placed.geometryScore),
       activeArea: box(placed.active),
       // Counted on the samples: each stands for the leak's frames up to the next one.
@@ -115,6 +140,7 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
       leakFrames: Math.round(timed.seconds([...placed.time.frameMap.keys()]) * fps),
       ...(timed.mirror !== 'none' && { mirrored: timed.mirror }),
       ...(placed.projective && { shownCorners: shownCorners(placed) }),
+      ...(readingsTried > 1 && { readingsTried }),
     },
   };
 }

@@ -88,7 +88,7 @@ function verdictOn(
   for (const c of standIns)
     census.counts[census.levelOf[c] as number] = (census.counts[census.levelOf[c] as number] as number) - 1;
   const facts: Facts = { segments, rule: options.rule, candidates, readings, scan, census, strongBelow, standIns };
-  const mark = N === 0 ? 1 : markProbability(scan.bestScore, N);
+  const mark = N === 0 ? 1 : Math.min(1, (options.readingsTried ?? 1) * markProbability(scan.bestScore, N));
   const none = (reason: string): MatchResult => ({ ...blank(facts, mark), reason });
   if (N === 0) return none('nobody streamed this content marked');
   if (segments.length === 0) return none('the leak holds no segment of the content');

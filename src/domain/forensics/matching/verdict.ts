@@ -101,6 +101,11 @@ export interface MatchOptions {
   standIns?: readonly string[];
   /** levelCensus(candidates, mask), when the same candidates are matched many times (benchmarks) */
   census?: LevelCensus;
+  /**
+   * how many readings of the leak the detector scored before keeping the one with the most mark (the orientations
+   * its pictures left plausible): the mark figure counts each, as a chance that any of them reads so by chance
+   */
+  readingsTried?: number;
 }
 
 /** What the matcher found out before it decides: the readings, one scan of the candidates, their levels. */
