@@ -48,7 +48,7 @@ export const ATTACKS: readonly Attack[] = [
   { family: 'time', name: 'segments reversed', args: reorder([5, 4, 3, 2, 1, 0]) },
   { family: 'time', name: 'segment 2 dropped and 3 repeated', args: reorder([0, 1, 3, 3, 4, 5]) },
   { family: 'time', name: 'segments shuffled', args: reorder([3, 0, 5, 1, 4, 2]) },
-  { family: 'time', name: 'two spans cut out, gaps left', args: () => ['-vf', CUT_OUT, '-fps_mode', 'vfr'] },
+  { family: 'time', name: 'two spans cut out, gaps left', args: () => ['-vf', CUT_OUT, '-vsync', 'vfr'] },
   {
     family: 'time',
     name: 'two spans cut out, time made continuous',
