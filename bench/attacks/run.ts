@@ -1,5 +1,5 @@
 // The pirate's transforms against a real mark: `npm run bench:attacks -- [--input FILE] [--seconds 60] [--size 640x360]
-// [--segment-seconds 10] [--only NAME,…] [--work DIR] [--json]`.
+// [--segment-seconds 10] [--only NAME,…] [--reading-out FILE [--reading-of NAME]] [--work DIR] [--json]`.
 //
 // A film (a pan over a still of the Mandelbrot set at 640×360 with a patch of it moving on its own, or --input) is
 // marked with one viewer's bits by the real embedder, as ingest marks its variants. Each attack of
@@ -10,7 +10,7 @@
 // codecs). --segment-seconds marks both in segments of that length, as ingest --segment-seconds does (the
 // attacks' own cuts stay 10-s parts: a pirate does not cut on segments). Printed per attack: the segments read,
 // the decided bits, the median |z|, and the verdict against the truth. --reading-out FILE writes the |z| of every
-// segment of the marked copy (CRF 23), for bench:verdicts --reading. Prints numbers; not a test.
+// segment of the marked copy (CRF 23), or of the attack --reading-of names, for bench:verdicts --reading. Prints numbers; not a test.
 import Table from 'cli-table3';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -43,6 +43,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     work: { type: 'string' },
     'reading-out': { type: 'string' },
+    'reading-of': { type: 'string', default: 'the marked copy (CRF 23)' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -202,8 +203,8 @@ if (music.length > 0) {
   );
 }
 await backend.close();
-const clean = rows.find((r) => r.attack === 'the marked copy (CRF 23)');
-if (values['reading-out'] && clean) fs.writeFileSync(values['reading-out'], JSON.stringify(clean.zs));
+const reading = rows.find((r) => r.attack === values['reading-of']);
+if (values['reading-out'] && reading) fs.writeFileSync(values['reading-out'], JSON.stringify(reading.zs));
 if (!values.work) fs.rmSync(work, { recursive: true, force: true });
 
 if (values.json)
