@@ -24,6 +24,11 @@ export class StageTimes {
   readonly stages: IngestStage[] = [];
   private last = performance.now();
 
+  /** when the last stage ended (performance.now()): where the next one's time starts */
+  get lastLapAt(): number {
+    return this.last;
+  }
+
   lap(stage: string, parts?: StagePart[]): void {
     const now = performance.now();
     this.stages.push({ stage, seconds: round3((now - this.last) / 1000), ...(parts && { parts }) });
