@@ -144,7 +144,13 @@ async function runAttacks(
       log(`${attack.name}: ffmpeg could not make the leak: ${(err as Error).message.split('\n')[1] ?? ''}`);
       continue;
     }
-    const row = judge(attack, await read(leak).catch(() => []));
+    const row = judge(
+      attack,
+      await read(leak).catch((err: Error) => {
+        log(`${attack.name}: the detector failed: ${err.message}`);
+        return [];
+      }),
+    );
     rows.push(row);
     log(
       `${attack.name}: ${row.verdict}, ${row.decided} bits decided in ${((performance.now() - started) / 1000).toFixed(0)} s`,

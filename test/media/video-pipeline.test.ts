@@ -13,6 +13,10 @@ import { readPositions } from '../../src/domain/forensics/matching/readings.js';
 import { detectVideo } from '../../src/watermark/video/detect.js';
 import { embedVideo } from '../../src/watermark/video/embed.js';
 import { FIXED_RULE } from '../../src/watermark/segment-rule.js';
+import type { MediaInfo } from '../../src/media/probe.js';
+import { placeLeak } from '../../src/watermark/video/detect-place.js';
+import { alignLeakInTime } from '../../src/watermark/video/detect-time.js';
+import { VIDEO_REFERENCE, writeVideoReference } from '../../src/watermark/video/reference.js';
 
 // Real ffmpeg and x264 end to end on a slow pan across a still of the Mandelbrot set (detail at
 // every scale, always moving, like the corpus's photographs in motion), made here with lavfi: no
@@ -256,6 +260,25 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
     expect(d.segments.map((s) => s.index)).toEqual([0, 1]);
     expect(d.segments[0]?.bit).toBe(bits[0]);
     expect(Math.abs(d.segments[0]?.z ?? 0)).toBeGreaterThanOrEqual(4);
+  });
+
+  it('places a leak without using up the thumbnails every plausible orientation is placed on', async () => {
+    const work = fs.mkdtempSync(path.join(dir, 'place-'));
+    const reference = path.join(work, VIDEO_REFERENCE);
+    const film = (await probeMedia(bins, file('film.mp4'))).video as NonNullable<MediaInfo['video']>;
+    await writeVideoReference(bins, file('film.mp4'), reference, film.width, film.height);
+    const infoOf = async (f: string) => {
+      const info = await probeMedia(bins, f);
+      return { ...(info.video as NonNullable<MediaInfo['video']>), duration: info.duration };
+    };
+    const [orig, leak] = [await infoOf(reference), await infoOf(file('marked.mp4'))];
+    const o = { rule: FIXED_RULE, bins, key, contentId, leak: file('marked.mp4'), original: reference, backend };
+    const orientations = await alignLeakInTime({ ...o, reference: true }, reference, work, orig, leak);
+    const timed = orientations[0] as (typeof orientations)[number];
+    const held = [timed.sampled.thumbs.length, timed.origThumbs.length];
+    expect(Math.min(...held)).toBeGreaterThan(0);
+    await placeLeak({ ...o, reference: true }, reference, timed, orig, leak);
+    expect([timed.sampled.thumbs.length, timed.origThumbs.length]).toEqual(held);
   });
 
   it('reads a copy turned 4° and one seen at a 5% keystone, each through a fitted projective map', async () => {

@@ -152,7 +152,7 @@ function realignThroughMap(timed: TimedLeak, views: ThumbViews): TimeAlignment {
  * Stage 2 of detection: the geometry (black bars, then the rectangle or projective map of the
  * original the leak shows) and the tone curve, from a few matched samples; then the time
  * alignment again, against the original seen through that map (and, where the geometry matched
- * poorly, the geometry again at the time so found). The thumbnails are let go afterwards.
+ * poorly, the geometry again at the time so found). The caller lets the thumbnails go once no reading needs them.
  */
 export async function placeLeak(
   o: VideoDetectOptions,
@@ -173,8 +173,6 @@ export async function placeLeak(
     [geometry, coarse] = [again, realigned];
   }
   const time = refineTime(coarse, timed.origThumbs.length, scorer(thumbViews(timed, leak, geometry)));
-  timed.sampled.thumbs.length = 0;
-  timed.origThumbs.length = 0;
   const { active, activeP, pairs, found, searchMap } = geometry;
   const { sw, sh, aw, ah } = geometry.size;
   const map = compose(

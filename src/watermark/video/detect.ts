@@ -68,8 +68,13 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
   const [orig, leak] = await Promise.all([videoOf(o.bins, reference, 'reference'), videoOf(o.bins, o.leak, 'leak')]);
   const orientations = await alignLeakInTime(o, reference, work, orig, leak);
   let best: OrientedReading | undefined;
-  for (const timed of orientations) {
-    const reading = await readOrientation(o, { reference, orig, leak, params }, timed);
+  for (const [n, timed] of orientations.entries()) {
+    // The thumbnails (some hundreds of MB for a long film) go before the last scoring; every reading places on them.
+    const last = n === orientations.length - 1;
+    const release = () => {
+      if (last) for (const t of orientations) for (const thumbs of [t.sampled.thumbs, t.origThumbs]) thumbs.splice(0);
+    };
+    const reading = await readOrientation(o, { reference, orig, leak, params, release }, timed);
     if (!best || markEnergy(reading.segments) > markEnergy(best.segments)) best = reading;
   }
   return detectionOf(o, best as OrientedReading, orig.fps, orientations.length);
@@ -89,13 +94,14 @@ const markEnergy = (segments: readonly SegmentReading[]) => segments.reduce((sum
 
 async function readOrientation(
   o: VideoDetectOptions,
-  job: { reference: string; orig: VideoInfo; leak: VideoInfo; params: VideoMarkParams },
+  job: { reference: string; orig: VideoInfo; leak: VideoInfo; params: VideoMarkParams; release: () => void },
   timed: TimedLeak,
 ): Promise<OrientedReading> {
   const { reference, orig, leak, params } = job;
   const { width: W, height: H, fps } = orig;
   o.onProgress?.('align', 0, 2);
   const placed = await placeLeak(o, reference, timed, orig, leak);
+  job.release();
   o.onProgress?.('align', 1, 2);
   const { bySegment, aligned, chosen } = chooseFrames(
     placed.time.frameMap,
