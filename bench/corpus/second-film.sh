@@ -5,6 +5,7 @@
 # music package. Usage: bench/corpus/second-film.sh OUTDIR   (needs apt-get download access and an
 # ffmpeg; FFMPEG=path to choose one). Writes pan-1080p-60s.mp4, pan-1080p-30s.mp4 and CREDITS-pan.txt.
 set -euo pipefail
+. "$(dirname "$0")/debian-packages.sh"
 out=${1:?usage: second-film.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -12,10 +13,7 @@ ff=${FFMPEG:-$(command -v ffmpeg || true)}
 [ -n "$ff" ] || { echo "second-film.sh: no ffmpeg (set FFMPEG)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-(cd "$work" && apt-get download -qq plasma-workspace-wallpapers hyperrogue-music >/dev/null 2>&1) || {
-  apt-get update -qq && (cd "$work" && apt-get download -qq plasma-workspace-wallpapers hyperrogue-music)
-}
-for deb in "$work"/*.deb; do dpkg -x "$deb" "$work/x"; done
+unpack_debs "$work" plasma-workspace-wallpapers hyperrogue-music
 wp="$work/x/usr/share/wallpapers"
 photos=(ColorfulCups FallenLeaf Path summer_1am Grey PastelHills)
 

@@ -6,6 +6,7 @@
 # Usage: bench/corpus/stills-film.sh OUTDIR [WIDTHxHEIGHT]   (default 640x360; needs apt-get download
 # access and an ffmpeg; FFMPEG=path to choose one). Writes stills-WxH-90s.mp4 and CREDITS-stills.txt.
 set -euo pipefail
+. "$(dirname "$0")/debian-packages.sh"
 out=${1:?usage: stills-film.sh OUTDIR [WIDTHxHEIGHT]}
 size=${2:-640x360}
 w=${size%x*}
@@ -16,11 +17,7 @@ ff=${FFMPEG:-$(command -v ffmpeg || true)}
 [ -n "$ff" ] || { echo "stills-film.sh: no ffmpeg (set FFMPEG)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-packages=(plasma-workspace-wallpapers hyperrogue-music fonts-dejavu-core)
-(cd "$work" && apt-get download -qq "${packages[@]}" >/dev/null 2>&1) || {
-  apt-get update -qq && (cd "$work" && apt-get download -qq "${packages[@]}")
-}
-for deb in "$work"/*.deb; do dpkg -x "$deb" "$work/x"; done
+unpack_debs "$work" plasma-workspace-wallpapers hyperrogue-music fonts-dejavu-core
 wp="$work/x/usr/share/wallpapers"
 font="$work/x/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
 # photograph, seconds, motion (zoom in, zoom out, pan left, pan right), brightness, title
