@@ -24,6 +24,8 @@ export interface VideoSamplingOptions extends Range {
   proxy: { width: number; height: number; file: string };
   /** each kept frame's thumbnail (scaled from its proxy picture) */
   thumb: { width: number; height: number };
+  /** only this part of each frame (whole pixels, even sizes), cut before scaling */
+  crop?: { x: number; y: number; w: number; h: number };
   /** called with the number of samples so far */
   onSample?: (count: number) => void;
   signal?: AbortSignal;
@@ -83,9 +85,10 @@ export async function sampleVideo(bins: MediaBinaries, file: string, o: VideoSam
  * `log`.
  */
 function samplingArgs(file: string, o: VideoSamplingOptions, log: string): string[] {
-  const { thumb, proxy } = o;
+  const { thumb, proxy, crop } = o;
+  const cut = crop ? `crop=${crop.w}:${crop.h}:${crop.x}:${crop.y},` : '';
   const graph = [
-    `[0:v:0]select=isnan(prev_selected_t)+gte(t-prev_selected_t\\,${o.spacing}),` +
+    `[0:v:0]select=isnan(prev_selected_t)+gte(t-prev_selected_t\\,${o.spacing}),${cut}` +
       `scale=${proxy.width}:${proxy.height}:flags=area,format=gray10le,split=3[p][t][l]`,
     // Proxy frame k at k/fps, so that it can be found again by seeking (an fps filter here would
     // repeat the last frame up to the leak's end; the output's rate is set instead).

@@ -158,6 +158,7 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
     expectBits(d, 5);
     expect(d.bits.slice(0, 3)).toBe(bits.slice(0, 3));
     expect(d.bits.slice(3)).toBe('?'.repeat(37));
+    expect(d.alignment.filmWindow).toBeUndefined();
   });
 
   it('reads it after x264 CRF 28 of a copy that starts 4.3 s in, and finds that offset', async () => {
@@ -260,6 +261,22 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
     expect(d.segments.map((s) => s.index)).toEqual([0, 1]);
     expect(d.segments[0]?.bit).toBe(bits[0]);
     expect(Math.abs(d.segments[0]?.z ?? 0)).toBeGreaterThanOrEqual(4);
+  });
+
+  it('finds a mirrored copy shown at 45% over moving noise, and reads it through that window alone', async () => {
+    const pip =
+      '[0:v]split[a][b];[b]lutyuv=y=110:u=128:v=128,noise=alls=60:allf=t[bg];' +
+      '[a]hflip,scale=288:162[small];[bg][small]overlay=x=40:y=170';
+    ff('-i', file('marked.mp4'), '-filter_complex', pip, ...x264(20), '-an', file('pip.mp4'));
+    const d = await detect('pip.mp4');
+    expect(d.alignment.mirrored).toBe('horizontal');
+    // Found a little inside the film's 288×162 at (40, 170), in the leak's pixels.
+    const [w = 0, h = 0, x = 0, y = 0] = String(d.alignment.filmWindow).split(/[x+]/).map(Number);
+    expect(w).toBeGreaterThan(250);
+    const edges = [x, y, x + w, y + h];
+    for (const [n, edge] of [40, 170, 328, 332].entries())
+      expect(Math.abs((edges[n] as number) - edge)).toBeLessThanOrEqual(24);
+    expectFullSegments(d, 4);
   });
 
   it('places a leak without using up the thumbnails every plausible orientation is placed on', async () => {

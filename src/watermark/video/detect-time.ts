@@ -7,7 +7,9 @@ import { realignPieces } from './align-pieces.js';
 import { flipped, MIRRORS, type Mirror, mirroredSamples } from './mirror.js';
 import type { VideoDetectOptions, VideoInfo } from './detect-options.js';
 import { type LeakSamples, sampleLeak } from './leak-samples.js';
-import { thumbSize, thumbsBeside } from './reference.js';
+import { findFilmWindow } from './film-window.js';
+import type { Rect } from './geometry.js';
+import { THUMB_WIDTH, thumbSize, thumbsBeside } from './reference.js';
 
 /**
  * About every how many original frames a leak frame is kept (as a proxy and a thumbnail) for
@@ -42,6 +44,10 @@ export interface TimedLeak {
   seconds: (ks: readonly number[]) => number;
   /** how the leak's pictures were mirrored (its samples are seen flipped back) */
   mirror: Mirror;
+  /** the picture the samples show: the leak's whole frame, or the window the film was found in (./film-window.ts) */
+  shown: VideoInfo;
+  /** that window, in the leak's pixels (before any mirroring is undone) */
+  window?: Rect;
 }
 
 /**
@@ -50,7 +56,8 @@ export interface TimedLeak {
  * with the reference's. The reference's thumbnails, of every frame, were written at ingest
  * (content from before that has them made from the reference). One alignment per orientation the
  * pictures leave plausible (./mirror.ts), the best lined up first: which one carries the mark is for
- * the segments to say.
+ * the segments to say. Where the film fills only a window of the leak's frame (./film-window.ts),
+ * the leak is decoded a second time through that window, and its readings compete with the others.
  */
 export async function alignLeakInTime(
   o: VideoDetectOptions,
@@ -61,9 +68,58 @@ export async function alignLeakInTime(
 ): Promise<TimedLeak[]> {
   const { width: W, height: H, fps } = orig;
   const { width: tw, height: th } = thumbSize(W, H);
-  // The leak's thumbnails keep its own aspect (the whole leak frame, black bars and all).
-  const lth = thumbSize(leak.width, leak.height).height;
   const thumbs = thumbsBeside(reference);
+  const [origThumbs, first] = await Promise.all([
+    collect(
+      lumaFrames(o.bins, fs.existsSync(thumbs) ? thumbs : reference, { width: tw, height: th, fps, signal: o.signal }),
+    ),
+    sampleShown(o, work, orig, leak),
+  ]);
+  const origSigs = origThumbs.map((f) => signature(f, tw, centralRegion({ x: 0, y: 0, w: tw, h: th })));
+  const reference_ = { origThumbs, origSigs, tw, th };
+  const whole = orientationsOf(first, reference_, fps);
+  const window = filmWindowOf(first, reference_, leak, fps);
+  const framed = window && (await sampleShown(o, work, orig, leak, window, first.skipNonReference));
+  const all = framed ? [...whole, ...orientationsOf(framed, reference_, fps)] : whole;
+  return plausible(all).map(({ leakSigs, ...timed }) => ({
+    ...timed,
+    time: realignPieces(timed.time, leakSigs, origSigs),
+  }));
+}
+
+/** The reference's side of stage 1: its thumbnails (tw × th) and their central signatures. */
+interface ReferenceThumbs {
+  origThumbs: Uint8Array[];
+  origSigs: Float32Array[];
+  tw: number;
+  th: number;
+}
+
+/** A leak's samples of the picture it shows (its whole frame, or a window of it), with their thumbnails' height. */
+interface ShownSamples {
+  sampled: LeakSamples;
+  shown: VideoInfo;
+  window?: Rect;
+  thumbHeight: number;
+  skipNonReference: boolean;
+}
+
+/**
+ * The leak decoded into samples, of its whole frame or of `window` (leak pixels). The unreferenced
+ * frames are skipped unless that leaves the samples too sparse (or `skip` says the first decode was).
+ */
+async function sampleShown(
+  o: VideoDetectOptions,
+  work: string,
+  orig: VideoInfo,
+  leak: VideoInfo,
+  window?: Rect,
+  skip?: boolean,
+): Promise<ShownSamples> {
+  const { width: W, height: H, fps } = orig;
+  const shown = window ? { ...leak, width: window.w, height: window.h } : leak;
+  // The leak's thumbnails keep the aspect of what they show (the whole leak frame, black bars and all).
+  const lth = thumbSize(shown.width, shown.height).height;
   const expected = Math.max(1, Math.round((leak.duration * fps) / PROXY_EVERY));
   o.onProgress?.('decode', 0, expected);
   const sample = (skipNonReference: boolean) =>
@@ -71,71 +127,101 @@ export async function alignLeakInTime(
       duration: leak.duration,
       parts: Math.min(MAX_PARTS, os.availableParallelism()),
       dir: work,
+      ...(window && { name: 'window', crop: window }),
       fps,
       spacing: (PROXY_EVERY - 0.5) / fps,
       skipNonReference,
-      thumb: { width: tw, height: lth },
+      thumb: { width: THUMB_WIDTH, height: lth },
       proxy: { width: W, height: H },
       signal: o.signal,
       onSample: (n) => {
         if (n % 25 === 0) o.onProgress?.('decode', n, Math.max(n, expected));
       },
     });
-  const [origThumbs, sampled] = await Promise.all([
-    collect(
-      lumaFrames(o.bins, fs.existsSync(thumbs) ? thumbs : reference, { width: tw, height: th, fps, signal: o.signal }),
-    ),
-    sample(true).then((s) => (meanGap(s.times) * fps > SPARSEST_SAMPLING ? sample(false) : s)),
-  ]);
+  let skipNonReference = skip ?? true;
+  let sampled = await sample(skipNonReference);
+  if (skip === undefined && meanGap(sampled.times) * fps > SPARSEST_SAMPLING) {
+    skipNonReference = false;
+    sampled = await sample(false);
+  }
   if (sampled.thumbs.length === 0) throw new DrmError('BAD_REQUEST', `the leak ${o.leak} has no video frames`);
   o.onProgress?.('decode', sampled.thumbs.length, sampled.thumbs.length);
-  const origSigs = origThumbs.map((f) => signature(f, tw, centralRegion({ x: 0, y: 0, w: tw, h: th })));
+  return { sampled, shown, ...(window && { window }), thumbHeight: lth, skipNonReference };
+}
+
+/** A reading before its pieces are placed on their own (./align-pieces.ts), which only the plausible ones are. */
+type Oriented = TimedLeak & { leakSigs: Float32Array[] };
+
+/** Each orientation of the samples, lined up against the reference as a whole. */
+function orientationsOf(s: ShownSamples, ref: ReferenceThumbs, fps: number): Oriented[] {
+  const { sampled, thumbHeight: lth } = s;
+  const { tw, th, origThumbs, origSigs } = ref;
   const positions = framePositions(sampled.times, fps);
   const spans = sampleSpans(sampled.times, PROXY_EVERY / fps);
   const seconds = (ks: readonly number[]) => ks.reduce((sum, k) => sum + (spans[k] as number), 0);
   const thumb = { width: tw, height: th, leakHeight: lth };
-  return plausibleOrientations(sampled.thumbs, origSigs, positions, tw, lth).map(({ mirror, leakSigs, time }) => ({
-    sampled: mirroredSamples(sampled, mirror, { width: tw, height: lth }),
-    origThumbs,
-    thumb,
-    time: realignPieces(time, leakSigs, origSigs),
-    seconds,
-    mirror,
-  }));
+  return MIRRORS.map((mirror) => {
+    const seen = sampled.thumbs.map((t) => flipped(t, tw, lth, mirror));
+    const active = activeArea(seen, tw, lth);
+    const leakSigs = seen.map((f) => signature(f, tw, centralRegion(active)));
+    return {
+      sampled: mirroredSamples(sampled, mirror, { width: tw, height: lth }),
+      origThumbs,
+      thumb,
+      time: alignTime(leakSigs, origSigs, positions),
+      leakSigs,
+      seconds,
+      mirror,
+      shown: s.shown,
+      ...(s.window && { window: s.window }),
+    };
+  });
 }
 
 /**
- * An orientation is plausible when its pictures line up within this much of the best one's
+ * A reading is plausible when its pictures line up within this much of the best one's
  * correlation. Pictures decide little between orientations of footage that looks alike mirrored
  * (sky, water, a smooth pan): the mark then decides, read both ways.
  */
 const PLAUSIBLE_WITHIN = 0.15;
 
-/** At most this many orientations are read: each reading costs a placement and a scoring pass. */
+/** At most this many readings are scored: each costs a placement and a scoring pass. */
 export const MOST_ORIENTATIONS = 2;
 
 /**
- * The orientations of the leak's pictures that may line up with the original, best first (at most
- * MOST_ORIENTATIONS), each with its signatures and global alignment. A copy mirrored or not lines
- * up far better one way on most footage, and costs one reading.
+ * The readings that may line up with the original, best first (at most MOST_ORIENTATIONS). A copy
+ * mirrored or not, framed or not, lines up far better one way on most footage, and costs one reading.
  */
-function plausibleOrientations(
-  thumbs: readonly Uint8Array[],
-  origSigs: readonly Float32Array[],
-  positions: Int32Array,
-  tw: number,
-  lth: number,
-) {
-  const all = MIRRORS.map((mirror) => {
-    const seen = thumbs.map((t) => flipped(t, tw, lth, mirror));
-    const active = activeArea(seen, tw, lth);
-    const leakSigs = seen.map((f) => signature(f, tw, centralRegion(active)));
-    return { mirror, leakSigs, time: alignTime(leakSigs, origSigs, positions) };
-  }).sort((a, b) => b.time.correlation - a.time.correlation);
-  const best = (all[0] as (typeof all)[number]).time.correlation;
-  return all.filter((o) => o.time.correlation >= best - PLAUSIBLE_WITHIN).slice(0, MOST_ORIENTATIONS);
+function plausible(all: Oriented[]): Oriented[] {
+  const sorted = [...all].sort((a, b) => b.time.correlation - a.time.correlation);
+  const best = (sorted[0] as Oriented).time.correlation;
+  return sorted.filter((t) => t.time.correlation >= best - PLAUSIBLE_WITHIN).slice(0, MOST_ORIENTATIONS);
 }
 
+/** The film's window in the leak's frame (leak pixels, even sizes); undefined where the whole frame does as well. */
+function filmWindowOf(first: ShownSamples, ref: ReferenceThumbs, leak: VideoInfo, fps: number): Rect | undefined {
+  const { tw, th, origThumbs, origSigs } = ref;
+  const lth = first.thumbHeight;
+  const positions = framePositions(first.sampled.times, fps);
+  const thumbs = first.sampled.thumbs;
+  const found = findFilmWindow({
+    thumbs,
+    width: tw,
+    height: lth,
+    origThumbs,
+    originalHeight: th,
+    origSigs,
+    positions,
+    fps,
+  });
+  if (!found) return undefined;
+  const r = found.rect;
+  const [sx, sy] = [leak.width / tw, leak.height / lth];
+  const even = (v: number) => 2 * Math.floor(v / 2);
+  const x = even(Math.max(0, r.x * sx));
+  const y = even(Math.max(0, r.y * sy));
+  return { x, y, w: even(Math.min(leak.width - x, r.w * sx)), h: even(Math.min(leak.height - y, r.h * sy)) };
+}
 async function collect<T>(gen: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const f of gen) out.push(f);

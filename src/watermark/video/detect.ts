@@ -74,7 +74,7 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
     const release = () => {
       if (last) for (const t of orientations) for (const thumbs of [t.sampled.thumbs, t.origThumbs]) thumbs.splice(0);
     };
-    const reading = await readOrientation(o, { reference, orig, leak, params, release }, timed);
+    const reading = await readOrientation(o, { reference, orig, params, release }, timed);
     if (!best || markEnergy(reading.segments) > markEnergy(best.segments)) best = reading;
   }
   return detectionOf(o, best as OrientedReading, orig.fps, orientations.length);
@@ -94,13 +94,13 @@ const markEnergy = (segments: readonly SegmentReading[]) => segments.reduce((sum
 
 async function readOrientation(
   o: VideoDetectOptions,
-  job: { reference: string; orig: VideoInfo; leak: VideoInfo; params: VideoMarkParams; release: () => void },
+  job: { reference: string; orig: VideoInfo; params: VideoMarkParams; release: () => void },
   timed: TimedLeak,
 ): Promise<OrientedReading> {
-  const { reference, orig, leak, params } = job;
+  const { reference, orig, params } = job;
   const { width: W, height: H, fps } = orig;
   o.onProgress?.('align', 0, 2);
-  const placed = await placeLeak(o, reference, timed, orig, leak);
+  const placed = await placeLeak(o, reference, timed, orig, timed.shown);
   job.release();
   o.onProgress?.('align', 1, 2);
   const { bySegment, aligned, chosen } = chooseFrames(
@@ -144,6 +144,7 @@ function detectionOf(o: VideoDetectOptions, r: OrientedReading, fps: number, rea
       // Counted on the samples: each stands for the leak's frames up to the next one.
       matchedFrames: Math.round(timed.seconds(aligned) * fps),
       leakFrames: Math.round(timed.seconds([...placed.time.frameMap.keys()]) * fps),
+      ...(timed.window && { filmWindow: box(timed.window) }),
       ...(timed.mirror !== 'none' && { mirrored: timed.mirror }),
       ...(placed.projective && { shownCorners: shownCorners(placed) }),
       ...(readingsTried > 1 && { readingsTried }),

@@ -62,9 +62,15 @@ interface RectSearch {
   fits: (r: Rect) => boolean;
 }
 
-function rectSearch(pairs: Pairs, width: number, height: number, activeAspect: number): RectSearch {
+function rectSearch(
+  pairs: Pairs,
+  width: number,
+  height: number,
+  activeAspect: number,
+  keepAspect?: boolean,
+): RectSearch {
   // An aspect far from the original's means the leak was stretched, not cropped: keep the whole frame's.
-  const uniform = Math.abs(activeAspect / (height / width) - 1) < 0.06;
+  const uniform = keepAspect ?? Math.abs(activeAspect / (height / width) - 1) < 0.06;
   return {
     width,
     height,
@@ -159,7 +165,8 @@ function fineRect(search: RectSearch, start: Rect): { rect: Rect; score: number 
 /**
  * The rectangle of the original (width × height) that the leak's active area shows: the
  * untouched frame when it plainly matches, otherwise a coarse search (coarseRect) refined
- * (fineRect). Returns the rectangle and its score.
+ * (fineRect). Returns the rectangle and its score. `keepAspect` searches rectangles of the leak's
+ * aspect whatever the original's (./film-window.ts: a film inside a leak of another aspect).
  */
 export function findRect(
   pairs: Pairs,
@@ -167,8 +174,9 @@ export function findRect(
   height: number,
   activeAspect: number,
   minScale = 0.8,
+  options: { keepAspect?: boolean } = {},
 ): { rect: Rect; score: number } {
-  const search = rectSearch(pairs, width, height, activeAspect);
+  const search = rectSearch(pairs, width, height, activeAspect, options.keepAspect);
   const whole = { x: 0, y: 0, w: width, h: height };
   const wholeFits = search.fits(whole) && Math.abs(activeAspect / (height / width) - 1) < 0.01;
   const untouched = wholeFits ? untouchedFrame(search, whole) : undefined;

@@ -37,8 +37,11 @@ export interface LeakSamplingOptions {
   skipNonReference: boolean;
   thumb: { width: number; height: number };
   proxy: { width: number; height: number };
-  /** where the proxy files go */
+  /** where the proxy files go, and what their names begin with (leak by default) */
   dir: string;
+  name?: string;
+  /** only this part of the leak's frame (whole leak pixels, even sizes) */
+  crop?: { x: number; y: number; w: number; h: number };
   onSample?: (count: number) => void;
   signal?: AbortSignal;
 }
@@ -63,7 +66,7 @@ export async function sampleLeak(bins: MediaBinaries, leak: string, o: LeakSampl
   const n = Math.max(1, Math.min(o.parts, Math.floor(o.duration / SHORTEST_PART)));
   const length = o.duration / n;
   const counts = new Array<number>(n).fill(0);
-  const files = Array.from({ length: n }, (_, p) => path.join(o.dir, `leak-proxy-${p}.mp4`));
+  const files = Array.from({ length: n }, (_, p) => path.join(o.dir, `${o.name ?? 'leak'}-proxy-${p}.mp4`));
   const sampled = await Promise.all(
     files.map((file, p) =>
       sampleVideo(bins, leak, {
@@ -73,6 +76,7 @@ export async function sampleLeak(bins: MediaBinaries, leak: string, o: LeakSampl
         spacing: o.spacing,
         skipNonReference: o.skipNonReference,
         thumb: o.thumb,
+        ...(o.crop && { crop: o.crop }),
         proxy: { ...o.proxy, file },
         signal: o.signal,
         onSample: (count) => {
