@@ -34,6 +34,14 @@ const reorder = (order: number[]) => reorderParts(order, 'video');
 const CUT_OUT = "select='not(between(t,15,25)+between(t,40,45))'";
 
 /** A crop of `share` of each side, off centre (all of it from the left, a third of it from the top), scaled back. */
+/** The film made small (`small`, an ffmpeg filter) and laid over moving noise at `at` (overlay's x and y). */
+const pictureInPicture = (small: string, at: string) => [
+  '-filter_complex',
+  `[0:v]split[a][b];[b]lutyuv=y=110:u=128:v=128,noise=alls=60:allf=t[bg];[a]${small}[small];[bg][small]overlay=${at}[o]`,
+  '-map',
+  '[o]',
+];
+
 const offCentreCrop = (share: number) =>
   `crop=iw*${1 - share}:ih*${1 - share}:iw*${share}:ih*${share / 3},` +
   `scale=trunc(iw/${1 - share}/2)*2:trunc(ih/${1 - share}/2)*2`;
@@ -111,13 +119,17 @@ export const ATTACKS: readonly Attack[] = [
   {
     family: 'picture',
     name: 'picture-in-picture: at 50% over moving noise',
-    args: () => [
-      '-filter_complex',
-      '[0:v]split[a][b];[b]lutyuv=y=110:u=128:v=128,noise=alls=60:allf=t[bg];[a]scale=trunc(iw/4)*2:trunc(ih/4)*2[small];' +
-        '[bg][small]overlay=x=W*0.35:y=H*0.15[o]',
-      '-map',
-      '[o]',
-    ],
+    args: () => pictureInPicture('scale=trunc(iw/4)*2:trunc(ih/4)*2', 'x=W*0.35:y=H*0.15'),
+  },
+  {
+    family: 'picture',
+    name: 'picture-in-picture: mirrored, at 40% in a corner',
+    args: () => pictureInPicture('hflip,scale=trunc(iw/5)*2:trunc(ih/5)*2', 'x=W*0.03:y=H*0.55'),
+  },
+  {
+    family: 'picture',
+    name: 'heavy crop: 60% of the frame, off centre, enlarged',
+    args: vf('crop=iw*0.6:ih*0.6:iw*0.35:ih*0.1,scale=trunc(iw/0.6/2)*2:trunc(ih/0.6/2)*2'),
   },
   {
     family: 'camcorder',

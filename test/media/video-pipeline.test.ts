@@ -325,6 +325,24 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
     expectFullSegments(d, 4);
   });
 
+  it('finds the 60% of the frame a heavily cropped copy shows, off centre, and reads no bit wrong', async () => {
+    const crop = 'crop=iw*0.6:ih*0.6:iw*0.35:ih*0.1,scale=640:360';
+    ff('-i', file('marked.mp4'), '-vf', crop, ...x264(20), '-an', file('heavy-crop.mp4'));
+    const d = await detect('heavy-crop.mp4');
+    // The reference plane is 160×90: the crop is 96×54 of it at (56, 9).
+    const [w = 0, h = 0, x = 0, y = 0] = String(d.alignment.rect).split(/[x+]/).map(Number);
+    for (const [got, want] of [
+      [w, 96],
+      [h, 54],
+      [x, 56],
+      [y, 9],
+    ])
+      expect(Math.abs((got as number) - (want as number))).toBeLessThanOrEqual(2);
+    // A quarter of the pixels carry a weaker mark: no bit reads wrong, and the mark is found.
+    for (const s of d.segments) expect([bits[s.index % 40], '?']).toContain(s.bit);
+    expect(d.segments.some((s) => Math.abs(s.z) >= 4)).toBe(true);
+  });
+
   it('reads it after gamma, contrast and saturation are changed', async () => {
     ff(
       '-i',

@@ -121,7 +121,11 @@ async function geometryAt(
     leak: { data: resizeArea(p.leak, W, H, activeP, aw, ah), width: aw, height: ah },
     original: { data: resizeArea(p.original, W, H, { x: 0, y: 0, w: W, h: H }, sw, sh), width: sw, height: sh },
   }));
-  const found = findRect(pairs, W, H, active.h / active.w);
+  // A heavy crop's window, found on the thumbnails (./crop-window.ts), is searched around; others from 80% up.
+  const { shows } = timed;
+  const found = shows
+    ? findRect(pairs, W, H, active.h / active.w, Math.max(0.2, shows.w / W - 0.1), { near: shows })
+    : findRect(pairs, W, H, active.h / active.w);
   const searchMap = projectiveIfBetter(
     pairs,
     rectOnto(scaled(found.rect, sw / W, sh / H), { x: 0, y: 0, w: aw, h: ah }),

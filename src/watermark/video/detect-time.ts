@@ -7,6 +7,7 @@ import { realignPieces } from './align-pieces.js';
 import { flipped, MIRRORS, type Mirror, mirroredSamples } from './mirror.js';
 import type { VideoDetectOptions, VideoInfo } from './detect-options.js';
 import { type LeakSamples, sampleLeak } from './leak-samples.js';
+import { findCropWindow } from './crop-window.js';
 import { findFilmWindow } from './film-window.js';
 import type { Rect } from './geometry.js';
 import { THUMB_WIDTH, thumbSize, thumbsBeside } from './reference.js';
@@ -48,6 +49,8 @@ export interface TimedLeak {
   shown: VideoInfo;
   /** that window, in the leak's pixels (before any mirroring is undone) */
   window?: Rect;
+  /** the window of the original (reference plane pixels) a heavily cropped leak was lined up on (./crop-window.ts) */
+  shows?: Rect;
 }
 
 /**
@@ -77,13 +80,18 @@ export async function alignLeakInTime(
   ]);
   const origSigs = origThumbs.map((f) => signature(f, tw, centralRegion({ x: 0, y: 0, w: tw, h: th })));
   const reference_ = { origThumbs, origSigs, tw, th };
-  const whole = orientationsOf(first, reference_, fps);
+  const whole = MIRRORS.map((mirror) => readingOf(first, reference_, fps, mirror));
   const window = filmWindowOf(first, reference_, leak, fps);
   const framed = window && (await sampleShown(o, work, orig, leak, window, first.skipNonReference));
-  const all = framed ? [...whole, ...orientationsOf(framed, reference_, fps)] : whole;
-  return plausible(all).map(({ leakSigs, ...timed }) => ({
+  const all = [
+    ...whole,
+    ...(framed ? MIRRORS.map((mirror) => readingOf(framed, reference_, fps, mirror)) : []),
+    // A leak that shows the film in a window of its frame is not a crop of it.
+    ...(window ? [] : cropReading(first, reference_, fps, orig)),
+  ];
+  return plausible(all).map(({ leakSigs, origSigs: sigs, ...timed }) => ({
     ...timed,
-    time: realignPieces(timed.time, leakSigs, origSigs),
+    time: realignPieces(timed.time, leakSigs, sigs),
   }));
 }
 
@@ -150,32 +158,62 @@ async function sampleShown(
 }
 
 /** A reading before its pieces are placed on their own (./align-pieces.ts), which only the plausible ones are. */
-type Oriented = TimedLeak & { leakSigs: Float32Array[] };
+type Oriented = TimedLeak & { leakSigs: Float32Array[]; origSigs: readonly Float32Array[] };
 
-/** Each orientation of the samples, lined up against the reference as a whole. */
-function orientationsOf(s: ShownSamples, ref: ReferenceThumbs, fps: number): Oriented[] {
+/**
+ * The samples seen in one orientation, lined up against the reference as a whole: their active
+ * picture's central half against the original's, or (`crop`) against the central half of the
+ * window of the original a cropped leak shows (./crop-window.ts; `plane` is that window in reference plane pixels).
+ */
+function readingOf(
+  s: ShownSamples,
+  ref: ReferenceThumbs,
+  fps: number,
+  mirror: Mirror,
+  crop?: { origSigs: readonly Float32Array[]; plane: Rect },
+): Oriented {
   const { sampled, thumbHeight: lth } = s;
-  const { tw, th, origThumbs, origSigs } = ref;
+  const { tw, th, origThumbs } = ref;
+  const origSigs = crop?.origSigs ?? ref.origSigs;
   const positions = framePositions(sampled.times, fps);
   const spans = sampleSpans(sampled.times, PROXY_EVERY / fps);
-  const seconds = (ks: readonly number[]) => ks.reduce((sum, k) => sum + (spans[k] as number), 0);
-  const thumb = { width: tw, height: th, leakHeight: lth };
-  return MIRRORS.map((mirror) => {
-    const seen = sampled.thumbs.map((t) => flipped(t, tw, lth, mirror));
-    const active = activeArea(seen, tw, lth);
-    const leakSigs = seen.map((f) => signature(f, tw, centralRegion(active)));
-    return {
-      sampled: mirroredSamples(sampled, mirror, { width: tw, height: lth }),
-      origThumbs,
-      thumb,
-      time: alignTime(leakSigs, origSigs, positions),
-      leakSigs,
-      seconds,
-      mirror,
-      shown: s.shown,
-      ...(s.window && { window: s.window }),
-    };
-  });
+  const seen = sampled.thumbs.map((t) => flipped(t, tw, lth, mirror));
+  const active = activeArea(seen, tw, lth);
+  const leakSigs = seen.map((f) => signature(f, tw, centralRegion(active)));
+  return {
+    sampled: mirroredSamples(sampled, mirror, { width: tw, height: lth }),
+    origThumbs,
+    thumb: { width: tw, height: th, leakHeight: lth },
+    time: alignTime(leakSigs, origSigs, positions),
+    leakSigs,
+    origSigs,
+    seconds: (ks) => ks.reduce((sum, k) => sum + (spans[k] as number), 0),
+    mirror,
+    shown: s.shown,
+    ...(s.window && { window: s.window }),
+    ...(crop && { shows: crop.plane }),
+  };
+}
+
+/**
+ * The reading of a heavily cropped leak (./crop-window.ts): lined up against the window of the
+ * original it shows, in the orientation that matched it; none where the whole frame does as well.
+ */
+function cropReading(first: ShownSamples, ref: ReferenceThumbs, fps: number, orig: VideoInfo): Oriented[] {
+  const { tw, th, origThumbs, origSigs } = ref;
+  const lth = first.thumbHeight;
+  const thumbs = first.sampled.thumbs;
+  const positions = framePositions(first.sampled.times, fps);
+  const active = activeArea(thumbs, tw, lth);
+  const input = { thumbs, width: tw, height: lth, active, origThumbs, originalHeight: th, origSigs, positions, fps };
+  const found = findCropWindow(input);
+  if (!found) return [];
+  const { rect: shows, mirror } = found;
+  const region = centralRegion(shows);
+  const windowSigs = origThumbs.map((f) => signature(f, tw, region));
+  const [sx, sy] = [orig.width / tw, orig.height / th];
+  const plane = { x: shows.x * sx, y: shows.y * sy, w: shows.w * sx, h: shows.h * sy };
+  return [readingOf(first, ref, fps, mirror, { origSigs: windowSigs, plane })];
 }
 
 /**

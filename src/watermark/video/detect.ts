@@ -68,16 +68,27 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
   const [orig, leak] = await Promise.all([videoOf(o.bins, reference, 'reference'), videoOf(o.bins, o.leak, 'leak')]);
   const orientations = await alignLeakInTime(o, reference, work, orig, leak);
   let best: OrientedReading | undefined;
+  let failure: unknown;
   for (const [n, timed] of orientations.entries()) {
     // The thumbnails (some hundreds of MB for a long film) go before the last scoring; every reading places on them.
     const last = n === orientations.length - 1;
     const release = () => {
       if (last) for (const t of orientations) for (const thumbs of [t.sampled.thumbs, t.origThumbs]) thumbs.splice(0);
     };
-    const reading = await readOrientation(o, { reference, orig, params, release }, timed);
+    let reading: OrientedReading;
+    try {
+      reading = await readOrientation(o, { reference, orig, params, release }, timed);
+    } catch (err) {
+      // A reading whose samples match no frame closely (a window or orientation that lined up by chance) is not
+      // the leak's: the others still may be.
+      if (!(err instanceof DrmError && err.code === 'BAD_REQUEST')) throw err;
+      failure ??= err;
+      continue;
+    }
     if (!best || markEnergy(reading.segments) > markEnergy(best.segments)) best = reading;
   }
-  return detectionOf(o, best as OrientedReading, orig.fps, orientations.length);
+  if (!best) throw failure;
+  return detectionOf(o, best, orig.fps, orientations.length);
 }
 
 /** What one orientation of the leak reads: its segments, and how it was placed. */

@@ -93,7 +93,10 @@ export function findFilmWindow(input: WindowSearchInput): (FilmWindow & { mirror
 }
 
 /** The leak's thumbnails seen through `mirror`, each flipped when first asked for (only the sampled ones are). */
-function orientedThumbs(input: WindowSearchInput, mirror: Mirror): (k: number) => Uint8Array {
+export function orientedThumbs(
+  input: { thumbs: readonly Uint8Array[]; width: number; height: number },
+  mirror: Mirror,
+): (k: number) => Uint8Array {
   const made = new Map<number, Uint8Array>();
   return (k) => {
     let t = made.get(k);

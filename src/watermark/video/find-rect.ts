@@ -109,12 +109,18 @@ function untouchedFrame(search: RectSearch, whole: Rect): { rect: Rect; score: n
 }
 
 /**
- * Every scale from minScale to 1 in steps of 1%, at positions two search pixels apart, comparing every fourth pixel.
+ * Every scale from minScale to 1 in steps of 1%, at positions two search pixels apart, comparing
+ * every fourth pixel; only those within NEAR of `near`'s scale and centre where it is given.
  */
-function coarseRect(search: RectSearch, minScale: number): Rect {
+function coarseRect(search: RectSearch, minScale: number, near?: Rect): Rect {
   const { width, height, px, centred, fits } = search;
+  const [lo, hi] = near ? [near.w / width - NEAR, near.w / width + NEAR] : [minScale, 1];
+  const close = (r: Rect) =>
+    !near ||
+    (Math.abs(r.x + r.w / 2 - (near.x + near.w / 2)) <= NEAR * width &&
+      Math.abs(r.y + r.h / 2 - (near.y + near.h / 2)) <= NEAR * width);
   let coarse: { rect: Rect; score: number } = { rect: centred(1, width / 2, height / 2), score: -2 };
-  for (let s = 1; s >= minScale - 1e-9; s -= 0.01) {
+  for (let s = Math.min(1, hi); s >= Math.max(minScale, lo) - 1e-9; s -= 0.01) {
     const r0 = centred(s, 0, 0);
     const xs = [(width - r0.w) / 2];
     const ys = [(height - r0.h) / 2];
@@ -123,7 +129,7 @@ function coarseRect(search: RectSearch, minScale: number): Rect {
     for (const y of ys) {
       for (const x of xs) {
         const r = { x, y, w: r0.w, h: r0.h };
-        if (!fits(r)) continue;
+        if (!fits(r) || !close(r)) continue;
         const score = search.score(r, 4);
         if (score > coarse.score) coarse = { rect: r, score };
       }
@@ -131,6 +137,9 @@ function coarseRect(search: RectSearch, minScale: number): Rect {
   }
   return coarse.rect;
 }
+
+/** How far (a share of the width, in scale and in centre) the coarse search strays from a rectangle it is told of. */
+const NEAR = 0.08;
 
 /** Centre and scale in halving steps from `start`, comparing every pixel. */
 function fineRect(search: RectSearch, start: Rect): { rect: Rect; score: number } {
@@ -166,7 +175,8 @@ function fineRect(search: RectSearch, start: Rect): { rect: Rect; score: number 
  * The rectangle of the original (width × height) that the leak's active area shows: the
  * untouched frame when it plainly matches, otherwise a coarse search (coarseRect) refined
  * (fineRect). Returns the rectangle and its score. `keepAspect` searches rectangles of the leak's
- * aspect whatever the original's (./film-window.ts: a film inside a leak of another aspect).
+ * aspect whatever the original's (./film-window.ts: a film inside a leak of another aspect); `near`
+ * searches only around a rectangle found before (./crop-window.ts: the window a heavy crop shows).
  */
 export function findRect(
   pairs: Pairs,
@@ -174,14 +184,14 @@ export function findRect(
   height: number,
   activeAspect: number,
   minScale = 0.8,
-  options: { keepAspect?: boolean } = {},
+  options: { keepAspect?: boolean; near?: Rect } = {},
 ): { rect: Rect; score: number } {
   const search = rectSearch(pairs, width, height, activeAspect, options.keepAspect);
   const whole = { x: 0, y: 0, w: width, h: height };
   const wholeFits = search.fits(whole) && Math.abs(activeAspect / (height / width) - 1) < 0.01;
   const untouched = wholeFits ? untouchedFrame(search, whole) : undefined;
   if (untouched) return untouched;
-  const best = fineRect(search, coarseRect(search, minScale));
+  const best = fineRect(search, coarseRect(search, minScale, options.near));
   // The untouched frame, when it scores as well, is the answer: a leak is far more often only
   // re-encoded or scaled than cropped, and a sub-pixel fit to coding noise would misplace it.
   if (wholeFits) {

@@ -55,7 +55,9 @@ export function fitHomography(
     const fit = refine(levels[0] as Level, frames, seed(normalStart, degrees, aspect, pairs.length), how.iterations);
     if (fit.cost < (best?.cost ?? Number.POSITIVE_INFINITY)) best = fit;
   }
-  let fit = best as Fit;
+  // No start overlapped the leak anywhere (every cost infinite): nothing to fit from.
+  if (!best) return { map: start, score: scoreOf(pairs, start) };
+  let fit = best;
   for (const level of levels.slice(1)) fit = refine(level, frames, fit, how.iterations);
   const map = compose(fromNormalLeak, compose(fit.h as unknown as Homography, toNormal));
   return { map, score: scoreOf(pairs, map) };
