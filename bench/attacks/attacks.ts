@@ -7,6 +7,8 @@ export interface Attack {
   name: string;
   /** ffmpeg arguments between the input and the output (the video encoder is added after them) */
   args: (seconds: number) => string[];
+  /** made from the unmarked film instead: a control, where the only right verdict is no_match */
+  unmarked?: boolean;
 }
 
 const vf = (filter: string) => () => ['-vf', filter];
@@ -53,6 +55,7 @@ const keystone = (share: number, w = 'W', h = 'H') =>
 export const ATTACKS: readonly Attack[] = [
   { family: 'none', name: 'the marked copy (CRF 23)', args: () => [] },
   { family: 'none', name: 'the marked copy at CRF 30', args: () => ['-crf', '30'] },
+  { family: 'control', name: 'the unmarked film (CRF 23)', args: () => [], unmarked: true },
   { family: 'time', name: 'segments reversed', args: reorder([5, 4, 3, 2, 1, 0]) },
   { family: 'time', name: 'segment 2 dropped and 3 repeated', args: reorder([0, 1, 3, 3, 4, 5]) },
   { family: 'time', name: 'segments shuffled', args: reorder([3, 0, 5, 1, 4, 2]) },

@@ -87,7 +87,8 @@ await embedVideo({
 });
 
 const only = values.only?.split(',');
-const chosen = (list: readonly Attack[]) => list.filter((a) => !only || only.includes(a.name));
+// A name or the start of one (names may hold commas: `--only 'phone:,heavy crop'`).
+const chosen = (list: readonly Attack[]) => list.filter((a) => !only || only.some((o) => a.name.startsWith(o)));
 const rows: Row[] = [];
 
 interface Row {
@@ -109,10 +110,12 @@ interface Row {
 function judge(attack: Attack, segments: readonly SegmentReading[]): Row {
   const result = matchCandidates(segments, viewers, { mask: idKey.mask, rule });
   const zs = segments.map((s) => Math.abs(s.z)).sort((a, b) => a - b);
+  // The unmarked film carries nobody's bits: any bit it decides is wrong, and anyone it names is innocent.
   const wrong = segments.filter(
-    (s) => Math.abs(s.z) >= 4 && (s.z > 0 ? '0' : '1') !== leaker.binaryId[s.index % 40],
+    (s) => Math.abs(s.z) >= 4 && (attack.unmarked || (s.z > 0 ? '0' : '1') !== leaker.binaryId[s.index % 40]),
   ).length;
-  const named = result.matched && (result.matched.viewerId === leaker.viewerId ? 'the leaker' : 'AN INNOCENT');
+  const leakerNamed = result.matched?.viewerId === leaker.viewerId && !attack.unmarked;
+  const named = result.matched && (leakerNamed ? 'the leaker' : 'AN INNOCENT');
   const among = result.candidateSet.some((c) => c.viewerId === leaker.viewerId) ? 'leaker among candidates' : '';
   return {
     family: attack.family,
@@ -165,7 +168,7 @@ await runAttacks(
     const crf = args.includes('-crf') ? [] : ['-crf', '23'];
     ff(
       '-i',
-      file('marked.mp4'),
+      file(attack.unmarked ? 'film.mp4' : 'marked.mp4'),
       ...args,
       '-c:v',
       'libx264',

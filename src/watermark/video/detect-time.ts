@@ -7,8 +7,8 @@ import { realignPieces } from './align-pieces.js';
 import { flipped, MIRRORS, type Mirror, mirroredSamples } from './mirror.js';
 import type { VideoDetectOptions, VideoInfo } from './detect-options.js';
 import { type LeakSamples, sampleLeak } from './leak-samples.js';
-import { findCropWindow } from './crop-window.js';
-import { findFilmWindow } from './film-window.js';
+import type { CropWindow } from './crop-window.js';
+import { leakWindows } from './leak-windows.js';
 import type { Rect } from './geometry.js';
 import { THUMB_WIDTH, thumbSize, thumbsBeside } from './reference.js';
 
@@ -59,8 +59,9 @@ export interface TimedLeak {
  * with the reference's. The reference's thumbnails, of every frame, were written at ingest
  * (content from before that has them made from the reference). One alignment per orientation the
  * pictures leave plausible (./mirror.ts), the best lined up first: which one carries the mark is for
- * the segments to say. Where the film fills only a window of the leak's frame (./film-window.ts),
- * the leak is decoded a second time through that window, and its readings compete with the others.
+ * the segments to say. Where the film fills only a window of the leak's frame, the leak is decoded a
+ * second time through that window; where the leak shows only a window of the film, it is lined up
+ * against that window (./leak-windows.ts). Their readings compete with the others.
  */
 export async function alignLeakInTime(
   o: VideoDetectOptions,
@@ -81,13 +82,13 @@ export async function alignLeakInTime(
   const origSigs = origThumbs.map((f) => signature(f, tw, centralRegion({ x: 0, y: 0, w: tw, h: th })));
   const reference_ = { origThumbs, origSigs, tw, th };
   const whole = MIRRORS.map((mirror) => readingOf(first, reference_, fps, mirror));
-  const window = filmWindowOf(first, reference_, leak, fps);
-  const framed = window && (await sampleShown(o, work, orig, leak, window, first.skipNonReference));
+  const { thumbs: leakThumbs, times } = first.sampled;
+  const windows = leakWindows({ thumbs: leakThumbs, thumbHeight: first.thumbHeight, times, leak, ...reference_, fps });
+  const framed = windows.film && (await sampleShown(o, work, orig, leak, windows.film, first.skipNonReference));
   const all = [
     ...whole,
     ...(framed ? MIRRORS.map((mirror) => readingOf(framed, reference_, fps, mirror)) : []),
-    // A leak that shows the film in a window of its frame is not a crop of it.
-    ...(window ? [] : cropReading(first, reference_, fps, orig)),
+    ...(windows.crop ? [cropReading(first, reference_, fps, orig, windows.crop)] : []),
   ];
   return plausible(all).map(({ leakSigs, origSigs: sigs, ...timed }) => ({
     ...timed,
@@ -195,25 +196,15 @@ function readingOf(
   };
 }
 
-/**
- * The reading of a heavily cropped leak (./crop-window.ts): lined up against the window of the
- * original it shows, in the orientation that matched it; none where the whole frame does as well.
- */
-function cropReading(first: ShownSamples, ref: ReferenceThumbs, fps: number, orig: VideoInfo): Oriented[] {
-  const { tw, th, origThumbs, origSigs } = ref;
-  const lth = first.thumbHeight;
-  const thumbs = first.sampled.thumbs;
-  const positions = framePositions(first.sampled.times, fps);
-  const active = activeArea(thumbs, tw, lth);
-  const input = { thumbs, width: tw, height: lth, active, origThumbs, originalHeight: th, origSigs, positions, fps };
-  const found = findCropWindow(input);
-  if (!found) return [];
-  const { rect: shows, mirror } = found;
+/** The reading of a heavily cropped leak: lined up against the window of the original it shows, in its orientation. */
+function cropReading(first: ShownSamples, ref: ReferenceThumbs, fps: number, orig: VideoInfo, crop: CropWindow) {
+  const { tw, th, origThumbs } = ref;
+  const { rect: shows, mirror } = crop;
   const region = centralRegion(shows);
   const windowSigs = origThumbs.map((f) => signature(f, tw, region));
   const [sx, sy] = [orig.width / tw, orig.height / th];
   const plane = { x: shows.x * sx, y: shows.y * sy, w: shows.w * sx, h: shows.h * sy };
-  return [readingOf(first, ref, fps, mirror, { origSigs: windowSigs, plane })];
+  return readingOf(first, ref, fps, mirror, { origSigs: windowSigs, plane });
 }
 
 /**
@@ -236,30 +227,6 @@ function plausible(all: Oriented[]): Oriented[] {
   return sorted.filter((t) => t.time.correlation >= best - PLAUSIBLE_WITHIN).slice(0, MOST_ORIENTATIONS);
 }
 
-/** The film's window in the leak's frame (leak pixels, even sizes); undefined where the whole frame does as well. */
-function filmWindowOf(first: ShownSamples, ref: ReferenceThumbs, leak: VideoInfo, fps: number): Rect | undefined {
-  const { tw, th, origThumbs, origSigs } = ref;
-  const lth = first.thumbHeight;
-  const positions = framePositions(first.sampled.times, fps);
-  const thumbs = first.sampled.thumbs;
-  const found = findFilmWindow({
-    thumbs,
-    width: tw,
-    height: lth,
-    origThumbs,
-    originalHeight: th,
-    origSigs,
-    positions,
-    fps,
-  });
-  if (!found) return undefined;
-  const r = found.rect;
-  const [sx, sy] = [leak.width / tw, leak.height / lth];
-  const even = (v: number) => 2 * Math.floor(v / 2);
-  const x = even(Math.max(0, r.x * sx));
-  const y = even(Math.max(0, r.y * sy));
-  return { x, y, w: even(Math.min(leak.width - x, r.w * sx)), h: even(Math.min(leak.height - y, r.h * sy)) };
-}
 async function collect<T>(gen: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const f of gen) out.push(f);
