@@ -159,6 +159,10 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
     expect(d.bits.slice(0, 3)).toBe(bits.slice(0, 3));
     expect(d.bits.slice(3)).toBe('?'.repeat(37));
     expect(d.alignment.filmWindow).toBeUndefined();
+    // What each part cost is reported; no second decode without a film window.
+    expect(d.alignment.decodeSeconds).toBeGreaterThan(0);
+    expect(d.alignment.readingSeconds).toBeGreaterThan(0);
+    expect(d.alignment.windowDecodeSeconds).toBeUndefined();
   });
 
   it('reads it after x264 CRF 28 of a copy that starts 4.3 s in, and finds that offset', async () => {
@@ -270,6 +274,7 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
     ff('-i', file('marked.mp4'), '-filter_complex', pip, ...x264(20), '-an', file('pip.mp4'));
     const d = await detect('pip.mp4');
     expect(d.alignment.mirrored).toBe('horizontal');
+    expect(d.alignment.windowDecodeSeconds).toBeGreaterThan(0);
     // Found a little inside the film's 288×162 at (40, 170), in the leak's pixels.
     const [w = 0, h = 0, x = 0, y = 0] = String(d.alignment.filmWindow).split(/[x+]/).map(Number);
     expect(w).toBeGreaterThan(250);
@@ -290,7 +295,7 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
     };
     const [orig, leak] = [await infoOf(reference), await infoOf(file('marked.mp4'))];
     const o = { rule: FIXED_RULE, bins, key, contentId, leak: file('marked.mp4'), original: reference, backend };
-    const orientations = await alignLeakInTime({ ...o, reference: true }, reference, work, orig, leak);
+    const { readings: orientations } = await alignLeakInTime({ ...o, reference: true }, reference, work, orig, leak);
     const timed = orientations[0] as (typeof orientations)[number];
     const held = [timed.sampled.thumbs.length, timed.origThumbs.length];
     expect(Math.min(...held)).toBeGreaterThan(0);

@@ -69,7 +69,8 @@ export async function alignLeakInTime(
   work: string,
   orig: VideoInfo,
   leak: VideoInfo,
-): Promise<TimedLeak[]> {
+): Promise<{ readings: TimedLeak[]; seconds: LineUpSeconds }> {
+  const lap = stopwatch();
   const { width: W, height: H, fps } = orig;
   const { width: tw, height: th } = thumbSize(W, H);
   const thumbs = thumbsBeside(reference);
@@ -79,21 +80,50 @@ export async function alignLeakInTime(
     ),
     sampleShown(o, work, orig, leak),
   ]);
+  const decode = lap();
   const origSigs = origThumbs.map((f) => signature(f, tw, centralRegion({ x: 0, y: 0, w: tw, h: th })));
   const reference_ = { origThumbs, origSigs, tw, th };
   const whole = MIRRORS.map((mirror) => readingOf(first, reference_, fps, mirror));
+  let lineUp = lap();
   const { thumbs: leakThumbs, times } = first.sampled;
   const windows = leakWindows({ thumbs: leakThumbs, thumbHeight: first.thumbHeight, times, leak, ...reference_, fps });
+  const windowSearch = lap();
   const framed = windows.film && (await sampleShown(o, work, orig, leak, windows.film, first.skipNonReference));
+  const windowDecode = framed ? lap() : undefined;
   const all = [
     ...whole,
     ...(framed ? MIRRORS.map((mirror) => readingOf(framed, reference_, fps, mirror)) : []),
     ...(windows.crop ? [cropReading(first, reference_, fps, orig, windows.crop)] : []),
   ];
-  return plausible(all).map(({ leakSigs, origSigs: sigs, ...timed }) => ({
+  const readings = plausible(all).map(({ leakSigs, origSigs: sigs, ...timed }) => ({
     ...timed,
     time: realignPieces(timed.time, leakSigs, sigs),
   }));
+  lineUp += lap();
+  return { readings, seconds: { decode, lineUp, windowSearch, ...(windowDecode !== undefined && { windowDecode }) } };
+}
+
+/**
+ * What stage 1 spent, in seconds: the decode (with the reference's thumbnails), lining the
+ * orientations and readings up (pieces included), the window searches, and the second decode
+ * through a film window where one was read.
+ */
+export interface LineUpSeconds {
+  decode: number;
+  lineUp: number;
+  windowSearch: number;
+  windowDecode?: number;
+}
+
+/** Seconds since the last call (or since it was made). */
+export function stopwatch(): () => number {
+  let last = performance.now();
+  return () => {
+    const now = performance.now();
+    const seconds = (now - last) / 1000;
+    last = now;
+    return seconds;
+  };
 }
 
 /** The reference's side of stage 1: its thumbnails (tw × th) and their central signatures. */

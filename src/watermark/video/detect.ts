@@ -7,7 +7,7 @@ import { probeMedia } from '../../media/probe.js';
 import { type Detection, readOut, type SegmentReading } from '../segments.js';
 import { placeLeak } from './detect-place.js';
 import { chooseFrames, FRAMES_PER_SEGMENT, readSegments, scoreSegments } from './detect-score.js';
-import { alignLeakInTime, type TimedLeak } from './detect-time.js';
+import { alignLeakInTime, type LineUpSeconds, stopwatch, type TimedLeak } from './detect-time.js';
 import type { Rect } from './geometry.js';
 import { corners, type Homography, invert } from './homography.js';
 import { DEFAULT_VIDEO_MARK, patternLength, type VideoMarkParams } from './mark.js';
@@ -66,7 +66,8 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
   // The reduction is done in the reference: the leak is brought to the plane's size instead.
   const params = referenceParams(o.params);
   const [orig, leak] = await Promise.all([videoOf(o.bins, reference, 'reference'), videoOf(o.bins, o.leak, 'leak')]);
-  const orientations = await alignLeakInTime(o, reference, work, orig, leak);
+  const { readings: orientations, seconds } = await alignLeakInTime(o, reference, work, orig, leak);
+  const lap = stopwatch();
   let best: OrientedReading | undefined;
   let failure: unknown;
   for (const [n, timed] of orientations.entries()) {
@@ -88,7 +89,7 @@ async function detectOnReference(o: VideoDetectOptions, reference: string, work:
     if (!best || markEnergy(reading.segments) > markEnergy(best.segments)) best = reading;
   }
   if (!best) throw failure;
-  return detectionOf(o, best, orig.fps, orientations.length);
+  return detectionOf(o, best, orig.fps, { tried: orientations.length, seconds: { ...seconds, readings: lap() } });
 }
 
 /** What one orientation of the leak reads: its segments, and how it was placed. */
@@ -141,8 +142,15 @@ async function readOrientation(
   return { timed, placed, segments, aligned };
 }
 
-function detectionOf(o: VideoDetectOptions, r: OrientedReading, fps: number, readingsTried: number): Detection {
+/** How many readings were placed and scored, and what each part of the detection spent (seconds). */
+interface Effort {
+  tried: number;
+  seconds: LineUpSeconds & { readings: number };
+}
+
+function detectionOf(o: VideoDetectOptions, r: OrientedReading, fps: number, effort: Effort): Detection {
   const { timed, placed, segments, aligned } = r;
+  const { tried: readingsTried, seconds } = effort;
   return {
     segments,
     bits: readOut(segments, o.rule),
@@ -159,6 +167,13 @@ function detectionOf(o: VideoDetectOptions, r: OrientedReading, fps: number, rea
       ...(timed.mirror !== 'none' && { mirrored: timed.mirror }),
       ...(placed.projective && { shownCorners: shownCorners(placed) }),
       ...(readingsTried > 1 && { readingsTried }),
+      // What each choice cost: the window searches run only where the whole frame matches below 0.9, a second decode
+      // only through a film window, and every reading tried is placed and scored.
+      decodeSeconds: round1(seconds.decode),
+      lineUpSeconds: round1(seconds.lineUp),
+      windowSearchSeconds: round1(seconds.windowSearch),
+      ...(seconds.windowDecode !== undefined && { windowDecodeSeconds: round1(seconds.windowDecode) }),
+      readingSeconds: round1(seconds.readings),
     },
   };
 }
@@ -171,6 +186,7 @@ function shownCorners(placed: { map: Homography; activeP: Rect }): string {
 }
 
 const round3 = (v: number) => Math.round(v * 1000) / 1000;
+const round1 = (v: number) => Math.round(v * 10) / 10;
 
 /** A rectangle as ffmpeg writes a crop: 1280x720+0+0, in whole pixels. */
 const box = (r: Rect) => `${Math.round(r.w)}x${Math.round(r.h)}+${Math.round(r.x)}+${Math.round(r.y)}`;
