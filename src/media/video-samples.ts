@@ -24,7 +24,7 @@ export interface VideoSamplingOptions extends Range {
   proxy: { width: number; height: number; file: string };
   /** each kept frame's thumbnail (scaled from its proxy picture) */
   thumb: { width: number; height: number };
-  /** only this part of each frame (whole pixels, even sizes), cut before scaling */
+  /** only this part of each frame (whole pixels), cut before scaling */
   crop?: { x: number; y: number; w: number; h: number };
   /** called with the number of samples so far */
   onSample?: (count: number) => void;
@@ -86,7 +86,8 @@ export async function sampleVideo(bins: MediaBinaries, file: string, o: VideoSam
  */
 function samplingArgs(file: string, o: VideoSamplingOptions, log: string): string[] {
   const { thumb, proxy, crop } = o;
-  const cut = crop ? `crop=${crop.w}:${crop.h}:${crop.x}:${crop.y},` : '';
+  // exact: the window may start on an odd pixel (the chroma, which is left out, is only approximated there).
+  const cut = crop ? `crop=${crop.w}:${crop.h}:${crop.x}:${crop.y}:exact=1,` : '';
   const graph = [
     `[0:v:0]select=isnan(prev_selected_t)+gte(t-prev_selected_t\\,${o.spacing}),${cut}` +
       `scale=${proxy.width}:${proxy.height}:flags=area,format=gray10le,split=3[p][t][l]`,

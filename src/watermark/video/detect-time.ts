@@ -8,7 +8,7 @@ import { flipped, MIRRORS, type Mirror, mirroredSamples } from './mirror.js';
 import type { VideoDetectOptions, VideoInfo } from './detect-options.js';
 import { type LeakSamples, sampleLeak } from './leak-samples.js';
 import type { CropWindow } from './crop-window.js';
-import { leakWindows } from './leak-windows.js';
+import { leakWindows, placeFilmWindow } from './leak-windows.js';
 import type { Rect } from './geometry.js';
 import { THUMB_WIDTH, thumbSize, thumbsBeside } from './reference.js';
 
@@ -86,9 +86,11 @@ export async function alignLeakInTime(
   const whole = MIRRORS.map((mirror) => readingOf(first, reference_, fps, mirror));
   let lineUp = lap();
   const { thumbs: leakThumbs, times } = first.sampled;
-  const windows = leakWindows({ thumbs: leakThumbs, thumbHeight: first.thumbHeight, times, leak, ...reference_, fps });
+  const windows = leakWindows({ thumbs: leakThumbs, thumbHeight: first.thumbHeight, times, ...reference_, fps });
+  const sizes = { orig, leak, thumb: { width: tw, height: first.thumbHeight } };
+  const film = windows.film && (await placeFilmWindow(o, reference, first.sampled, windows.film, sizes));
   const windowSearch = lap();
-  const framed = windows.film && (await sampleShown(o, work, orig, leak, windows.film, first.skipNonReference));
+  const framed = film && (await sampleShown(o, work, orig, leak, film, first.skipNonReference));
   const windowDecode = framed ? lap() : undefined;
   const all = [
     ...whole,

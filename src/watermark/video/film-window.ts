@@ -28,8 +28,12 @@ import {
  * then decoded again through it (./detect-time.ts), and both readings compete on their marks.
  */
 export interface FilmWindow {
-  /** where the film's picture is in the leak's frame (leak pixels, a little inside its edges) */
+  /** where the film's picture is in the leak's thumbnails, as decoded (their pixels) */
   rect: Rect;
+  /** the orientation it was found in */
+  mirror: Mirror;
+  /** the window's best-matched samples (k) and their original frames (i), to place it more finely on */
+  matches: Array<{ k: number; i: number }>;
   /** the median of the samples' best signature match through the window, and through the whole frame */
   score: number;
   wholeScore: number;
@@ -43,14 +47,11 @@ export interface WindowSearchInput extends LeakThumbs {
   origSigs: readonly Float32Array[];
 }
 
-/** Share of the window's width left off each side: the window found may overlap the background by a thumbnail pixel. */
-const INSET = 0.03;
-
 /**
  * The film's window in the leak's thumbnails (thumbnail pixels, as decoded) and the orientation it
  * was found in, or undefined where the whole frame does as well.
  */
-export function findFilmWindow(input: WindowSearchInput): (FilmWindow & { mirror: Mirror }) | undefined {
+export function findFilmWindow(input: WindowSearchInput): FilmWindow | undefined {
   const { width, height, origThumbs, originalHeight, origSigs } = input;
   const pairs = samplePairs(input, SAMPLES);
   if (pairs.length === 0 || origSigs.length === 0) return undefined;
@@ -77,19 +78,18 @@ export function findFilmWindow(input: WindowSearchInput): (FilmWindow & { mirror
   if (!best || best.score < wholeScore + WINDOW_GAIN) return undefined;
   // The best window's best samples, each with its original frame, place the film to a fraction of a thumbnail pixel.
   const { view } = best;
-  const pictures = view
+  const matches = view
     .scoreOf(best.rect, pairs)
     .matches.sort((a, b) => b.score - a.score)
-    .slice(0, 6)
-    .map(({ k, i }) => ({
-      leak: { data: origThumbs[i] as Uint8Array, width, height: originalHeight },
-      original: { data: view.thumbAt(k), width, height },
-    }));
+    .slice(0, 6);
+  const pictures = matches.map(({ k, i }) => ({
+    leak: { data: origThumbs[i] as Uint8Array, width, height: originalHeight },
+    original: { data: view.thumbAt(k), width, height },
+  }));
   const minScale = Math.max(SMALLEST / 2, best.rect.w / width - 0.15);
   const r = findRect(pictures, width, height, aspect, minScale, { keepAspect: true }).rect;
-  const by = r.w * INSET;
-  const rect = unflipped({ x: r.x + by, y: r.y + by, w: r.w - 2 * by, h: r.h - 2 * by }, width, height, view.mirror);
-  return { rect, score: best.score, wholeScore, mirror: view.mirror };
+  const rect = unflipped(r, width, height, view.mirror);
+  return { rect, mirror: view.mirror, matches: matches.map(({ k, i }) => ({ k, i })), score: best.score, wholeScore };
 }
 
 /** The leak's thumbnails seen through `mirror`, each flipped when first asked for (only the sampled ones are). */

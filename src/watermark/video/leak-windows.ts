@@ -1,8 +1,12 @@
 import { activeArea, framePositions } from './align.js';
 import { type CropWindow, findCropWindow } from './crop-window.js';
-import type { VideoInfo } from './detect-options.js';
-import { findFilmWindow } from './film-window.js';
+import { lumaFrameAt } from '../../media/video-frames.js';
+import type { VideoDetectOptions, VideoInfo } from './detect-options.js';
+import { type FilmWindow, findFilmWindow } from './film-window.js';
+import { findRect } from './find-rect.js';
 import type { Rect } from './geometry.js';
+import type { LeakSamples } from './leak-samples.js';
+import { flipped } from './mirror.js';
 
 /** The leak's samples as stage 1 has them, and the reference's thumbnails (./detect-time.ts). */
 export interface WindowsInput {
@@ -10,7 +14,6 @@ export interface WindowsInput {
   thumbs: readonly Uint8Array[];
   thumbHeight: number;
   times: Float64Array;
-  leak: VideoInfo;
   /** the reference's thumbnails (tw × th) and their central signatures, and its frame rate */
   origThumbs: readonly Uint8Array[];
   origSigs: readonly Float32Array[];
@@ -20,24 +23,63 @@ export interface WindowsInput {
 }
 
 /**
- * What the leak's whole frame may hide: the film inside a window of it (./film-window.ts, in leak
- * pixels, even sizes, to decode the leak again through), or a window of the film it shows
- * (./crop-window.ts). At most one: where both searches find a window, the one whose sample pairs
- * match the original better explains the leak (measured on the bench's pan, a 60% crop: the crop's
- * window 0.99, a window inside the leak 0.78).
+ * What the leak's whole frame may hide: the film inside a window of it (./film-window.ts), or a
+ * window of the film it shows (./crop-window.ts). At most one: where both searches find a window,
+ * the one whose sample pairs match the original better explains the leak (measured on the bench's
+ * pan, a 60% crop: the crop's window 0.99, a window inside the leak 0.78).
  */
-export function leakWindows(input: WindowsInput): { film?: Rect; crop?: CropWindow } {
-  const { thumbs, thumbHeight: lth, times, leak, origThumbs, origSigs, tw, th, fps } = input;
+export function leakWindows(input: WindowsInput): { film?: FilmWindow; crop?: CropWindow } {
+  const { thumbs, thumbHeight: lth, times, origThumbs, origSigs, tw, th, fps } = input;
   const positions = framePositions(times, fps);
   const search = { thumbs, width: tw, height: lth, origThumbs, originalHeight: th, origSigs, positions, fps };
   const film = findFilmWindow(search);
   const crop = findCropWindow({ ...search, active: activeArea(thumbs, tw, lth) });
   if (crop && (!film || crop.score >= film.score)) return { crop };
-  if (!film) return {};
-  const r = film.rect;
-  const [sx, sy] = [leak.width / tw, leak.height / lth];
-  const even = (v: number) => 2 * Math.floor(v / 2);
-  const x = even(Math.max(0, r.x * sx));
-  const y = even(Math.max(0, r.y * sy));
-  return { film: { x, y, w: even(Math.min(leak.width - x, r.w * sx)), h: even(Math.min(leak.height - y, r.h * sy)) } };
+  return film ? { film } : {};
+}
+
+/**
+ * The film's window in the leak's pixels, placed on the proxies (the whole leak frame at the
+ * reference plane's size) of the window's best-matched samples against their original frames, from
+ * where the thumbnails put it. A thumbnail pixel is several of the leak's: a window a little inside
+ * the film reads it as a crop, and a crop reads weaker (measured on the bench's pan at 50%: |z| 6–10
+ * through a window 3% inside the film, 12–15 through the film's own edges).
+ */
+export async function placeFilmWindow(
+  o: VideoDetectOptions,
+  reference: string,
+  sampled: LeakSamples,
+  film: FilmWindow,
+  sizes: { orig: VideoInfo; leak: VideoInfo; thumb: { width: number; height: number } },
+): Promise<Rect> {
+  const { orig, leak, thumb } = sizes;
+  const { width: W, height: H } = orig;
+  const size = { width: W, height: H, fps: orig.fps, signal: o.signal };
+  const grabbed = await Promise.all(
+    film.matches.map(({ k, i }) => Promise.all([sampled.proxyAt(k, size), lumaFrameAt(o.bins, reference, i, size)])),
+  );
+  const pictures = grabbed.flatMap(([proxy, frame]) =>
+    proxy && frame
+      ? [
+          {
+            leak: { data: flipped(frame, W, H, film.mirror), width: W, height: H },
+            original: { data: proxy, width: W, height: H },
+          },
+        ]
+      : [],
+  );
+  const [sx, sy] = [W / thumb.width, H / thumb.height];
+  const t = film.rect;
+  const near = { x: t.x * sx, y: t.y * sy, w: t.w * sx, h: t.h * sy };
+  // The film's aspect in proxy pixels (the proxy stretches the leak's frame to W × H).
+  const aspect = ((H / W) * (H / leak.height) * leak.width) / W;
+  const r =
+    pictures.length > 0
+      ? findRect(pictures, W, H, aspect, Math.max(0.2, near.w / W - 0.1), { keepAspect: true, near }).rect
+      : near;
+  const [lx, ly] = [leak.width / W, leak.height / H];
+  const even = (v: number) => 2 * Math.round(v / 2);
+  const x = Math.max(0, Math.round(r.x * lx));
+  const y = Math.max(0, Math.round(r.y * ly));
+  return { x, y, w: Math.min(even(r.w * lx), leak.width - x), h: Math.min(even(r.h * ly), leak.height - y) };
 }
