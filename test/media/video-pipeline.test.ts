@@ -275,12 +275,12 @@ describe('detecting the video mark with the original at hand', { timeout: 120_00
     const d = await detect('pip.mp4');
     expect(d.alignment.mirrored).toBe('horizontal');
     expect(d.alignment.windowDecodeSeconds).toBeGreaterThan(0);
-    // Found a little inside the film's 288×162 at (40, 170), in the leak's pixels.
+    // The film's 288×162 at (40, 170), in the leak's pixels, to a pixel or two: a window inside the film's edges
+    // reads it as a crop, which reads weaker.
     const [w = 0, h = 0, x = 0, y = 0] = String(d.alignment.filmWindow).split(/[x+]/).map(Number);
-    expect(w).toBeGreaterThan(250);
     const edges = [x, y, x + w, y + h];
     for (const [n, edge] of [40, 170, 328, 332].entries())
-      expect(Math.abs((edges[n] as number) - edge)).toBeLessThanOrEqual(24);
+      expect(Math.abs((edges[n] as number) - edge)).toBeLessThanOrEqual(3);
     expectFullSegments(d, 4);
   });
 
