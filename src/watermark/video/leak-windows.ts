@@ -1,12 +1,14 @@
-import { activeArea, framePositions } from './align.js';
+import { activeArea, alignTime, centralRegion, framePositions, signature } from './align.js';
+import { realignPieces } from './align-pieces.js';
 import { type CropWindow, findCropWindow } from './crop-window.js';
 import { lumaFrameAt } from '../../media/video-frames.js';
 import type { VideoDetectOptions, VideoInfo } from './detect-options.js';
-import { type FilmWindow, findFilmWindow } from './film-window.js';
+import { type FilmWindow, findFilmWindow, orientedThumbs, unflipped as flippedRect } from './film-window.js';
 import { findRect } from './find-rect.js';
 import type { Rect } from './geometry.js';
 import type { LeakSamples } from './leak-samples.js';
 import { flipped } from './mirror.js';
+import type { LeakThumbs } from './window-search.js';
 
 /** The leak's samples as stage 1 has them, and the reference's thumbnails (./detect-time.ts). */
 export interface WindowsInput {
@@ -35,7 +37,29 @@ export function leakWindows(input: WindowsInput): { film?: FilmWindow; crop?: Cr
   const film = findFilmWindow(search);
   const crop = findCropWindow({ ...search, active: activeArea(thumbs, tw, lth) });
   if (crop && (!film || crop.score >= film.score)) return { crop };
-  return film ? { film } : {};
+  return film ? { film: { ...film, matches: matchesInTime(film, search) } } : {};
+}
+
+/**
+ * Six samples spread over the leak, each with the original frame the whole leak's alignment
+ * through the film's window gives it (pieces placed on their own, ./align-pieces.ts). A sample's
+ * own best match may be a second off on a pan, where a shift in place passes for a shift in time,
+ * and a window placed on it is then shifted to fit (measured on the photographs: the window fell
+ * 6 pixels inside the film, and segments of pans read other frames).
+ */
+function matchesInTime(film: FilmWindow, search: LeakThumbs & { origSigs: readonly Float32Array[] }) {
+  const { width, height, positions, origSigs } = search;
+  const thumbAt = orientedThumbs(search, film.mirror);
+  const region = centralRegion(flippedRect(film.rect, width, height, film.mirror));
+  const leakSigs = search.thumbs.map((_, k) => signature(thumbAt(k), width, region));
+  const { frameMap } = realignPieces(alignTime(leakSigs, origSigs, positions), leakSigs, origSigs);
+  const matched = [...frameMap.keys()].filter((k) => (frameMap[k] as number) >= 0);
+  if (matched.length === 0) return film.matches;
+  const n = Math.min(6, matched.length);
+  return Array.from({ length: n }, (_, m) => {
+    const k = matched[Math.floor(((m + 0.5) * matched.length) / n)] as number;
+    return { k, i: frameMap[k] as number };
+  });
 }
 
 /**
