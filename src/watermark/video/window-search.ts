@@ -23,8 +23,8 @@ export const SMALLEST = 0.4;
  * How much better a window's match must be than the whole frame's to be read. Below it a window
  * matches about as well as a crop of the same picture does, and reading it costs a placement and
  * a scoring pass (and for a film inside the leak, a second decode) for nothing. Matches are at
- * most 1: where the whole frame matches within this of it, no window is looked for (a search
- * costs a second or two).
+ * most 1: where the whole frame matches within this of it, no window is looked for (both searches
+ * cost some 5 s for a minute of 640×360 on 2 cores).
  */
 export const WINDOW_GAIN = 0.1;
 
