@@ -75,7 +75,7 @@ export async function placeFilmWindow(
   sampled: LeakSamples,
   film: FilmWindow,
   sizes: { orig: VideoInfo; leak: VideoInfo; thumb: { width: number; height: number } },
-): Promise<Rect> {
+): Promise<Rect | undefined> {
   const { orig, leak, thumb } = sizes;
   const { width: W, height: H } = orig;
   const size = { width: W, height: H, fps: orig.fps, signal: o.signal };
@@ -105,5 +105,10 @@ export async function placeFilmWindow(
   const even = (v: number) => 2 * Math.round(v / 2);
   const x = Math.max(0, Math.round(r.x * lx));
   const y = Math.max(0, Math.round(r.y * ly));
-  return { x, y, w: Math.min(even(r.w * lx), leak.width - x), h: Math.min(even(r.h * ly), leak.height - y) };
+  const window = { x, y, w: Math.min(even(r.w * lx), leak.width - x), h: Math.min(even(r.h * ly), leak.height - y) };
+  // A window placed off the leak, or too small to hold a picture worth decoding, is not read.
+  return window.w >= SMALLEST_WINDOW.w && window.h >= SMALLEST_WINDOW.h ? window : undefined;
 }
+
+/** The smallest film window decoded again, in leak pixels. */
+const SMALLEST_WINDOW = { w: 32, h: 18 };
