@@ -11,7 +11,7 @@ import type { Rect } from './geometry.js';
  * Leak sample pairs compared per window: a few for every window, more for the best few, so that
  * a median is not one frame's accident.
  */
-export const COARSE_SAMPLES = 12;
+const COARSE_SAMPLES = 12;
 export const SAMPLES = 24;
 /** Windows compared again on SAMPLES pairs. */
 const FINALISTS = 4;
