@@ -28,8 +28,8 @@ export interface CropWindow {
   rect: Rect;
   /** the orientation of the leak that matched it */
   mirror: Mirror;
+  /** the median of the sample pairs' match through the window (./window-search.ts) */
   score: number;
-  wholeScore: number;
 }
 
 export interface CropSearchInput extends LeakThumbs {
@@ -79,7 +79,6 @@ export function findCropWindow(input: CropSearchInput): CropWindow | undefined {
     rect: found.rect,
     mirror: best(through(found.rect, pairs)).mirror,
     score: found.score,
-    wholeScore: whole.score,
   };
 }
 

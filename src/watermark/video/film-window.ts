@@ -34,9 +34,8 @@ export interface FilmWindow {
   mirror: Mirror;
   /** the window's best-matched samples (k) and their original frames (i), to place it more finely on */
   matches: Array<{ k: number; i: number }>;
-  /** the median of the samples' best signature match through the window, and through the whole frame */
+  /** the median of the sample pairs' match through the window (./window-search.ts) */
   score: number;
-  wholeScore: number;
 }
 
 /** The leak's thumbnails (the whole leak frame, as decoded: each orientation is searched) and the original's. */
@@ -89,7 +88,7 @@ export function findFilmWindow(input: WindowSearchInput): FilmWindow | undefined
   const minScale = Math.max(SMALLEST / 2, best.rect.w / width - 0.15);
   const r = findRect(pictures, width, height, aspect, minScale, { keepAspect: true }).rect;
   const rect = unflipped(r, width, height, view.mirror);
-  return { rect, mirror: view.mirror, matches: matches.map(({ k, i }) => ({ k, i })), score: best.score, wholeScore };
+  return { rect, mirror: view.mirror, matches: matches.map(({ k, i }) => ({ k, i })), score: best.score };
 }
 
 /** The leak's thumbnails seen through `mirror`, each flipped when first asked for (only the sampled ones are). */
